@@ -1,0 +1,165 @@
+import { Command, CommanderError, Option } from 'commander';
+import { UsageError } from './errors.js';
+import { type Io, processIo } from './io.js';
+import { type CommandResult, renderError, renderResult, wantsColor } from './output.js';
+import { VERSION } from './version.js';
+
+// Wiring only: flags → options objects → commands/<name>.ts run(). Commands are imported when
+// chosen, so `--help` never loads the Kubernetes client, undici or jose.
+
+type Raw = Record<string, unknown>;
+interface CommandModule<O> {
+  run(options: O, io: Io): Promise<CommandResult>;
+}
+
+const DEFAULT_CFGPATH = '/etc/datadog-agent';
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function addOutputFlags(cmd: Command): Command {
+  return cmd.option('--json', 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr').option('--no-color', 'never colour the output (NO_COLOR is honoured too)');
+}
+
+function addConfigFlags(cmd: Command): Command {
+  return cmd
+    .option('-c, --cfgpath <dir>', 'agent config directory (or a .yaml file)', DEFAULT_CFGPATH)
+    .option('-E, --extracfgpath <file>', 'extra agent config file merged over the main one (repeatable)', collect, [])
+    .option('--identity-file <path>', 'identity file to use instead of the one the config points at');
+}
+
+function addCredentialFlags(cmd: Command): Command {
+  return cmd
+    .option('--api-key-file <path>', 'read the API key from this file (- for stdin); never pass keys as flag values')
+    .option('--app-key-file <path>', 'read the application key from this file (- for stdin)');
+}
+
+function outputOptions(raw: Raw, io: Io) {
+  return { json: Boolean(raw.json), color: wantsColor(io, raw.color === false) };
+}
+
+function localOptions(raw: Raw) {
+  return {
+    cfgPath: raw.cfgpath as string,
+    extraCfg: raw.extracfgpath as string[],
+    ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
+  };
+}
+
+/** The one error boundary: a result is rendered, an error becomes output plus process.exitCode. */
+function action<O>(io: Io, name: string, load: () => Promise<CommandModule<O>>, toOptions: (raw: Raw) => O) {
+  return async (raw: Raw) => {
+    const out = outputOptions(raw, io);
+    try {
+      const options = toOptions(raw);
+      const result = await (await load()).run(options, io);
+      renderResult(result, io, out);
+    } catch (err) {
+      process.exitCode = renderError(err, io, { ...out, command: name });
+    }
+  };
+}
+
+export function buildProgram(io: Io): Command {
+  const program = new Command('par-identity')
+    .description('Rotate the identity (ECDSA P-256 key + runner URN) of a Datadog Private Action Runner, safely.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for a command')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .exitOverride();
+
+  const rotate = program
+    .command('rotate-identity')
+    .description('enroll a new runner identity and replace the local identity file atomically (standalone/node runner)');
+  addConfigFlags(rotate);
+  addCredentialFlags(rotate);
+  rotate
+    .addOption(new Option('--timeout <seconds>', 'deadline for enrollment and verification').default(120).argParser(seconds))
+    .option('--dry-run', 'run every check and print every step; no enrollment, no write')
+    .option('--no-verify', 'skip the signed health check of the new identity');
+  addOutputFlags(rotate).action(
+    action(io, 'rotate-identity', () => import('./commands/rotate-identity.js'), (raw) => ({
+      ...localOptions(raw),
+      ...outputOptions(raw, io),
+      ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
+      ...(raw.appKeyFile ? { appKeyFile: raw.appKeyFile as string } : {}),
+      timeoutSeconds: raw.timeout as number,
+      dryRun: Boolean(raw.dryRun),
+      verify: raw.verify !== false,
+    })),
+  );
+
+  const status = program.command('status').description('show where the identity is, what it is, and whether the agent would keep it');
+  addConfigFlags(status);
+  status
+    .option('--verify', 'also prove online that the server accepts the identity (signed health check)')
+    .addOption(new Option('--timeout <seconds>', 'deadline for --verify').default(30).argParser(seconds));
+  addOutputFlags(status).action(
+    action(io, 'status', () => import('./commands/status.js'), (raw) => ({
+      ...localOptions(raw),
+      ...outputOptions(raw, io),
+      verify: Boolean(raw.verify),
+      timeoutSeconds: raw.timeout as number,
+    })),
+  );
+
+  const rollback = program.command('rollback').description('swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup');
+  addConfigFlags(rollback);
+  rollback
+    .option('--no-verify', 'skip the signed health check of the restored identity')
+    .addOption(new Option('--timeout <seconds>', 'deadline for verification').default(30).argParser(seconds));
+  addOutputFlags(rollback).action(
+    action(io, 'rollback', () => import('./commands/rollback.js'), (raw) => ({
+      ...localOptions(raw),
+      ...outputOptions(raw, io),
+      verify: raw.verify !== false,
+      timeoutSeconds: raw.timeout as number,
+    })),
+  );
+
+  const emulator = program.command('emulator').description('run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted');
+  emulator
+    .option('--port <n>', 'enrollment emulator port (0 = any free port)', '0')
+    .option('--kube', 'also start the Kubernetes API emulator')
+    .option('--kube-port <n>', 'Kubernetes API emulator port', '0')
+    .option('--kubeconfig-out <path>', 'write an admin kubeconfig for the Kubernetes API emulator here');
+  addOutputFlags(emulator).action(
+    action(io, 'emulator', () => import('./commands/emulator.js'), (raw) => ({
+      ...outputOptions(raw, io),
+      port: Number(raw.port),
+      kube: Boolean(raw.kube),
+      kubePort: Number(raw.kubePort),
+      ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
+    })),
+  );
+
+  return program;
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  const io = processIo();
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version exit 0; every other commander complaint is a usage error (exit 2).
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.exitCode = renderError(err, io, { json: argv.includes('--json'), color: wantsColor(io, false) });
+  }
+}
+
+export async function renderManPage(): Promise<string> {
+  const { renderManPage: render } = await import('./docs/man-page.js');
+  return render(buildProgram(processIo()), VERSION);
+}

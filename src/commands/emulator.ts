@@ -1,0 +1,48 @@
+import type { Io } from '../io.js';
+import type { CommandResult, OutputOptions } from '../output.js';
+
+export interface EmulatorOptions extends OutputOptions {
+  port: number;
+  kube: boolean;
+  kubePort: number;
+  kubeconfigOut?: string;
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/** Long-running: prints where the emulators listen at once (a JSON line with --json), stops on SIGINT/SIGTERM. */
+export async function run(options: EmulatorOptions, io: Io): Promise<CommandResult> {
+  const { startEnrollmentEmulator, describeEmulator } = await import('../emulators/enrollment/index.js');
+  const enrollment = await startEnrollmentEmulator({ port: options.port });
+  const info: Record<string, unknown> = { enrollmentUrl: enrollment.url, otherHostUrl: enrollment.otherHostUrl };
+  const lines = describeEmulator(enrollment);
+  let closeKube: (() => Promise<void>) | undefined;
+  if (options.kube) {
+    const { startKubeEmulator, seedNamespaces } = await import('../emulators/kube/index.js');
+    const kube = await startKubeEmulator({ port: options.kubePort });
+    seedNamespaces(kube, ['default', 'kube-system', 'datadog']);
+    closeKube = () => kube.close();
+    info.kubeUrl = kube.url;
+    lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);
+    if (options.kubeconfigOut) {
+      await kube.writeKubeconfig(options.kubeconfigOut, { token: kube.adminToken, namespace: 'datadog' });
+      info.kubeconfig = options.kubeconfigOut;
+      lines.push(`  admin kubeconfig:  ${options.kubeconfigOut}`);
+    }
+  }
+  if (options.json) io.stdout(`${JSON.stringify({ schemaVersion: 1, status: 'listening', command: 'emulator', ...info })}\n`);
+  else io.stdout(`${lines.join('\n')}\nPress Ctrl-C to stop.\n`);
+  const signal = await untilSignal();
+  await Promise.all([enrollment.close(), closeKube?.()]);
+  return { command: 'emulator', data: { stoppedBy: signal, requests: enrollment.requests.length }, summary: [`emulator stopped (${signal})`] };
+}

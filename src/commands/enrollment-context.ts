@@ -1,0 +1,64 @@
+import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials, resolveEndpoint } from '../config/index.js';
+import { type AgentFlavor, detectPlatform, type EnrollmentInput, type HealthCheckInput } from '../enrollment/index.js';
+import { apiKeyHash, type DecodedIdentity, type PrivateIdentityKey, publicKeyPem } from '../identity/index.js';
+import type { Io } from '../io.js';
+import type { Reporter } from '../output.js';
+import { VERSION } from '../version.js';
+
+// What every rotating command resolves before it touches the network: endpoint, credentials and
+// the API key hash the agent will compare on its next start.
+
+export interface CredentialFlags {
+  apiKeyFile?: string;
+  appKeyFile?: string;
+}
+
+export interface EnrollmentContext {
+  config: AgentConfig;
+  endpoint: Endpoint;
+  credentials: Credentials;
+  apiKeyOnly: boolean;
+  extraHeaders: Record<string, string>;
+  /** Hash of the key the agent reads, so it does not re-enroll; falls back to the enrollment key. */
+  apiKeyHash: string;
+}
+
+export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter): Promise<EnrollmentContext> {
+  const endpoint = resolveEndpoint(config, io.env);
+  report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);
+  const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
+  const credentials = await resolveCredentials(config, { ...flags, readStdin: io.readStdin }, !apiKeyOnly);
+  report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
+  const agentKey = credentials.agentApiKey ?? credentials.apiKey;
+  if (credentials.agentApiKey && credentials.agentApiKey.value !== credentials.apiKey.value) {
+    report.warn(
+      `enrolling with the API key from ${credentials.apiKey.source}, but the agent reads a different one (${credentials.agentApiKey.source}); the identity records the agent's key hash so it does not re-enroll`,
+    );
+  }
+  return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value) };
+}
+
+export function enrollmentInput(
+  ctx: EnrollmentContext,
+  key: PrivateIdentityKey,
+  flavor: AgentFlavor,
+  naming: { runnerNamePrefix: string; hostname?: string; clusterId?: string },
+  now: Date,
+): EnrollmentInput {
+  return {
+    baseUrl: ctx.endpoint.baseUrl,
+    apiKey: ctx.credentials.apiKey.value,
+    ...(ctx.credentials.appKey ? { appKey: ctx.credentials.appKey.value } : {}),
+    apiKeyOnly: ctx.apiKeyOnly,
+    flavor,
+    publicKeyPem: publicKeyPem(key.publicKey),
+    version: VERSION,
+    extraHeaders: ctx.extraHeaders,
+    now,
+    ...naming,
+  };
+}
+
+export function healthCheckInput(ctx: Pick<EnrollmentContext, 'endpoint' | 'extraHeaders'>, identity: DecodedIdentity, flavor: AgentFlavor, io: Io): HealthCheckInput {
+  return { baseUrl: ctx.endpoint.baseUrl, identity, version: VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders };
+}

@@ -1,0 +1,115 @@
+import { requireRunnerEnabled, resolveHostname } from '../config/index.js';
+import { restartHint } from '../config/runtime-environment.js';
+import { enroll } from '../enrollment/index.js';
+import { StorageError, VerificationError } from '../errors.js';
+import { failpoint } from '../failpoint.js';
+import { buildUrn, decodeIdentity, generateIdentityKey, encodePrivateJwk, type IdentityRecord, regionFromSite, serializeIdentityFile } from '../identity/index.js';
+import type { Io } from '../io.js';
+import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+import { backupPathOf, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../storage/index.js';
+import { type CredentialFlags, enrollmentInput, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
+import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
+import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
+
+export interface RotateIdentityOptions extends OutputOptions, CredentialFlags, LocalTargetOptions {
+  timeoutSeconds: number;
+  dryRun: boolean;
+  verify: boolean;
+}
+
+const OLD_RUNNER_NOTE = 'The previous runner stays registered in Datadog (and keeps working) until you remove it there.';
+
+export async function run(options: RotateIdentityOptions, io: Io): Promise<CommandResult> {
+  const started = io.now().getTime();
+  const report = createReporter(io, options);
+
+  report.step('resolve config');
+  const { config, target } = await resolveLocalTarget(options, io, report);
+  requireRunnerEnabled(config);
+  const path = target.path;
+
+  report.step('read current identity');
+  const current = await readIdentityFile(path);
+  if (current.state === 'ok') report.info(`current: ${current.identity.record.urn} (fingerprint ${current.identity.key.kid})`);
+  else if (current.state === 'corrupt') report.warn(`the current file does not decode (${current.error.message}); it will be kept as ${backupPathOf(path)}`);
+  else report.info('no identity yet: this enrolls a first one');
+
+  report.step('pre-flight');
+  for (const warning of (await preflightIdentityDirectory(path)).warnings) report.warn(warning);
+  const host = resolveHostname(config);
+  report.info(`hostname: ${host.hostname} (${host.source})`);
+  const ctx = await resolveEnrollmentContext(config, options, io, report);
+  const previousUrn = current.state === 'ok' ? current.identity.record.urn : null;
+
+  if (options.dryRun) {
+    report.step('dry run: no key generated, nothing enrolled, nothing written');
+    return {
+      command: 'rotate-identity',
+      data: { dryRun: true, identityFile: path, previousUrn, enrollmentUrl: ctx.endpoint.baseUrl, hostname: host.hostname, durationMs: io.now().getTime() - started },
+      summary: [`dry run passed: rotate-identity would enroll at ${ctx.endpoint.baseUrl} and replace ${path}`],
+    };
+  }
+
+  report.step('generate key and enroll');
+  const key = generateIdentityKey();
+  const enrolled = await enroll(enrollmentInput(ctx, key, 'private_action_runner', { runnerNamePrefix: host.hostname, hostname: host.hostname }, io.now()), {
+    timeoutMs: options.timeoutSeconds * 1000,
+    onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
+  });
+  failpoint('after-enroll');
+  const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });
+  report.info(`enrolled ${urn} (attempts: ${enrolled.attempts})`);
+
+  report.step('write identity file atomically');
+  const record: IdentityRecord = { privateKey: encodePrivateJwk(key), urn, hostname: host.hostname, apiKeyHash: ctx.apiKeyHash };
+  const text = serializeIdentityFile(record);
+  const written = await replaceFileAtomically(path, text, { keepBackup: true });
+  for (const warning of written.warnings) report.warn(warning);
+
+  report.step('read back and decode');
+  const readBack = await readIdentityFile(path);
+  if (readBack.state !== 'ok' || readBack.text !== text) {
+    throw new StorageError('READ_BACK_MISMATCH', `${path} does not read back as written`, `Run \`par-identity status --identity-file ${path}\`; restore with \`par-identity rollback --identity-file ${path}\` if needed.`, { path });
+  }
+  const identity = decodeIdentity(record);
+
+  let verify: VerifyReport = { performed: false };
+  if (options.verify) {
+    report.step('verify online (signed health check)');
+    verify = await verifyStep(healthCheckInput(ctx, identity, 'private_action_runner', io), Math.max(10, options.timeoutSeconds - (io.now().getTime() - started) / 1000));
+  }
+  const restart = restartHint(io.env);
+  const rollbackCommand = `par-identity rollback --identity-file ${path}`;
+  if (verify.performed && !verify.ok) {
+    throw new VerificationError(
+      `the new identity ${urn} was written but the server did not accept it: ${verify.reason}`,
+      `Both files are kept (${path}, backup ${written.backupPath ?? 'none'}). Do not restart the runner; roll back with: ${rollbackCommand}`,
+      { urn, identityFile: path, backupFile: written.backupPath ?? null, rollbackCommand },
+    );
+  }
+
+  return {
+    command: 'rotate-identity',
+    data: {
+      urn,
+      previousUrn,
+      fingerprint: key.kid,
+      identityFile: path,
+      backupFile: written.backupPath ?? null,
+      restartHint: restart.command ?? restart.text,
+      verify,
+      durationMs: io.now().getTime() - started,
+    },
+    summary: [
+      `rotated: ${urn}`,
+      `  fingerprint:  ${key.kid}`,
+      `  previous:     ${previousUrn ?? '(none)'}`,
+      `  file:         ${path} (0600)`,
+      `  backup:       ${written.backupPath ?? '(none: no previous file)'}`,
+      `  verified:     ${describeVerify(verify)}`,
+      `next: ${restart.text}`,
+      `note: ${OLD_RUNNER_NOTE}`,
+      `undo: ${rollbackCommand}`,
+    ],
+  };
+}

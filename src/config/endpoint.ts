@@ -1,0 +1,53 @@
+import { ConfigError } from '../errors.js';
+import type { AgentConfig } from './agent-config.js';
+
+// Where enrollment and health checks go (protocol §3), with the reason, because operators must be
+// told which base URL is used.
+
+const SITE_FROM_HOST = /(?:^|\.)([a-z]{2,}\d{1,2}\.)?(datad(?:oghq|0g)\.(?:com|eu)|ddog-gov\.com)\.?$/;
+export const DEFAULT_SITE = 'datadoghq.com';
+
+export interface Endpoint {
+  baseUrl: string;
+  /** Site used for the URN region. */
+  site: string;
+  how: string;
+}
+
+export function siteFromHost(host: string): string | undefined {
+  const match = SITE_FROM_HOST.exec(host.toLowerCase());
+  if (!match) return undefined;
+  return `${match[1] ?? ''}${match[2]}`;
+}
+
+function hostOf(ddUrl: string): string {
+  try {
+    return new URL(ddUrl).hostname;
+  } catch {
+    throw new ConfigError('CONFIG_VALUE', `dd_url ${JSON.stringify(ddUrl)} is not a URL`, 'Set dd_url to a full URL such as https://app.datadoghq.eu, or remove it.');
+  }
+}
+
+export function resolveEndpoint(config: AgentConfig, env: NodeJS.ProcessEnv): Endpoint {
+  const ddUrl = config.getString('dd_url');
+  const configuredSite = config.getString('site');
+  const site = configuredSite ?? DEFAULT_SITE;
+  if (env.DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS === 'true' && ddUrl) {
+    hostOf(ddUrl);
+    return {
+      baseUrl: ddUrl.replace(/\/+$/, ''),
+      site,
+      how: `dd_url itself (${config.sourceOf('dd_url')}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true`,
+    };
+  }
+  if (ddUrl) {
+    const fromHost = siteFromHost(hostOf(ddUrl));
+    if (fromHost) return { baseUrl: `https://api.${fromHost}`, site: fromHost, how: `site ${fromHost} taken from dd_url` };
+    return {
+      baseUrl: `https://api.${site}`,
+      site,
+      how: `dd_url is not a Datadog host, so site ${site} (${configuredSite ? config.sourceOf('site') : 'default'}) is used`,
+    };
+  }
+  return { baseUrl: `https://api.${site}`, site, how: `site ${site} (${config.sourceOf('site')})` };
+}

@@ -1,0 +1,80 @@
+import type { Command, Option } from 'commander';
+import { CONFIG_KEYS, envNameOf } from '../config/config-keys.js';
+import { EXIT_CODE_DOCS } from '../errors.js';
+
+// The man page is rendered from the commander definitions that also print --help, plus the
+// config-key and exit-code tables the code itself uses: nothing here can drift from behaviour.
+
+const esc = (text: string) => text.replace(/\\/g, '\\e').replace(/^([.'])/gm, '\\&$1').replace(/-/g, '\\-');
+
+function optionLines(option: Option): string[] {
+  const def = option.defaultValue !== undefined && !option.negate && !(Array.isArray(option.defaultValue) && option.defaultValue.length === 0);
+  return ['.TP', `.B ${esc(option.flags)}`, esc(`${option.description}${def ? ` (default: ${String(option.defaultValue)})` : ''}`)];
+}
+
+function commandSection(cmd: Command): string[] {
+  const options = cmd.options as readonly Option[];
+  return [
+    `.SS ${esc(cmd.name())}`,
+    `.B par\\-identity ${esc(cmd.name())}`,
+    esc(options.length ? '[options]' : ''),
+    '.PP',
+    esc(cmd.description()),
+    ...options.flatMap(optionLines),
+  ];
+}
+
+const EXAMPLES: [string, string][] = [
+  ['Rotate a node runner, verify it, and restart the service:', 'par\\-identity rotate\\-identity \\-c /etc/datadog\\-agent && sudo systemctl restart datadog\\-agent\\-action.service'],
+  ['Check everything without enrolling (for a change ticket):', 'par\\-identity rotate\\-identity \\-\\-dry\\-run \\-\\-json'],
+  ['Script on the exit status (4: key rejected, 8: not accepted):', 'par\\-identity rotate\\-identity \\-\\-json > result.json || echo "failed with $?"'],
+  ['Pipe keys from a secret manager, never through argv:', 'vault kv get \\-field=api_key secret/dd | par\\-identity rotate\\-identity \\-\\-api\\-key\\-file \\-'],
+  ['Undo the last rotation:', 'par\\-identity rollback'],
+];
+
+export function renderManPage(program: Command, version: string): string {
+  const lines = [
+    `.TH PAR\\-IDENTITY 1 "" "par\\-identity ${esc(version)}" "User Commands"`,
+    '.SH NAME',
+    `par\\-identity \\- ${esc(program.description())}`,
+    '.SH SYNOPSIS',
+    '.B par\\-identity',
+    '.I command',
+    '[options]',
+    '.SH DESCRIPTION',
+    esc('par-identity generates a new ECDSA P-256 key, enrolls it with the Datadog API, stores it where the Datadog agent reads it (atomically, mode 0600, keeping the previous identity as a backup), and proves online that the server accepts it. Keys are never taken from flag values and never printed.'),
+    '.SH COMMANDS',
+    ...program.commands.flatMap(commandSection),
+    '.SH CONFIGURATION',
+    esc('Keys read from datadog.yaml (in the -c directory) and the -E files; the environment variable DD_<KEY> (upper case, dots as underscores) overrides the files.'),
+    ...CONFIG_KEYS.flatMap((k) => ['.TP', `.B ${esc(k.key)}`, esc(`${k.use}${k.default !== undefined ? ` (default: ${JSON.stringify(k.default)})` : ''}; env ${[envNameOf(k.key), ...(k.aliases ?? [])].join(', ')}`)]),
+    '.SH ENVIRONMENT',
+    '.TP',
+    '.B DD_API_KEY, DD_APP_KEY',
+    esc('credentials, after --api-key-file/--app-key-file and before the config file.'),
+    '.TP',
+    '.B DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS',
+    esc('when "true", dd_url itself is the API base URL (emulators and tests).'),
+    '.TP',
+    '.B HTTPS_PROXY, NO_PROXY',
+    esc('proxy for API calls.'),
+    '.TP',
+    '.B NODE_EXTRA_CA_CERTS',
+    esc('extra CA certificates; TLS verification is always on.'),
+    '.TP',
+    '.B NO_COLOR',
+    esc('disables colour, as does a non-terminal stderr.'),
+    '.SH FILES',
+    '.TP',
+    '.I /etc/datadog\\-agent/privateactionrunner_private_identity.json',
+    esc('default identity file (next to datadog.yaml); <file>.bak holds the previous identity.'),
+    '.SH EXIT STATUS',
+    ...EXIT_CODE_DOCS.flatMap((e) => ['.TP', `.B ${e.code}`, esc(`${e.meaning}.`)]),
+    '.SH EXAMPLES',
+    ...EXAMPLES.flatMap(([what, cmd]) => ['.PP', esc(what), '.RS', '.nf', cmd, '.fi', '.RE']),
+    '.SH SEE ALSO',
+    'kubectl(1)',
+    '',
+  ];
+  return lines.join('\n');
+}

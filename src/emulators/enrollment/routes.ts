@@ -1,0 +1,29 @@
+/** The emulated Datadog endpoints (protocol §3 and §7). */
+
+export type Route = 'enroll' | 'enroll_api_key_only' | 'health';
+
+export const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health'];
+
+export const ROUTE_PATHS: Readonly<Record<Route, string>> = {
+  enroll: '/api/unstable/on_prem_runners',
+  enroll_api_key_only: '/api/unstable/on_prem_runners/api_key_only',
+  health: '/api/v2/on-prem-management-service/runner/health-check',
+};
+
+export const ROUTE_METHODS: Readonly<Record<Route, string>> = {
+  enroll: 'POST',
+  enroll_api_key_only: 'POST',
+  health: 'GET',
+};
+
+/** Exact path match: the real API does not treat a trailing slash or a different case as the same route. */
+export function routeForPath(path: string): Route | null {
+  for (const route of ROUTES) {
+    if (ROUTE_PATHS[route] === path) return route;
+  }
+  return null;
+}
+
+export function isRoute(value: unknown): value is Route {
+  return typeof value === 'string' && (ROUTES as readonly string[]).includes(value);
+}

@@ -1,0 +1,183 @@
+import type { Status } from './status-errors.js';
+
+/** The parts of a request a fault can match on. */
+export interface FaultRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  /** Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection. */
+  verb: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  user: string;
+}
+
+export interface RequestMatcher {
+  method?: string;
+  /** Exact path or a RegExp tested against it. */
+  path?: string | RegExp;
+  verb?: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  predicate?: (req: FaultRequest) => boolean;
+}
+
+export interface FaultHandle {
+  /** Matching requests affected so far. */
+  readonly hits: number;
+  /** Stops the fault from affecting later requests. */
+  cancel(): void;
+}
+
+export interface FailOptions {
+  /** How many matching requests fail (default 1). */
+  times?: number;
+  /** HTTP code (default 500). */
+  code?: number;
+  reason?: string;
+  message?: string;
+  /** Replaces the Status body entirely. */
+  body?: unknown;
+}
+
+interface Rule {
+  kind: 'fail' | 'delay' | 'before';
+  matcher: RequestMatcher;
+  remaining: number;
+  hits: number;
+  fail?: FailOptions;
+  delayMs?: number;
+  fn?: (req: FaultRequest) => void | Promise<void>;
+}
+
+export function matches(m: RequestMatcher, r: FaultRequest): boolean {
+  if (m.method && m.method.toUpperCase() !== r.method.toUpperCase()) return false;
+  if (m.path !== undefined) {
+    if (typeof m.path === 'string' ? m.path !== r.path : !m.path.test(r.path)) return false;
+  }
+  if (m.verb !== undefined && m.verb !== r.verb) return false;
+  if (m.resource !== undefined && m.resource !== r.resource) return false;
+  if (m.subresource !== undefined && m.subresource !== r.subresource) return false;
+  if (m.namespace !== undefined && m.namespace !== r.namespace) return false;
+  if (m.name !== undefined && m.name !== r.name) return false;
+  if (m.predicate && !m.predicate(r)) return false;
+  return true;
+}
+
+/** Scripted misbehaviour for tests: failures, latency, dropped watches and interleaved writers. */
+export class FaultController {
+  private rules: Rule[] = [];
+  private watchDropper: () => number = () => 0;
+  private watchEnder: () => number = () => 0;
+
+  /** Fails the next `times` matching requests with a Status (500 InternalError unless told otherwise). */
+  failNext(matcher: RequestMatcher, opts: FailOptions = {}): FaultHandle {
+    return this.add({ kind: 'fail', matcher, remaining: opts.times ?? 1, hits: 0, fail: opts });
+  }
+
+  /** Delays matching requests by `ms` before they are processed; `times` defaults to every match until cancelled. */
+  delay(matcher: RequestMatcher, ms: number, opts: { times?: number } = {}): FaultHandle {
+    return this.add({ kind: 'delay', matcher, remaining: opts.times ?? Number.POSITIVE_INFINITY, hits: 0, delayMs: ms });
+  }
+
+  /** Runs `fn` (awaited) right before the next matching request is processed, e.g. to write through the store in between a client's read and write. */
+  beforeNext(matcher: RequestMatcher, fn: (req: FaultRequest) => void | Promise<void>): FaultHandle {
+    return this.add({ kind: 'before', matcher, remaining: 1, hits: 0, fn });
+  }
+
+  /** Abruptly ends every open watch stream (no terminating chunk). Returns how many were dropped. */
+  dropWatches(): number {
+    return this.watchDropper();
+  }
+
+  /** Ends every open watch stream cleanly, as the apiserver does when a watch times out. Returns how many. */
+  endWatches(): number {
+    return this.watchEnder();
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** @internal wired by the server. */
+  setWatchControls(drop: () => number, end: () => number): void {
+    this.watchDropper = drop;
+    this.watchEnder = end;
+  }
+
+  private add(rule: Rule): FaultHandle {
+    this.rules.push(rule);
+    return {
+      get hits() {
+        return rule.hits;
+      },
+      cancel: () => {
+        this.rules = this.rules.filter((r) => r !== rule);
+      },
+    };
+  }
+
+  private take(kind: Rule['kind'], req: FaultRequest): Rule[] {
+    const hit = this.rules.filter((r) => r.kind === kind && r.remaining > 0 && matches(r.matcher, req));
+    for (const r of hit) {
+      r.remaining--;
+      r.hits++;
+    }
+    this.rules = this.rules.filter((r) => r.remaining > 0);
+    return hit;
+  }
+
+  /** @internal Runs hooks and delays; returns the failure to answer with, if any. */
+  async apply(req: FaultRequest): Promise<{ code: number; body: unknown } | undefined> {
+    for (const r of this.take('before', req)) await r.fn!(req);
+    const failing = this.take('fail', req)[0];
+    let waitMs = 0;
+    for (const r of this.take('delay', req)) waitMs += r.delayMs!;
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    if (!failing) return undefined;
+    const f = failing.fail!;
+    const code = f.code ?? 500;
+    if (f.body !== undefined) return { code, body: f.body };
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: f.message ?? (code === 500 ? 'Internal error occurred: injected fault' : `injected fault (${code})`),
+      reason: f.reason ?? defaultReason(code),
+      code,
+    };
+    return { code, body: status };
+  }
+}
+
+function defaultReason(code: number): string {
+  switch (code) {
+    case 400:
+      return 'BadRequest';
+    case 401:
+      return 'Unauthorized';
+    case 403:
+      return 'Forbidden';
+    case 404:
+      return 'NotFound';
+    case 409:
+      return 'Conflict';
+    case 410:
+      return 'Expired';
+    case 422:
+      return 'Invalid';
+    case 429:
+      return 'TooManyRequests';
+    case 503:
+      return 'ServiceUnavailable';
+    case 504:
+      return 'Timeout';
+    default:
+      return 'InternalError';
+  }
+}

@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { FaultController } from './faults.js';
+import { defaultKinds, type KindRegistry, keyOf } from './kinds.js';
+import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
+import { Authorizer, type Grant } from './rbac.js';
+import { Registry } from './registry.js';
+import { createRequestHandler, type RecordedRequest } from './server.js';
+import { Store } from './store.js';
+import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
+import { servingCert } from './tls.js';
+import { WatchHub } from './watch.js';
+
+export type { FailOptions, FaultController, FaultHandle, FaultRequest, RequestMatcher } from './faults.js';
+export type { KindInfo } from './kinds.js';
+export type { KubeconfigOptions } from './kubeconfig.js';
+export type { Grant } from './rbac.js';
+export type { RecordedRequest } from './server.js';
+export { ApiError } from './status-errors.js';
+export type { Status } from './status-errors.js';
+export type { ChangeEvent, KubeObject, ObjectMeta, PolicyRule } from './types.js';
+
+export interface KubeEmulatorOptions {
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Changes kept for watch resume and exact-RV reads; a watch from an older RV gets 410 Expired. Default 1000. */
+  historyLimit?: number;
+  /** How often open watches that allow bookmarks get a BOOKMARK. Default 60000 (the apiserver sends about one a minute). */
+  bookmarkIntervalMs?: number;
+  /** Token with unrestricted access; random when omitted. */
+  adminToken?: string;
+  /**
+   * Serve HTTPS with a self-signed certificate (default true). kubectl 1.32 does not send bearer
+   * tokens to an http:// server, so plain http only suits client-node and fetch.
+   */
+  tls?: boolean;
+}
+
+export interface KubeEmulator {
+  url: string;
+  adminToken: string;
+  /** PEM of the self-signed serving certificate (its own CA); undefined over plain http. */
+  caCert: string | undefined;
+  close(): Promise<void>;
+  createObject(obj: KubeObject): KubeObject;
+  getObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined;
+  updateObject(obj: KubeObject): KubeObject;
+  deleteObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): void;
+  listObjects(apiVersion: string, kind: string, namespace?: string): KubeObject[];
+  addToken(token: string, grant: { user?: string; namespace?: string; rules: PolicyRule[] }): void;
+  kubeconfig(opts?: KubeconfigOptions): string;
+  writeKubeconfig(path: string, opts?: KubeconfigOptions): Promise<void>;
+  compact(): void;
+  faults: FaultController;
+  requests: RecordedRequest[];
+  /** Observes every committed change (also those made through the direct store methods). Returns an unsubscribe function. */
+  onChange(listener: (event: ChangeEvent) => void): () => void;
+  /** Current global resourceVersion. */
+  readonly resourceVersion: string;
+  /** The served kinds; register more before use to extend the emulator. */
+  kinds: KindRegistry;
+  /** Number of watch streams currently open. */
+  readonly openWatches: number;
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise<KubeEmulator> {
+  const host = opts.host ?? '127.0.0.1';
+  const kinds = defaultKinds();
+  const store = new Store(opts.historyLimit ?? 1000);
+  const registry = new Registry(kinds, store);
+  const authorizer = new Authorizer();
+  const adminToken = opts.adminToken ?? `admin-${randomBytes(18).toString('hex')}`;
+  authorizer.addSuperuser(adminToken, 'kubernetes-admin');
+  const faults = new FaultController();
+  const hub = new WatchHub();
+  faults.setWatchControls(
+    () => hub.dropAll(),
+    () => hub.endAll(),
+  );
+  const requests: RecordedRequest[] = [];
+  let hostPort = '';
+  const cert = opts.tls === false ? undefined : await servingCert();
+  const handler = createRequestHandler({
+      kinds,
+      store,
+      registry,
+      authorizer,
+      faults,
+      hub,
+      requests,
+      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+      hostPort: () => hostPort,
+    });
+  const server: Server = cert ? createHttpsServer({ cert: cert.cert, key: cert.key }, handler) : createHttpServer(handler);
+  // Tracked at the TCP level so close() also cuts connections still in their TLS handshake,
+  // which closeAllConnections() does not know about yet.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const addr = await listen(server, opts.port ?? 0, host);
+  const urlHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  hostPort = `${urlHost}:${addr.port}`;
+  const url = `${cert ? 'https' : 'http'}://${hostPort}`;
+
+  const infoOf = (apiVersion: string, kind: string) => registry.kindFor(apiVersion, kind);
+  let closed: Promise<void> | undefined;
+
+  return {
+    url,
+    adminToken,
+    caCert: cert?.cert,
+    faults,
+    requests,
+    kinds,
+    get resourceVersion() {
+      return String(store.currentRv);
+    },
+    get openWatches() {
+      return hub.size;
+    },
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        hub.endAll();
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      return closed;
+    },
+    createObject(obj) {
+      const info = infoOf(obj.apiVersion, obj.kind);
+      return registry.create(info, obj.metadata?.namespace, obj, { trusted: true });
+    },
+    getObject(apiVersion, kind, namespace, name) {
+      const info = infoOf(apiVersion, kind);
+      return store.get(keyOf(info), info.namespaced ? namespace : undefined, name);
+    },
+    updateObject(obj) {
+      const info = infoOf(obj.apiVersion, obj.kind);
+      return registry.update(info, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, { trusted: true });
+    },
+    deleteObject(apiVersion, kind, namespace, name) {
+      const info = infoOf(apiVersion, kind);
+      registry.delete(info, namespace, name);
+    },
+    listObjects(apiVersion, kind, namespace) {
+      const info = infoOf(apiVersion, kind);
+      return store.list(keyOf(info), namespace);
+    },
+    addToken(token: string, grant: Grant) {
+      authorizer.addToken(token, grant);
+    },
+    kubeconfig(kopts = {}) {
+      return renderKubeconfig(url, kopts.token ?? adminToken, cert?.cert, kopts);
+    },
+    async writeKubeconfig(path, kopts = {}) {
+      await writeFile(path, renderKubeconfig(url, kopts.token ?? adminToken, cert?.cert, kopts), { mode: 0o600 });
+    },
+    compact() {
+      store.compact();
+    },
+    onChange(listener) {
+      return store.subscribe(listener);
+    },
+  };
+}
+
+/** Creates these namespaces if missing (kube-system always included: its uid serves as a cluster id). */
+export function seedNamespaces(emu: KubeEmulator, names: string[] = ['default']): KubeObject[] {
+  const all = [...new Set([...names, 'kube-system'])];
+  return all.map(
+    (name) =>
+      emu.getObject('v1', 'Namespace', undefined, name) ??
+      emu.createObject({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { 'kubernetes.io/metadata.name': name } },
+        spec: { finalizers: ['kubernetes'] },
+        status: { phase: 'Active' },
+      }),
+  );
+}

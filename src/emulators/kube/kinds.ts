@@ -1,0 +1,211 @@
+/** What the emulator knows about one served resource, mirroring an APIResource entry plus storage strategy. */
+export interface KindInfo {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** Kinds with a status subresource: main-resource writes keep the stored status, /status writes keep everything else. */
+  hasStatus: boolean;
+  /** Kinds whose spec changes bump metadata.generation. */
+  tracksGeneration: boolean;
+  /** Whether DELETE answers with the deleted object (pods, namespaces) or a Success Status (most others). */
+  returnDeletedObject: boolean;
+  /** Extra per-kind field selector keys beyond metadata.name / metadata.namespace. */
+  fieldLabels: Record<string, (obj: Record<string, unknown>) => string>;
+  /** Verbs served (discovery and routing). */
+  verbs: string[];
+  /** Kinds with an autoscaling/v1 Scale subresource at .../scale mapping to spec.replicas. */
+  hasScale: boolean;
+  /** False for request-only kinds (access reviews) that are computed and never stored. */
+  stored: boolean;
+}
+
+export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string {
+  return info.group ? `${info.group}/${info.version}` : info.version;
+}
+
+export function kindKey(apiVersion: string, kind: string): string {
+  return `${apiVersion}/${kind}`;
+}
+
+/** The resource name the apiserver uses in messages: "secrets" for core, "deployments.apps" for groups. */
+export function qualifiedResource(info: Pick<KindInfo, 'group' | 'plural'>): string {
+  return info.group ? `${info.plural}.${info.group}` : info.plural;
+}
+
+function path(obj: Record<string, unknown>, ...keys: string[]): string {
+  let cur: unknown = obj;
+  for (const k of keys) {
+    if (cur === null || typeof cur !== 'object') return '';
+    cur = (cur as Record<string, unknown>)[k];
+  }
+  if (cur === undefined || cur === null) return '';
+  return String(cur);
+}
+
+export class KindRegistry {
+  private readonly byKind = new Map<string, KindInfo>();
+  private readonly byResource = new Map<string, KindInfo>();
+
+  register(partial: Partial<KindInfo> & Pick<KindInfo, 'group' | 'version' | 'kind' | 'plural' | 'namespaced'>): KindInfo {
+    const info: KindInfo = {
+      singular: partial.kind.toLowerCase(),
+      shortNames: [],
+      categories: [],
+      hasStatus: false,
+      tracksGeneration: false,
+      returnDeletedObject: false,
+      fieldLabels: {},
+      verbs: ALL_VERBS,
+      hasScale: false,
+      stored: true,
+      ...partial,
+    };
+    this.byKind.set(kindKey(apiVersionOf(info), info.kind), info);
+    this.byResource.set(`${info.group}/${info.version}/${info.plural}`, info);
+    return info;
+  }
+
+  byApiVersionKind(apiVersion: string, kind: string): KindInfo | undefined {
+    return this.byKind.get(kindKey(apiVersion, kind));
+  }
+
+  byGroupVersionResource(group: string, version: string, plural: string): KindInfo | undefined {
+    return this.byResource.get(`${group}/${version}/${plural}`);
+  }
+
+  all(): KindInfo[] {
+    return [...this.byKind.values()];
+  }
+
+  groupVersions(): Array<{ group: string; version: string }> {
+    const seen = new Map<string, { group: string; version: string }>();
+    for (const k of this.byKind.values()) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
+    return [...seen.values()];
+  }
+}
+
+export function keyOf(info: KindInfo): string {
+  return kindKey(apiVersionOf(info), info.kind);
+}
+
+/** The kinds our product and the planned cluster simulation touch. Field labels follow each kind's GetAttrs in the apiserver. */
+export function defaultKinds(): KindRegistry {
+  const r = new KindRegistry();
+  r.register({
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    plural: 'namespaces',
+    namespaced: false,
+    shortNames: ['ns'],
+    hasStatus: true,
+    returnDeletedObject: true,
+    fieldLabels: { 'status.phase': (o) => path(o, 'status', 'phase') },
+  });
+  r.register({
+    group: '',
+    version: 'v1',
+    kind: 'Secret',
+    plural: 'secrets',
+    namespaced: true,
+    fieldLabels: { type: (o) => path(o, 'type') },
+  });
+  r.register({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, shortNames: ['cm'] });
+  r.register({
+    group: '',
+    version: 'v1',
+    kind: 'Pod',
+    plural: 'pods',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    hasStatus: true,
+    tracksGeneration: true,
+    returnDeletedObject: true,
+    fieldLabels: {
+      'spec.nodeName': (o) => path(o, 'spec', 'nodeName'),
+      'spec.restartPolicy': (o) => path(o, 'spec', 'restartPolicy'),
+      'spec.schedulerName': (o) => path(o, 'spec', 'schedulerName'),
+      'spec.serviceAccountName': (o) => path(o, 'spec', 'serviceAccountName'),
+      'spec.hostNetwork': (o) => (path(o, 'spec', 'hostNetwork') === 'true' ? 'true' : 'false'),
+      'status.phase': (o) => path(o, 'status', 'phase'),
+      'status.podIP': (o) => path(o, 'status', 'podIP'),
+      'status.nominatedNodeName': (o) => path(o, 'status', 'nominatedNodeName'),
+    },
+  });
+  r.register({
+    group: '',
+    version: 'v1',
+    kind: 'Node',
+    plural: 'nodes',
+    namespaced: false,
+    shortNames: ['no'],
+    hasStatus: true,
+    fieldLabels: { 'spec.unschedulable': (o) => (path(o, 'spec', 'unschedulable') === 'true' ? 'true' : 'false') },
+  });
+  r.register({
+    group: '',
+    version: 'v1',
+    kind: 'Event',
+    plural: 'events',
+    namespaced: true,
+    shortNames: ['ev'],
+    fieldLabels: {
+      'involvedObject.kind': (o) => path(o, 'involvedObject', 'kind'),
+      'involvedObject.namespace': (o) => path(o, 'involvedObject', 'namespace'),
+      'involvedObject.name': (o) => path(o, 'involvedObject', 'name'),
+      'involvedObject.uid': (o) => path(o, 'involvedObject', 'uid'),
+      'involvedObject.apiVersion': (o) => path(o, 'involvedObject', 'apiVersion'),
+      'involvedObject.resourceVersion': (o) => path(o, 'involvedObject', 'resourceVersion'),
+      'involvedObject.fieldPath': (o) => path(o, 'involvedObject', 'fieldPath'),
+      reason: (o) => path(o, 'reason'),
+      reportingComponent: (o) => path(o, 'reportingComponent'),
+      source: (o) => path(o, 'source', 'component'),
+      type: (o) => path(o, 'type'),
+    },
+  });
+  for (const [kind, plural, shortNames] of [
+    ['Deployment', 'deployments', ['deploy']],
+    ['DaemonSet', 'daemonsets', ['ds']],
+    ['ReplicaSet', 'replicasets', ['rs']],
+  ] as const) {
+    r.register({
+      group: 'apps',
+      version: 'v1',
+      kind,
+      plural,
+      namespaced: true,
+      shortNames: [...shortNames],
+      categories: ['all'],
+      hasStatus: true,
+      hasScale: kind !== 'DaemonSet',
+      tracksGeneration: true,
+      fieldLabels:
+        kind === 'ReplicaSet' ? { 'status.replicas': (o) => path(o, 'status', 'replicas') || '0' } : {},
+    });
+  }
+  r.register({ group: 'apps', version: 'v1', kind: 'ControllerRevision', plural: 'controllerrevisions', namespaced: true });
+  for (const [kind, plural] of [
+    ['SelfSubjectAccessReview', 'selfsubjectaccessreviews'],
+    ['SelfSubjectRulesReview', 'selfsubjectrulesreviews'],
+  ] as const) {
+    r.register({ group: 'authorization.k8s.io', version: 'v1', kind, plural, namespaced: false, verbs: ['create'], stored: false });
+  }
+  r.register({
+    group: 'authentication.k8s.io',
+    version: 'v1',
+    kind: 'SelfSubjectReview',
+    plural: 'selfsubjectreviews',
+    namespaced: false,
+    verbs: ['create'],
+    stored: false,
+  });
+  return r;
+}

@@ -1,0 +1,552 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import {
+  aggregatedDiscovery,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  SERVER_VERSION,
+  wantsAggregated,
+} from './discovery.js';
+import type { FaultController, FaultRequest } from './faults.js';
+import { apiVersionOf, type KindInfo, type KindRegistry, keyOf } from './kinds.js';
+import { groupVersionOfPath, openApiV3Document, openApiV3Root } from './openapi.js';
+import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './access-review.js';
+import { applyScale, toScale } from './scale.js';
+import { decodeProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
+import { PATCH_TYPES, type PatchType, applyPatch } from './patch.js';
+import { Authorizer, forbiddenReason, type RequestAttributes, type UserInfo } from './rbac.js';
+import type { DeleteOptions, Registry } from './registry.js';
+import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import { type FieldRequirement, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import {
+  ApiError,
+  badRequest,
+  expired,
+  failure,
+  forbidden,
+  internalError,
+  tooLargeResourceVersion,
+  unauthorized,
+} from './status-errors.js';
+import type { Store } from './store.js';
+import { toTable, wantsTable } from './tables.js';
+import type { KubeObject } from './types.js';
+import { selects, serveWatch, type WatchHub, withTypeMeta } from './watch.js';
+
+/** One request as the emulator saw it. Bodies are never recorded, so Secret data never lands here. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  verb: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** Authenticated user name, or '' when authentication failed. */
+  user: string;
+  /** HTTP status answered (0 while still being handled). */
+  status: number;
+  at: number;
+}
+
+export interface ServerContext {
+  kinds: KindRegistry;
+  store: Store;
+  registry: Registry;
+  authorizer: Authorizer;
+  faults: FaultController;
+  hub: WatchHub;
+  requests: RecordedRequest[];
+  bookmarkIntervalMs: number;
+  hostPort: () => string;
+}
+
+const MAX_BODY = 3 * 1024 * 1024;
+const PUBLIC_PATHS = new Set(['/version', '/version/', '/healthz', '/livez', '/readyz']);
+
+function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${MAX_BODY}`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+}
+
+function parseBody(buf: Buffer, type: string): unknown {
+  if (type === PROTOBUF_MEDIA_TYPE) return buf.length === 0 ? undefined : decodeProtobuf(buf);
+  const text = buf.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    if (type.includes('yaml')) return parseYaml(text);
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
+}
+
+function dryRunOf(values: string[]): boolean {
+  for (const v of values) {
+    if (v !== 'All') throw failure(400, 'BadRequest', `dryRun: Unsupported value: "${v}": supported values: "All"`);
+  }
+  return values.length > 0;
+}
+
+function checkFieldSelector(info: KindInfo, reqs: FieldRequirement[]): void {
+  const known = new Set(['metadata.name', ...(info.namespaced ? ['metadata.namespace'] : []), ...Object.keys(info.fieldLabels)]);
+  for (const r of reqs) {
+    if (!known.has(r.field)) throw badRequest(`field label not supported: ${r.field}`);
+  }
+}
+
+function stripTypeMeta(obj: KubeObject): Record<string, unknown> {
+  const { apiVersion: _apiVersion, kind: _kind, ...rest } = obj;
+  return rest;
+}
+
+interface ContinueToken {
+  rv: number;
+  start: string;
+}
+
+function encodeContinue(t: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: t.rv, start: t.start })).toString('base64');
+}
+
+function decodeContinue(s: string): ContinueToken {
+  try {
+    const t = JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
+    if (typeof t.rv === 'number' && typeof t.start === 'string') return { rv: t.rv, start: t.start };
+  } catch {
+    // fall through to the apiserver's message for a malformed token
+  }
+  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+}
+
+export function createRequestHandler(ctx: ServerContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(ctx, req, res).catch((err: unknown) => {
+      const e = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
+      if (!res.headersSent) sendJson(res, e.code, e.status);
+      else res.destroy();
+    });
+  };
+}
+
+async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://emulator.invalid');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const ri = parseRequestInfo(method, url);
+  const record: RecordedRequest = {
+    method,
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    verb: ri.verb,
+    resource: ri.resource,
+    subresource: ri.subresource,
+    namespace: ri.namespace,
+    name: ri.name,
+    user: '',
+    status: 0,
+    at: Date.now(),
+  };
+  ctx.requests.push(record);
+  const origWriteHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  (res as unknown as { writeHead: (...args: unknown[]) => ServerResponse }).writeHead = (...args: unknown[]) => {
+    record.status = args[0] as number;
+    return origWriteHead(...args);
+  };
+
+  const authz = req.headers.authorization;
+  const user = ctx.authorizer.authenticate(authz);
+  record.user = user?.name ?? '';
+  if (!user && !PUBLIC_PATHS.has(url.pathname)) throw unauthorized();
+
+  const faultReq: FaultRequest = { ...record, user: record.user };
+  const injected = await ctx.faults.apply(faultReq);
+  if (injected) {
+    sendJson(res, injected.code, injected.body);
+    return;
+  }
+
+  if (!ri.resourceRequest) {
+    if (user) authorizeOrThrow(ctx, authz, user, ri, undefined);
+    serveNonResource(ctx, req, res, url);
+    return;
+  }
+  const info = ctx.kinds.byGroupVersionResource(ri.apiGroup, ri.apiVersion, ri.resource);
+  authorizeOrThrow(ctx, authz, user!, ri, info);
+  if (!info) throw failure(404, 'NotFound', 'the server could not find the requested resource');
+  if (ri.apiPrefix === 'api' && ri.apiGroup !== '') throw failure(404, 'NotFound', 'the server could not find the requested resource');
+  await serveResource(ctx, req, res, url, ri, info);
+}
+
+function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: UserInfo, ri: RequestInfo, info: KindInfo | undefined): void {
+  const attrs: RequestAttributes = {
+    user,
+    verb: ri.verb,
+    resourceRequest: ri.resourceRequest,
+    path: ri.path,
+    apiGroup: ri.apiGroup,
+    resource: ri.resource,
+    subresource: ri.subresource,
+    namespace: ri.namespace,
+    name: ri.name,
+  };
+  if (ctx.authorizer.authorize(Authorizer.tokenOf(header), attrs)) return;
+  const resource = ri.resourceRequest ? (info ?? { group: ri.apiGroup, plural: ri.resource }) : undefined;
+  throw forbidden(resource, ri.name || undefined, forbiddenReason(attrs));
+}
+
+function notFoundPath(): ApiError {
+  return failure(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+function serveNonResource(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
+  const p = url.pathname.replace(/\/+$/, '') || '/';
+  const accept = req.headers.accept;
+  if (p === '/version') {
+    sendJson(res, 200, SERVER_VERSION);
+    return;
+  }
+  if (p === '/healthz' || p === '/livez' || p === '/readyz') {
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end('ok');
+    return;
+  }
+  if (p === '/api' || p === '/apis') {
+    const aggregated = wantsAggregated(accept);
+    if (aggregated) {
+      const version = aggregated.includes('v=v2beta1') ? 'apidiscovery.k8s.io/v2beta1' : 'apidiscovery.k8s.io/v2';
+      sendJson(res, 200, aggregatedDiscovery(ctx.kinds, p === '/api', version), aggregated);
+      return;
+    }
+    sendJson(res, 200, p === '/api' ? apiVersions(ctx.hostPort()) : apiGroupList(ctx.kinds));
+    return;
+  }
+  if (p === '/openapi/v3') {
+    sendJson(res, 200, openApiV3Root(ctx.kinds));
+    return;
+  }
+  const gv = groupVersionOfPath(p);
+  if (gv) {
+    const doc = openApiV3Document(ctx.kinds, gv.group, gv.version);
+    if (doc) {
+      sendJson(res, 200, doc);
+      return;
+    }
+  }
+  const parts = p.split('/').filter(Boolean);
+  if (parts[0] === 'api' && parts.length === 2) {
+    const list = apiResourceList(ctx.kinds, '', parts[1]!);
+    if (list) {
+      sendJson(res, 200, list);
+      return;
+    }
+  }
+  if (parts[0] === 'apis' && parts.length === 2) {
+    const group = apiGroup(ctx.kinds, parts[1]!);
+    if (group) {
+      sendJson(res, 200, group);
+      return;
+    }
+  }
+  if (parts[0] === 'apis' && parts.length === 3) {
+    const list = apiResourceList(ctx.kinds, parts[1]!, parts[2]!);
+    if (list) {
+      sendJson(res, 200, list);
+      return;
+    }
+  }
+  throw notFoundPath();
+}
+
+async function serveResource(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  ri: RequestInfo,
+  info: KindInfo,
+): Promise<void> {
+  const q = url.searchParams;
+  if (info.namespaced && !ri.namespace && ri.verb !== 'list' && ri.verb !== 'watch') throw notFoundPath();
+  if (!info.namespaced && ri.namespace && !(info.kind === 'Namespace' && ri.name === ri.namespace)) throw notFoundPath();
+  const namespace = info.namespaced ? ri.namespace || undefined : undefined;
+  if (!info.stored) {
+    await serveReview(ctx, req, res, info, ri);
+    return;
+  }
+  if (ri.subresource === 'scale' && info.hasScale) {
+    await serveScale(ctx, req, res, info, namespace, ri, dryRunOf(q.getAll('dryRun')));
+    return;
+  }
+  if (ri.subresource && !(ri.subresource === 'status' && info.hasStatus)) throw notFoundPath();
+  const name = ri.pathName;
+  const accept = req.headers.accept;
+  const dryRun = dryRunOf(q.getAll('dryRun'));
+
+  switch (ri.verb) {
+    case 'get': {
+      if (!name) throw notFoundPath();
+      const obj = withTypeMeta(info, ctx.registry.get(info, namespace, name));
+      if (wantsTable(accept)) {
+        sendJson(res, 200, toTable(info, [obj], { includeObject: q.get('includeObject') ?? 'Metadata', resourceVersion: obj.metadata.resourceVersion }));
+        return;
+      }
+      sendJson(res, 200, obj);
+      return;
+    }
+    case 'list':
+      return serveList(ctx, res, q, info, namespace, accept);
+    case 'watch': {
+      const fields = parseFieldSelector(q.get('fieldSelector'));
+      if (ri.verbViaPath && name) fields.push({ field: 'metadata.name', op: '=', value: name });
+      checkFieldSelector(info, fields);
+      const labels = parseLabelSelector(q.get('labelSelector'));
+      const timeout = q.get('timeoutSeconds');
+      const table = wantsTable(accept);
+      let first = true;
+      const includeObject = q.get('includeObject') ?? 'Metadata';
+      serveWatch(
+        ctx.store,
+        ctx.hub,
+        res,
+        {
+          info,
+          namespace,
+          labels,
+          fields,
+          resourceVersion: q.get('resourceVersion') ?? '',
+          allowBookmarks: ['true', '1'].includes(q.get('allowWatchBookmarks') ?? ''),
+          timeoutSeconds: timeout ? Number(timeout) : undefined,
+          sendInitialEvents: ['true', '1'].includes(q.get('sendInitialEvents') ?? ''),
+          render: (obj) => {
+            if (!table) return obj;
+            const t = toTable(info, [obj], { includeObject, resourceVersion: obj.metadata.resourceVersion, withColumns: first });
+            first = false;
+            return t;
+          },
+        },
+        ctx.bookmarkIntervalMs,
+      );
+      return;
+    }
+    case 'create': {
+      if (name) throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
+      const body = parseBody(await readBody(req), mediaType(req));
+      const created = ctx.registry.create(info, namespace, body, { dryRun });
+      sendJson(res, 201, withTypeMeta(info, created));
+      return;
+    }
+    case 'update': {
+      const body = parseBody(await readBody(req), mediaType(req));
+      const updated = ctx.registry.update(info, namespace, name, body, { dryRun, subresource: ri.subresource });
+      sendJson(res, 200, withTypeMeta(info, updated));
+      return;
+    }
+    case 'patch':
+      return servePatch(ctx, req, res, info, namespace, name, ri.subresource, dryRun);
+    case 'delete': {
+      const opts = deleteOptions(parseBody(await readBody(req), 'application/json'), q, dryRun);
+      const result = ctx.registry.delete(info, namespace, name, opts);
+      const body = result.body.kind === 'Status' ? result.body : withTypeMeta(info, result.body as KubeObject);
+      sendJson(res, 200, body);
+      return;
+    }
+    case 'deletecollection': {
+      const opts = deleteOptions(parseBody(await readBody(req), 'application/json'), q, dryRun);
+      const fields = parseFieldSelector(q.get('fieldSelector'));
+      checkFieldSelector(info, fields);
+      const labels = parseLabelSelector(q.get('labelSelector'));
+      const sel = { info, namespace, labels, fields };
+      const deleted: Record<string, unknown>[] = [];
+      for (const obj of ctx.store.list(keyOf(info), namespace)) {
+        if (!selects(sel, obj)) continue;
+        ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { dryRun: opts.dryRun });
+        deleted.push(stripTypeMeta(obj));
+      }
+      return sendJson(res, 200, {
+        kind: `${info.kind}List`,
+        apiVersion: apiVersionOf(info),
+        metadata: { resourceVersion: String(ctx.store.currentRv) },
+        items: deleted,
+      });
+    }
+    default:
+      throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
+  }
+}
+
+const NOT_ALLOWED = 'the server does not allow this method on the requested resource';
+
+async function serveReview(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: KindInfo, ri: RequestInfo): Promise<void> {
+  if (ri.verb !== 'create' || ri.name) throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
+  const body = parseBody(await readBody(req), mediaType(req));
+  const header = req.headers.authorization;
+  const user = ctx.authorizer.authenticate(header)!;
+  const token = Authorizer.tokenOf(header);
+  const review =
+    info.kind === 'SelfSubjectAccessReview'
+      ? selfSubjectAccessReview(ctx.authorizer, token, user, body)
+      : info.kind === 'SelfSubjectRulesReview'
+        ? selfSubjectRulesReview(ctx.authorizer, token, body)
+        : selfSubjectReview(user);
+  sendJson(res, 201, review);
+}
+
+async function serveScale(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: KindInfo,
+  namespace: string | undefined,
+  ri: RequestInfo,
+  dryRun: boolean,
+): Promise<void> {
+  const current = ctx.registry.get(info, namespace, ri.pathName);
+  if (ri.verb === 'get') {
+    sendJson(res, 200, toScale(current));
+    return;
+  }
+  if (ri.verb !== 'update' && ri.verb !== 'patch') throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
+  const type = mediaType(req);
+  let scale = parseBody(await readBody(req), type);
+  if (ri.verb === 'patch') {
+    if (!PATCH_TYPES.includes(type as PatchType)) throw unsupportedPatch();
+    scale = applyPatch(type as PatchType, toScale(current), scale);
+  }
+  const next = applyScale(info, current, scale);
+  const updated = ctx.registry.update(info, namespace, ri.pathName, next, { dryRun });
+  sendJson(res, 200, toScale(updated));
+}
+
+function unsupportedPatch(): ApiError {
+  return failure(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+  );
+}
+
+function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): DeleteOptions {
+  const opts: DeleteOptions = { dryRun };
+  const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  if (Array.isArray(b['dryRun'])) opts.dryRun = opts.dryRun || dryRunOf(b['dryRun'] as string[]);
+  const pre = (b['preconditions'] ?? {}) as Record<string, unknown>;
+  const uid = (pre['uid'] as string | undefined) ?? q.get('preconditions.uid') ?? undefined;
+  const rv = (pre['resourceVersion'] as string | undefined) ?? q.get('preconditions.resourceVersion') ?? undefined;
+  if (uid || rv) opts.preconditions = { ...(uid ? { uid } : {}), ...(rv ? { resourceVersion: rv } : {}) };
+  return opts;
+}
+
+async function servePatch(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: KindInfo,
+  namespace: string | undefined,
+  name: string,
+  subresource: string,
+  dryRun: boolean,
+): Promise<void> {
+  const type = mediaType(req) as PatchType;
+  if (!PATCH_TYPES.includes(type)) throw unsupportedPatch();
+  const patch = parseBody(await readBody(req), type);
+  if (patch === undefined) throw badRequest('the body of the request was empty');
+  const existing = ctx.store.get(keyOf(info), namespace, name);
+  if (!existing) {
+    if (type === 'application/apply-patch+yaml' && !subresource) {
+      const created = ctx.registry.create(info, namespace, patch, { dryRun });
+      sendJson(res, 201, withTypeMeta(info, created));
+      return;
+    }
+    ctx.registry.get(info, namespace, name);
+  }
+  const patched = applyPatch(type, withTypeMeta(info, existing!), patch);
+  const updated = ctx.registry.update(info, namespace, name, patched, { dryRun, subresource });
+  sendJson(res, 200, withTypeMeta(info, updated));
+}
+
+function serveList(
+  ctx: ServerContext,
+  res: ServerResponse,
+  q: URLSearchParams,
+  info: KindInfo,
+  namespace: string | undefined,
+  accept: string | undefined,
+): void {
+  const fields = parseFieldSelector(q.get('fieldSelector'));
+  checkFieldSelector(info, fields);
+  const labels = parseLabelSelector(q.get('labelSelector'));
+  const current = ctx.store.currentRv;
+  const rvParam = q.get('resourceVersion') ?? '';
+  const match = q.get('resourceVersionMatch') ?? '';
+  const cont = q.get('continue');
+  let atRv = current;
+  let start = '';
+  if (cont) {
+    if (rvParam) throw badRequest('specifying resource version is not allowed when using continue');
+    const token = decodeContinue(cont);
+    atRv = token.rv;
+    start = token.start;
+  } else if (rvParam !== '' && rvParam !== '0') {
+    if (!/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: ${rvParam}`);
+    const n = Number(rvParam);
+    if (match === 'Exact') atRv = n;
+    else if (n > current) throw tooLargeResourceVersion(n, current);
+  } else if (match === 'Exact') {
+    throw failure(422, 'Invalid', 'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
+  }
+  const all = ctx.store.stateAt(keyOf(info), atRv);
+  if (!all) {
+    if (cont) {
+      throw expired(
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+      );
+    }
+    throw expired(`too old resource version: ${atRv} (${ctx.store.oldestResumableRv})`);
+  }
+  const sel = { info, namespace, labels, fields };
+  let items = all.filter((o) => selects(sel, o) && (!start || `${o.metadata.namespace ?? ''}/${o.metadata.name}` > start));
+  const limit = Number(q.get('limit') ?? 0);
+  const metadata: Record<string, unknown> = { resourceVersion: String(atRv) };
+  if (limit > 0 && items.length > limit) {
+    const last = items[limit - 1]!;
+    metadata['continue'] = encodeContinue({ rv: atRv, start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` });
+    metadata['remainingItemCount'] = items.length - limit;
+    items = items.slice(0, limit);
+  }
+  if (wantsTable(accept)) {
+    const table = toTable(info, items.map((o) => withTypeMeta(info, o)), { includeObject: q.get('includeObject') ?? 'Metadata' });
+    table['metadata'] = metadata;
+    sendJson(res, 200, table);
+    return;
+  }
+  sendJson(res, 200, {
+    kind: `${info.kind}List`,
+    apiVersion: apiVersionOf(info),
+    metadata,
+    items: items.map(stripTypeMeta),
+  });
+}
+

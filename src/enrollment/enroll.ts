@@ -1,0 +1,78 @@
+import { CredentialsRejectedError, EnrollmentError } from '../errors.js';
+import { classifyStatus } from './classify-status.js';
+import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-request.js';
+import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
+import { type HttpResponse, ResponseTooLargeError, describeNetworkError, exchange } from './http-exchange.js';
+import { type Attempt, type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
+
+export interface EnrollOptions {
+  timeoutMs: number;
+  clock?: Clock;
+  policy?: RetryPolicy;
+  /** Progress for the operator: one line per retry, never containing keys. */
+  onRetry?: (attempt: number, reason: string, waitMs: number) => void;
+}
+
+export interface EnrollOutcome extends EnrollmentResult {
+  attempts: number;
+  endpoint: string;
+}
+
+const NOTHING_WRITTEN = 'The identity was not changed.';
+
+function failFromResponse(res: HttpResponse, endpoint: string): never {
+  const kind = classifyStatus(res.status);
+  if (kind === 'credentials') throw new CredentialsRejectedError(res.status, endpoint);
+  if (kind === 'redirect') {
+    const location = res.headers.location ?? '(no Location)';
+    throw new EnrollmentError(
+      'ENROLL_REDIRECT_REFUSED',
+      `the enrollment API answered HTTP ${res.status} redirecting to ${location}; redirects are not followed so the API key is never sent elsewhere`,
+      `${NOTHING_WRITTEN} Check site/dd_url and any proxy in between, then run again.`,
+      { status: res.status, location },
+    );
+  }
+  const said = serverMessage(res.body);
+  throw new EnrollmentError(
+    'ENROLL_REJECTED',
+    `the enrollment API rejected the request with HTTP ${res.status}${said ? `: ${said}` : ''}`,
+    `${NOTHING_WRITTEN} This is not retried: fix what the server reports (site, endpoint, request headers), then run again.`,
+    { status: res.status },
+  );
+}
+
+/** Enrolls once per call; retries reuse the very same request, hence the same public key. */
+export async function enroll(input: EnrollmentInput, options: EnrollOptions): Promise<EnrollOutcome> {
+  const clock = options.clock ?? systemClock;
+  const request = buildEnrollmentRequest(input);
+  const endpoint = request.url;
+  const attempt = async (_n: number, remainingMs: number): Promise<Attempt<EnrollmentResult>> => {
+    let res: HttpResponse;
+    try {
+      res = await exchange('POST', request.url, request.headers, request.body, Math.min(remainingMs, 30_000));
+    } catch (err) {
+      if (err instanceof ResponseTooLargeError) {
+        throw new EnrollmentError('ENROLL_BAD_RESPONSE', `the enrollment API sent a ${err.message}`, `${NOTHING_WRITTEN} Check for a proxy or captive portal answering in place of Datadog.`);
+      }
+      return { done: false, reason: describeNetworkError(err) };
+    }
+    const kind = classifyStatus(res.status);
+    if (kind === 'ok') return { done: true, value: parseEnrollmentResponse(res.body) };
+    if (kind !== 'retry') failFromResponse(res, endpoint);
+    const retryAfterMs = parseRetryAfter(res.headers['retry-after'], clock.now());
+    return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  };
+  const outcome = await retryUntil(attempt, {
+    deadlineMs: clock.now() + options.timeoutMs,
+    clock,
+    policy: options.policy ?? defaultRetryPolicy,
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+  });
+  if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint };
+  throw new EnrollmentError(
+    'ENROLL_TIMEOUT',
+    `enrollment did not succeed within ${Math.round(options.timeoutMs / 1000)} s (${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,
+    `${NOTHING_WRITTEN} Check network access to the API (proxy: HTTPS_PROXY/NO_PROXY), or raise --timeout, then run again.`,
+    { attempts: outcome.attempts, lastReason: outcome.lastReason ?? null },
+  );
+}

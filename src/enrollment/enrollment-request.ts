@@ -1,0 +1,60 @@
+// The enrollment request exactly as the Go agent sends it (protocol §3).
+
+export type AgentFlavor = 'private_action_runner' | 'cluster_agent';
+
+export interface EnrollmentInput {
+  baseUrl: string;
+  apiKey: string;
+  /** Absent for api-key-only enrollment. */
+  appKey?: string;
+  apiKeyOnly: boolean;
+  flavor: AgentFlavor;
+  runnerNamePrefix: string;
+  hostname?: string;
+  clusterId?: string;
+  publicKeyPem: string;
+  version: string;
+  extraHeaders: Record<string, string>;
+  now: Date;
+}
+
+export interface PreparedRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** UTC YYYYMMDDHHMMSS, the suffix the Go agent puts on runner names. */
+export function runnerNameSuffix(now: Date): string {
+  return now.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+export function enrollmentPath(apiKeyOnly: boolean): string {
+  return apiKeyOnly ? '/api/unstable/on_prem_runners/api_key_only' : '/api/unstable/on_prem_runners';
+}
+
+export function buildEnrollmentRequest(input: EnrollmentInput): PreparedRequest {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/vnd.api+json',
+    Accept: 'application/json',
+    'DD-API-KEY': input.apiKey,
+  };
+  if (!input.apiKeyOnly && input.appKey) headers['DD-APPLICATION-KEY'] = input.appKey;
+  headers['X-Datadog-OnPrem-Version'] = input.version;
+  Object.assign(headers, input.extraHeaders);
+
+  const attributes: Record<string, unknown> = {
+    runner_name: `${input.runnerNamePrefix}-${runnerNameSuffix(input.now)}`,
+    runner_modes: ['pull'],
+    runner_host: '',
+    public_key_pem: input.publicKeyPem,
+  };
+  if (input.flavor === 'private_action_runner') attributes.agent_hostname = input.hostname ?? '';
+  else attributes.orch_cluster_id = input.clusterId ?? '';
+  attributes.agent_flavor = input.flavor;
+  return {
+    url: `${input.baseUrl}${enrollmentPath(input.apiKeyOnly)}`,
+    headers,
+    body: JSON.stringify({ data: { type: 'createRunnerRequest', attributes } }),
+  };
+}

@@ -1,0 +1,88 @@
+import type { DecodedIdentity } from '../identity/identity-record.js';
+import { signRunnerJwt } from '../identity/runner-jwt.js';
+import { classifyStatus } from './classify-status.js';
+import type { AgentFlavor } from './enrollment-request.js';
+import { describeNetworkError, exchange } from './http-exchange.js';
+import { type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
+import { type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
+
+// Proves online that the server accepts an identity: a signed-JWT health check (protocol §7).
+
+export const HEALTH_CHECK_PATH = '/api/v2/on-prem-management-service/runner/health-check';
+
+export interface HealthCheckInput {
+  baseUrl: string;
+  identity: DecodedIdentity;
+  version: string;
+  flavor: AgentFlavor;
+  platform: RunnerPlatform;
+  extraHeaders: Record<string, string>;
+}
+
+export interface HealthCheckResult {
+  ok: boolean;
+  status?: number;
+  /** Why it failed, for the operator; never contains the token. */
+  reason?: string;
+  attempts: number;
+}
+
+export function healthCheckUrl(input: Pick<HealthCheckInput, 'baseUrl' | 'version' | 'flavor' | 'platform'>): string {
+  const query = new URLSearchParams({
+    runnerVersion: input.version,
+    modes: 'pull',
+    platform: input.platform.platform,
+    architecture: input.platform.architecture,
+    flavor: input.flavor,
+    containerized: String(input.platform.containerized),
+  });
+  return `${input.baseUrl}${HEALTH_CHECK_PATH}?${query}`;
+}
+
+/** One signed call; callers that need to run many (the replica demo) use this directly. */
+export async function healthCheckOnce(input: HealthCheckInput, now: Date, timeoutMs: number): Promise<{ status: number; body: string; retryAfter?: string }> {
+  const jwt = await signRunnerJwt(input.identity.key.privateKey, input.identity.urn, now);
+  const headers = {
+    ...runtimeHeaders(input.version, input.flavor, input.platform),
+    ...input.extraHeaders,
+    'X-Datadog-OnPrem-JWT': jwt,
+    Accept: 'application/json',
+  };
+  const res = await exchange('GET', healthCheckUrl(input), headers, undefined, timeoutMs);
+  const retryAfter = res.headers['retry-after'];
+  return { status: res.status, body: res.body, ...(retryAfter ? { retryAfter } : {}) };
+}
+
+/** Retries transient failures within the deadline; a 401/403 is a definite "not accepted". */
+export async function verifyOnline(
+  input: HealthCheckInput,
+  options: { timeoutMs: number; clock?: Clock; policy?: RetryPolicy },
+): Promise<HealthCheckResult> {
+  const clock = options.clock ?? systemClock;
+  let lastStatus: number | undefined;
+  const outcome = await retryUntil<HealthCheckResult>(
+    async (n, remaining) => {
+      try {
+        const res = await healthCheckOnce(input, new Date(clock.now()), Math.min(remaining, 15_000));
+        lastStatus = res.status;
+        const kind = classifyStatus(res.status);
+        if (kind === 'ok') return { done: true, value: { ok: true, status: res.status, attempts: n } };
+        if (kind !== 'retry') {
+          return { done: true, value: { ok: false, status: res.status, reason: `health check answered HTTP ${res.status}`, attempts: n } };
+        }
+        const retryAfterMs = parseRetryAfter(res.retryAfter, clock.now());
+        return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      } catch (err) {
+        return { done: false, reason: describeNetworkError(err) };
+      }
+    },
+    { deadlineMs: clock.now() + options.timeoutMs, clock, policy: options.policy ?? defaultRetryPolicy },
+  );
+  if (outcome.value) return outcome.value;
+  return {
+    ok: false,
+    ...(lastStatus === undefined ? {} : { status: lastStatus }),
+    reason: `no successful health check within ${Math.round(options.timeoutMs / 1000)} s (last: ${outcome.lastReason ?? 'none'})`,
+    attempts: outcome.attempts,
+  };
+}

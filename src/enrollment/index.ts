@@ -1,0 +1,8 @@
+export { classifyStatus } from './classify-status.js';
+export { type EnrollOptions, type EnrollOutcome, enroll } from './enroll.js';
+export { type AgentFlavor, buildEnrollmentRequest, type EnrollmentInput, enrollmentPath, runnerNameSuffix } from './enrollment-request.js';
+export { parseEnrollmentResponse } from './enrollment-response.js';
+export { HEALTH_CHECK_PATH, type HealthCheckInput, type HealthCheckResult, healthCheckOnce, healthCheckUrl, verifyOnline } from './health-check.js';
+export { MAX_RESPONSE_BYTES } from './http-exchange.js';
+export { backoffDelay, type Clock, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from './retry-policy.js';
+export { detectPlatform, type RunnerPlatform, runtimeHeaders } from './runner-headers.js';

@@ -1,0 +1,83 @@
+import { constants, type Stats } from 'node:fs';
+import { access, open, readFile, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
+import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
+import { findMountPoint } from './mount-points.js';
+
+// The local identity file as the Go agent reads it, plus the checks we make before any network
+// call so that a rotation never enrolls a runner it then cannot store.
+
+export type IdentityFileState =
+  | { state: 'missing'; path: string }
+  | { state: 'ok'; path: string; text: string; identity: DecodedIdentity; stats: Stats }
+  | { state: 'corrupt'; path: string; text: string; error: ParError; stats: Stats };
+
+export async function readIdentityFile(path: string): Promise<IdentityFileState> {
+  let text: string;
+  let stats: Stats;
+  try {
+    stats = await stat(path);
+    if (!stats.isFile()) {
+      throw new StorageError('NOT_A_FILE', `${path} exists but is not a regular file`, 'Point --identity-file at a file path.', { path });
+    }
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if (err instanceof ParError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { state: 'missing', path };
+    throw new StorageError('READ_FAILED', `cannot read ${path}: ${code}`, 'Run par-identity as the user that owns the identity file (often root or dd-agent).', { path, errno: code ?? null });
+  }
+  try {
+    return { state: 'ok', path, text, identity: decodeIdentity(parseIdentityFile(text)), stats };
+  } catch (err) {
+    if (err instanceof IdentityDecodeError) return { state: 'corrupt', path, text, error: err, stats };
+    throw err;
+  }
+}
+
+export function backupPathOf(path: string): string {
+  return `${path}.bak`;
+}
+
+/** Everything that would make the write fail, checked before enrollment creates a runner. */
+export async function preflightIdentityDirectory(path: string): Promise<{ warnings: string[] }> {
+  const dir = dirname(path);
+  const dirStats = await stat(dir).catch(() => undefined);
+  if (!dirStats) {
+    throw new StorageError('DIRECTORY_MISSING', `directory ${dir} does not exist`, `Nothing was enrolled. Create ${dir} (owned by the agent's user) or choose another --identity-file, then run again.`, { dir });
+  }
+  if (!dirStats.isDirectory()) throw new StorageError('DIRECTORY_MISSING', `${dir} is not a directory`, 'Nothing was enrolled. Choose another --identity-file.', { dir });
+  try {
+    await access(dir, constants.W_OK | constants.X_OK);
+  } catch {
+    throw new StorageError('DIRECTORY_NOT_WRITABLE', `directory ${dir} is not writable by this user`, 'Nothing was enrolled. Run as the user that owns the agent files (often with sudo), then run again.', { dir });
+  }
+  // access() says yes for root on a read-only mount; creating a file is the real test.
+  const probe = join(dir, `.${basename(path)}.tmp-${process.pid}-probe`);
+  try {
+    const handle = await open(probe, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
+    await handle.close();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new StorageError('DIRECTORY_NOT_WRITABLE', `cannot create a temporary file in ${dir}: ${code}`, 'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.', { dir, errno: code ?? null });
+  } finally {
+    await unlink(probe).catch(() => undefined);
+  }
+  const warnings: string[] = [];
+  const fileStats = await stat(path).catch(() => undefined);
+  if (fileStats) {
+    if ((fileStats.mode & 0o077) !== 0) {
+      warnings.push(`${path} has mode ${(fileStats.mode & 0o777).toString(8).padStart(4, '0')}: other users could read the current key; the new file will be 0600`);
+    }
+    if (fileStats.dev !== dirStats.dev || (await findMountPoint(path))) {
+      throw new StorageError(
+        'SINGLE_FILE_MOUNT',
+        `${path} is a single-file mount, so it cannot be replaced atomically (rename would fail with EBUSY)`,
+        'Nothing was enrolled. Mount the whole directory instead of the file (Kubernetes: no subPath), or write elsewhere with --identity-file and point the agent at it.',
+        { path },
+      );
+    }
+  }
+  return { warnings };
+}
