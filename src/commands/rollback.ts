@@ -1,3 +1,4 @@
+import { retryPolicyFromEnv } from '../enrollment/index.js';
 import { resolveEndpoint } from '../config/index.js';
 import { restartHint } from '../config/runtime-environment.js';
 import { StorageError, VerificationError } from '../errors.js';
@@ -40,7 +41,7 @@ export async function run(options: RollbackOptions, io: Io): Promise<CommandResu
     const endpoint = resolveEndpoint(config, io.env);
     report.step(`verify online at ${endpoint.baseUrl}`);
     const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
-    verify = await verifyStep(healthCheckInput(ctx, readBack.identity, 'private_action_runner', io), options.timeoutSeconds);
+    verify = await verifyStep(healthCheckInput(ctx, readBack.identity, 'private_action_runner', io), options.timeoutSeconds, retryPolicyFromEnv(io.env));
   }
   const urn = readBack.identity.record.urn;
   if (verify.performed && !verify.ok) {

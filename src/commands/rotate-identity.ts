@@ -1,6 +1,6 @@
 import { requireRunnerEnabled, resolveHostname } from '../config/index.js';
 import { restartHint } from '../config/runtime-environment.js';
-import { enroll } from '../enrollment/index.js';
+import { enroll, retryPolicyFromEnv } from '../enrollment/index.js';
 import { StorageError, VerificationError } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { buildUrn, decodeIdentity, generateIdentityKey, encodePrivateJwk, type IdentityRecord, regionFromSite, serializeIdentityFile } from '../identity/index.js';
@@ -54,6 +54,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   const key = generateIdentityKey();
   const enrolled = await enroll(enrollmentInput(ctx, key, 'private_action_runner', { runnerNamePrefix: host.hostname, hostname: host.hostname }, io.now()), {
     timeoutMs: options.timeoutSeconds * 1000,
+    policy: retryPolicyFromEnv(io.env),
     onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
   });
   failpoint('after-enroll');
@@ -76,7 +77,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   let verify: VerifyReport = { performed: false };
   if (options.verify) {
     report.step('verify online (signed health check)');
-    verify = await verifyStep(healthCheckInput(ctx, identity, 'private_action_runner', io), Math.max(10, options.timeoutSeconds - (io.now().getTime() - started) / 1000));
+    verify = await verifyStep(healthCheckInput(ctx, identity, 'private_action_runner', io), Math.max(10, options.timeoutSeconds - (io.now().getTime() - started) / 1000), retryPolicyFromEnv(io.env));
   }
   const restart = restartHint(io.env);
   const rollbackCommand = `par-identity rollback --identity-file ${path}`;

@@ -1,3 +1,4 @@
+import { retryPolicyFromEnv } from '../enrollment/index.js';
 import type { Stats } from 'node:fs';
 import { resolveEndpoint, resolveHostname } from '../config/index.js';
 import { StorageError, VerificationError } from '../errors.js';
@@ -61,7 +62,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     const endpoint = resolveEndpoint(config, io.env);
     report.step(`verify online at ${endpoint.baseUrl}`);
     const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
-    verify = await verifyStep(healthCheckInput(ctx, live.identity, 'private_action_runner', io), options.timeoutSeconds);
+    verify = await verifyStep(healthCheckInput(ctx, live.identity, 'private_action_runner', io), options.timeoutSeconds, retryPolicyFromEnv(io.env));
   }
   const current = describeIdentity(live.identity);
   const facts = fileFacts(live.stats);

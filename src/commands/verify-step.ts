@@ -1,9 +1,9 @@
-import { type HealthCheckInput, verifyOnline } from '../enrollment/index.js';
+import { type HealthCheckInput, type RetryPolicy, verifyOnline } from '../enrollment/index.js';
 
 export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
 
-export async function verifyStep(input: HealthCheckInput, timeoutSeconds: number): Promise<VerifyReport> {
-  const result = await verifyOnline(input, { timeoutMs: timeoutSeconds * 1000 });
+export async function verifyStep(input: HealthCheckInput, timeoutSeconds: number, policy: RetryPolicy): Promise<VerifyReport> {
+  const result = await verifyOnline(input, { timeoutMs: timeoutSeconds * 1000, policy });
   return { performed: true, ...result };
 }
 

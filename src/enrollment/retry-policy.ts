@@ -31,6 +31,12 @@ export interface RetryPolicy {
 
 export const defaultRetryPolicy: RetryPolicy = { initialDelayMs: 1_000, maxDelayMs: 30_000, random: Math.random };
 
+/** PAR_IDENTITY_RETRY_INITIAL_MS shortens the first wait (tests, impatient labs); the cap stays. */
+export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
+  const initial = Number(env.PAR_IDENTITY_RETRY_INITIAL_MS);
+  return Number.isFinite(initial) && initial > 0 ? { ...defaultRetryPolicy, initialDelayMs: initial } : defaultRetryPolicy;
+}
+
 /** Equal jitter: half fixed so retries never bunch at zero, half random so a fleet spreads out. */
 export function backoffDelay(policy: RetryPolicy, attempt: number): number {
   const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, attempt - 1));

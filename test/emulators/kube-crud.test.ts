@@ -288,6 +288,21 @@ describe('error Status shapes', () => {
   });
 });
 
+describe('field validation', () => {
+  it('rejects unknown fields under Strict and reports them under Warn', async () => {
+    const body = { ...secret('fv'), stringdata: { a: 'b' }, metadata: { name: 'fv', labelz: {} } };
+    const strict = await call(emu, 'POST', '/api/v1/namespaces/default/secrets?fieldValidation=Strict', { body });
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe(
+      'Secret in version "v1" cannot be handled as a Secret: strict decoding error: unknown field "stringdata", unknown field "metadata.labelz"',
+    );
+    const warn = await call(emu, 'POST', '/api/v1/namespaces/default/secrets', { body });
+    expect(warn.status).toBe(201);
+    expect(warn.body.stringdata).toBeUndefined();
+    expect(warn.warning).toBe('299 - "unknown field \\"stringdata\\"", 299 - "unknown field \\"metadata.labelz\\""');
+  });
+});
+
 describe('dryRun', () => {
   it('validates and authorizes but stores nothing on create/update/patch/delete', async () => {
     const rv0 = emu.resourceVersion;

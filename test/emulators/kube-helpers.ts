@@ -33,6 +33,7 @@ export interface CallResult {
   status: number;
   body: Wire;
   contentType: string;
+  warning: string | null;
 }
 
 /** A raw API call, for checking exact wire shapes. */
@@ -60,7 +61,7 @@ export async function call(
   } catch {
     // non-JSON bodies (healthz) stay text
   }
-  return { status: res.status, body, contentType: res.headers.get('content-type') ?? '' };
+  return { status: res.status, body, contentType: res.headers.get('content-type') ?? '', warning: res.headers.get('warning') };
 }
 
 export interface WatchEvent {

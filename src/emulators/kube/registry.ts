@@ -14,7 +14,7 @@ import {
 import type { Store } from './store.js';
 import { applyDefaults, keepStatus, prepareForCreate, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
-import { checkSecretEncoding, validate } from './validation.js';
+import { checkSecretEncoding, unknownFields, validate } from './validation.js';
 
 export interface WriteOptions {
   dryRun?: boolean;
@@ -22,6 +22,10 @@ export interface WriteOptions {
   subresource?: string;
   /** Direct store writes (test setup, simulated controllers) keep the status they are given. */
   trusted?: boolean;
+  /** The fieldValidation query parameter: Strict rejects unknown fields, Warn reports them, Ignore drops them. */
+  fieldValidation?: string;
+  /** Receives warnings (unknown fields under Warn) for the Warning response header. */
+  warn?: (message: string) => void;
 }
 
 export interface DeleteOptions {
@@ -75,9 +79,22 @@ export class Registry {
   }
 
   /** Decodes a request body into an object of this kind, as the apiserver's serializer would. */
-  decode(info: KindInfo, body: unknown): KubeObject {
+  decode(info: KindInfo, body: unknown, opts: WriteOptions = {}): KubeObject {
     if (!isPlainObject(body)) throw badRequest(`the object provided is unrecognized (must be of type ${info.kind})`);
+    const unknown = unknownFields(info, body);
+    if (unknown.length > 0) {
+      const list = unknown.map((f) => `unknown field "${f}"`);
+      if (opts.fieldValidation === 'Strict') {
+        throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: strict decoding error: ${list.join(', ')}`);
+      }
+      if (opts.fieldValidation !== 'Ignore') for (const w of list) opts.warn?.(w);
+    }
     const obj = structuredClone(body) as KubeObject;
+    // A typed decoder has nowhere to put unknown fields: they are dropped.
+    for (const f of unknown) {
+      if (f.startsWith('metadata.')) delete (obj.metadata as Record<string, unknown>)[f.slice('metadata.'.length)];
+      else delete obj[f];
+    }
     const expectedVersion = info.group ? `${info.group}/${info.version}` : info.version;
     if (obj.apiVersion !== undefined && obj.apiVersion !== expectedVersion) {
       throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expectedVersion})`);
@@ -121,7 +138,7 @@ export class Registry {
   }
 
   create(info: KindInfo, namespace: string | undefined, body: unknown, opts: WriteOptions = {}): KubeObject {
-    const obj = this.decode(info, body);
+    const obj = this.decode(info, body, opts);
     this.checkNamespace(info, obj, namespace);
     if (obj.metadata.resourceVersion) {
       throw failure(500, 'InternalError', 'resourceVersion should not be set on objects to be created');
@@ -151,7 +168,7 @@ export class Registry {
 
   /** PUT semantics; PATCH computes the patched body and comes through here too. */
   update(info: KindInfo, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions = {}): KubeObject {
-    const incoming = this.decode(info, body);
+    const incoming = this.decode(info, body, opts);
     if (incoming.metadata.name !== name) {
       throw badRequest(`the name of the object (${incoming.metadata.name ?? ''}) does not match the name on the URL (${name})`);
     }

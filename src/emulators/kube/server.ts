@@ -17,7 +17,7 @@ import { applyScale, toScale } from './scale.js';
 import { decodeProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
 import { PATCH_TYPES, type PatchType, applyPatch } from './patch.js';
 import { Authorizer, forbiddenReason, type RequestAttributes, type UserInfo } from './rbac.js';
-import type { DeleteOptions, Registry } from './registry.js';
+import type { DeleteOptions, Registry, WriteOptions } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { type FieldRequirement, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
@@ -354,18 +354,18 @@ async function serveResource(
     case 'create': {
       if (name) throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
       const body = parseBody(await readBody(req), mediaType(req));
-      const created = ctx.registry.create(info, namespace, body, { dryRun });
+      const created = ctx.registry.create(info, namespace, body, { dryRun, ...validationOpts(q, res) });
       sendJson(res, 201, withTypeMeta(info, created));
       return;
     }
     case 'update': {
       const body = parseBody(await readBody(req), mediaType(req));
-      const updated = ctx.registry.update(info, namespace, name, body, { dryRun, subresource: ri.subresource });
+      const updated = ctx.registry.update(info, namespace, name, body, { dryRun, subresource: ri.subresource, ...validationOpts(q, res) });
       sendJson(res, 200, withTypeMeta(info, updated));
       return;
     }
     case 'patch':
-      return servePatch(ctx, req, res, info, namespace, name, ri.subresource, dryRun);
+      return servePatch(ctx, req, res, info, namespace, name, ri.subresource, { dryRun, ...validationOpts(q, res) });
     case 'delete': {
       const opts = deleteOptions(parseBody(await readBody(req), 'application/json'), q, dryRun);
       const result = ctx.registry.delete(info, namespace, name, opts);
@@ -448,6 +448,20 @@ function unsupportedPatch(): ApiError {
   );
 }
 
+/** fieldValidation handling; without the parameter the apiserver warns (Warn is its default). */
+function validationOpts(q: URLSearchParams, res: ServerResponse): { fieldValidation: string; warn: (m: string) => void } {
+  const fieldValidation = q.get('fieldValidation') ?? 'Warn';
+  if (!['Strict', 'Warn', 'Ignore'].includes(fieldValidation)) {
+    throw badRequest(`fieldValidation: Unsupported value: "${fieldValidation}": supported values: "Ignore", "Strict", "Warn"`);
+  }
+  return {
+    fieldValidation,
+    warn: (m) => {
+      if (!res.headersSent) res.appendHeader('Warning', `299 - ${JSON.stringify(m)}`);
+    },
+  };
+}
+
 function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): DeleteOptions {
   const opts: DeleteOptions = { dryRun };
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
@@ -467,7 +481,7 @@ async function servePatch(
   namespace: string | undefined,
   name: string,
   subresource: string,
-  dryRun: boolean,
+  opts: WriteOptions,
 ): Promise<void> {
   const type = mediaType(req) as PatchType;
   if (!PATCH_TYPES.includes(type)) throw unsupportedPatch();
@@ -476,14 +490,14 @@ async function servePatch(
   const existing = ctx.store.get(keyOf(info), namespace, name);
   if (!existing) {
     if (type === 'application/apply-patch+yaml' && !subresource) {
-      const created = ctx.registry.create(info, namespace, patch, { dryRun });
+      const created = ctx.registry.create(info, namespace, patch, opts);
       sendJson(res, 201, withTypeMeta(info, created));
       return;
     }
     ctx.registry.get(info, namespace, name);
   }
   const patched = applyPatch(type, withTypeMeta(info, existing!), patch);
-  const updated = ctx.registry.update(info, namespace, name, patched, { dryRun, subresource });
+  const updated = ctx.registry.update(info, namespace, name, patched, { ...opts, subresource });
   sendJson(res, 200, withTypeMeta(info, updated));
 }
 

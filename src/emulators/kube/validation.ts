@@ -200,3 +200,57 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
   }
   if (errs.length > 0) throw invalid(info, obj.metadata.name ?? '', errs);
 }
+
+const META_FIELDS = new Set([
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+]);
+
+const TOP_FIELDS: Record<string, string[]> = {
+  Secret: ['data', 'stringData', 'type', 'immutable'],
+  ConfigMap: ['data', 'binaryData', 'immutable'],
+  Event: [
+    'involvedObject',
+    'reason',
+    'message',
+    'source',
+    'firstTimestamp',
+    'lastTimestamp',
+    'count',
+    'type',
+    'eventTime',
+    'series',
+    'action',
+    'related',
+    'reportingComponent',
+    'reportingInstance',
+  ],
+  ControllerRevision: ['data', 'revision'],
+};
+
+/**
+ * Unknown top-level and metadata fields, as strict decoding names them. Deeper levels are not
+ * checked: the emulator carries no schemas.
+ */
+export function unknownFields(info: KindInfo, body: Record<string, unknown>): string[] {
+  const allowed = new Set(['apiVersion', 'kind', 'metadata', ...(TOP_FIELDS[info.kind] ?? ['spec', 'status'])]);
+  const out = Object.keys(body).filter((k) => !allowed.has(k));
+  const meta = body['metadata'];
+  if (meta && typeof meta === 'object' && !Array.isArray(meta)) {
+    for (const k of Object.keys(meta)) if (!META_FIELDS.has(k)) out.push(`metadata.${k}`);
+  }
+  return out;
+}

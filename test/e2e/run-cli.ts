@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+// Starts the built binary exactly as an operator would: a real process, real argv, real env.
+
+export const BIN = fileURLToPath(new URL('../../bin/par-identity.js', import.meta.url));
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  uid?: number;
+  gid?: number;
+  timeoutMs?: number;
+}
+
+/** Environment without the caller's DD_* and proxies, so tests see only what they set. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('DD_') && !/_PROXY$/i.test(k) && !k.startsWith('KUBERNETES_') && k !== 'PAR_IDENTITY_FAILPOINT') env[k] = v;
+  }
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: cleanEnv(options.env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(options.stdin ?? '');
+  });
+}
