@@ -13,7 +13,8 @@ function optionLines(option: Option): string[] {
 }
 
 function commandSection(cmd: Command): string[] {
-  const options = cmd.options as readonly Option[];
+  // visibleOptions is what --help prints (help flag included), so both list the same flags.
+  const options = cmd.createHelp().visibleOptions(cmd);
   return [
     `.SS ${esc(cmd.name())}`,
     `.B par\\-identity ${esc(cmd.name())}`,
@@ -44,7 +45,7 @@ export function renderManPage(program: Command, version: string): string {
     '.SH DESCRIPTION',
     esc('par-identity generates a new ECDSA P-256 key, enrolls it with the Datadog API, stores it where the Datadog agent reads it (atomically, mode 0600, keeping the previous identity as a backup), and proves online that the server accepts it. Keys are never taken from flag values and never printed.'),
     '.SH COMMANDS',
-    ...program.commands.flatMap(commandSection),
+    ...program.commands.filter((c) => c.name() !== 'help').flatMap(commandSection),
     '.SH CONFIGURATION',
     esc('Keys read from datadog.yaml (in the -c directory) and the -E files; the environment variable DD_<KEY> (upper case, dots as underscores) overrides the files.'),
     ...CONFIG_KEYS.flatMap((k) => ['.TP', `.B ${esc(k.key)}`, esc(`${k.use}${k.default !== undefined ? ` (default: ${JSON.stringify(k.default)})` : ''}; env ${[envNameOf(k.key), ...(k.aliases ?? [])].join(', ')}`)]),

@@ -326,4 +326,15 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
     const who = await kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], limited);
     expect(who.stdout).toBe('system:serviceaccount:ns1:runner');
   });
+
+  it('create -f with a misspelt field fails under kubectl strict validation', async () => {
+    const file = join(dir, 'typo.yaml');
+    await writeFile(file, ['apiVersion: v1', 'kind: Secret', 'metadata: {name: ktypo}', 'stringdata: {a: b}', ''].join('\n'));
+    const run = await kubectl(['create', '-f', file]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr.trim()).toBe(
+      `Error from server (BadRequest): error when creating "${file}": Secret in version "v1" cannot be handled as a Secret: strict decoding error: unknown field "stringdata"`,
+    );
+    expect(emu.getObject('v1', 'Secret', 'default', 'ktypo')).toBeUndefined();
+  });
 });

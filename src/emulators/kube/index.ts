@@ -15,7 +15,7 @@ import { servingCert } from './tls.js';
 import { WatchHub } from './watch.js';
 
 export type { FailOptions, FaultController, FaultHandle, FaultRequest, RequestMatcher } from './faults.js';
-export type { KindInfo } from './kinds.js';
+export type { KindInfo, KindRegistry } from './kinds.js';
 export type { KubeconfigOptions } from './kubeconfig.js';
 export type { Grant } from './rbac.js';
 export type { RecordedRequest } from './server.js';
@@ -41,21 +41,37 @@ export interface KubeEmulatorOptions {
 }
 
 export interface KubeEmulator {
+  /** https://127.0.0.1:PORT (http:// with tls: false). */
   url: string;
+  /** Bearer token of a superuser (system:masters): every request is allowed. */
   adminToken: string;
   /** PEM of the self-signed serving certificate (its own CA); undefined over plain http. */
   caCert: string | undefined;
+  /** Stops listening, ends open watches and cuts remaining connections. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Direct store access for test setup and simulated controllers: no authentication, but the
+   * same rules as the API (uid, creationTimestamp, resourceVersion, generation, defaults,
+   * validation, namespace must exist). Unlike an API create or main-resource update, the
+   * status given is kept. Failures throw ApiError carrying the Status the API would answer.
+   */
   createObject(obj: KubeObject): KubeObject;
   getObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined;
+  /** Like PUT: a metadata.resourceVersion that is set must match (else ApiError 409); an identical object writes nothing. */
   updateObject(obj: KubeObject): KubeObject;
+  /** Like DELETE: an object with finalizers only gets a deletionTimestamp; a Namespace takes its contents with it. */
   deleteObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): void;
   listObjects(apiVersion: string, kind: string, namespace?: string): KubeObject[];
+  /** Maps a bearer token to a user and rules; called again for the same token, the grants add up. */
   addToken(token: string, grant: { user?: string; namespace?: string; rules: PolicyRule[] }): void;
+  /** Kubeconfig YAML for kubectl and client-node; the admin token unless one is given. */
   kubeconfig(opts?: KubeconfigOptions): string;
+  /** Writes kubeconfig() to a file with mode 0600. */
   writeKubeconfig(path: string, opts?: KubeconfigOptions): Promise<void>;
+  /** Forgets all change history: a watch or exact list from any earlier resourceVersion gets 410 Expired. */
   compact(): void;
   faults: FaultController;
+  /** Every request in arrival order (method, path, query, verb, resource, user, status); bodies are never kept. */
   requests: RecordedRequest[];
   /** Observes every committed change (also those made through the direct store methods). Returns an unsubscribe function. */
   onChange(listener: (event: ChangeEvent) => void): () => void;

@@ -109,6 +109,7 @@ function smpMergeMap(original: JsonObject | undefined, patch: JsonObject, parent
       if (Array.isArray(current) && Array.isArray(v)) out[field] = current.filter((x) => !v.some((d) => isDeepStrictEqual(d, x)));
       continue;
     }
+    if (k.startsWith('$')) continue;
     if (v === null) {
       delete out[k];
       continue;

@@ -47,7 +47,14 @@ export function parseRequestInfo(method: string, url: URL): RequestInfo {
     .replace(/^\/+|\/+$/g, '')
     .split('/')
     .filter((p) => p !== '')
-    .map((p) => decodeURIComponent(p));
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        // Malformed escapes stay as typed; they simply match no resource.
+        return p;
+      }
+    });
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
   info.apiPrefix = parts[0]!;
   parts = parts.slice(1);

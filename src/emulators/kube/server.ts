@@ -1,35 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
-import {
-  aggregatedDiscovery,
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  SERVER_VERSION,
-  wantsAggregated,
-} from './discovery.js';
-import type { FaultController, FaultRequest } from './faults.js';
-import { apiVersionOf, type KindInfo, type KindRegistry, keyOf } from './kinds.js';
-import { groupVersionOfPath, openApiV3Document, openApiV3Root } from './openapi.js';
 import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './access-review.js';
-import { applyScale, toScale } from './scale.js';
-import { decodeProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
-import { PATCH_TYPES, type PatchType, applyPatch } from './patch.js';
+import type { FaultController, FaultRequest } from './faults.js';
+import { mediaType, parseBody, readBody, sendJson } from './http-io.js';
+import { apiVersionOf, type KindInfo, type KindRegistry, keyOf } from './kinds.js';
+import { checkFieldSelector, serveList, stripTypeMeta } from './list.js';
+import { serveNonResource } from './non-resource.js';
+import { applyPatch, PATCH_TYPES, type PatchType } from './patch.js';
 import { Authorizer, forbiddenReason, type RequestAttributes, type UserInfo } from './rbac.js';
 import type { DeleteOptions, Registry, WriteOptions } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
-import { type FieldRequirement, parseFieldSelector, parseLabelSelector } from './selectors.js';
-import {
-  ApiError,
-  badRequest,
-  expired,
-  failure,
-  forbidden,
-  internalError,
-  tooLargeResourceVersion,
-  unauthorized,
-} from './status-errors.js';
+import { applyScale, toScale } from './scale.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { ApiError, badRequest, failure, forbidden, internalError, notFoundPath, unauthorized } from './status-errors.js';
 import type { Store } from './store.js';
 import { toTable, wantsTable } from './tables.js';
 import type { KubeObject } from './types.js';
@@ -64,82 +46,13 @@ export interface ServerContext {
   hostPort: () => string;
 }
 
-const MAX_BODY = 3 * 1024 * 1024;
 const PUBLIC_PATHS = new Set(['/version', '/version/', '/healthz', '/livez', '/readyz']);
-
-function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
-  res.end(text);
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${MAX_BODY}`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-function mediaType(req: IncomingMessage): string {
-  return (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
-}
-
-function parseBody(buf: Buffer, type: string): unknown {
-  if (type === PROTOBUF_MEDIA_TYPE) return buf.length === 0 ? undefined : decodeProtobuf(buf);
-  const text = buf.toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    if (type.includes('yaml')) return parseYaml(text);
-    return JSON.parse(text);
-  } catch (e) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
-  }
-}
 
 function dryRunOf(values: string[]): boolean {
   for (const v of values) {
     if (v !== 'All') throw failure(400, 'BadRequest', `dryRun: Unsupported value: "${v}": supported values: "All"`);
   }
   return values.length > 0;
-}
-
-function checkFieldSelector(info: KindInfo, reqs: FieldRequirement[]): void {
-  const known = new Set(['metadata.name', ...(info.namespaced ? ['metadata.namespace'] : []), ...Object.keys(info.fieldLabels)]);
-  for (const r of reqs) {
-    if (!known.has(r.field)) throw badRequest(`field label not supported: ${r.field}`);
-  }
-}
-
-function stripTypeMeta(obj: KubeObject): Record<string, unknown> {
-  const { apiVersion: _apiVersion, kind: _kind, ...rest } = obj;
-  return rest;
-}
-
-interface ContinueToken {
-  rv: number;
-  start: string;
-}
-
-function encodeContinue(t: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: t.rv, start: t.start })).toString('base64');
-}
-
-function decodeContinue(s: string): ContinueToken {
-  try {
-    const t = JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
-    if (typeof t.rv === 'number' && typeof t.start === 'string') return { rv: t.rv, start: t.start };
-  } catch {
-    // fall through to the apiserver's message for a malformed token
-  }
-  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
 }
 
 export function createRequestHandler(ctx: ServerContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -217,68 +130,6 @@ function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: 
   throw forbidden(resource, ri.name || undefined, forbiddenReason(attrs));
 }
 
-function notFoundPath(): ApiError {
-  return failure(404, 'NotFound', 'the server could not find the requested resource');
-}
-
-function serveNonResource(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
-  const p = url.pathname.replace(/\/+$/, '') || '/';
-  const accept = req.headers.accept;
-  if (p === '/version') {
-    sendJson(res, 200, SERVER_VERSION);
-    return;
-  }
-  if (p === '/healthz' || p === '/livez' || p === '/readyz') {
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-    res.end('ok');
-    return;
-  }
-  if (p === '/api' || p === '/apis') {
-    const aggregated = wantsAggregated(accept);
-    if (aggregated) {
-      const version = aggregated.includes('v=v2beta1') ? 'apidiscovery.k8s.io/v2beta1' : 'apidiscovery.k8s.io/v2';
-      sendJson(res, 200, aggregatedDiscovery(ctx.kinds, p === '/api', version), aggregated);
-      return;
-    }
-    sendJson(res, 200, p === '/api' ? apiVersions(ctx.hostPort()) : apiGroupList(ctx.kinds));
-    return;
-  }
-  if (p === '/openapi/v3') {
-    sendJson(res, 200, openApiV3Root(ctx.kinds));
-    return;
-  }
-  const gv = groupVersionOfPath(p);
-  if (gv) {
-    const doc = openApiV3Document(ctx.kinds, gv.group, gv.version);
-    if (doc) {
-      sendJson(res, 200, doc);
-      return;
-    }
-  }
-  const parts = p.split('/').filter(Boolean);
-  if (parts[0] === 'api' && parts.length === 2) {
-    const list = apiResourceList(ctx.kinds, '', parts[1]!);
-    if (list) {
-      sendJson(res, 200, list);
-      return;
-    }
-  }
-  if (parts[0] === 'apis' && parts.length === 2) {
-    const group = apiGroup(ctx.kinds, parts[1]!);
-    if (group) {
-      sendJson(res, 200, group);
-      return;
-    }
-  }
-  if (parts[0] === 'apis' && parts.length === 3) {
-    const list = apiResourceList(ctx.kinds, parts[1]!, parts[2]!);
-    if (list) {
-      sendJson(res, 200, list);
-      return;
-    }
-  }
-  throw notFoundPath();
-}
 
 async function serveResource(
   ctx: ServerContext,
@@ -317,7 +168,7 @@ async function serveResource(
       return;
     }
     case 'list':
-      return serveList(ctx, res, q, info, namespace, accept);
+      return serveList(ctx.store, res, q, info, namespace, accept);
     case 'watch': {
       const fields = parseFieldSelector(q.get('fieldSelector'));
       if (ri.verbViaPath && name) fields.push({ field: 'metadata.name', op: '=', value: name });
@@ -499,68 +350,5 @@ async function servePatch(
   const patched = applyPatch(type, withTypeMeta(info, existing!), patch);
   const updated = ctx.registry.update(info, namespace, name, patched, { ...opts, subresource });
   sendJson(res, 200, withTypeMeta(info, updated));
-}
-
-function serveList(
-  ctx: ServerContext,
-  res: ServerResponse,
-  q: URLSearchParams,
-  info: KindInfo,
-  namespace: string | undefined,
-  accept: string | undefined,
-): void {
-  const fields = parseFieldSelector(q.get('fieldSelector'));
-  checkFieldSelector(info, fields);
-  const labels = parseLabelSelector(q.get('labelSelector'));
-  const current = ctx.store.currentRv;
-  const rvParam = q.get('resourceVersion') ?? '';
-  const match = q.get('resourceVersionMatch') ?? '';
-  const cont = q.get('continue');
-  let atRv = current;
-  let start = '';
-  if (cont) {
-    if (rvParam) throw badRequest('specifying resource version is not allowed when using continue');
-    const token = decodeContinue(cont);
-    atRv = token.rv;
-    start = token.start;
-  } else if (rvParam !== '' && rvParam !== '0') {
-    if (!/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: ${rvParam}`);
-    const n = Number(rvParam);
-    if (match === 'Exact') atRv = n;
-    else if (n > current) throw tooLargeResourceVersion(n, current);
-  } else if (match === 'Exact') {
-    throw failure(422, 'Invalid', 'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
-  }
-  const all = ctx.store.stateAt(keyOf(info), atRv);
-  if (!all) {
-    if (cont) {
-      throw expired(
-        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
-      );
-    }
-    throw expired(`too old resource version: ${atRv} (${ctx.store.oldestResumableRv})`);
-  }
-  const sel = { info, namespace, labels, fields };
-  let items = all.filter((o) => selects(sel, o) && (!start || `${o.metadata.namespace ?? ''}/${o.metadata.name}` > start));
-  const limit = Number(q.get('limit') ?? 0);
-  const metadata: Record<string, unknown> = { resourceVersion: String(atRv) };
-  if (limit > 0 && items.length > limit) {
-    const last = items[limit - 1]!;
-    metadata['continue'] = encodeContinue({ rv: atRv, start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` });
-    metadata['remainingItemCount'] = items.length - limit;
-    items = items.slice(0, limit);
-  }
-  if (wantsTable(accept)) {
-    const table = toTable(info, items.map((o) => withTypeMeta(info, o)), { includeObject: q.get('includeObject') ?? 'Metadata' });
-    table['metadata'] = metadata;
-    sendJson(res, 200, table);
-    return;
-  }
-  sendJson(res, 200, {
-    kind: `${info.kind}List`,
-    apiVersion: apiVersionOf(info),
-    metadata,
-    items: items.map(stripTypeMeta),
-  });
 }
 
