@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { commonJs } from '../lazy-module.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
 
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
@@ -50,7 +51,7 @@ async function findMainFile(cfgPath: string, fileNames: string[]): Promise<strin
 }
 
 async function parseYamlFile(path: string): Promise<Tree> {
-  const { parseDocument } = await import('yaml');
+  const { parseDocument } = commonJs(await import('yaml'));
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -1,3 +1,5 @@
+import { commonJs } from '../lazy-module.js';
+
 // One HTTP exchange over undici: no redirect following (a redirect must never carry the API key to
 // another host), a hard cap on the response body, proxies from HTTPS_PROXY/NO_PROXY, TLS always
 // verified (extra CAs come from NODE_EXTRA_CA_CERTS through node's TLS defaults).
@@ -19,7 +21,7 @@ export class ResponseTooLargeError extends Error {
 let dispatcherPromise: Promise<import('undici').Dispatcher> | undefined;
 
 async function dispatcher(): Promise<import('undici').Dispatcher> {
-  dispatcherPromise ??= import('undici').then(({ EnvHttpProxyAgent }) => new EnvHttpProxyAgent());
+  dispatcherPromise ??= import('undici').then((mod) => new (commonJs(mod).EnvHttpProxyAgent)());
   return dispatcherPromise;
 }
 
@@ -30,7 +32,7 @@ export async function exchange(
   body: string | undefined,
   timeoutMs: number,
 ): Promise<HttpResponse> {
-  const { request } = await import('undici');
+  const { request } = commonJs(await import('undici'));
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${Math.round(timeoutMs)} ms`)), timeoutMs);
   try {

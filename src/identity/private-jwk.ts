@@ -70,6 +70,8 @@ function parseJwkJson(encoded: string): Record<string, unknown> {
   if (!BASE64URL.test(encoded)) {
     throw new IdentityDecodeError('private_key', 'contains characters outside base64url (whitespace is not tolerated by the Go agent)');
   }
+  // Buffer silently drops a lone trailing character; Go's RawURLEncoding rejects it.
+  if (encoded.length % 4 === 1) throw new IdentityDecodeError('private_key', 'is truncated base64url (a dangling final character), which the Go agent rejects');
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));

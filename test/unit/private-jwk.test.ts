@@ -188,7 +188,7 @@ describe('strict decoder: every rejection is a typed IdentityDecodeError naming 
     ['kid a number', withJwk({ kid: 7 }), 'kid'],
   ];
 
-  it.each(cases)('%s → field %s', (_name, encoded, field) => {
+  it.each(cases.map(([name, encoded, field]) => [name, field, encoded] as const))('%s → field %s', (_name, field, encoded) => {
     const err = decodeError(() => decodePrivateJwk(encoded));
     expect(err.field).toBe(field);
     expect(err).toBeInstanceOf(ParError);
