@@ -41,6 +41,26 @@ function addCredentialFlags(cmd: Command): Command {
     .option('--app-key-file <path>', 'read the application key from this file (- for stdin)');
 }
 
+function addKubeFlags(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <path>', 'kubeconfig file (else KUBECONFIG, kubernetes_kubeconfig_path, the service account, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('-n, --namespace <ns>', 'namespace of the identity Secret (else kube_resources_namespace, the service-account namespace, default)')
+    .option('--secret-name <name>', 'identity Secret name (else private_action_runner.identity_secret_name, private-action-runner-identity)');
+}
+
+function kubeOptions(raw: Raw) {
+  const pick = (key: string) => (raw[key] ? { [key]: raw[key] as string } : {});
+  return { ...pick('kubeconfig'), ...pick('context'), ...pick('namespace'), ...pick('secretName') };
+}
+
+function credentialOptions(raw: Raw) {
+  return {
+    ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
+    ...(raw.appKeyFile ? { appKeyFile: raw.appKeyFile as string } : {}),
+  };
+}
+
 function outputOptions(raw: Raw, io: Io) {
   return { json: Boolean(raw.json), color: wantsColor(io, raw.color === false) };
 }
@@ -89,22 +109,51 @@ export function buildProgram(io: Io): Command {
     action(io, 'rotate-identity', () => import('./commands/rotate-identity.js'), (raw) => ({
       ...localOptions(raw),
       ...outputOptions(raw, io),
-      ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
-      ...(raw.appKeyFile ? { appKeyFile: raw.appKeyFile as string } : {}),
+      ...credentialOptions(raw),
       timeoutSeconds: raw.timeout as number,
       dryRun: Boolean(raw.dryRun),
       verify: raw.verify !== false,
     })),
   );
 
+  const rotatePar = program
+    .command('rotate-par-identity')
+    .description("enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)");
+  rotatePar
+    .option('-c, --cfgpath <dir>', 'cluster agent config directory (datadog-cluster.yaml, else datadog.yaml)', DEFAULT_CFGPATH)
+    .option('-E, --extracfgpath <file>', 'extra agent config file merged over the main one (repeatable)', collect, []);
+  addKubeFlags(rotatePar);
+  addCredentialFlags(rotatePar);
+  rotatePar
+    .addOption(new Option('--timeout <seconds>', 'deadline for enrollment and verification').default(120).argParser(seconds))
+    .option('--dry-run', 'every read and the server-side dry-run update; no enrollment, no write')
+    .option('--no-verify', 'skip the signed health check of the new identity')
+    .option('--no-keep-previous', 'do not keep the previous identity as previous_urn / previous_private_key');
+  addOutputFlags(rotatePar).action(
+    action(io, 'rotate-par-identity', () => import('./commands/rotate-par-identity.js'), (raw) => ({
+      cfgPath: raw.cfgpath as string,
+      extraCfg: raw.extracfgpath as string[],
+      ...kubeOptions(raw),
+      ...credentialOptions(raw),
+      ...outputOptions(raw, io),
+      timeoutSeconds: raw.timeout as number,
+      dryRun: Boolean(raw.dryRun),
+      verify: raw.verify !== false,
+      keepPrevious: raw.keepPrevious !== false,
+    })),
+  );
+
   const status = program.command('status').description('show where the identity is, what it is, and whether the agent would keep it');
   addConfigFlags(status);
+  status.option('--secret', "show the cluster agent's identity Secret (current and previous) instead of the file");
+  addKubeFlags(status);
   status
     .option('--verify', 'also prove online that the server accepts the identity (signed health check)')
     .addOption(new Option('--timeout <seconds>', 'deadline for --verify').default(30).argParser(seconds));
   addOutputFlags(status).action(
-    action(io, 'status', () => import('./commands/status.js'), (raw) => ({
+    action(io, 'status', () => (status.opts().secret ? import('./commands/secret-status.js') : import('./commands/status.js')), (raw) => ({
       ...localOptions(raw),
+      ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: Boolean(raw.verify),
       timeoutSeconds: raw.timeout as number,
@@ -113,12 +162,15 @@ export function buildProgram(io: Io): Command {
 
   const rollback = program.command('rollback').description('swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup');
   addConfigFlags(rollback);
+  rollback.option('--secret', "restore previous_* in the cluster agent's identity Secret instead of the file backup");
+  addKubeFlags(rollback);
   rollback
     .option('--no-verify', 'skip the signed health check of the restored identity')
     .addOption(new Option('--timeout <seconds>', 'deadline for verification').default(30).argParser(seconds));
   addOutputFlags(rollback).action(
-    action(io, 'rollback', () => import('./commands/rollback.js'), (raw) => ({
+    action(io, 'rollback', () => (rollback.opts().secret ? import('./commands/secret-rollback.js') : import('./commands/rollback.js')), (raw) => ({
       ...localOptions(raw),
+      ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: raw.verify !== false,
       timeoutSeconds: raw.timeout as number,

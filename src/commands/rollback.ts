@@ -1,13 +1,10 @@
-import { retryPolicyFromEnv } from '../enrollment/index.js';
-import { resolveEndpoint } from '../config/index.js';
 import { restartHint } from '../config/runtime-environment.js';
 import { StorageError, VerificationError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { backupPathOf, readIdentityFile, replaceFileAtomically } from '../storage/index.js';
-import { healthCheckInput } from './enrollment-context.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
-import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
+import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-step.js';
 
 export interface RollbackOptions extends OutputOptions, LocalTargetOptions {
   verify: boolean;
@@ -38,10 +35,7 @@ export async function run(options: RollbackOptions, io: Io): Promise<CommandResu
   }
   let verify: VerifyReport = { performed: false };
   if (options.verify) {
-    const endpoint = resolveEndpoint(config, io.env);
-    report.step(`verify online at ${endpoint.baseUrl}`);
-    const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
-    verify = await verifyStep(healthCheckInput(ctx, readBack.identity, 'private_action_runner', io), options.timeoutSeconds, retryPolicyFromEnv(io.env));
+    verify = await verifyWithConfig(config, readBack.identity, 'private_action_runner', io, report, options.timeoutSeconds);
   }
   const urn = readBack.identity.record.urn;
   if (verify.performed && !verify.ok) {

@@ -1,14 +1,12 @@
-import { retryPolicyFromEnv } from '../enrollment/index.js';
 import type { Stats } from 'node:fs';
-import { resolveEndpoint, resolveHostname } from '../config/index.js';
+import { resolveHostname } from '../config/index.js';
 import { StorageError, VerificationError } from '../errors.js';
 import { apiKeyHash, type DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { backupPathOf, readIdentityFile } from '../storage/index.js';
-import { healthCheckInput } from './enrollment-context.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
-import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
+import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-step.js';
 
 export interface StatusOptions extends OutputOptions, LocalTargetOptions {
   verify: boolean;
@@ -59,10 +57,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
   const reEnroll = reEnrollReasons(live.identity, host.hostname, agentKey);
   let verify: VerifyReport = { performed: false };
   if (options.verify) {
-    const endpoint = resolveEndpoint(config, io.env);
-    report.step(`verify online at ${endpoint.baseUrl}`);
-    const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
-    verify = await verifyStep(healthCheckInput(ctx, live.identity, 'private_action_runner', io), options.timeoutSeconds, retryPolicyFromEnv(io.env));
+    verify = await verifyWithConfig(config, live.identity, 'private_action_runner', io, report, options.timeoutSeconds);
   }
   const current = describeIdentity(live.identity);
   const facts = fileFacts(live.stats);

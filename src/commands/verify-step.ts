@@ -1,10 +1,23 @@
-import { type HealthCheckInput, type RetryPolicy, verifyOnline } from '../enrollment/index.js';
+import { type AgentConfig, resolveEndpoint } from '../config/index.js';
+import { type AgentFlavor, type HealthCheckInput, type RetryPolicy, retryPolicyFromEnv, verifyOnline } from '../enrollment/index.js';
+import type { DecodedIdentity } from '../identity/index.js';
+import type { Io } from '../io.js';
+import type { Reporter } from '../output.js';
+import { healthCheckInput } from './enrollment-context.js';
 
 export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
 
 export async function verifyStep(input: HealthCheckInput, timeoutSeconds: number, policy: RetryPolicy): Promise<VerifyReport> {
   const result = await verifyOnline(input, { timeoutMs: timeoutSeconds * 1000, policy });
   return { performed: true, ...result };
+}
+
+/** Verification outside a rotation (status, rollback): the endpoint comes from the agent config. */
+export async function verifyWithConfig(config: AgentConfig, identity: DecodedIdentity, flavor: AgentFlavor, io: Io, report: Reporter, timeoutSeconds: number): Promise<VerifyReport> {
+  const endpoint = resolveEndpoint(config, io.env);
+  report.step(`verify online at ${endpoint.baseUrl}`);
+  const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
+  return verifyStep(healthCheckInput(ctx, identity, flavor, io), timeoutSeconds, retryPolicyFromEnv(io.env));
 }
 
 export function describeVerify(verify: VerifyReport): string {

@@ -51,17 +51,19 @@ async function findMainFile(cfgPath: string, fileNames: string[]): Promise<strin
 }
 
 async function parseYamlFile(path: string): Promise<Tree> {
-  const { parseDocument } = commonJs(await import('yaml'));
+  const { LineCounter, parseDocument } = commonJs(await import('yaml'));
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new ConfigError('CONFIG_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, 'Check the path given with -c/-E and its permissions.', { file: path });
   }
-  const doc = parseDocument(text, { prettyErrors: false });
+  // Without prettyErrors the errors carry no linePos: a LineCounter maps the offset to a line.
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter });
   const first = doc.errors[0];
   if (first) {
-    const line = first.linePos?.[0]?.line;
+    const line = first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line;
     throw new ConfigError(
       'CONFIG_YAML',
       `${path}${line ? `:${line}` : ''}: invalid YAML: ${first.message.split('\n')[0]}`,
@@ -122,7 +124,8 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
   const resolve = (key: string): { value: unknown; source: string } => {
     for (const name of envNames(key)) {
       const raw = options.env[name];
-      if (raw !== undefined) return { value: raw, source: `env ${name}` };
+      // The Go agent skips empty variables (`ok && value != ""`), so DD_X= does not hide the file.
+      if (raw !== undefined && raw !== '') return { value: raw, source: `env ${name}` };
     }
     for (let i = layers.length - 1; i >= 0; i--) {
       const value = lookup(layers[i]!.tree, key);

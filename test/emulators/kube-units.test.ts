@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonPatch, mergePatch, strategicMergePatch } from '../../src/emulators/kube/patch.js';
+import { decodeProtobuf } from '../../src/emulators/kube/protobuf.js';
 import { labelsMatch, parseFieldSelector, parseLabelSelector } from '../../src/emulators/kube/selectors.js';
 import { ApiError } from '../../src/emulators/kube/status-errors.js';
 import { base64ErrorOffset } from '../../src/emulators/kube/validation.js';
@@ -77,5 +78,52 @@ describe('patches', () => {
       ]),
     ).toEqual({ c: 1, moved: { b: 1 }, list: [1, 2] });
     expect(() => jsonPatch({}, [{ op: 'remove', path: '/nope' }])).toThrow(/missing/);
+  });
+});
+
+/** Minimal protobuf writer: length-delimited and varint fields only. */
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v > 0x7f) {
+    out.push((v & 0x7f) | 0x80);
+    v >>>= 7;
+  }
+  out.push(v);
+  return Buffer.from(out);
+}
+const ld = (no: number, payload: Buffer | string) => {
+  const b = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+  return Buffer.concat([varint((no << 3) | 2), varint(b.length), b]);
+};
+const vi = (no: number, n: number) => Buffer.concat([varint(no << 3), varint(n)]);
+const envelope = (apiVersion: string, kind: string, raw: Buffer) =>
+  Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00]), ld(1, Buffer.concat([ld(1, apiVersion), ld(2, kind)])), ld(2, raw)]);
+
+describe('protobuf request bodies', () => {
+  it('decodes a Secret with metadata, data and labels', () => {
+    const meta = Buffer.concat([ld(1, 'p'), ld(3, 'ns'), ld(11, Buffer.concat([ld(1, 'app'), ld(2, 'x')])), ld(14, 'f/one')]);
+    const raw = Buffer.concat([ld(1, meta), ld(2, Buffer.concat([ld(1, 'k'), ld(2, Buffer.from([0, 255]))])), ld(3, 'Opaque'), vi(5, 1)]);
+    expect(decodeProtobuf(envelope('v1', 'Secret', raw))).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'p', namespace: 'ns', labels: { app: 'x' }, finalizers: ['f/one'] },
+      data: { k: Buffer.from([0, 255]).toString('base64') },
+      type: 'Opaque',
+      immutable: true,
+    });
+  });
+  it('decodes DeleteOptions with preconditions', () => {
+    const raw = Buffer.concat([vi(1, 0), ld(2, Buffer.concat([ld(1, 'uid-1'), ld(2, '42')])), ld(4, 'Background'), ld(5, 'All')]);
+    expect(decodeProtobuf(envelope('v1', 'DeleteOptions', raw))).toEqual({
+      gracePeriodSeconds: 0,
+      preconditions: { uid: 'uid-1', resourceVersion: '42' },
+      propagationPolicy: 'Background',
+      dryRun: ['All'],
+    });
+  });
+  it('refuses kinds it has no field map for with 415, and non-protobuf bytes with 400', () => {
+    expect(() => decodeProtobuf(envelope('apps/v1', 'Deployment', Buffer.alloc(0)))).toThrow(/only for Secret/);
+    expect(() => decodeProtobuf(Buffer.from('{}'))).toThrow(/does not appear to be a protobuf message/);
   });
 });

@@ -46,8 +46,9 @@ describe('buildUrn (protocol §1)', () => {
 
 describe('parseUrn (7 parts, fixed prefix, int64 org id, non-empty runner id)', () => {
   it.each([
-    ['int64 max', 'urn:dd:apps:on-prem-runner:us1:9223372036854775807:r', { region: 'us1', orgId: 9223372036854775807, runnerId: 'r' }],
-    ['int64 min (Go ParseInt accepts it)', 'urn:dd:apps:on-prem-runner:us1:-9223372036854775808:r', { region: 'us1', orgId: -9223372036854775808, runnerId: 'r' }],
+    // Accepted like Go does, but a JS number cannot hold these exactly (see the report): only the parse is pinned.
+    ['int64 max', 'urn:dd:apps:on-prem-runner:us1:9223372036854775807:r', { region: 'us1', orgId: Number('9223372036854775807'), runnerId: 'r' }],
+    ['int64 min (Go ParseInt accepts it)', 'urn:dd:apps:on-prem-runner:us1:-9223372036854775808:r', { region: 'us1', orgId: Number('-9223372036854775808'), runnerId: 'r' }],
     ['leading zeros', 'urn:dd:apps:on-prem-runner:us1:007:r', { region: 'us1', orgId: 7, runnerId: 'r' }],
     ['any region string', 'urn:dd:apps:on-prem-runner:us5:42:runner-1', { region: 'us5', orgId: 42, runnerId: 'runner-1' }],
   ])('accepts %s', (_name, urn, parts) => {

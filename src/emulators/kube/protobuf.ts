@@ -224,7 +224,23 @@ function rulesReview(raw: Buffer): Record<string, unknown> {
   return { metadata: {}, spec };
 }
 
+function deleteOptions(raw: Buffer): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  const dryRun: string[] = [];
+  for (const f of fields(raw)) {
+    if (f.no === 1) o['gracePeriodSeconds'] = int(f);
+    if (f.no === 2) o['preconditions'] = strings(bytes(f), { 1: 'uid', 2: 'resourceVersion' });
+    if (f.no === 3) o['orphanDependents'] = f.value !== 0n;
+    if (f.no === 4) o['propagationPolicy'] = str(f);
+    if (f.no === 5) dryRun.push(str(f));
+  }
+  if (dryRun.length) o['dryRun'] = dryRun;
+  return o;
+}
+
 const DECODERS: Record<string, (raw: Buffer) => Record<string, unknown>> = {
+  'v1/DeleteOptions': deleteOptions,
+  'meta.k8s.io/v1/DeleteOptions': deleteOptions,
   'v1/Secret': secret,
   'v1/ConfigMap': configMap,
   'v1/Namespace': namespace,
@@ -252,5 +268,6 @@ export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   if (!decode) {
     throw failure(415, 'UnsupportedMediaType', `the emulator decodes protobuf only for Secret, ConfigMap, Namespace and self reviews, not ${apiVersion}/${kind}; send application/json`);
   }
-  return { apiVersion, kind, ...decode(raw) };
+  const decoded = decode(raw);
+  return kind === 'DeleteOptions' ? decoded : { apiVersion, kind, ...decoded };
 }

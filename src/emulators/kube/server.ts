@@ -218,14 +218,14 @@ async function serveResource(
     case 'patch':
       return servePatch(ctx, req, res, info, namespace, name, ri.subresource, { dryRun, ...validationOpts(q, res) });
     case 'delete': {
-      const opts = deleteOptions(parseBody(await readBody(req), 'application/json'), q, dryRun);
+      const opts = deleteOptions(parseBody(await readBody(req), mediaType(req)), q, dryRun);
       const result = ctx.registry.delete(info, namespace, name, opts);
       const body = result.body.kind === 'Status' ? result.body : withTypeMeta(info, result.body as KubeObject);
       sendJson(res, 200, body);
       return;
     }
     case 'deletecollection': {
-      const opts = deleteOptions(parseBody(await readBody(req), 'application/json'), q, dryRun);
+      const opts = deleteOptions(parseBody(await readBody(req), mediaType(req)), q, dryRun);
       const fields = parseFieldSelector(q.get('fieldSelector'));
       checkFieldSelector(info, fields);
       const labels = parseLabelSelector(q.get('labelSelector'));

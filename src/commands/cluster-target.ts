@@ -1,0 +1,38 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { type AgentConfig, loadAgentConfig } from '../config/index.js';
+import type { Io } from '../io.js';
+import { connectKube, coreApi, type KubeConnection, type ResolvedSecretTarget, resolveSecretTarget, type SecretRef } from '../kube/index.js';
+import type { Reporter } from '../output.js';
+
+export interface ClusterTargetOptions {
+  cfgPath: string;
+  extraCfg: string[];
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  secretName?: string;
+}
+
+export interface ClusterTarget {
+  config: AgentConfig;
+  conn: KubeConnection;
+  core: CoreV1Api;
+  target: ResolvedSecretTarget;
+  ref: SecretRef;
+}
+
+/** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
+export async function resolveClusterTarget(options: ClusterTargetOptions, io: Io, report: Reporter): Promise<ClusterTarget> {
+  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env, fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] });
+  report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no datadog-cluster.yaml or datadog.yaml in ${options.cfgPath}; environment only`);
+  const conn = await connectKube({
+    ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+    ...(options.context ? { context: options.context } : {}),
+    ...(config.getString('kubernetes_kubeconfig_path') ? { configKubeconfig: config.getString('kubernetes_kubeconfig_path')! } : {}),
+    env: io.env,
+  });
+  report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);
+  const target = resolveSecretTarget(config, io.env, options);
+  report.info(`secret: ${target.namespace}/${target.name} (namespace from ${target.namespaceSource}, name from ${target.nameSource})`);
+  return { config, conn, core: await coreApi(conn), target, ref: { namespace: target.namespace, name: target.name } };
+}

@@ -1,0 +1,113 @@
+import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
+import { IdentityDecodeError, type ParError } from '../errors.js';
+import { type DecodedIdentity, decodeIdentity } from '../identity/index.js';
+import { isNotFound, kubeFailure } from './kube-errors.js';
+
+// The cluster agent's identity Secret (protocol §6): data keys the Go reader needs, the labels it
+// sets, and the previous identity kept beside them (the Go reader ignores extra keys).
+
+export const SECRET_KEYS = {
+  privateKey: 'private_key',
+  urn: 'urn',
+  clusterId: 'orch_cluster_id',
+  apiKeyHash: 'api_key_hash',
+  previousPrivateKey: 'previous_private_key',
+  previousUrn: 'previous_urn',
+} as const;
+
+export const SECRET_LABELS: Record<string, string> = {
+  'app.kubernetes.io/name': 'datadog-cluster-agent',
+  'app.kubernetes.io/component': 'private-action-runner',
+  'app.kubernetes.io/managed-by': 'datadog-cluster-agent',
+};
+
+export interface SecretRef {
+  namespace: string;
+  name: string;
+}
+
+export type IdentitySecretState =
+  | { state: 'missing'; ref: SecretRef }
+  | {
+      state: 'present';
+      ref: SecretRef;
+      secret: V1Secret;
+      resourceVersion: string;
+      /** Decoded data values (raw strings, as the Go reader sees them). */
+      data: Record<string, string>;
+      identity?: DecodedIdentity;
+      previous?: DecodedIdentity;
+      error?: ParError;
+    };
+
+function decodeData(secret: V1Secret): Record<string, string> {
+  return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+function tryDecode(privateKey: string | undefined, urn: string | undefined): { identity?: DecodedIdentity; error?: ParError } {
+  if (!privateKey) return { error: new IdentityDecodeError('private_key', 'is missing from the Secret') };
+  if (!urn) return { error: new IdentityDecodeError('urn', 'is missing from the Secret') };
+  try {
+    return { identity: decodeIdentity({ privateKey, urn }) };
+  } catch (err) {
+    return { error: err as ParError };
+  }
+}
+
+export function describeSecret(ref: SecretRef, secret: V1Secret): IdentitySecretState {
+  const data = decodeData(secret);
+  const current = tryDecode(data[SECRET_KEYS.privateKey], data[SECRET_KEYS.urn]);
+  const previous = data[SECRET_KEYS.previousPrivateKey] ? tryDecode(data[SECRET_KEYS.previousPrivateKey], data[SECRET_KEYS.previousUrn]) : {};
+  return {
+    state: 'present',
+    ref,
+    secret,
+    resourceVersion: secret.metadata?.resourceVersion ?? '',
+    data,
+    ...(current.identity ? { identity: current.identity } : {}),
+    ...(current.error ? { error: current.error } : {}),
+    ...(previous.identity ? { previous: previous.identity } : {}),
+  };
+}
+
+export async function readIdentitySecret(core: CoreV1Api, ref: SecretRef): Promise<IdentitySecretState> {
+  try {
+    return describeSecret(ref, await core.readNamespacedSecret(ref));
+  } catch (err) {
+    if (isNotFound(err)) return { state: 'missing', ref };
+    throw kubeFailure(err, `reading Secret ${ref.namespace}/${ref.name}`, 'Nothing was changed.');
+  }
+}
+
+export async function secretExists(core: CoreV1Api, ref: SecretRef): Promise<boolean> {
+  return (await readIdentitySecret(core, ref).catch(() => ({ state: 'missing' }))).state === 'present';
+}
+
+/** The Secret as it should be after the write: data replaced wholesale (as upstream), labels merged. */
+export function buildIdentitySecret(ref: SecretRef, existing: V1Secret | undefined, values: Record<string, string>): V1Secret {
+  const data = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: {
+      ...(existing?.metadata ?? {}),
+      name: ref.name,
+      namespace: ref.namespace,
+      labels: { ...(existing?.metadata?.labels ?? {}), ...SECRET_LABELS },
+    },
+    data,
+  };
+}
+
+/**
+ * Create, or update guarded by the resourceVersion we read: a concurrent writer makes the apiserver
+ * answer 409 and nothing is overwritten. `dryRun` asks the apiserver to run every check (RBAC,
+ * admission, validation) without storing anything.
+ */
+export async function writeIdentitySecret(core: CoreV1Api, ref: SecretRef, secret: V1Secret, options: { create: boolean; dryRun: boolean }): Promise<V1Secret> {
+  const dryRun = options.dryRun ? { dryRun: 'All' } : {};
+  return options.create
+    ? core.createNamespacedSecret({ namespace: ref.namespace, body: secret, ...dryRun })
+    : core.replaceNamespacedSecret({ ...ref, body: secret, ...dryRun });
+}

@@ -1,0 +1,15 @@
+export { type ClusterId, CLUSTER_ID_CONFIGMAP, resolveClusterId } from './cluster-id.js';
+export {
+  buildIdentitySecret,
+  describeSecret,
+  type IdentitySecretState,
+  readIdentitySecret,
+  SECRET_KEYS,
+  SECRET_LABELS,
+  type SecretRef,
+  secretExists,
+  writeIdentitySecret,
+} from './identity-secret.js';
+export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resolveSecretTarget } from './secret-target.js';
+export { connectKube, coreApi, type KubeConnection, type KubeConnectionOptions, serviceAccountNamespace } from './kube-connection.js';
+export { apiStatus, isNotFound, kubeFailure } from './kube-errors.js';
