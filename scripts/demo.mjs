@@ -9,8 +9,8 @@ const API_KEY = '00000000000000000000000000emu0ak';
 const APP_KEY = '0000000000000000000000000000000000emu0pk';
 const bold = (s) => (process.stdout.isTTY ? `\u001b[1m${s}\u001b[0m` : s);
 
-const { info, stop } = await startEmulator();
 const dir = await mkdtemp(join(tmpdir(), 'par-demo-'));
+const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', join(dir, 'kubeconfig')]);
 const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' };
 let failed = false;
 
@@ -21,6 +21,18 @@ function par(...args) {
   process.stdout.write(run.stderr.split('\n').filter((l) => l.startsWith('warning') || l.startsWith('error') || l.startsWith('next')).map((l) => `${l}\n`).join(''));
   if (run.status !== 0) failed = true;
   return run;
+}
+
+function kubectl(...args) {
+  console.log(`\n${bold(`$ kubectl ${args.join(' ')}`)}`);
+  const run = spawnSync('kubectl', ['--kubeconfig', info.kubeconfig, ...args], { encoding: 'utf8' });
+  if (run.error) {
+    console.log(`  (kubectl not available: ${run.error.message})`);
+    return;
+  }
+  process.stdout.write(run.stdout);
+  process.stdout.write(run.stderr);
+  if (run.status !== 0) failed = true;
 }
 
 async function showFile() {
@@ -43,7 +55,18 @@ try {
   par('status', '-c', dir, '--verify');
   par('rollback', '-c', dir);
   await showFile();
-  console.log(`\n${failed ? 'demo FAILED' : 'demo complete: two rotations, a verified status, and a rollback.'}`);
+
+  console.log(bold(`\nCluster agent: the shared identity Secret on the Kubernetes API emulator (${info.kubeUrl})`));
+  await writeFile(
+    join(dir, 'datadog-cluster.yaml'),
+    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'cluster_name: demo-cluster', 'kube_resources_namespace: datadog', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+  );
+  par('rotate-par-identity', '-c', dir, '--kubeconfig', info.kubeconfig);
+  par('rotate-par-identity', '-c', dir, '--kubeconfig', info.kubeconfig);
+  // Key names and the URN only: the demo never prints key material, even base64-encoded.
+  kubectl('-n', 'datadog', 'get', 'secret', 'private-action-runner-identity', '-o', 'go-template=resourceVersion {{.metadata.resourceVersion}}, keys:{{range $k, $v := .data}} {{$k}}{{end}}{{"\\n"}}urn {{index .data "urn" | base64decode}}{{"\\n"}}');
+  par('status', '--secret', '-c', dir, '--kubeconfig', info.kubeconfig);
+  console.log(`\n${failed ? 'demo FAILED' : 'demo complete: two file rotations, a verified status, a rollback, and two Secret rotations seen by kubectl.'}`);
 } finally {
   await stop();
   await rm(dir, { recursive: true, force: true });

@@ -33,6 +33,20 @@ export function enrollmentPath(apiKeyOnly: boolean): string {
   return apiKeyOnly ? '/api/unstable/on_prem_runners/api_key_only' : '/api/unstable/on_prem_runners';
 }
 
+/**
+ * Sets each header, replacing one of the same name in any letter case: header names are
+ * case-insensitive, and a plain object merge would send both `Accept` and `accept`.
+ */
+export function setHeaders(target: Record<string, string>, entries: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(entries)) {
+    for (const existing of Object.keys(target)) {
+      if (existing.toLowerCase() === name.toLowerCase()) delete target[existing];
+    }
+    target[name] = value;
+  }
+  return target;
+}
+
 export function buildEnrollmentRequest(input: EnrollmentInput): PreparedRequest {
   const headers: Record<string, string> = {
     'Content-Type': 'application/vnd.api+json',
@@ -41,7 +55,7 @@ export function buildEnrollmentRequest(input: EnrollmentInput): PreparedRequest 
   };
   if (!input.apiKeyOnly && input.appKey) headers['DD-APPLICATION-KEY'] = input.appKey;
   headers['X-Datadog-OnPrem-Version'] = input.version;
-  Object.assign(headers, input.extraHeaders);
+  setHeaders(headers, input.extraHeaders);
 
   const attributes: Record<string, unknown> = {
     runner_name: `${input.runnerNamePrefix}-${runnerNameSuffix(input.now)}`,

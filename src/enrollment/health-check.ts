@@ -1,7 +1,7 @@
 import type { DecodedIdentity } from '../identity/identity-record.js';
 import { signRunnerJwt } from '../identity/runner-jwt.js';
 import { classifyStatus } from './classify-status.js';
-import type { AgentFlavor } from './enrollment-request.js';
+import { type AgentFlavor, setHeaders } from './enrollment-request.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
 import { type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
 import { type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
@@ -42,12 +42,10 @@ export function healthCheckUrl(input: Pick<HealthCheckInput, 'baseUrl' | 'versio
 /** One signed call; callers that need to run many (the replica demo) use this directly. */
 export async function healthCheckOnce(input: HealthCheckInput, now: Date, timeoutMs: number): Promise<{ status: number; body: string; retryAfter?: string }> {
   const jwt = await signRunnerJwt(input.identity.key.privateKey, input.identity.urn, now);
-  const headers = {
-    ...runtimeHeaders(input.version, input.flavor, input.platform),
-    ...input.extraHeaders,
+  const headers = setHeaders(setHeaders(runtimeHeaders(input.version, input.flavor, input.platform), input.extraHeaders), {
     'X-Datadog-OnPrem-JWT': jwt,
     Accept: 'application/json',
-  };
+  });
   const res = await exchange('GET', healthCheckUrl(input), headers, undefined, timeoutMs);
   const retryAfter = res.headers['retry-after'];
   return { status: res.status, body: res.body, ...(retryAfter ? { retryAfter } : {}) };

@@ -1,0 +1,82 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
+import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type CliRun, type RunOptions, runCli } from './run-cli.js';
+
+// A cluster agent's world: the Kubernetes API emulator, the enrollment emulator, a
+// datadog-cluster.yaml, and kubeconfigs for an admin and for restricted service accounts.
+
+export const NS = 'datadog';
+export const SECRET = 'private-action-runner-identity';
+
+export interface ClusterFixture {
+  dir: string;
+  kube: KubeEmulator;
+  enrollment: EnrollmentEmulator;
+  adminKubeconfig: string;
+  env: Record<string, string>;
+  run(args: string[], options?: RunOptions): Promise<CliRun>;
+  /** rotate-par-identity with the admin kubeconfig and the fixture's config. */
+  rotate(extra?: string[], options?: RunOptions): Promise<CliRun>;
+  kubeconfigFor(name: string, rules: PolicyRule[], namespace?: string): Promise<string>;
+  writeConfig(extra?: string): Promise<void>;
+  secret(name?: string, namespace?: string): KubeObject | undefined;
+  secretData(name?: string, namespace?: string): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function clusterFixture(): Promise<ClusterFixture> {
+  const [kube, enrollment] = await Promise.all([startKubeEmulator(), startEnrollmentEmulator()]);
+  seedNamespaces(kube, ['default', NS, 'other']);
+  const dir = await mkdtemp(join(tmpdir(), 'par-cluster-'));
+  const adminKubeconfig = join(dir, 'admin.kubeconfig');
+  await kube.writeKubeconfig(adminKubeconfig, { token: kube.adminToken, namespace: NS });
+  // HOME without ~/.kube/config, so nothing but what a test passes is used.
+  const env = { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1', HOME: dir };
+  const fx: ClusterFixture = {
+    dir,
+    kube,
+    enrollment,
+    adminKubeconfig,
+    env,
+    run: (args, options = {}) => runCli(args, { ...options, env: { ...env, ...options.env } }),
+    rotate: (extra = [], options = {}) => fx.run(['rotate-par-identity', '-c', dir, '--kubeconfig', adminKubeconfig, ...extra], options),
+    async kubeconfigFor(name, rules, namespace = NS) {
+      const token = `token-${name}`;
+      kube.addToken(token, { user: `system:serviceaccount:${namespace}:${name}`, namespace, rules });
+      const path = join(dir, `${name}.kubeconfig`);
+      await kube.writeKubeconfig(path, { token, namespace });
+      return path;
+    },
+    async writeConfig(extra = `kube_resources_namespace: ${NS}\ncluster_name: e2e-cluster`) {
+      const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollment.url}`, 'private_action_runner:', '  enabled: true', extra, ''].join('\n');
+      await writeFile(join(dir, 'datadog-cluster.yaml'), yaml);
+    },
+    secret: (name = SECRET, namespace = NS) => kube.getObject('v1', 'Secret', namespace, name),
+    secretData(name = SECRET, namespace = NS) {
+      const data = (fx.secret(name, namespace)?.data ?? {}) as Record<string, string>;
+      return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    },
+    async close() {
+      await Promise.all([kube.close(), enrollment.close()]);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  await fx.writeConfig();
+  return fx;
+}
+
+/** A fake Pod filesystem root holding the service-account files the in-cluster mode reads. */
+export async function serviceAccountRoot(fx: ClusterFixture, namespace: string, token?: string): Promise<string> {
+  const root = join(fx.dir, 'podroot');
+  const sa = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+  await mkdir(sa, { recursive: true });
+  await writeFile(join(sa, 'namespace'), namespace);
+  if (token) {
+    await writeFile(join(sa, 'token'), token);
+    await writeFile(join(sa, 'ca.crt'), fx.kube.caCert ?? '');
+  }
+  return root;
+}

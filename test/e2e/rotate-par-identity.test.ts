@@ -1,0 +1,239 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { decodeIdentity } from '../../src/identity/index.js';
+import { type ClusterFixture, clusterFixture, NS, SECRET, serviceAccountRoot } from './cluster-fixture.js';
+import { expectNoSecrets } from './local-fixture.js';
+
+let fx: ClusterFixture;
+beforeEach(async () => {
+  fx = await clusterFixture();
+});
+afterEach(async () => {
+  await fx.close();
+});
+
+const enrollCalls = () => fx.enrollment.requests.filter((r) => r.route === 'enroll');
+const secretWrites = () => fx.kube.requests.filter((r) => r.resource === 'secrets' && (r.verb === 'update' || r.verb === 'create') && r.query.dryRun !== 'All');
+
+function json(stdout: string): Record<string, unknown> {
+  return JSON.parse(stdout.trim()) as Record<string, unknown>;
+}
+
+function secretsOf(fx: ClusterFixture): string[] {
+  const data = fx.secretData();
+  const values = [fx.enrollment.options.apiKeys[0]!, fx.enrollment.options.appKeys[0]!];
+  for (const key of ['private_key', 'previous_private_key']) {
+    if (!data[key]) continue;
+    values.push(data[key]!, (JSON.parse(Buffer.from(data[key]!, 'base64url').toString()) as { d: string }).d);
+  }
+  return values;
+}
+
+describe('rotate-par-identity', () => {
+  it('creates the Secret when absent: type, labels, data keys, cluster-id ConfigMap', async () => {
+    const run = await fx.rotate(['--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const secret = fx.secret()!;
+    const data = fx.secretData();
+    expect(secret.type).toBe('Opaque');
+    expect(secret.metadata.labels).toEqual({
+      'app.kubernetes.io/name': 'datadog-cluster-agent',
+      'app.kubernetes.io/component': 'private-action-runner',
+      'app.kubernetes.io/managed-by': 'datadog-cluster-agent',
+    });
+    expect(Object.keys(data).sort()).toEqual(['api_key_hash', 'orch_cluster_id', 'private_key', 'urn']);
+    const identity = decodeIdentity({ privateKey: data.private_key!, urn: data.urn! });
+    const kubeSystemUid = fx.kube.getObject('v1', 'Namespace', undefined, 'kube-system')!.metadata.uid;
+    expect(data.orch_cluster_id).toBe(kubeSystemUid);
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid });
+    expect(json(run.stdout)).toMatchObject({
+      status: 'ok',
+      urn: data.urn,
+      fingerprint: identity.key.kid,
+      namespace: NS,
+      secretName: SECRET,
+      action: 'created',
+      resourceVersion: secret.metadata.resourceVersion,
+      verify: { performed: true, ok: true },
+    });
+    // The cluster-agent flavor of the enrollment request.
+    const body = JSON.parse(enrollCalls()[0]!.body) as { data: { attributes: Record<string, unknown> } };
+    expect(body.data.attributes).toMatchObject({ agent_flavor: 'cluster_agent', orch_cluster_id: kubeSystemUid });
+    expect(body.data.attributes.runner_name).toMatch(/^e2e-cluster-\d{14}$/);
+    expect(body.data.attributes).not.toHaveProperty('agent_hostname');
+    expectNoSecrets(run, secretsOf(fx));
+  });
+
+  it('updates when present: existing labels kept, previous identity kept, resourceVersion guard used', async () => {
+    expect((await fx.rotate()).code).toBe(0);
+    const first = fx.secretData();
+    const s = fx.secret()!;
+    s.metadata.labels = { ...s.metadata.labels, team: 'sre' };
+    fx.kube.updateObject(s);
+    const readRv = fx.secret()!.metadata.resourceVersion;
+    const run = await fx.rotate();
+    expect(run.code, run.stderr).toBe(0);
+    const second = fx.secretData();
+    expect(second.urn).not.toBe(first.urn);
+    expect(second.previous_urn).toBe(first.urn);
+    expect(second.previous_private_key).toBe(first.private_key);
+    expect(fx.secret()!.metadata.labels).toMatchObject({ team: 'sre', 'app.kubernetes.io/name': 'datadog-cluster-agent' });
+    const update = secretWrites().at(-1)!;
+    expect(update.verb).toBe('update');
+    expect(run.stdout).toContain(`rotated: ${second.urn}`);
+    expect(run.stdout).toContain(`datadog/${SECRET} updated`);
+    expect(readRv).not.toBe(fx.secret()!.metadata.resourceVersion);
+    expectNoSecrets(run, secretsOf(fx));
+  });
+
+  it('--no-keep-previous drops previous_*', async () => {
+    expect((await fx.rotate()).code).toBe(0);
+    expect((await fx.rotate(['--no-keep-previous'])).code).toBe(0);
+    expect(Object.keys(fx.secretData()).sort()).toEqual(['api_key_hash', 'orch_cluster_id', 'private_key', 'urn']);
+  });
+
+  it('a change between our read and our write → exit 6 CONFLICT, Secret untouched, orphaned URN printed', async () => {
+    expect((await fx.rotate()).code).toBe(0);
+    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' }, () => {
+      const s = fx.secret()!;
+      s.data = { ...s.data, urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:someone-else').toString('base64') };
+      fx.kube.updateObject(s);
+    });
+    const run = await fx.rotate(['--json']);
+    expect(run.code, run.stderr).toBe(6);
+    expect(fx.secretData().urn).toBe('urn:dd:apps:on-prem-runner:us1:1:someone-else');
+    const out = json(run.stdout) as { code: string; details: { orphanedUrn: string } };
+    expect(out.code).toBe('CONFLICT');
+    const orphan = fx.enrollment.runners.at(-1)!.runnerId;
+    expect(out.details.orphanedUrn).toContain(orphan);
+    expect(run.stderr).toContain('remove it in Datadog');
+    expect(run.stderr).toContain('the object has been modified');
+  });
+
+  it('a Role that forbids update fails before any enrollment request', async () => {
+    expect((await fx.rotate()).code).toBe(0);
+    fx.enrollment.reset();
+    const readOnly = await fx.kubeconfigFor('read-only', [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create'] },
+    ]);
+    const before = fx.secret()!.metadata.resourceVersion;
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', readOnly]);
+    expect(run.code, run.stderr).toBe(9);
+    expect(run.stderr).toContain('error[KUBE_FORBIDDEN]');
+    expect(run.stderr).toContain('cannot update resource "secrets"');
+    expect(enrollCalls()).toHaveLength(0);
+    expect(fx.secret()!.metadata.resourceVersion).toBe(before);
+  });
+
+  it('a Role restricted by resourceNames to get/update the one Secret is enough', async () => {
+    expect((await fx.rotate()).code).toBe(0);
+    const scoped = await fx.kubeconfigFor('scoped', [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['datadog-cluster-id'], verbs: ['get'] },
+    ]);
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', scoped]);
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  it('--dry-run reads and dry-runs the update server-side, but enrolls and writes nothing', async () => {
+    const run = await fx.rotate(['--dry-run', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(json(run.stdout)).toMatchObject({ dryRun: true, action: 'create', namespace: NS });
+    expect(fx.secret()).toBeUndefined();
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')).toBeUndefined();
+    expect(enrollCalls()).toHaveLength(0);
+    expect(fx.kube.requests.some((r) => r.resource === 'secrets' && r.verb === 'create' && r.query.dryRun === 'All')).toBe(true);
+  });
+
+  it('uses an existing datadog-cluster-id ConfigMap', async () => {
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'cluster-1234' } });
+    expect((await fx.rotate()).code).toBe(0);
+    expect(fx.secretData().orch_cluster_id).toBe('cluster-1234');
+  });
+
+  it('points at the Helm/Operator Secret name when the default one is missing', async () => {
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-private-action-runner-identity', namespace: NS }, type: 'Opaque', data: {} });
+    const run = await fx.rotate();
+    expect(run.code).toBe(9);
+    expect(run.stderr).toContain('error[SECRET_NAME_MISMATCH]');
+    expect(run.stderr).toContain('--secret-name datadog-private-action-runner-identity');
+    expect(enrollCalls()).toHaveLength(0);
+  });
+
+  it('refuses when identity_use_k8s_secret is false (exit 3)', async () => {
+    const run = await fx.rotate([], { env: { DD_PRIVATE_ACTION_RUNNER_IDENTITY_USE_K8S_SECRET: 'false' } });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('error[SECRET_STORAGE_DISABLED]');
+  });
+
+  it('fails clearly with no Kubernetes configuration at all (never localhost:8080)', async () => {
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir]);
+    expect(run.code).toBe(9);
+    expect(run.stderr).toContain('error[KUBE_NOT_CONFIGURED]');
+    expect(run.stderr).toContain('never falls back to http://localhost:8080');
+  });
+});
+
+describe('namespace and name resolution order', () => {
+  it('flag > kube_resources_namespace > service-account namespace > default; flag > config > default name', async () => {
+    const saRoot = await serviceAccountRoot(fx, 'other');
+    await fx.writeConfig('cluster_name: c');
+    const fromSa = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    expect(fromSa.code, fromSa.stderr).toBe(0);
+    expect(fx.secret(SECRET, 'other')).toBeDefined();
+    const fromDefault = await fx.rotate(['--no-verify']);
+    expect(fromDefault.code, fromDefault.stderr).toBe(0);
+    expect(fx.secret(SECRET, 'default')).toBeDefined();
+    await fx.writeConfig(`cluster_name: c\nkube_resources_namespace: ${NS}`);
+    const extra = join(fx.dir, 'extra.yaml');
+    await writeFile(extra, 'private_action_runner:\n  identity_secret_name: from-config\n');
+    const fromConfig = await fx.rotate(['--no-verify', '-E', extra], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    expect(fromConfig.code, fromConfig.stderr).toBe(0);
+    expect(fx.secret('from-config', NS)).toBeDefined();
+    const fromFlags = await fx.rotate(['--no-verify', '-n', 'other', '--secret-name', 'from-flag'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    expect(fromFlags.code, fromFlags.stderr).toBe(0);
+    expect(fx.secret('from-flag', 'other')).toBeDefined();
+  });
+
+  it('in a Pod: the service account token and CA are used, and its namespace', async () => {
+    const token = 'in-cluster-token';
+    fx.kube.addToken(token, { user: 'system:serviceaccount:other:dca', namespace: 'other', rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['*'] }, { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] });
+    const root = await serviceAccountRoot(fx, 'other', token);
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'other' }, data: { id: 'pod-cluster' } });
+    await fx.writeConfig('cluster_name: c');
+    const url = new URL(fx.kube.url);
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--no-verify'], {
+      env: { PAR_IDENTITY_SA_ROOT: root, KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('in-cluster service account');
+    expect(fx.secretData(SECRET, 'other').orch_cluster_id).toBe('pod-cluster');
+  });
+});
+
+describe('status --secret and rollback --secret', () => {
+  it('shows both identities, then swaps them back under the resourceVersion guard', async () => {
+    expect((await fx.rotate()).code).toBe(0);
+    const first = fx.secretData();
+    expect((await fx.rotate()).code).toBe(0);
+    const second = fx.secretData();
+    const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--verify', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(json(status.stdout)).toMatchObject({ current: { urn: second.urn }, previous: { urn: first.urn }, verify: { ok: true } });
+    const rollback = await fx.run(['rollback', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig]);
+    expect(rollback.code, rollback.stderr).toBe(0);
+    const after = fx.secretData();
+    expect([after.urn, after.private_key, after.previous_urn]).toEqual([first.urn, first.private_key, second.urn]);
+    expectNoSecrets(status, secretsOf(fx));
+    expectNoSecrets(rollback, secretsOf(fx));
+  });
+
+  it('rollback --secret refuses without a previous identity (exit 7)', async () => {
+    expect((await fx.rotate(['--no-keep-previous'])).code).toBe(0);
+    const run = await fx.run(['rollback', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig]);
+    expect(run.code).toBe(7);
+    expect(run.stderr).toContain('error[NO_BACKUP]');
+  });
+});
