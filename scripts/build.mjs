@@ -21,8 +21,9 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   define: { __PAR_VERSION__: JSON.stringify(pkg.version) },
-  // Optional native speed-ups of ws; the pure-JS paths are used when they are absent.
-  external: ['bufferutil', 'utf-8-validate'],
+  // Optional native speed-ups of ws (pure-JS paths are used when absent), and the keychain module,
+  // whose per-platform native binary cannot be bundled: it is resolved from node_modules when used.
+  external: ['bufferutil', 'utf-8-validate', '@napi-rs/keyring'],
   banner: { js: "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });

@@ -38,7 +38,8 @@ function addConfigFlags(cmd: Command): Command {
 function addCredentialFlags(cmd: Command): Command {
   return cmd
     .option('--api-key-file <path>', 'read the API key from this file (- for stdin); never pass keys as flag values')
-    .option('--app-key-file <path>', 'read the application key from this file (- for stdin)');
+    .option('--app-key-file <path>', 'read the application key from this file (- for stdin)')
+    .option('--profile <name>', 'OS keychain profile used when no other source has a key (see `credentials set`)', 'default');
 }
 
 function addKubeFlags(cmd: Command): Command {
@@ -58,6 +59,7 @@ function credentialOptions(raw: Raw) {
   return {
     ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
     ...(raw.appKeyFile ? { appKeyFile: raw.appKeyFile as string } : {}),
+    profile: raw.profile as string,
   };
 }
 
@@ -175,6 +177,28 @@ export function buildProgram(io: Io): Command {
       verify: raw.verify !== false,
       timeoutSeconds: raw.timeout as number,
     })),
+  );
+
+  const credentials = program
+    .command('credentials')
+    .description('store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)')
+    .argument('<action>', 'set | show | delete')
+    .option('--profile <name>', 'keychain profile', 'default')
+    .option('--site <site>', 'with set: also store the Datadog site')
+    .option('-c, --cfgpath <dir>', 'with show: agent config whose keys take precedence', DEFAULT_CFGPATH)
+    .option('-E, --extracfgpath <file>', 'with show: extra agent config file (repeatable)', collect, []);
+  addOutputFlags(credentials).action(async (actionName: string, raw: Raw) =>
+    action(io, `credentials ${actionName}`, () => import('./commands/credentials.js'), (r) => {
+      if (!['set', 'show', 'delete'].includes(actionName)) throw new UsageError(`unknown credentials action ${JSON.stringify(actionName)}`, 'Use one of: set, show, delete.');
+      return {
+        ...outputOptions(r, io),
+        action: actionName as 'set' | 'show' | 'delete',
+        profile: r.profile as string,
+        ...(r.site ? { site: r.site as string } : {}),
+        cfgPath: r.cfgpath as string,
+        extraCfg: r.extracfgpath as string[],
+      };
+    })(raw),
   );
 
   const emulator = program.command('emulator').description('run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted');

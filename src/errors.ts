@@ -115,6 +115,24 @@ export class InterruptedError extends ParError {
   }
 }
 
+/** `watch`: a loaded identity could not be handed on (signal target missing, bad pidfile). Reported, not fatal. */
+export class ReloadApplyError extends ParError {
+  constructor(code: string, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+    super(code, 'config', message, hint, details, { cause });
+  }
+}
+
+/**
+ * `watch -- <command>`: the supervised command ended or could not start. `watch` exits with the
+ * command's own status (128 + signal number when a signal ended it, 127 when it could not start).
+ */
+export class ChildExitError extends ParError {
+  constructor(code: string, message: string, hint: string, exitStatus: number, details?: ErrorDetails) {
+    super(code, 'internal', message, hint, details);
+    (this as { exitCode: number }).exitCode = exitStatus;
+  }
+}
+
 /** Wraps anything that is not already one of ours, so the boundary renders one shape. */
 export function toParError(err: unknown): ParError {
   if (err instanceof ParError) return err;

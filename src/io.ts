@@ -9,6 +9,38 @@ export interface Io {
   /** stderr is a terminal (progress and colour go there). */
   isTTY: boolean;
   readStdin(): Promise<string>;
+  /** stdin is a terminal: secrets are asked for with a hidden prompt instead of read as lines. */
+  stdinIsTTY: boolean;
+  /** Asks on stderr and reads one line from the terminal without echoing it. */
+  promptHidden(question: string): Promise<string>;
+}
+
+function promptHidden(question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    process.stderr.write(question);
+    let answer = '';
+    stdin.setRawMode?.(true);
+    stdin.resume();
+    stdin.setEncoding('utf8');
+    const done = (err?: Error) => {
+      stdin.setRawMode?.(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(answer);
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n') return done();
+        if (ch === '\u0003') return done(new Error('interrupted'));
+        if (ch === '\u007f' || ch === '\b') answer = answer.slice(0, -1);
+        else answer += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
 }
 
 export function processIo(): Io {
@@ -18,6 +50,8 @@ export function processIo(): Io {
     env: process.env,
     now: () => new Date(),
     isTTY: Boolean(process.stderr.isTTY),
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    promptHidden,
     readStdin: async () => {
       if (process.stdin.isTTY) return '';
       const chunks: Buffer[] = [];

@@ -11,6 +11,23 @@ import { VERSION } from '../version.js';
 export interface CredentialFlags {
   apiKeyFile?: string;
   appKeyFile?: string;
+  /** Keychain profile consulted last (default "default"). */
+  profile?: string;
+}
+
+/** The keychain is the last source; where none exists (containers) it is skipped with a note. */
+function keychainSource(profile: string, report: Reporter) {
+  return async () => {
+    const { readProfile, KeychainUnavailableError } = await import('../credentials/index.js');
+    try {
+      const stored = await readProfile(profile);
+      return { ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.app_key ? { appKey: stored.app_key } : {}), profile };
+    } catch (err) {
+      if (!(err instanceof KeychainUnavailableError)) throw err;
+      report.info(`keychain not consulted: ${err.message}`);
+      return undefined;
+    }
+  };
 }
 
 export interface EnrollmentContext {
@@ -27,7 +44,11 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
   const endpoint = resolveEndpoint(config, io.env);
   report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
-  const credentials = await resolveCredentials(config, { ...flags, readStdin: io.readStdin }, !apiKeyOnly);
+  const credentials = await resolveCredentials(
+    config,
+    { ...flags, readStdin: io.readStdin, keychain: keychainSource(flags.profile ?? 'default', report) },
+    !apiKeyOnly,
+  );
   report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
   const agentKey = credentials.agentApiKey ?? credentials.apiKey;
   if (credentials.agentApiKey && credentials.agentApiKey.value !== credentials.apiKey.value) {

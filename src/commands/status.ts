@@ -55,6 +55,8 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
   const host = resolveHostname(config);
   const agentKey = config.getString('api_key');
   const reEnroll = reEnrollReasons(live.identity, host.hostname, agentKey);
+  // Where a rotation would take its API key from, in resolution order (never the value).
+  const apiKeySource = agentKey ? config.sourceOf('api_key') : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
   let verify: VerifyReport = { performed: false };
   if (options.verify) {
     verify = await verifyWithConfig(config, live.identity, 'private_action_runner', io, report, options.timeoutSeconds);
@@ -68,6 +70,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     ...current,
     file: facts,
     backup: backupInfo,
+    apiKeySource,
     agentWouldReEnroll: reEnroll.length > 0,
     reEnrollReasons: reEnroll,
     verify,
@@ -78,6 +81,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     `  fingerprint:  ${current.fingerprint}`,
     `  file:         ${target.path} (mode ${facts.mode}, uid ${facts.uid}, gid ${facts.gid})`,
     `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}` : '(none)'}`,
+    `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
     `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
     `  verified:     ${options.verify ? describeVerify(verify) : 'not checked (add --verify)'}`,
   ];

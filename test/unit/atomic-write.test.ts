@@ -33,7 +33,7 @@ beforeEach(async () => {
   path = join(dir, NAME);
 });
 afterEach(async () => {
-  vi.mocked(fsp.rename).mockRestore?.();
+  vi.mocked(fsp.rename).mockRestore();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -1,0 +1,84 @@
+import { loadAgentConfig } from '../config/index.js';
+import { deleteProfile, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
+import { ConfigError, UsageError } from '../errors.js';
+import type { Io } from '../io.js';
+import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+
+export interface CredentialsOptions extends OutputOptions {
+  action: 'set' | 'show' | 'delete';
+  profile: string;
+  site?: string;
+  cfgPath: string;
+  extraCfg: string[];
+}
+
+function checkKey(name: string, value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (/\s/.test(value) || value.startsWith('ENC[')) {
+    throw new ConfigError('CREDENTIAL_FORMAT', `the ${name} given is not a plain key (whitespace or an ENC[] handle)`, 'Give the key itself, alone on its line. Nothing was stored.');
+  }
+  return value;
+}
+
+/** Keys come from a hidden prompt on a terminal, else from stdin lines (API key, then app key): never argv. */
+async function readKeys(io: Io): Promise<Profile> {
+  if (io.stdinIsTTY) {
+    const apiKey = await io.promptHidden('Datadog API key: ');
+    const appKey = await io.promptHidden('Datadog application key (empty for API-key-only enrollment): ');
+    return { api_key: apiKey.trim(), app_key: appKey.trim() };
+  }
+  const [apiKey = '', appKey = ''] = (await io.readStdin()).split(/\r?\n/);
+  return { api_key: apiKey.trim(), app_key: appKey.trim() };
+}
+
+async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> {
+  const keys = await readKeys(io);
+  const apiKey = checkKey('API key', keys.api_key);
+  if (!apiKey) throw new UsageError('no API key given', 'Pipe it on the first line of stdin (application key on the second), or run on a terminal to be prompted.');
+  const values: Profile = { api_key: apiKey };
+  const appKey = checkKey('application key', keys.app_key);
+  if (appKey) values.app_key = appKey;
+  if (options.site) values.site = options.site;
+  const written = await writeProfile(options.profile, values);
+  return {
+    command: 'credentials set',
+    data: { profile: options.profile, stored: written },
+    summary: [`stored in the OS keychain, profile ${options.profile}: ${written.join(', ')}`, ...written.filter((f) => f !== 'site').map((f) => `  ${f}: ${maskSecret(values[f]!)}`)],
+  };
+}
+
+async function show(options: CredentialsOptions, io: Io): Promise<CommandResult> {
+  const stored = await readProfile(options.profile);
+  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env });
+  const effective = PROFILE_FIELDS.map((field) => {
+    const configured = config.getString(field);
+    const source = configured ? config.sourceOf(field) : stored[field] ? `keychain profile ${options.profile}` : 'not set';
+    const value = configured ?? stored[field];
+    return { field, source, value: value === undefined ? null : field === 'site' ? value : maskSecret(value) };
+  });
+  return {
+    command: 'credentials show',
+    data: { profile: options.profile, keychain: Object.fromEntries(PROFILE_FIELDS.map((f) => [f, stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : null])), effective },
+    summary: [
+      `keychain profile ${options.profile}: ${PROFILE_FIELDS.map((f) => `${f} ${stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : '-'}`).join(', ')}`,
+      'used by a rotation now (flags --api-key-file/--app-key-file, when given, come first):',
+      ...effective.map((e) => `  ${e.field.padEnd(8)} ${e.value ?? '-'}  (${e.source})`),
+    ],
+  };
+}
+
+async function remove(options: CredentialsOptions): Promise<CommandResult> {
+  const deleted = await deleteProfile(options.profile);
+  return {
+    command: 'credentials delete',
+    data: { profile: options.profile, deleted },
+    summary: [deleted.length ? `deleted from the OS keychain, profile ${options.profile}: ${deleted.join(', ')}` : `profile ${options.profile} held nothing`],
+  };
+}
+
+export async function run(options: CredentialsOptions, io: Io): Promise<CommandResult> {
+  createReporter(io, options).step(`OS keychain, profile ${options.profile}`);
+  if (options.action === 'set') return set(options, io);
+  if (options.action === 'show') return show(options, io);
+  return remove(options);
+}

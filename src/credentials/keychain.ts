@@ -1,0 +1,90 @@
+import { ConfigError } from '../errors.js';
+
+// The OS keychain through @napi-rs/keyring (keytar-compatible, its native binary ships inside the
+// npm package). Loaded only when a keychain is actually used, so the CLI runs where it is absent.
+
+export const KEYCHAIN_SERVICE = 'par-identity';
+export const PROFILE_FIELDS = ['api_key', 'app_key', 'site'] as const;
+export type ProfileField = (typeof PROFILE_FIELDS)[number];
+export type Profile = Partial<Record<ProfileField, string>>;
+
+type KeyringModule = typeof import('@napi-rs/keyring');
+let loaded: Promise<KeyringModule> | undefined;
+
+export class KeychainUnavailableError extends ConfigError {
+  constructor(reason: string) {
+    super(
+      'KEYCHAIN_UNAVAILABLE',
+      `the OS keychain is not available here: ${reason}`,
+      'Use --api-key-file/--app-key-file or DD_API_KEY/DD_APP_KEY instead (containers usually have no Secret Service). On a Linux desktop, unlock GNOME Keyring or KWallet.',
+      { reason },
+    );
+  }
+}
+
+async function keyring(): Promise<KeyringModule> {
+  loaded ??= import('@napi-rs/keyring').catch((err: Error) => {
+    loaded = undefined;
+    throw new KeychainUnavailableError(`the keychain module could not be loaded (${err.message.split('\n')[0]})`);
+  });
+  return loaded;
+}
+
+function accountOf(profile: string, field: ProfileField): string {
+  return `${profile}:${field}`;
+}
+
+/** Errors from the platform store say "no Secret Service", "locked", ... ; never a value. */
+function unavailable(err: unknown): KeychainUnavailableError {
+  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  return new KeychainUnavailableError(message ?? 'unknown error');
+}
+
+export async function readProfile(profile: string): Promise<Profile> {
+  const { Entry } = await keyring();
+  const out: Profile = {};
+  for (const field of PROFILE_FIELDS) {
+    let value: string | null | undefined;
+    try {
+      value = new Entry(KEYCHAIN_SERVICE, accountOf(profile, field)).getPassword();
+    } catch (err) {
+      throw unavailable(err);
+    }
+    if (value) out[field] = value;
+  }
+  return out;
+}
+
+export async function writeProfile(profile: string, values: Profile): Promise<ProfileField[]> {
+  const { Entry } = await keyring();
+  const written: ProfileField[] = [];
+  for (const field of PROFILE_FIELDS) {
+    const value = values[field];
+    if (!value) continue;
+    try {
+      new Entry(KEYCHAIN_SERVICE, accountOf(profile, field)).setPassword(value);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    written.push(field);
+  }
+  return written;
+}
+
+export async function deleteProfile(profile: string): Promise<ProfileField[]> {
+  const { Entry } = await keyring();
+  const deleted: ProfileField[] = [];
+  for (const field of PROFILE_FIELDS) {
+    try {
+      if (new Entry(KEYCHAIN_SERVICE, accountOf(profile, field)).deletePassword()) deleted.push(field);
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+  return deleted;
+}
+
+/** Last four characters: enough to tell keys apart, useless to an onlooker. */
+export function maskSecret(value: string): string {
+  return value.length <= 8 ? '****' : `…${value.slice(-4)}`;
+}
