@@ -42,7 +42,10 @@ async function isFile(path: string): Promise<boolean> {
 }
 
 async function findMainFile(cfgPath: string, fileNames: string[]): Promise<string | undefined> {
-  if (/\.ya?ml$/.test(cfgPath)) return (await isFile(cfgPath)) ? cfgPath : undefined;
+  if (/\.ya?ml$/.test(cfgPath)) {
+    if (await isFile(cfgPath)) return cfgPath;
+    throw new ConfigError('CONFIG_UNREADABLE', `config file ${cfgPath} does not exist`, 'Check the path given with -c (a directory holding datadog.yaml, or the .yaml file itself).', { file: cfgPath });
+  }
   for (const name of fileNames) {
     const candidate = join(cfgPath, name);
     if (await isFile(candidate)) return candidate;

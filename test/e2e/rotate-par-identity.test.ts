@@ -97,7 +97,7 @@ describe('rotate-par-identity', () => {
     expect((await fx.rotate()).code).toBe(0);
     fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' }, () => {
       const s = fx.secret()!;
-      s.data = { ...s.data, urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:someone-else').toString('base64') };
+      s.data = { ...(s.data as Record<string, string>), urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:someone-else').toString('base64') };
       fx.kube.updateObject(s);
     });
     const run = await fx.rotate(['--json']);

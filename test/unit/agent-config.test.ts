@@ -206,10 +206,8 @@ describe('files: main file, then -E extra files merged over it (later wins)', ()
     expect((await loadAgentConfig({ cfgPath: yml, env: {} })).getString('site')).toBe('us3.datadoghq.com');
   });
 
-  it('-c pointing at a missing .yaml file loads no file (current behaviour: defaults only)', async () => {
-    const config = await loadAgentConfig({ cfgPath: join(dir, 'absent.yaml'), env: {} });
-    expect(config.file).toBeUndefined();
-    expect(config.files).toEqual([]);
+  it('-c pointing at a missing .yaml file is an error, not a silent fall back to defaults', async () => {
+    await expect(loadAgentConfig({ cfgPath: join(dir, 'absent.yaml'), env: {} })).rejects.toMatchObject({ code: 'CONFIG_UNREADABLE' });
   });
 });
 
