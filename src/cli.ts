@@ -201,6 +201,14 @@ export function buildProgram(io: Io): Command {
     })(raw),
   );
 
+  program
+    .command('completion')
+    .description('print a shell completion script (bash, zsh or fish) for every command and flag')
+    .argument('<shell>', 'bash | zsh | fish')
+    .action(async (shell: string, raw: Raw) =>
+      action(io, 'completion', () => import('./commands/completion.js'), () => ({ shell, program }))(raw),
+    );
+
   const emulator = program.command('emulator').description('run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted');
   emulator
     .option('--port <n>', 'enrollment emulator port (0 = any free port)', '0')

@@ -18,7 +18,7 @@ function commandSection(cmd: Command): string[] {
   return [
     `.SS ${esc(cmd.name())}`,
     `.B par\\-identity ${esc(cmd.name())}`,
-    esc(options.length ? '[options]' : ''),
+    esc(cmd.usage()),
     '.PP',
     esc(cmd.description()),
     ...options.flatMap(optionLines),

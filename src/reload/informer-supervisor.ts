@@ -1,0 +1,128 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { backoffDelay, type Clock, type RetryPolicy } from '../enrollment/retry-policy.js';
+import type { SecretInformer, SecretInformerFactory } from './secret-informer.js';
+import type { ListReason } from './watch-events.js';
+
+// Keeps one informer running. ListWatch stops on any error other than 410: restart it after an
+// exponential backoff with jitter (1 s … 30 s by default), reset once a watch stream opens again.
+// A full re-list on a fresh informer every `relistIntervalMs` is the backstop for a watch that
+// died silently (a half-open TCP connection delivers nothing and reports nothing).
+
+export const DEFAULT_RELIST_INTERVAL_MS = 10 * 60_000;
+
+export interface SupervisorListener {
+  upsert(secret: V1Secret): void;
+  deleted(secret: V1Secret): void;
+  listed(secret: V1Secret | undefined, resourceVersion: string, reason: ListReason): void;
+  activity(): void;
+  /** The informer stopped on `err`; it is restarted after `retryInMs`. */
+  restarting(err: unknown, attempt: number, retryInMs: number): void;
+}
+
+export interface SupervisorOptions {
+  factory: SecretInformerFactory;
+  listener: SupervisorListener;
+  policy: RetryPolicy;
+  clock: Clock;
+  relistIntervalMs: number;
+}
+
+export class InformerSupervisor {
+  private current: SecretInformer | undefined;
+  private attempt = 0;
+  private nextListReason: ListReason = 'start';
+  private stopped = false;
+  private readonly lifetime = new AbortController();
+  private backoff: AbortController | undefined;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  start(): void {
+    this.replace('start');
+    void this.relistLoop();
+  }
+
+  /** Drops the current informer (and its cache) and lists again on a fresh one. */
+  relist(reason: ListReason = 'periodic'): void {
+    if (!this.stopped) this.replace(reason);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.lifetime.abort();
+    this.backoff?.abort();
+    this.current?.stop();
+    this.current = undefined;
+  }
+
+  /** Consecutive failures since a watch stream last opened. */
+  get failures(): number {
+    return this.attempt;
+  }
+
+  private replace(reason: ListReason): void {
+    this.current?.stop();
+    this.backoff?.abort();
+    this.backoff = undefined;
+    this.nextListReason = reason;
+    const { listener } = this.options;
+    const live = () => !this.stopped && this.current === informer;
+    const informer: SecretInformer = this.options.factory({
+      upsert: (s) => live() && listener.upsert(s),
+      deleted: (s) => live() && listener.deleted(s),
+      listed: (s, rv) => {
+        if (!live()) return;
+        const why = this.nextListReason;
+        // A list nobody asked for is ListWatch recovering from 410 Expired.
+        this.nextListReason = 'expired';
+        listener.listed(s, rv, why);
+      },
+      activity: () => live() && listener.activity(),
+      watchOpened: () => {
+        if (!live()) return;
+        this.attempt = 0;
+        this.nextListReason = 'expired';
+      },
+      failed: (err) => live() && this.restartAfter(informer, err),
+    });
+    this.current = informer;
+    this.launch(informer);
+  }
+
+  private launch(informer: SecretInformer): void {
+    informer.start().catch((err: unknown) => {
+      if (!this.stopped && this.current === informer) this.restartAfter(informer, err);
+    });
+  }
+
+  private restartAfter(informer: SecretInformer, err: unknown): void {
+    this.attempt++;
+    const delay = backoffDelay(this.options.policy, this.attempt);
+    this.options.listener.restarting(err, this.attempt, delay);
+    this.backoff?.abort();
+    const backoff = new AbortController();
+    this.backoff = backoff;
+    this.options.clock.sleep(delay, backoff.signal).then(
+      () => {
+        if (this.stopped || this.current !== informer || backoff.signal.aborted) return;
+        this.backoff = undefined;
+        this.nextListReason = 'restart';
+        this.launch(informer);
+      },
+      () => undefined,
+    );
+  }
+
+  private async relistLoop(): Promise<void> {
+    const { clock, relistIntervalMs } = this.options;
+    if (!(relistIntervalMs > 0) || !Number.isFinite(relistIntervalMs)) return;
+    while (!this.stopped) {
+      try {
+        await clock.sleep(relistIntervalMs, this.lifetime.signal);
+      } catch {
+        return;
+      }
+      this.relist('periodic');
+    }
+  }
+}
