@@ -1,6 +1,7 @@
 import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials, resolveEndpoint } from '../config/index.js';
-import { type AgentFlavor, detectPlatform, type EnrollmentInput, type HealthCheckInput } from '../enrollment/index.js';
-import { apiKeyHash, type DecodedIdentity, type PrivateIdentityKey, publicKeyPem } from '../identity/index.js';
+import { type AgentFlavor, detectPlatform, type EnrollmentInput, enroll, type HealthCheckInput, retryPolicyFromEnv } from '../enrollment/index.js';
+import { failpoint } from '../failpoint.js';
+import { apiKeyHash, buildUrn, type DecodedIdentity, generateIdentityKey, type PrivateIdentityKey, publicKeyPem, regionFromSite } from '../identity/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import { VERSION } from '../version.js';
@@ -82,4 +83,26 @@ export function enrollmentInput(
 
 export function healthCheckInput(ctx: Pick<EnrollmentContext, 'endpoint' | 'extraHeaders'>, identity: DecodedIdentity, flavor: AgentFlavor, io: Io): HealthCheckInput {
   return { baseUrl: ctx.endpoint.baseUrl, identity, version: VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders };
+}
+
+/** Fresh key → enrollment (bounded retries, the same key every time) → URN. */
+export async function enrollNewKey(
+  ctx: EnrollmentContext,
+  flavor: AgentFlavor,
+  naming: { runnerNamePrefix: string; hostname?: string; clusterId?: string },
+  timeoutSeconds: number,
+  io: Io,
+  report: Reporter,
+): Promise<{ key: PrivateIdentityKey; urn: string }> {
+  report.step('generate key and enroll');
+  const key = generateIdentityKey();
+  const enrolled = await enroll(enrollmentInput(ctx, key, flavor, naming, io.now()), {
+    timeoutMs: timeoutSeconds * 1000,
+    policy: retryPolicyFromEnv(io.env),
+    onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
+  });
+  failpoint('after-enroll');
+  const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });
+  report.info(`enrolled ${urn} (attempts: ${enrolled.attempts})`);
+  return { key, urn };
 }

@@ -1,13 +1,12 @@
 import { requireRunnerEnabled, resolveHostname } from '../config/index.js';
 import { restartHint } from '../config/runtime-environment.js';
-import { enroll, retryPolicyFromEnv } from '../enrollment/index.js';
+import { retryPolicyFromEnv } from '../enrollment/index.js';
 import { StorageError, VerificationError } from '../errors.js';
-import { failpoint } from '../failpoint.js';
-import { buildUrn, decodeIdentity, generateIdentityKey, encodePrivateJwk, type IdentityRecord, regionFromSite, serializeIdentityFile } from '../identity/index.js';
+import { decodeIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { backupPathOf, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../storage/index.js';
-import { type CredentialFlags, enrollmentInput, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
+import { type CredentialFlags, enrollNewKey, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
 import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
 
@@ -50,16 +49,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
     };
   }
 
-  report.step('generate key and enroll');
-  const key = generateIdentityKey();
-  const enrolled = await enroll(enrollmentInput(ctx, key, 'private_action_runner', { runnerNamePrefix: host.hostname, hostname: host.hostname }, io.now()), {
-    timeoutMs: options.timeoutSeconds * 1000,
-    policy: retryPolicyFromEnv(io.env),
-    onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
-  });
-  failpoint('after-enroll');
-  const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });
-  report.info(`enrolled ${urn} (attempts: ${enrolled.attempts})`);
+  const { key, urn } = await enrollNewKey(ctx, 'private_action_runner', { runnerNamePrefix: host.hostname, hostname: host.hostname }, options.timeoutSeconds, io, report);
 
   report.step('write identity file atomically');
   const record: IdentityRecord = { privateKey: encodePrivateJwk(key), urn, hostname: host.hostname, apiKeyHash: ctx.apiKeyHash };

@@ -1,9 +1,9 @@
 import { hostname as osHostname } from 'node:os';
 import { requireRunnerEnabled } from '../config/index.js';
-import { enroll, retryPolicyFromEnv } from '../enrollment/index.js';
+import { retryPolicyFromEnv } from '../enrollment/index.js';
 import { ConfigError, ConflictError, KubernetesError, type ParError, StorageError, VerificationError } from '../errors.js';
 import { failpoint } from '../failpoint.js';
-import { buildUrn, encodePrivateJwk, generateIdentityKey, regionFromSite } from '../identity/index.js';
+import { encodePrivateJwk, } from '../identity/index.js';
 import type { Io } from '../io.js';
 import {
   buildIdentitySecret,
@@ -18,7 +18,7 @@ import {
 } from '../kube/index.js';
 import { type CommandResult, createReporter, type OutputOptions, type Reporter } from '../output.js';
 import { type ClusterTarget, type ClusterTargetOptions, resolveClusterTarget } from './cluster-target.js';
-import { type CredentialFlags, enrollmentInput, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
+import { type CredentialFlags, enrollNewKey, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
 import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
 
 export interface RotateParIdentityOptions extends OutputOptions, CredentialFlags, ClusterTargetOptions {
@@ -111,16 +111,7 @@ export async function run(options: RotateParIdentityOptions, io: Io): Promise<Co
     };
   }
 
-  report.step('generate key and enroll');
-  const key = generateIdentityKey();
-  const enrolled = await enroll(enrollmentInput(ctx, key, 'cluster_agent', { runnerNamePrefix: prefix, clusterId: clusterId.id }, io.now()), {
-    timeoutMs: options.timeoutSeconds * 1000,
-    policy: retryPolicyFromEnv(io.env),
-    onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
-  });
-  failpoint('after-enroll');
-  const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });
-  report.info(`enrolled ${urn} (attempts: ${enrolled.attempts})`);
+  const { key, urn } = await enrollNewKey(ctx, 'cluster_agent', { runnerNamePrefix: prefix, clusterId: clusterId.id }, options.timeoutSeconds, io, report);
 
   report.step(`${create ? 'create' : 'update'} the Secret (guarded by resourceVersion ${current.state === 'present' ? current.resourceVersion : '-'})`);
   const values: Record<string, string> = {

@@ -18,17 +18,7 @@ import type { KubeObject } from './types.js';
 import { selects, serveWatch, type WatchHub, withTypeMeta } from './watch.js';
 
 /** One request as the emulator saw it. Bodies are never recorded, so Secret data never lands here. */
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  verb: string;
-  resource: string;
-  subresource: string;
-  namespace: string;
-  name: string;
-  /** Authenticated user name, or '' when authentication failed. */
-  user: string;
+export interface RecordedRequest extends FaultRequest {
   /** HTTP status answered (0 while still being handled). */
   status: number;
   at: number;
