@@ -201,6 +201,36 @@ export function buildProgram(io: Io): Command {
     })(raw),
   );
 
+  const rollout = program
+    .command('rollout')
+    .description('restart a Deployment or DaemonSet create-before-delete so every Pod runs the current identity; --check only reports')
+    .argument('<workload>', 'deployment/<name> or daemonset/<name>')
+    .option('-n, --namespace <ns>', 'namespace of the workload (else the service-account namespace, default)')
+    .option('--kubeconfig <path>', 'kubeconfig file (else KUBECONFIG, the service account, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--check', 'no writes: per workload and per node, can surge / needs fallback / blocked, with reasons')
+    .option('--surge', 'require a create-before-delete restart (default: surge when safe)')
+    .option('--no-surge', "restart with the workload's own strategy")
+    .option('--fallback', 'DaemonSet: on a node too full for a second Pod, delete its old Pod first (within the maxUnavailable budget)')
+    .option('--identity-secret <name>', 'Secret holding the identity whose fingerprint is stamped on the Pods')
+    .addOption(new Option('--timeout <seconds>', 'deadline for the rollout to complete').default(600).argParser(seconds))
+    .addOption(new Option('--poll-interval <ms>', 'how often progress is read').default(1000).argParser(Number))
+    .option('--dry-run', 'print the patches and deletions it would make; no writes');
+  addOutputFlags(rollout).action(async (target: string, raw: Raw) =>
+    action(io, 'rollout', () => import('./commands/rollout.js'), (r) => ({
+      ...outputOptions(r, io),
+      target,
+      ...kubeOptions(r),
+      ...(r.identitySecret ? { identitySecret: r.identitySecret as string } : {}),
+      checkOnly: Boolean(r.check),
+      surge: rollout.getOptionValueSource('surge') === 'cli' ? (r.surge as boolean) : ('auto' as const),
+      fallback: Boolean(r.fallback),
+      timeoutSeconds: r.timeout as number,
+      pollMs: r.pollInterval as number,
+      dryRun: Boolean(r.dryRun),
+    }))(raw),
+  );
+
   program
     .command('completion')
     .description('print a shell completion script (bash, zsh or fish) for every command and flag')

@@ -1,0 +1,70 @@
+import type { AppsV1Api, CoreV1Api, V1DaemonSet, V1Deployment, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubeConnection } from '../kube/index.js';
+import { isNotFound, kubeFailure } from '../kube/index.js';
+import type { Workload } from './eligibility.js';
+import type { WorkloadRef } from './workload-ref.js';
+
+// The few Kubernetes calls a rollout makes, behind one object so the orchestrator reads as steps.
+
+export interface RolloutApi {
+  readWorkload(ref: WorkloadRef): Promise<Workload>;
+  podsOf(ref: WorkloadRef, workload: Workload): Promise<V1Pod[]>;
+  nodes(): Promise<V1Node[]>;
+  podsOnNode(node: string): Promise<V1Pod[]>;
+  pdbNames(ref: WorkloadRef): Promise<string[]>;
+  patchWorkload(ref: WorkloadRef, patch: object): Promise<Workload>;
+  annotatePod(namespace: string, name: string, annotations: Record<string, string>): Promise<void>;
+  deletePod(namespace: string, name: string, uid: string): Promise<void>;
+}
+
+function selectorOf(workload: Workload): string {
+  return Object.entries(workload.spec?.selector?.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
+  const k8s = await import('@kubernetes/client-node');
+  const apps: AppsV1Api = conn.kc.makeApiClient(k8s.AppsV1Api);
+  const core: CoreV1Api = conn.kc.makeApiClient(k8s.CoreV1Api);
+  const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
+  const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+  const wrap = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      throw kubeFailure(err, what, 'The rollout was not started or is left as it is; run `par-identity rollout --check` to see the state.');
+    }
+  };
+  return {
+    readWorkload: (ref) =>
+      wrap(`reading ${ref.kind}/${ref.name}`, () =>
+        ref.kind === 'deployment' ? apps.readNamespacedDeployment({ name: ref.name, namespace: ref.namespace }) : apps.readNamespacedDaemonSet({ name: ref.name, namespace: ref.namespace }),
+      ),
+    podsOf: async (ref, workload) =>
+      (await wrap(`listing the Pods of ${ref.kind}/${ref.name}`, () => core.listNamespacedPod({ namespace: ref.namespace, labelSelector: selectorOf(workload) }))).items,
+    nodes: async () => (await wrap('listing nodes', () => core.listNode())).items,
+    podsOnNode: async (node) => (await wrap(`listing Pods on node ${node}`, () => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }))).items,
+    pdbNames: async (ref) => {
+      try {
+        const policy = conn.kc.makeApiClient(k8s.PolicyV1Api);
+        return (await policy.listNamespacedPodDisruptionBudget({ namespace: ref.namespace })).items.map((p) => p.metadata?.name ?? '?');
+      } catch (err) {
+        if (isNotFound(err)) return [];
+        throw kubeFailure(err, 'listing PodDisruptionBudgets', 'Nothing was changed.');
+      }
+    },
+    patchWorkload: (ref, patch) =>
+      wrap(`patching ${ref.kind}/${ref.name}`, () =>
+        ref.kind === 'deployment'
+          ? apps.patchNamespacedDeployment({ name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'par-identity' }, strategic)
+          : apps.patchNamespacedDaemonSet({ name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'par-identity' }, strategic),
+      ) as Promise<V1Deployment | V1DaemonSet>,
+    annotatePod: async (namespace, name, annotations) => {
+      await wrap(`annotating Pod ${name}`, () => core.patchNamespacedPod({ name, namespace, body: { metadata: { annotations } } }, merge));
+    },
+    deletePod: async (namespace, name, uid) => {
+      await wrap(`deleting Pod ${name}`, () => core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } }));
+    },
+  };
+}

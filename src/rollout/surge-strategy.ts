@@ -1,0 +1,52 @@
+import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
+import type { Workload } from './eligibility.js';
+import type { WorkloadKind } from './workload-ref.js';
+
+// Create-before-delete for the length of one rollout, and back to exactly what the user had.
+
+export const FINGERPRINT_ANNOTATION = 'par-identity.datadoghq.com/identity-fingerprint';
+export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
+
+export type StrategySnapshot = { kind: WorkloadKind; rollingUpdate: { maxSurge?: number | string; maxUnavailable?: number | string } | undefined; type?: string };
+
+export function snapshotStrategy(kind: WorkloadKind, w: Workload): StrategySnapshot {
+  if (kind === 'deployment') {
+    const s = (w as V1Deployment).spec?.strategy;
+    return { kind, type: s?.type, rollingUpdate: s?.rollingUpdate as StrategySnapshot['rollingUpdate'] };
+  }
+  const s = (w as V1DaemonSet).spec?.updateStrategy;
+  return { kind, type: s?.type, rollingUpdate: s?.rollingUpdate as StrategySnapshot['rollingUpdate'] };
+}
+
+function strategyPatch(kind: WorkloadKind, rollingUpdate: { maxSurge: number | string; maxUnavailable: number | string }): object {
+  return kind === 'deployment'
+    ? { spec: { strategy: { type: 'RollingUpdate', rollingUpdate } } }
+    : { spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate } } };
+}
+
+/** Deployment: maxSurge ≥ 1, maxUnavailable 0. DaemonSet: maxSurge = budget, maxUnavailable 0. */
+export function surgePatch(kind: WorkloadKind, original: StrategySnapshot, budget: number): object {
+  if (kind === 'deployment') {
+    const surge = original.rollingUpdate?.maxSurge;
+    const keep = surge !== undefined && surge !== 0 && surge !== '0%' ? surge : 1;
+    return strategyPatch(kind, { maxSurge: keep, maxUnavailable: 0 });
+  }
+  return strategyPatch(kind, { maxSurge: budget, maxUnavailable: 0 });
+}
+
+export function restorePatch(original: StrategySnapshot): object {
+  const defaults = original.kind === 'deployment' ? { maxSurge: '25%', maxUnavailable: '25%' } : { maxSurge: 0, maxUnavailable: 1 };
+  return strategyPatch(original.kind, { maxSurge: original.rollingUpdate?.maxSurge ?? defaults.maxSurge, maxUnavailable: original.rollingUpdate?.maxUnavailable ?? defaults.maxUnavailable });
+}
+
+export function restartPatch(now: Date, fingerprint: string | undefined): object {
+  const annotations: Record<string, string> = { [RESTARTED_AT_ANNOTATION]: now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  if (fingerprint) annotations[FINGERPRINT_ANNOTATION] = fingerprint;
+  return { spec: { template: { metadata: { annotations } } } };
+}
+
+/** Merges two strategic-merge patches that touch disjoint parts of spec. */
+export function combine(a: object, b: object): object {
+  const spec = { ...(a as { spec: object }).spec, ...(b as { spec: object }).spec };
+  return { spec };
+}
