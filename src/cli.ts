@@ -55,6 +55,21 @@ function kubeOptions(raw: Raw) {
   return { ...pick('kubeconfig'), ...pick('context'), ...pick('namespace'), ...pick('secretName') };
 }
 
+function addRolloutFlags(cmd: Command): Command {
+  return cmd
+    .option('--rollout <workload>', 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)')
+    .option('--fallback', 'with --rollout: allow the DaemonSet capacity fallback')
+    .addOption(new Option('--rollout-timeout <seconds>', 'deadline for --rollout').default(600).argParser(seconds));
+}
+
+function rolloutOptions(raw: Raw) {
+  return {
+    ...(raw.rollout ? { rollout: raw.rollout as string } : {}),
+    fallback: Boolean(raw.fallback),
+    rolloutTimeoutSeconds: raw.rolloutTimeout as number,
+  };
+}
+
 function credentialOptions(raw: Raw) {
   return {
     ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
@@ -106,12 +121,22 @@ export function buildProgram(io: Io): Command {
   rotate
     .addOption(new Option('--timeout <seconds>', 'deadline for enrollment and verification').default(120).argParser(seconds))
     .option('--dry-run', 'run every check and print every step; no enrollment, no write')
-    .option('--no-verify', 'skip the signed health check of the new identity');
+    .option('--no-verify', 'skip the signed health check of the new identity')
+    .option('--k8s-secret <name>', 'rotate the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file')
+    .option('-n, --namespace <ns>', 'namespace of --k8s-secret and --rollout')
+    .option('--kubeconfig <path>', 'kubeconfig for --k8s-secret and --rollout')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--no-keep-previous', 'with --k8s-secret: do not keep PREVIOUS_RUNNER_URN / PREVIOUS_RUNNER_PRIVATE_KEY');
+  addRolloutFlags(rotate);
   addOutputFlags(rotate).action(
-    action(io, 'rotate-identity', () => import('./commands/rotate-identity.js'), (raw) => ({
+    action(io, 'rotate-identity', () => (rotate.opts().k8sSecret ? import('./commands/rotate-helm-secret.js') : import('./commands/rotate-identity.js')), (raw) => ({
       ...localOptions(raw),
       ...outputOptions(raw, io),
       ...credentialOptions(raw),
+      ...kubeOptions(raw),
+      ...rolloutOptions(raw),
+      secretName: (raw.k8sSecret as string | undefined) ?? '',
+      keepPrevious: raw.keepPrevious !== false,
       timeoutSeconds: raw.timeout as number,
       dryRun: Boolean(raw.dryRun),
       verify: raw.verify !== false,
@@ -131,6 +156,7 @@ export function buildProgram(io: Io): Command {
     .option('--dry-run', 'every read and the server-side dry-run update; no enrollment, no write')
     .option('--no-verify', 'skip the signed health check of the new identity')
     .option('--no-keep-previous', 'do not keep the previous identity as previous_urn / previous_private_key');
+  addRolloutFlags(rotatePar);
   addOutputFlags(rotatePar).action(
     action(io, 'rotate-par-identity', () => import('./commands/rotate-par-identity.js'), (raw) => ({
       cfgPath: raw.cfgpath as string,
@@ -138,6 +164,7 @@ export function buildProgram(io: Io): Command {
       ...kubeOptions(raw),
       ...credentialOptions(raw),
       ...outputOptions(raw, io),
+      ...rolloutOptions(raw),
       timeoutSeconds: raw.timeout as number,
       dryRun: Boolean(raw.dryRun),
       verify: raw.verify !== false,

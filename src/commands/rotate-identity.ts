@@ -1,22 +1,21 @@
 import { requireRunnerEnabled, resolveHostname } from '../config/index.js';
 import { restartHint } from '../config/runtime-environment.js';
-import { retryPolicyFromEnv } from '../enrollment/index.js';
 import { StorageError, VerificationError } from '../errors.js';
 import { decodeIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../identity/index.js';
 import type { Io } from '../io.js';
+import { serviceAccountNamespace } from '../kube/kube-connection.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { backupPathOf, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../storage/index.js';
-import { type CredentialFlags, enrollNewKey, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
+import { type CredentialFlags, enrollNewKey, resolveEnrollmentContext } from './enrollment-context.js';
+import { type RolloutFlags, rolloutAfterRotation } from './rollout-after-rotation.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
-import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
+import { describeVerify, verifyAfterRotation } from './verify-step.js';
 
-export interface RotateIdentityOptions extends OutputOptions, CredentialFlags, LocalTargetOptions {
+export interface RotateIdentityOptions extends OutputOptions, CredentialFlags, LocalTargetOptions, RolloutFlags {
   timeoutSeconds: number;
   dryRun: boolean;
   verify: boolean;
 }
-
-const OLD_RUNNER_NOTE = 'The previous runner stays registered in Datadog (and keeps working) until you remove it there.';
 
 export async function run(options: RotateIdentityOptions, io: Io): Promise<CommandResult> {
   const started = io.now().getTime();
@@ -64,12 +63,9 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   }
   const identity = decodeIdentity(record);
 
-  let verify: VerifyReport = { performed: false };
-  if (options.verify) {
-    report.step('verify online (signed health check)');
-    verify = await verifyStep(healthCheckInput(ctx, identity, 'private_action_runner', io), Math.max(10, options.timeoutSeconds - (io.now().getTime() - started) / 1000), retryPolicyFromEnv(io.env));
-  }
+  const verify = await verifyAfterRotation(ctx, identity, 'private_action_runner', options, started, io, report);
   const restart = restartHint(io.env);
+  const rollout = await rolloutAfterRotation(options, key.kid, options.namespace ?? serviceAccountNamespace(io.env) ?? 'default', io, report);
   const rollbackCommand = `par-identity rollback --identity-file ${path}`;
   if (verify.performed && !verify.ok) {
     throw new VerificationError(
@@ -89,6 +85,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
       backupFile: written.backupPath ?? null,
       restartHint: restart.command ?? restart.text,
       verify,
+      rollout: rollout.data,
       durationMs: io.now().getTime() - started,
     },
     summary: [
@@ -99,7 +96,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
       `  backup:       ${written.backupPath ?? '(none: no previous file)'}`,
       `  verified:     ${describeVerify(verify)}`,
       `next: ${restart.text}`,
-      `note: ${OLD_RUNNER_NOTE}`,
+      ...rollout.summary,
       `undo: ${rollbackCommand}`,
     ],
   };

@@ -1,27 +1,24 @@
 import { hostname as osHostname } from 'node:os';
 import { requireRunnerEnabled } from '../config/index.js';
-import { retryPolicyFromEnv } from '../enrollment/index.js';
-import { ConfigError, ConflictError, KubernetesError, type ParError, StorageError, VerificationError } from '../errors.js';
-import { failpoint } from '../failpoint.js';
-import { encodePrivateJwk, } from '../identity/index.js';
+import { ConfigError, KubernetesError, VerificationError } from '../errors.js';
 import type { Io } from '../io.js';
 import {
-  buildIdentitySecret,
+  CLUSTER_AGENT_LAYOUT,
   HELM_SECRET_NAME,
   type IdentitySecretState,
-  kubeFailure,
   readIdentitySecret,
   resolveClusterId,
   SECRET_KEYS,
   secretExists,
-  writeIdentitySecret,
 } from '../kube/index.js';
 import { type CommandResult, createReporter, type OutputOptions, type Reporter } from '../output.js';
 import { type ClusterTarget, type ClusterTargetOptions, resolveClusterTarget } from './cluster-target.js';
-import { type CredentialFlags, enrollNewKey, healthCheckInput, resolveEnrollmentContext } from './enrollment-context.js';
-import { describeVerify, type VerifyReport, verifyStep } from './verify-step.js';
+import { type CredentialFlags, resolveEnrollmentContext } from './enrollment-context.js';
+import { type RolloutFlags, rolloutAfterRotation } from './rollout-after-rotation.js';
+import { dryRunSecretWrite, previousUrnOf, rotateSecretIdentity } from './secret-rotation.js';
+import { describeVerify, verifyAfterRotation } from './verify-step.js';
 
-export interface RotateParIdentityOptions extends OutputOptions, CredentialFlags, ClusterTargetOptions {
+export interface RotateParIdentityOptions extends OutputOptions, CredentialFlags, ClusterTargetOptions, RolloutFlags {
   timeoutSeconds: number;
   dryRun: boolean;
   verify: boolean;
@@ -66,14 +63,6 @@ function runnerPrefix(cluster: ClusterTarget, io: Io, report: Reporter): string 
   return host;
 }
 
-function orphanedRunner(err: ParError, urn: string): ParError {
-  const hint = `${err.hint} The new runner ${urn} was enrolled but is not stored anywhere: remove it in Datadog.`;
-  if (err instanceof ConflictError) {
-    return new ConflictError(`${err.message} — someone else changed the Secret between our read and our write; it was not overwritten`, hint, { ...err.details, orphanedUrn: urn });
-  }
-  return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
-}
-
 export async function run(options: RotateParIdentityOptions, io: Io): Promise<CommandResult> {
   const started = io.now().getTime();
   const report = createReporter(io, options);
@@ -84,74 +73,56 @@ export async function run(options: RotateParIdentityOptions, io: Io): Promise<Co
 
   report.step('read the identity Secret');
   const current = await readCurrent(cluster, report);
-  const create = current.state === 'missing';
-  const existing = current.state === 'present' ? current.secret : undefined;
+  const willCreate = current.state === 'missing';
 
   report.step('pre-flight');
   const clusterId = await resolveClusterId(core, ref.namespace, { dryRun: options.dryRun });
   report.info(`cluster id: ${clusterId.id} (${clusterId.source})`);
   const prefix = runnerPrefix(cluster, io, report);
   const ctx = await resolveEnrollmentContext(cluster.config, options, io, report);
-  // The same write we will make, checked by the apiserver (RBAC, admission) before Datadog sees anything.
-  try {
-    await writeIdentitySecret(core, ref, buildIdentitySecret(ref, existing, current.state === 'present' ? current.data : {}), { create, dryRun: true });
-  } catch (err) {
-    throw kubeFailure(err, `server-side dry run of the ${create ? 'create' : 'update'} of Secret ${ref.namespace}/${ref.name}`, 'Nothing was enrolled and nothing was changed.');
-  }
-  report.info(`server-side dry run of the ${create ? 'create' : 'update'}: allowed`);
-  failpoint('after-secret-read');
+  await dryRunSecretWrite({ core, ref, layout: CLUSTER_AGENT_LAYOUT, current }, report);
 
-  const previousUrn = current.state === 'present' ? (current.identity?.record.urn ?? null) : null;
+  const previousUrn = previousUrnOf(current);
   if (options.dryRun) {
     report.step('dry run: no key generated, nothing enrolled, nothing written');
     return {
       command: 'rotate-par-identity',
-      data: { dryRun: true, namespace: ref.namespace, secretName: ref.name, action: create ? 'create' : 'update', previousUrn, enrollmentUrl: ctx.endpoint.baseUrl, clusterId: clusterId.id, durationMs: io.now().getTime() - started },
-      summary: [`dry run passed: rotate-par-identity would enroll at ${ctx.endpoint.baseUrl} and ${create ? 'create' : 'update'} Secret ${ref.namespace}/${ref.name}`],
+      data: { dryRun: true, namespace: ref.namespace, secretName: ref.name, action: willCreate ? 'create' : 'update', previousUrn, enrollmentUrl: ctx.endpoint.baseUrl, clusterId: clusterId.id, durationMs: io.now().getTime() - started },
+      summary: [`dry run passed: rotate-par-identity would enroll at ${ctx.endpoint.baseUrl} and ${willCreate ? 'create' : 'update'} Secret ${ref.namespace}/${ref.name}`],
     };
   }
 
-  const { key, urn } = await enrollNewKey(ctx, 'cluster_agent', { runnerNamePrefix: prefix, clusterId: clusterId.id }, options.timeoutSeconds, io, report);
+  const rotated = await rotateSecretIdentity(
+    {
+      core,
+      ref,
+      layout: CLUSTER_AGENT_LAYOUT,
+      current,
+      ctx,
+      flavor: 'cluster_agent',
+      naming: { runnerNamePrefix: prefix, clusterId: clusterId.id },
+      extraValues: { [SECRET_KEYS.clusterId]: clusterId.id, [SECRET_KEYS.apiKeyHash]: ctx.apiKeyHash },
+      keepPrevious: options.keepPrevious,
+      timeoutSeconds: options.timeoutSeconds,
+    },
+    io,
+    report,
+  );
+  const { key, urn } = rotated;
 
-  report.step(`${create ? 'create' : 'update'} the Secret (guarded by resourceVersion ${current.state === 'present' ? current.resourceVersion : '-'})`);
-  const values: Record<string, string> = {
-    [SECRET_KEYS.privateKey]: encodePrivateJwk(key),
-    [SECRET_KEYS.urn]: urn,
-    [SECRET_KEYS.clusterId]: clusterId.id,
-    [SECRET_KEYS.apiKeyHash]: ctx.apiKeyHash,
-  };
-  if (options.keepPrevious && current.state === 'present' && current.identity) {
-    values[SECRET_KEYS.previousPrivateKey] = current.identity.record.privateKey;
-    values[SECRET_KEYS.previousUrn] = current.identity.record.urn;
-  }
-  let written: import('@kubernetes/client-node').V1Secret;
-  try {
-    written = await writeIdentitySecret(core, ref, buildIdentitySecret(ref, existing, values), { create, dryRun: false });
-  } catch (err) {
-    throw orphanedRunner(kubeFailure(err, `${create ? 'creating' : 'updating'} Secret ${ref.namespace}/${ref.name}`, 'The Secret was not changed.'), urn);
-  }
-
-  report.step('read back and decode');
-  const readBack = await readIdentitySecret(core, ref);
-  if (readBack.state !== 'present' || !readBack.identity || readBack.identity.record.urn !== urn || readBack.identity.key.kid !== key.kid) {
-    throw new StorageError('READ_BACK_MISMATCH', `Secret ${ref.namespace}/${ref.name} does not read back as written (someone changed it after our write?)`, `Inspect it with \`par-identity status --secret -n ${ref.namespace}\`.`, { urn });
-  }
-
-  let verify: VerifyReport = { performed: false };
-  if (options.verify) {
-    report.step('verify online (signed health check)');
-    verify = await verifyStep(healthCheckInput(ctx, readBack.identity, 'cluster_agent', io), Math.max(10, options.timeoutSeconds - (io.now().getTime() - started) / 1000), retryPolicyFromEnv(io.env));
-  }
+  const verify = await verifyAfterRotation(ctx, rotated.identity, 'cluster_agent', options, started, io, report);
   const rollbackCommand = `par-identity rollback --secret -n ${ref.namespace} --secret-name ${ref.name}`;
   if (verify.performed && !verify.ok) {
     throw new VerificationError(
       `the new identity ${urn} was stored in Secret ${ref.namespace}/${ref.name} but the server did not accept it: ${verify.reason}`,
-      `${values[SECRET_KEYS.previousUrn] ? `The previous identity is kept in the Secret; restore it with: ${rollbackCommand}` : 'No previous identity was kept.'}`,
+      `${rotated.previousKept ? `The previous identity is kept in the Secret; restore it with: ${rollbackCommand}` : 'No previous identity was kept.'}`,
       { urn, namespace: ref.namespace, secretName: ref.name },
     );
   }
   const restart = `kubectl -n ${ref.namespace} rollout restart deployment/datadog-cluster-agent`;
-  const resourceVersion = written.metadata?.resourceVersion ?? readBack.resourceVersion;
+  const rollout = await rolloutAfterRotation(options, key.kid, ref.namespace, io, report);
+  const { resourceVersion } = rotated;
+  const create = rotated.created;
   return {
     command: 'rotate-par-identity',
     data: {
@@ -162,20 +133,21 @@ export async function run(options: RotateParIdentityOptions, io: Io): Promise<Co
       secretName: ref.name,
       resourceVersion,
       action: create ? 'created' : 'updated',
-      previousKept: Boolean(values[SECRET_KEYS.previousUrn]),
+      previousKept: rotated.previousKept,
       clusterId: clusterId.id,
       restartHint: restart,
       verify,
+      rollout: rollout.data,
       durationMs: io.now().getTime() - started,
     },
     summary: [
       `rotated: ${urn}`,
       `  fingerprint:  ${key.kid}`,
-      `  previous:     ${previousUrn ?? '(none)'}${values[SECRET_KEYS.previousUrn] ? ' (kept in the Secret as previous_urn / previous_private_key)' : ''}`,
+      `  previous:     ${previousUrn ?? '(none)'}${rotated.previousKept ? ' (kept in the Secret as previous_urn / previous_private_key)' : ''}`,
       `  secret:       ${ref.namespace}/${ref.name} ${create ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
       `  verified:     ${describeVerify(verify)}`,
       `next: replicas running \`par-identity watch\` reload it within seconds; others need a restart: ${restart}`,
-      'note: The previous runner stays registered in Datadog (and keeps working) until you remove it there.',
+      ...rollout.summary,
       `undo: ${rollbackCommand}`,
     ],
   };

@@ -3,7 +3,7 @@ import { type AgentFlavor, type HealthCheckInput, type RetryPolicy, retryPolicyF
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
-import { healthCheckInput } from './enrollment-context.js';
+import { type EnrollmentContext, healthCheckInput } from './enrollment-context.js';
 
 export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
 
@@ -23,4 +23,20 @@ export async function verifyWithConfig(config: AgentConfig, identity: DecodedIde
 export function describeVerify(verify: VerifyReport): string {
   if (!verify.performed) return 'skipped (--no-verify)';
   return verify.ok ? `yes (health check HTTP ${verify.status})` : `NO (${verify.reason})`;
+}
+
+/** The online check right after a rotation, within what is left of the rotation's --timeout. */
+export async function verifyAfterRotation(
+  ctx: EnrollmentContext,
+  identity: DecodedIdentity,
+  flavor: AgentFlavor,
+  options: { verify: boolean; timeoutSeconds: number },
+  startedMs: number,
+  io: Io,
+  report: Reporter,
+): Promise<VerifyReport> {
+  if (!options.verify) return { performed: false };
+  report.step('verify online (signed health check)');
+  const left = Math.max(10, options.timeoutSeconds - (io.now().getTime() - startedMs) / 1000);
+  return verifyStep(healthCheckInput(ctx, identity, flavor, io), left, retryPolicyFromEnv(io.env));
 }

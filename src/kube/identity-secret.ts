@@ -15,11 +15,34 @@ export const SECRET_KEYS = {
   previousUrn: 'previous_urn',
 } as const;
 
+/** Where each part of an identity lives in a Secret's data. */
+export interface SecretLayout {
+  privateKey: string;
+  urn: string;
+  previousPrivateKey: string;
+  previousUrn: string;
+  /** Labels merged on write (the cluster agent's; none for the Helm runner Secret). */
+  labels: Record<string, string>;
+  /** Keep data keys we do not own (the Helm Secret may hold other env vars); the agent's Secret is replaced wholesale, as upstream does. */
+  keepOtherKeys: boolean;
+}
+
+/** The standalone runner installed with the Helm chart (protocol §6b): read through env vars. */
+export const HELM_RUNNER_KEYS = {
+  privateKey: 'RUNNER_PRIVATE_KEY',
+  urn: 'RUNNER_URN',
+  previousPrivateKey: 'PREVIOUS_RUNNER_PRIVATE_KEY',
+  previousUrn: 'PREVIOUS_RUNNER_URN',
+} as const;
+
 export const SECRET_LABELS: Record<string, string> = {
   'app.kubernetes.io/name': 'datadog-cluster-agent',
   'app.kubernetes.io/component': 'private-action-runner',
   'app.kubernetes.io/managed-by': 'datadog-cluster-agent',
 };
+
+export const CLUSTER_AGENT_LAYOUT: SecretLayout = { ...SECRET_KEYS, labels: SECRET_LABELS, keepOtherKeys: false };
+export const HELM_RUNNER_LAYOUT: SecretLayout = { ...HELM_RUNNER_KEYS, labels: {}, keepOtherKeys: true };
 
 export interface SecretRef {
   namespace: string;
@@ -54,10 +77,10 @@ function tryDecode(privateKey: string | undefined, urn: string | undefined): { i
   }
 }
 
-export function describeSecret(ref: SecretRef, secret: V1Secret): IdentitySecretState {
+export function describeSecret(ref: SecretRef, secret: V1Secret, layout: SecretLayout = CLUSTER_AGENT_LAYOUT): IdentitySecretState {
   const data = decodeData(secret);
-  const current = tryDecode(data[SECRET_KEYS.privateKey], data[SECRET_KEYS.urn]);
-  const previous = data[SECRET_KEYS.previousPrivateKey] ? tryDecode(data[SECRET_KEYS.previousPrivateKey], data[SECRET_KEYS.previousUrn]) : {};
+  const current = tryDecode(data[layout.privateKey], data[layout.urn]);
+  const previous = data[layout.previousPrivateKey] ? tryDecode(data[layout.previousPrivateKey], data[layout.previousUrn]) : {};
   return {
     state: 'present',
     ref,
@@ -70,9 +93,9 @@ export function describeSecret(ref: SecretRef, secret: V1Secret): IdentitySecret
   };
 }
 
-export async function readIdentitySecret(core: CoreV1Api, ref: SecretRef): Promise<IdentitySecretState> {
+export async function readIdentitySecret(core: CoreV1Api, ref: SecretRef, layout: SecretLayout = CLUSTER_AGENT_LAYOUT): Promise<IdentitySecretState> {
   try {
-    return describeSecret(ref, await core.readNamespacedSecret(ref));
+    return describeSecret(ref, await core.readNamespacedSecret(ref), layout);
   } catch (err) {
     if (isNotFound(err)) return { state: 'missing', ref };
     throw kubeFailure(err, `reading Secret ${ref.namespace}/${ref.name}`, 'Nothing was changed.');
@@ -84,17 +107,18 @@ export async function secretExists(core: CoreV1Api, ref: SecretRef): Promise<boo
 }
 
 /** The Secret as it should be after the write: data replaced wholesale (as upstream), labels merged. */
-export function buildIdentitySecret(ref: SecretRef, existing: V1Secret | undefined, values: Record<string, string>): V1Secret {
-  const data = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+export function buildIdentitySecret(ref: SecretRef, existing: V1Secret | undefined, values: Record<string, string>, layout: SecretLayout = CLUSTER_AGENT_LAYOUT): V1Secret {
+  const encoded = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+  const data = layout.keepOtherKeys ? { ...(existing?.data ?? {}), ...encoded } : encoded;
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    type: 'Opaque',
+    type: existing?.type ?? 'Opaque',
     metadata: {
       ...(existing?.metadata ?? {}),
       name: ref.name,
       namespace: ref.namespace,
-      labels: { ...(existing?.metadata?.labels ?? {}), ...SECRET_LABELS },
+      labels: { ...(existing?.metadata?.labels ?? {}), ...layout.labels },
     },
     data,
   };

@@ -1,6 +1,9 @@
 export { type ClusterId, CLUSTER_ID_CONFIGMAP, resolveClusterId } from './cluster-id.js';
 export {
   buildIdentitySecret,
+  CLUSTER_AGENT_LAYOUT,
+  HELM_RUNNER_LAYOUT,
+  type SecretLayout,
   describeSecret,
   type IdentitySecretState,
   readIdentitySecret,

@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
+import { type ClusterFixture, clusterFixture, NS } from './cluster-fixture.js';
+import { expectNoSecrets } from './local-fixture.js';
+
+// rotate-identity --k8s-secret: the Helm chart's standalone runner Secret (protocol §6b).
+
+const NAME = 'par-runner-identity';
+let fx: ClusterFixture;
+
+function seedRunnerSecret(extra: Record<string, string> = {}) {
+  const key = generateIdentityKey();
+  const values = { RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }), RUNNER_PRIVATE_KEY: encodePrivateJwk(key), ...extra };
+  fx.kube.createObject({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: NAME, namespace: NS },
+    type: 'Opaque',
+    data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  });
+  return values;
+}
+
+beforeEach(async () => {
+  fx = await clusterFixture();
+});
+
+/** The fixture's datadog-cluster.yaml given as the file, so keys and dd_url come from it. */
+const rotate = (...args: string[]) => fx.run(['rotate-identity', '-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', ...args]);
+afterEach(async () => {
+  await fx.close();
+});
+
+describe('rotate-identity --k8s-secret', () => {
+  it('rotates RUNNER_URN / RUNNER_PRIVATE_KEY, keeps PREVIOUS_* and unrelated keys', async () => {
+    const seed = seedRunnerSecret({ OTHER_SETTING: 'keep-me' });
+    const run = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const data = fx.secretData(NAME);
+    expect(data.PREVIOUS_RUNNER_URN).toBe(seed.RUNNER_URN);
+    expect(data.PREVIOUS_RUNNER_PRIVATE_KEY).toBe(seed.RUNNER_PRIVATE_KEY);
+    expect(data.OTHER_SETTING).toBe('keep-me');
+    const identity = decodeIdentity({ privateKey: data.RUNNER_PRIVATE_KEY!, urn: data.RUNNER_URN! });
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', urn: data.RUNNER_URN, fingerprint: identity.key.kid, previousUrn: seed.RUNNER_URN, verify: { ok: true } });
+    expect(fx.secret(NAME)!.metadata.labels ?? {}).toEqual({});
+    expectNoSecrets(run, [data.RUNNER_PRIVATE_KEY!, seed.RUNNER_PRIVATE_KEY, fx.enrollment.options.apiKeys[0]!]);
+  });
+
+  it('a missing Secret is refused before enrolling', async () => {
+    const run = await rotate('nope', '-n', NS, '--kubeconfig', fx.adminKubeconfig);
+    expect(run.code).toBe(9);
+    expect(run.stderr).toContain('error[SECRET_MISSING]');
+    expect(fx.enrollment.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
+  });
+
+  it('a Role without update is refused by the server-side dry run, before enrolling', async () => {
+    seedRunnerSecret();
+    const readOnly = await fx.kubeconfigFor('ro', [{ apiGroups: [''], resources: ['secrets'], resourceNames: [NAME], verbs: ['get'] }]);
+    const run = await rotate(NAME, '-n', NS, '--kubeconfig', readOnly);
+    expect(run.code).toBe(9);
+    expect(run.stderr).toContain('error[KUBE_FORBIDDEN]');
+    expect(fx.enrollment.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
+  });
+
+  it('a concurrent change between read and write → conflict, nothing overwritten', async () => {
+    seedRunnerSecret();
+    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' }, () => {
+      const s = fx.secret(NAME)!;
+      s.data = { ...(s.data as Record<string, string>), RUNNER_URN: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:other').toString('base64') };
+      fx.kube.updateObject(s);
+    });
+    const run = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig);
+    expect(run.code, run.stderr).toBe(6);
+    expect(fx.secretData(NAME).RUNNER_URN).toBe('urn:dd:apps:on-prem-runner:us1:1:other');
+  });
+});
