@@ -16,17 +16,21 @@ export interface FallbackStep {
   skipped?: string;
 }
 
+/** Other nodes failing only because the Pod is pinned elsewhere, in old and new scheduler wording. */
+const PINNED_ELSEWHERE = [/^node\(s\) didn't match Pod's node affinity\/selector$/, /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/];
+
 /** Only a lack of cpu/memory on the target node (other nodes are expected affinity mismatches). */
 export function onlyCapacityShortage(message: string | undefined): boolean {
   if (!message) return false;
   const match = /nodes are available: (.*)$/s.exec(message);
   if (!match) return false;
-  const reasons = match[1]!.split(/\.? preemption:/)[0]!.replace(/\.$/, '').split(/, /);
+  // The scheduler's own reasons end where the PostFilter part ("preemption: ...") begins.
+  const filter = match[1]!.split(/\.\s+(?:no new claims to deallocate, )?preemption:/)[0]!.replace(/\.$/, '');
   let capacity = false;
-  for (const reason of reasons) {
+  for (const reason of filter.split(/, /)) {
     const text = reason.replace(/^\d+ /, '').trim();
     if (/^Insufficient (cpu|memory)$/.test(text)) capacity = true;
-    else if (!/^node\(s\) didn't match Pod's node affinity\/selector$/.test(text)) return false;
+    else if (!PINNED_ELSEWHERE.some((re) => re.test(text))) return false;
   }
   return capacity;
 }
