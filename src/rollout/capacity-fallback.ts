@@ -110,6 +110,12 @@ export async function fallbackStep(ctx: FallbackContext, pods: V1Pod[]): Promise
   const used = (ds.status?.numberUnavailable ?? 0) + terminatingNodes.size;
   if (used >= ctx.budget) return skip(`budget used: ${ds.status?.numberUnavailable ?? 0} unavailable + ${terminatingNodes.size} terminating ≥ ${ctx.budget}`);
   await ctx.api.annotatePod(ctx.ref.namespace, candidate.metadata!.name!, { [RESERVATION_ANNOTATION]: `${node} ${ctx.now().toISOString()} replaces ${oldPod.metadata?.name}` });
-  await ctx.api.deletePod(ctx.ref.namespace, oldPod.metadata!.name!, oldPod.metadata!.uid!);
+  try {
+    await ctx.api.deletePod(ctx.ref.namespace, oldPod.metadata!.name!, oldPod.metadata!.uid!);
+  } catch (err) {
+    // 409 from the UID precondition: a new Pod took that name meanwhile, and it is never deleted.
+    if ((err as { code?: string }).code === 'CONFLICT') return skip(`Pod ${oldPod.metadata?.name} was replaced meanwhile (UID changed); not deleted`);
+    throw err;
+  }
   return { node, deletedPod: oldPod.metadata!.name! };
 }

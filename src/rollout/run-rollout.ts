@@ -4,7 +4,7 @@ import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
 import { isComplete, type NodeProgress, progressOf, revisionOf } from './rollout-status.js';
-import { combine, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, snapshotStrategy, surgePatch } from './surge-strategy.js';
+import { combine, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, snapshotStrategy, surgePatch, undoRestartPatch } from './surge-strategy.js';
 import { describeRef, type WorkloadRef } from './workload-ref.js';
 
 // check → (dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
@@ -105,6 +105,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const oldRevisions = new Set((await api.podsOf(options.ref, workload)).map(revisionOf).filter(Boolean));
   const isNew = (p: V1Pod) => !oldRevisions.has(revisionOf(p));
   let strategyRestored = false;
+  let completed = false;
   try {
     await api.patchWorkload(options.ref, first);
     const deadline = started + options.timeoutMs;
@@ -126,21 +127,27 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
         }
       }
       options.onProgress?.(base.progress, note);
-      if (isComplete(options.ref.kind, live)) break;
+      if (isComplete(options.ref.kind, live)) {
+        completed = true;
+        break;
+      }
       if (options.now().getTime() > deadline) {
         throw new RolloutError(
           'ROLLOUT_TIMEOUT',
           `${describeRef(options.ref)} did not finish rolling out within ${Math.round(options.timeoutMs / 1000)} s (${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
-          'Old Pods that were not replaced keep running. Check the new Pods (kubectl describe pod), then run the rollout again.',
+          'The restart was undone and the original strategy restored: Pods not yet replaced keep running with the identity they have. Check why the new Pods are not Ready (kubectl describe pod), then run the rollout again.',
         );
       }
       await sleep(options.pollMs, options.signal);
     }
   } finally {
+    // On failure the restart is undone in the same patch that restores the strategy: with the
+    // user's maxUnavailable back, the controller would otherwise replace old Pods delete-first.
+    const undo = completed ? undefined : undoRestartPatch(workload.spec?.template?.metadata?.annotations);
     if (surged) {
-      await api.patchWorkload(options.ref, restorePatch(original));
+      await api.patchWorkload(options.ref, undo ? combine(restorePatch(original), undo) : restorePatch(original));
       strategyRestored = true;
-    }
+    } else if (undo) await api.patchWorkload(options.ref, undo);
   }
   return { ...base, action: 'rolled-out', surged, strategyRestored, patches, durationMs: elapsed() };
 }

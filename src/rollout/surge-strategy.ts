@@ -50,3 +50,12 @@ export function combine(a: object, b: object): object {
   const spec = { ...(a as { spec: object }).spec, ...(b as { spec: object }).spec };
   return { spec };
 }
+
+/** Puts the restart annotations back as they were, so the controller returns to the old revision. */
+export function undoRestartPatch(originalAnnotations: Record<string, string> | undefined): object {
+  // No annotations before: remove the map itself, so the template equals the old revision exactly.
+  if (!originalAnnotations) return { spec: { template: { metadata: { annotations: null } } } };
+  const annotations: Record<string, string | null> = {};
+  for (const key of [RESTARTED_AT_ANNOTATION, FINGERPRINT_ANNOTATION]) annotations[key] = originalAnnotations?.[key] ?? null;
+  return { spec: { template: { metadata: { annotations } } } };
+}

@@ -1,0 +1,257 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
+import { BIN, cleanEnv, runCli } from './run-cli.js';
+
+// `par-identity rollout` against the simulated cluster (scheduler, controllers, kubelets).
+
+const NS = 'datadog';
+let emu: KubeEmulator;
+let dir: string;
+let kubeconfig: string;
+let kid: string;
+
+type Obj = KubeObject & { spec?: any; status?: any };
+
+function container(extra: Record<string, unknown> = {}) {
+  return {
+    name: 'runner',
+    image: 'par:1',
+    readinessProbe: { httpGet: { path: '/ready', port: 8080 } },
+    resources: { requests: { cpu: '500m', memory: '256Mi' } },
+    envFrom: [{ secretRef: { name: 'private-action-runner-identity' } }],
+    ...extra,
+  };
+}
+
+function createDaemonSet(strategy: Record<string, unknown> = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }) {
+  emu.createObject({
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'par', namespace: NS },
+    spec: { selector: { matchLabels: { app: 'par' } }, updateStrategy: strategy, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
+  } as KubeObject);
+}
+
+function createDeployment(replicas = 2) {
+  emu.createObject({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'par', namespace: NS },
+    spec: { replicas, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
+  } as KubeObject);
+}
+
+const pods = () => emu.listObjects('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'par') as Obj[];
+const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+const ds = () => emu.getObject('apps/v1', 'DaemonSet', NS, 'par') as Obj;
+const deploy = () => emu.getObject('apps/v1', 'Deployment', NS, 'par') as Obj;
+
+async function allReady(count: number) {
+  await emu.simulation!.waitFor(() => pods().filter(ready).length === count && pods().length === count, { timeoutMs: 10_000, what: `${count} Ready Pods` });
+}
+
+/** Records every moment (committed change) at which a node, or the Deployment, has no Ready Pod. */
+function watchGaps(perNode: boolean, minimum = 1): () => string[] {
+  const gaps: string[] = [];
+  const stop = emu.onChange(() => {
+    const all = pods();
+    if (perNode) {
+      for (const node of ['n1', 'n2', 'n3']) if (all.filter((p) => p.spec?.nodeName === node && ready(p)).length === 0) gaps.push(`${node} at rv ${emu.resourceVersion}`);
+    } else if (all.filter(ready).length < minimum) gaps.push(`only ${all.filter(ready).length} Ready at rv ${emu.resourceVersion}`);
+  });
+  return () => {
+    stop();
+    return gaps;
+  };
+}
+
+const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30'], { timeoutMs: 30_000 });
+
+beforeEach(async () => {
+  emu = await startKubeEmulator({
+    simulation: {
+      nodes: ['n1', 'n2', 'n3'].map((name) => ({ name, cpu: '2', memory: '4Gi' })),
+      secondMs: 20,
+      tickMs: 50,
+      kubelet: { startDelayMs: 30, readyDelayMs: 60 },
+    },
+  });
+  seedNamespaces(emu, [NS]);
+  const key = generateIdentityKey();
+  kid = key.kid;
+  emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'private-action-runner-identity', namespace: NS }, type: 'Opaque', data: { private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'), urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:r').toString('base64') } } as KubeObject);
+  dir = await mkdtemp(join(tmpdir(), 'par-rollout-'));
+  kubeconfig = join(dir, 'kubeconfig');
+  await emu.writeKubeconfig(kubeconfig, { token: emu.adminToken, namespace: NS });
+});
+
+afterEach(async () => {
+  await emu.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('rollout of a DaemonSet', () => {
+  it('--check reports per node, writes nothing', async () => {
+    createDaemonSet();
+    await allReady(3);
+    const rv = emu.resourceVersion;
+    const run = await rollout('daemonset/par', '--check', '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { action: string; check: { verdict: string; nodes: { node: string; verdict: string }[]; budget: number } };
+    expect(out.action).toBe('checked');
+    expect(out.check.verdict).toBe('can surge');
+    expect(out.check.budget).toBe(1);
+    expect(out.check.nodes.map((n) => n.verdict)).toEqual(['can surge', 'can surge', 'can surge']);
+    expect(emu.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
+    expect(emu.resourceVersion).toBe(rv);
+  });
+
+  it('surges create-before-delete: no node is ever without a Ready Pod; strategy restored; fingerprint stamped', async () => {
+    createDaemonSet();
+    await allReady(3);
+    const gaps = watchGaps(true);
+    const run = await rollout('daemonset/par', '--json');
+    const seen = gaps();
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ action: 'rolled-out', surged: true, strategyRestored: true });
+    expect(seen).toEqual([]);
+    expect(ds().spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
+    expect(ds().spec.template.metadata.annotations['par-identity.datadoghq.com/identity-fingerprint']).toBe(kid);
+    expect(pods().every((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] === kid)).toBe(true);
+    // The same identity again is a no-op.
+    const again = await rollout('daemonset/par', '--json');
+    expect(JSON.parse(again.stdout)).toMatchObject({ action: 'unchanged' });
+  });
+
+  it('a never-Ready replacement stalls the rollout, the old Pods keep running, and the strategy is restored', async () => {
+    createDaemonSet();
+    await allReady(3);
+    const oldNames = pods().map((p) => p.metadata.name).sort();
+    emu.simulation!.setPodBehavior((pod) => (pod.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] ? { readiness: 'never' } : undefined));
+    const run = await rollout('daemonset/par', '--timeout', '1');
+    expect(run.code, run.stderr).toBe(10);
+    expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
+    expect(pods().filter((p) => oldNames.includes(p.metadata.name) && ready(p)).map((p) => p.metadata.name).sort()).toEqual(oldNames);
+    expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
+  });
+
+  it('SIGINT restores the original strategy', async () => {
+    createDaemonSet();
+    await allReady(3);
+    emu.simulation!.setPodBehavior(() => ({ readiness: 'never' }));
+    const child = spawn(process.execPath, [BIN, 'rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30'], { env: cleanEnv({ NO_COLOR: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    await emu.simulation!.waitFor(() => ds().spec.updateStrategy.rollingUpdate.maxSurge === 1, { timeoutMs: 10_000, what: 'surge strategy applied' });
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain('error[INTERRUPTED]');
+    expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
+  });
+
+  describe('capacity fallback', () => {
+    function fillNode(node: string) {
+      emu.createObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `hog-${node}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'hog', image: 'x', resources: { requests: { cpu: '1500m', memory: '1Gi' } } }] } } as KubeObject);
+    }
+
+    it('without --fallback a full node is refused before any change', async () => {
+      createDaemonSet();
+      await allReady(3);
+      fillNode('n2');
+      await emu.simulation!.settle();
+      const generation = ds().metadata.generation;
+      const run = await rollout('daemonset/par');
+      expect(run.code).toBe(10);
+      expect(run.stderr).toContain('error[NEEDS_FALLBACK]');
+      expect(run.stderr).toContain('n2');
+      expect(ds().metadata.generation).toBe(generation);
+    });
+
+    it('with --fallback the full node is done delete-before-create, within the budget, the others surge', async () => {
+      createDaemonSet();
+      await allReady(3);
+      fillNode('n2');
+      await emu.simulation!.settle();
+      const gaps = watchGaps(true);
+      const run = await rollout('daemonset/par', '--fallback', '--json');
+      const seen = gaps();
+      expect(run.code, run.stderr).toBe(0);
+      const out = JSON.parse(run.stdout) as { fallbackSteps: { node: string; deletedPod?: string }[] };
+      const deletions = out.fallbackSteps.filter((s) => s.deletedPod);
+      expect(deletions.map((s) => s.node)).toEqual(['n2']);
+      // Only n2 ever lacked a Ready Pod (the best-effort gap the fallback accepts).
+      expect(new Set(seen.map((g) => g.split(' ')[0]))).toEqual(new Set(seen.length ? ['n2'] : []));
+      expect(pods().filter(ready)).toHaveLength(3);
+      expect(emu.requests.filter((r) => r.verb === 'delete' && r.resource === 'pods')).toHaveLength(1);
+    });
+
+    it('never deletes a Pod whose UID changed (409 from the precondition)', async () => {
+      createDaemonSet();
+      await allReady(3);
+      fillNode('n2');
+      await emu.simulation!.settle();
+      let replaced = false;
+      emu.faults.beforeNext({ verb: 'delete', resource: 'pods' }, async (req) => {
+        // Someone deletes the old Pod and a new one takes its name (new UID) before our delete lands.
+        const old = emu.getObject('v1', 'Pod', NS, req.name)!;
+        emu.deleteObject('v1', 'Pod', NS, req.name);
+        await emu.simulation!.waitFor(() => !emu.getObject('v1', 'Pod', NS, req.name), { timeoutMs: 5000, what: 'old Pod gone' });
+        const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, deletionTimestamp: _dt, deletionGracePeriodSeconds: _g, ...meta } = old.metadata as Record<string, unknown>;
+        emu.createObject({ ...old, metadata: meta, status: {} } as unknown as KubeObject);
+        replaced = true;
+      });
+      const run = await rollout('daemonset/par', '--fallback', '--timeout', '2', '--json');
+      expect(replaced).toBe(true);
+      expect(run.stderr).toContain('was replaced meanwhile (UID changed); not deleted');
+      const deleteCall = emu.requests.find((r) => r.verb === 'delete' && r.resource === 'pods');
+      expect(deleteCall?.status).toBe(409);
+    });
+  });
+});
+
+describe('rollout of a Deployment', () => {
+  it('surges: never fewer Ready replicas than desired; strategy restored', async () => {
+    createDeployment(2);
+    await allReady(2);
+    const original = structuredClone(deploy().spec.strategy);
+    const gaps = watchGaps(false, 2);
+    const run = await rollout('deployment/par', '--json');
+    const seen = gaps();
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ action: 'rolled-out', surged: true, strategyRestored: true });
+    expect(seen).toEqual([]);
+    expect(deploy().spec.strategy).toEqual(original);
+    expect(pods().filter(ready).every((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] === kid)).toBe(true);
+  });
+
+  it('--dry-run prints the patches and changes nothing', async () => {
+    createDeployment(1);
+    await allReady(1);
+    const generation = deploy().metadata.generation;
+    const run = await rollout('deployment/par', '--dry-run', '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { action: string; patches: object[] };
+    expect(out.action).toBe('dry-run');
+    expect(JSON.stringify(out.patches[0])).toContain('kubectl.kubernetes.io/restartedAt');
+    expect(deploy().metadata.generation).toBe(generation);
+  });
+
+  it('a paused Deployment is refused with --surge', async () => {
+    createDeployment(1);
+    await allReady(1);
+    const d = deploy();
+    d.spec.paused = true;
+    emu.updateObject(d);
+    const run = await rollout('deployment/par', '--surge');
+    expect(run.code).toBe(10);
+    expect(run.stderr).toContain('paused');
+  });
+});
