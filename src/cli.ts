@@ -271,13 +271,15 @@ export function buildProgram(io: Io): Command {
     .option('--port <n>', 'enrollment emulator port (0 = any free port)', '0')
     .option('--kube', 'also start the Kubernetes API emulator')
     .option('--kube-port <n>', 'Kubernetes API emulator port', '0')
-    .option('--kubeconfig-out <path>', 'write an admin kubeconfig for the Kubernetes API emulator here');
+    .option('--kubeconfig-out <path>', 'write an admin kubeconfig for the Kubernetes API emulator here')
+    .option('--simulate <nodes>', 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', '0');
   addOutputFlags(emulator).action(
     action(io, 'emulator', () => import('./commands/emulator.js'), (raw) => ({
       ...outputOptions(raw, io),
       port: Number(raw.port),
       kube: Boolean(raw.kube),
       kubePort: Number(raw.kubePort),
+      simulateNodes: Number(raw.simulate),
       ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
     })),
   );

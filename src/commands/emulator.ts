@@ -6,6 +6,8 @@ export interface EmulatorOptions extends OutputOptions {
   kube: boolean;
   kubePort: number;
   kubeconfigOut?: string;
+  /** Nodes of a simulated cluster (scheduler, controllers, kubelets); 0 = API only. */
+  simulateNodes: number;
 }
 
 function untilSignal(): Promise<string> {
@@ -29,11 +31,16 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
   let closeKube: (() => Promise<void>) | undefined;
   if (options.kube) {
     const { startKubeEmulator, seedNamespaces } = await import('../emulators/kube/index.js');
-    const kube = await startKubeEmulator({ port: options.kubePort });
+    // Kubernetes time runs 10× faster than the wall clock so a demo rollout takes seconds.
+    const simulation = options.simulateNodes
+      ? { nodes: Array.from({ length: options.simulateNodes }, (_, i) => ({ name: `node-${i + 1}`, cpu: '2', memory: '4Gi' })), secondMs: 100, tickMs: 100, kubelet: { startDelayMs: 300, readyDelayMs: 400 } }
+      : undefined;
+    const kube = await startKubeEmulator({ port: options.kubePort, ...(simulation ? { simulation } : {}) });
     seedNamespaces(kube, ['default', 'kube-system', 'datadog']);
     closeKube = () => kube.close();
     info.kubeUrl = kube.url;
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);
+    if (simulation) lines.push(`  simulated cluster: ${simulation.nodes.map((n) => n.name).join(', ')} (2 cpu, 4Gi each; 1 Kubernetes second = 100 ms)`);
     if (options.kubeconfigOut) {
       await kube.writeKubeconfig(options.kubeconfigOut, { token: kube.adminToken, namespace: 'datadog' });
       info.kubeconfig = options.kubeconfigOut;

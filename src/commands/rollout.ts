@@ -48,11 +48,13 @@ function renderCheck(outcome: RolloutOutcome): string[] {
 
 function progressPrinter(io: Io, report: Reporter) {
   let last = '';
+  let lastNote = '';
   return (rows: { node: string; readyPods: number; newReady: boolean; oldPods: number }[], note?: string) => {
     const line = rows.map((r) => `${r.node}: ${r.newReady ? (r.oldPods ? 'new Ready, old terminating' : 'done') : `waiting (${r.readyPods} Ready)`}`).join(' | ');
     if (line !== last && (io.isTTY || !last || rows.every((r) => r.newReady))) report.info(line);
     last = line;
-    if (note) report.warn(note);
+    if (note && note !== lastNote) report.warn(note);
+    lastNote = note ?? lastNote;
   };
 }
 

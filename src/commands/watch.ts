@@ -5,6 +5,7 @@ import { retryPolicyFromEnv, systemClock } from '../enrollment/retry-policy.js';
 import { ChildExitError, ConfigError, type ParError, toParError, UsageError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
+import { HELM_SECRET_NAME } from '../kube/index.js';
 import { type CommandResult, createReporter, type OutputOptions, type Reporter, SCHEMA_VERSION } from '../output.js';
 import {
   ApplyQueue,
@@ -97,7 +98,7 @@ function plan(options: WatchOptions): Plan {
 }
 
 /** Log lines on stderr, or JSON lines on stdout: one function per event so both stay in step. */
-function eventWriter(io: Io, options: OutputOptions, report: Reporter) {
+function eventWriter(io: Io, options: OutputOptions, report: Reporter, secretName: string) {
   const stamp = () => io.now().toISOString();
   const json = (payload: Record<string, unknown>) => io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...payload })}\n`);
   const describe = (e: WatchEvent): { level: 'info' | 'warn'; text: string } | undefined => {
@@ -111,8 +112,10 @@ function eventWriter(io: Io, options: OutputOptions, report: Reporter) {
         return { level: 'warn', text: `resourceVersion ${e.resourceVersion} of the Secret holds an invalid identity (${e.error.message}); not applied, ${kept(e.keptFingerprint)}` };
       case 'deleted':
         return { level: 'warn', text: `the Secret was deleted; ${kept(e.keptFingerprint)}` };
-      case 'missing':
-        return { level: 'warn', text: `the Secret does not exist; ${kept(e.keptFingerprint)}, waiting for it` };
+      case 'missing': {
+        const helm = secretName === HELM_SECRET_NAME ? '' : ` (Helm and the Operator name it ${HELM_SECRET_NAME}: pass --secret-name if that is the one)`;
+        return { level: 'warn', text: `the Secret does not exist; ${kept(e.keptFingerprint)}, waiting for it${helm}` };
+      }
       case 'listed':
         return e.reason === 'start' ? undefined : { level: 'info', text: `re-listed the Secret (${e.reason}), resourceVersion ${e.resourceVersion}` };
       case 'watch-error':
@@ -214,7 +217,6 @@ export function run(options: WatchOptions, io: Io): Promise<CommandResult> {
 export async function runWatch(options: WatchOptions, io: Io, signals: SignalSource): Promise<CommandResult> {
   const p = plan(options);
   const report = createReporter(io, options);
-  const out = eventWriter(io, options, report);
   const hasChild = options.command.length > 0;
   let child: SupervisedChild | undefined;
   const signalWatch = listenForSignals(signals, () => child, hasChild);
@@ -228,6 +230,7 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     report.step('resolve config and cluster');
     const cluster = await resolveClusterTarget(options, io, report);
     requireWatchEnabled(cluster.config);
+    const out = eventWriter(io, options, report, cluster.ref.name);
     if (hasChild && !options.output) tempDir = await mkdtemp(join(tmpdir(), 'par-identity-watch-'));
     const outputPath = options.output ?? (tempDir ? join(tempDir, 'privateactionrunner_private_identity.json') : undefined);
     if (hasChild) {
@@ -273,14 +276,18 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     }
   } finally {
     signalWatch.detach();
-    queue?.stop();
     await watcher?.stop();
+    queue?.stop();
+    await queue?.idle();
     await health?.close();
     if (child && !childExit) await child.stop('SIGTERM');
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
   }
+  return result(watcher!, options, stoppedBy, childExit);
+}
 
-  const w = watcher!;
+/** What `watch` reports when it ends; a supervised command that failed makes it fail with the same status. */
+function result(w: IdentityWatch, options: WatchOptions, stoppedBy: string | undefined, childExit: ChildExit | undefined): CommandResult {
   const identity = w.current();
   const data: Record<string, unknown> = {
     stoppedBy: stoppedBy ?? 'child-exit',

@@ -95,6 +95,8 @@ export async function fallbackStep(ctx: FallbackContext, pods: V1Pod[]): Promise
   if (!livePods.some((p) => isNew(p))) return skip('the current revision changed');
   const old = livePods.filter((p) => !isNew(p) && p.spec?.nodeName === node && !p.metadata?.deletionTimestamp);
   const availableOld = old.filter(isReady);
+  // No old Pod left: an earlier step (or the controller) already made room; the scheduler is next.
+  if (old.length === 0) return undefined;
   if (old.length !== 1 || availableOld.length !== 1) return skip(`expected exactly one available old Pod on ${node}, found ${availableOld.length} of ${old.length}`);
   const nodeObj = (await ctx.api.nodes()).find((n) => n.metadata?.name === node);
   if (!nodeObj) return skip(`node ${node} is gone`);
