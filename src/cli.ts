@@ -24,6 +24,17 @@ function seconds(value: string): number {
   return n;
 }
 
+function numberFlag(flag: string, valid: (n: number) => boolean, what: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || !valid(n)) throw new UsageError(`${flag} must be ${what}, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+const nonNegative = (flag: string) => numberFlag(flag, (n) => n >= 0, 'a non-negative number');
+const positive = (flag: string) => numberFlag(flag, (n) => n > 0, 'a positive number');
+const processId = (flag: string) => numberFlag(flag, (n) => Number.isSafeInteger(n) && n > 0, 'a process id');
+
 function addOutputFlags(cmd: Command): Command {
   return cmd.option('--json', 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr').option('--no-color', 'never colour the output (NO_COLOR is honoured too)');
 }
@@ -282,6 +293,48 @@ export function buildProgram(io: Io): Command {
       simulateNodes: Number(raw.simulate),
       ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
     })),
+  );
+
+  const watch = program
+    .command('watch')
+    .description('follow the identity Secret and hand every valid change on (file, signal, supervised command) until SIGTERM/SIGINT')
+    .argument('[command...]', 'command to supervise, after --: started with PAR_IDENTITY_FILE set, restarted (or signalled) on every change; watch exits with its status');
+  watch
+    .option('-c, --cfgpath <dir>', 'cluster agent config directory (datadog-cluster.yaml, else datadog.yaml)', DEFAULT_CFGPATH)
+    .option('-E, --extracfgpath <file>', 'extra agent config file merged over the main one (repeatable)', collect, []);
+  addKubeFlags(watch);
+  watch
+    .option('--output <path>', 'keep this identity file up to date (atomic, 0600, previous kept as <path>.bak)')
+    .addOption(new Option('--signal <pid>', 'after a rotation is written to --output, signal this process').argParser(processId('--signal')).conflicts('pidfile'))
+    .option('--pidfile <file>', 'like --signal, for the process id held in this file (read at every signal)')
+    .option('--signal-name <name>', 'signal sent by --signal/--pidfile and by --on-change signal', 'HUP')
+    .addOption(new Option('--on-change <action>', 'what a rotation does to the supervised command').choices(['restart', 'signal']).default('restart'))
+    .addOption(new Option('--kill-timeout <seconds>', 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted').default(10).argParser(nonNegative('--kill-timeout')))
+    .addOption(new Option('--splay <ms>', 'wait a random 0…ms before applying a rotation, so replicas do not reload in lockstep').default(0).argParser(nonNegative('--splay')))
+    .addOption(new Option('--relist-interval <seconds>', 'full re-list period, the backstop for a silently dead watch (0: off)').default(600).argParser(nonNegative('--relist-interval')))
+    .option('--listen <addr>', 'serve /healthz, /readyz and /metrics on PORT, :PORT or HOST:PORT (off by default)')
+    .addOption(new Option('--healthz-stale <seconds>', '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 60)').argParser(positive('--healthz-stale')));
+  watch
+    .option('--json', 'events as JSON lines on stdout (schemaVersion 1), then the result object; human text goes to stderr')
+    .option('--no-color', 'never colour the output (NO_COLOR is honoured too)')
+    .action((command: string[], raw: Raw) =>
+    action(io, 'watch', () => import('./commands/watch.js'), (r) => ({
+      cfgPath: r.cfgpath as string,
+      extraCfg: r.extracfgpath as string[],
+      ...kubeOptions(r),
+      ...outputOptions(r, io),
+      ...(r.output ? { output: r.output as string } : {}),
+      ...(r.signal !== undefined ? { signalPid: r.signal as number } : {}),
+      ...(r.pidfile ? { pidfile: r.pidfile as string } : {}),
+      signalName: r.signalName as string,
+      command,
+      onChange: r.onChange as 'restart' | 'signal',
+      killTimeoutSeconds: r.killTimeout as number,
+      splayMs: r.splay as number,
+      relistIntervalSeconds: r.relistInterval as number,
+      ...(r.listen ? { listen: r.listen as string } : {}),
+      ...(r.healthzStale !== undefined ? { healthzStaleSeconds: r.healthzStale as number } : {}),
+    }))(raw),
   );
 
   return program;

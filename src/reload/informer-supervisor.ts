@@ -32,8 +32,9 @@ export class InformerSupervisor {
   private attempt = 0;
   private nextListReason: ListReason = 'start';
   private stopped = false;
-  private readonly lifetime = new AbortController();
   private backoff: AbortController | undefined;
+  /** One controller per wait: a long-lived signal would collect an abort listener per sleep. */
+  private relistWait: AbortController | undefined;
 
   constructor(private readonly options: SupervisorOptions) {}
 
@@ -49,7 +50,7 @@ export class InformerSupervisor {
 
   stop(): void {
     this.stopped = true;
-    this.lifetime.abort();
+    this.relistWait?.abort();
     this.backoff?.abort();
     this.current?.stop();
     this.current = undefined;
@@ -117,8 +118,10 @@ export class InformerSupervisor {
     const { clock, relistIntervalMs } = this.options;
     if (!(relistIntervalMs > 0) || !Number.isFinite(relistIntervalMs)) return;
     while (!this.stopped) {
+      const wait = new AbortController();
+      this.relistWait = wait;
       try {
-        await clock.sleep(relistIntervalMs, this.lifetime.signal);
+        await clock.sleep(relistIntervalMs, wait.signal);
       } catch {
         return;
       }

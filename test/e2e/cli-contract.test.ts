@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT_CODE_DOCS } from '../../src/errors.js';
 import { runCli } from './run-cli.js';
 
-const COMMANDS = ['rotate-identity', 'rotate-par-identity', 'status', 'rollback', 'credentials', 'completion', 'emulator'];
+const COMMANDS = ['rotate-identity', 'rotate-par-identity', 'status', 'rollback', 'rollout', 'watch', 'credentials', 'completion', 'emulator'];
 
 describe('help output is pinned', () => {
   it.each(['', ...COMMANDS])('par-identity %s --help', async (name) => {

@@ -1,0 +1,187 @@
+import { EventEmitter } from 'node:events';
+import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { defaultRetryPolicy, type Clock, type RetryPolicy, systemClock } from '../enrollment/retry-policy.js';
+import { InterruptedError } from '../errors.js';
+import type { DecodedIdentity } from '../identity/index.js';
+import { kubeFailure, type SecretRef } from '../kube/index.js';
+import { changedFields, IdentityTracker, type TrackerDecision } from './identity-tracker.js';
+import { DEFAULT_RELIST_INTERVAL_MS, InformerSupervisor } from './informer-supervisor.js';
+import { ReloadMetrics } from './reload-metrics.js';
+import { type SecretInformerFactory, secretInformerFactory } from './secret-informer.js';
+import type { ListReason, WatchEvent } from './watch-events.js';
+
+// The watcher as a library: follows one identity Secret and always has the last valid identity
+// ready for the caller (a runner signs every call with current()). Nothing here prints.
+
+export interface WatchIdentityOptions {
+  /** Where the Secret lives: connectKube(...).kc, or any client-node KubeConfig. */
+  kubeConfig: KubeConfig;
+  namespace: string;
+  name: string;
+  /** Full re-list on a fresh watch this often, the backstop for a silently dead watch. Default 10 min; 0 turns it off. */
+  relistIntervalMs?: number;
+  /** Wait a random 0…splayMs before applying a rotation, so a fleet does not reload in lockstep. Default 0. */
+  splayMs?: number;
+  /** Restart backoff after watch/list errors. Default 1 s doubling to 30 s, equal jitter. */
+  retryPolicy?: RetryPolicy;
+  clock?: Clock;
+  /** Randomness of the splay (tests pin it). Default Math.random. */
+  random?: () => number;
+  /** Replaces the Kubernetes informer (unit tests). */
+  informerFactory?: SecretInformerFactory;
+}
+
+type LoadDecision = Extract<TrackerDecision, { action: 'load' }>;
+
+export interface WatchEventMap {
+  event: [WatchEvent];
+}
+
+export interface IdentityWatch {
+  readonly ref: SecretRef;
+  /** The identity to sign with now; undefined until the first valid one is loaded. */
+  current(): DecodedIdentity | undefined;
+  /** Every event, in order, on 'event'. Listeners run synchronously and must not throw. */
+  readonly events: EventEmitter<WatchEventMap>;
+  /** Resolves with the first identity; rejects with INTERRUPTED when stop() comes first. */
+  readonly ready: Promise<DecodedIdentity>;
+  readonly metrics: ReloadMetrics;
+  /** Closes the watch and cancels timers; idempotent. */
+  stop(): Promise<void>;
+}
+
+export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
+  const ref: SecretRef = { namespace: options.namespace, name: options.name };
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const splayMs = Math.max(0, options.splayMs ?? 0);
+  const events = new EventEmitter<WatchEventMap>();
+  const metrics = new ReloadMetrics({ namespace: ref.namespace, secret: ref.name }, clock.now());
+  const tracker = new IdentityTracker(ref);
+  const at = () => new Date(clock.now());
+  let stopped = false;
+  let supervisor: InformerSupervisor | undefined;
+  const splay: { pending?: LoadDecision; timer?: AbortController } = {};
+
+  let resolveReady!: (identity: DecodedIdentity) => void;
+  let rejectReady!: (err: unknown) => void;
+  const ready = new Promise<DecodedIdentity>((resolve, reject) => {
+    resolveReady = resolve;
+    rejectReady = reject;
+  });
+  // Callers that never await `ready` must not get an unhandled rejection from stop().
+  ready.catch(() => undefined);
+
+  const emit = (event: WatchEvent): void => {
+    metrics.observe(event);
+    events.emit('event', event);
+  };
+  const kept = () => {
+    const fingerprint = tracker.current()?.key.kid;
+    return fingerprint ? { keptFingerprint: fingerprint } : {};
+  };
+
+  const commit = (decision: LoadDecision, waitedMs: number): void => {
+    const committed = tracker.commit(decision.identity);
+    if (!committed) return;
+    const { previous } = committed;
+    const identity = decision.identity;
+    emit({
+      type: 'loaded',
+      at: at(),
+      reason: previous ? 'rotated' : 'initial',
+      urn: identity.record.urn,
+      fingerprint: identity.key.kid,
+      ...(previous ? { previousUrn: previous.record.urn, previousFingerprint: previous.key.kid } : {}),
+      changed: changedFields(previous, identity),
+      resourceVersion: decision.resourceVersion,
+      splayMs: waitedMs,
+    });
+    if (!previous) resolveReady(identity);
+  };
+
+  const load = (decision: LoadDecision): void => {
+    if (decision.reason === 'initial' || splayMs === 0) {
+      commit(decision, 0);
+      return;
+    }
+    // Within one splay window the newest content wins; the wait started by the first change stands.
+    splay.pending = decision;
+    if (splay.timer) return;
+    const timer = new AbortController();
+    splay.timer = timer;
+    const waitMs = Math.floor(random() * splayMs);
+    clock.sleep(waitMs, timer.signal).then(
+      () => {
+        splay.timer = undefined;
+        const pending = splay.pending;
+        splay.pending = undefined;
+        if (pending && !stopped) commit(pending, waitMs);
+      },
+      () => undefined,
+    );
+  };
+
+  const decide = (decision: TrackerDecision): void => {
+    if (decision.action === 'load') load(decision);
+    else if (decision.action === 'reject') emit({ type: 'rejected', at: at(), resourceVersion: decision.resourceVersion, error: decision.error, ...kept() });
+    else if (decision.why === 'deleted') emit({ type: 'deleted', at: at(), resourceVersion: decision.resourceVersion ?? '', ...kept() });
+    else if (decision.why === 'missing') emit({ type: 'missing', at: at(), ...kept() });
+  };
+
+  const listener = {
+    upsert: (secret: V1Secret) => decide(tracker.observe(secret)),
+    deleted: (secret: V1Secret) => decide(tracker.deleted(secret.metadata?.resourceVersion ?? '')),
+    listed: (secret: V1Secret | undefined, resourceVersion: string, reason: ListReason) => {
+      emit({ type: 'listed', at: at(), reason, found: secret !== undefined, resourceVersion });
+      if (!secret) decide(tracker.missing());
+    },
+    activity: () => metrics.activity(clock.now()),
+    restarting: (err: unknown, attempt: number, retryInMs: number) => {
+      const state = tracker.current() ? 'The current identity is kept' : 'No identity is loaded yet';
+      const error = kubeFailure(watchErrorStatus(err), `watching Secret ${ref.namespace}/${ref.name}`, `${state}; retrying in ${formatDelay(retryInMs)}.`);
+      emit({ type: 'watch-error', at: at(), error, attempt, retryInMs });
+    },
+  };
+
+  const started = (async () => {
+    const factory = options.informerFactory ?? (await secretInformerFactory(options.kubeConfig, ref));
+    if (stopped) return;
+    supervisor = new InformerSupervisor({
+      factory,
+      listener,
+      policy: options.retryPolicy ?? defaultRetryPolicy,
+      clock,
+      relistIntervalMs: options.relistIntervalMs ?? DEFAULT_RELIST_INTERVAL_MS,
+    });
+    supervisor.start();
+  })();
+  started.catch((err: unknown) => rejectReady(err));
+
+  return {
+    ref,
+    events,
+    ready,
+    metrics,
+    current: () => tracker.current(),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      splay.timer?.abort();
+      await started.catch(() => undefined);
+      supervisor?.stop();
+      rejectReady(new InterruptedError(`waiting for the first identity from Secret ${ref.namespace}/${ref.name}`));
+    },
+  };
+}
+
+/** client-node's Watch reports a non-200 answer as `statusCode`; kubeFailure reads `code`. */
+function watchErrorStatus(err: unknown): unknown {
+  const statusCode = (err as { statusCode?: unknown })?.statusCode;
+  if (typeof statusCode !== 'number' || typeof (err as { code?: unknown }).code === 'number') return err;
+  return Object.assign(new Error((err as Error).message), { code: statusCode, body: { message: (err as Error).message } });
+}
+
+function formatDelay(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,70 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import type { IdentityWatch, WatchEvent } from '../../src/reload/index.js';
+
+export { identityData, newIdentity, ORG_ID, secretData, type TestIdentity } from '../fixtures/test-identities.js';
+
+// A Kubernetes API emulator holding one identity Secret, fresh identities to rotate to, and ways
+// to wait for what watchers report — polling the event loop, never sleeping a fixed time.
+
+export const NAMESPACE = 'datadog';
+export const SECRET = 'private-action-runner-identity';
+export interface KubeFixture {
+  emu: KubeEmulator;
+  kc(token?: string): KubeConfig;
+  create(data: Record<string, string>): void;
+  /** Replaces the Secret's data (or labels), like `rotate-par-identity` does. */
+  update(data: Record<string, string>, labels?: Record<string, string>): void;
+  remove(): void;
+  requests(verb: string): KubeEmulator['requests'];
+  close(): Promise<void>;
+}
+
+export async function kubeFixture(options: { bookmarkIntervalMs?: number } = {}): Promise<KubeFixture> {
+  const emu = await startKubeEmulator(options);
+  seedNamespaces(emu, [NAMESPACE]);
+  return {
+    emu,
+    kc(token) {
+      const kc = new KubeConfig();
+      kc.loadFromString(emu.kubeconfig({ ...(token ? { token } : {}), namespace: NAMESPACE }));
+      return kc;
+    },
+    create(data) {
+      emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NAMESPACE }, type: 'Opaque', data });
+    },
+    update(data, labels) {
+      const cur = emu.getObject('v1', 'Secret', NAMESPACE, SECRET)!;
+      emu.updateObject({ ...cur, metadata: { ...cur.metadata, ...(labels ? { labels } : {}) }, data });
+    },
+    remove() {
+      emu.deleteObject('v1', 'Secret', NAMESPACE, SECRET);
+    },
+    requests: (verb) => emu.requests.filter((r) => r.verb === verb && r.resource === 'secrets'),
+    close: () => emu.close(),
+  };
+}
+
+/** Resolves when `check` (sync or async) passes, polling on the event loop. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
+
+/** Every event a watcher emits, from now on. */
+export function recordEvents(watch: IdentityWatch): WatchEvent[] {
+  const events: WatchEvent[] = [];
+  watch.events.on('event', (e) => events.push(e));
+  return events;
+}
+
+export function ofType<T extends WatchEvent['type']>(events: WatchEvent[], type: T): Extract<WatchEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<WatchEvent, { type: T }> => e.type === type);
+}
