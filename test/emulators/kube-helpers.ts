@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
 import { type KubeEmulator, type KubeEmulatorOptions, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
@@ -177,4 +178,13 @@ export function deployment(name: string, namespace = 'default', image = 'nginx:1
       },
     },
   };
+}
+
+/** kubectl from PATH, if any (tests that need it skip without it unless CI=true). */
+export function findKubectl(): string | undefined {
+  try {
+    return execFileSync('which', ['kubectl'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,18 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeEmulator } from '../../src/emulators/kube/index.js';
-import { secret, startSeeded } from './kube-helpers.js';
-
-function findKubectl(): string | undefined {
-  try {
-    return execFileSync('which', ['kubectl'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { findKubectl, secret, startSeeded } from './kube-helpers.js';
 
 const kubectlPath = findKubectl();
 const mustRun = process.env['CI'] === 'true';

@@ -7,10 +7,11 @@ import { FaultController } from './faults.js';
 import { defaultKinds, type KindRegistry, keyOf } from './kinds.js';
 import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 import { Authorizer, type Grant } from './rbac.js';
-import { Registry } from './registry.js';
+import { type DeleteOptions, Registry } from './registry.js';
 import { createRequestHandler, type RecordedRequest } from './server.js';
 import { Store } from './store.js';
 import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
+import { type ClusterSimulation, type ClusterSimulationOptions, startClusterSimulation } from './simulation/index.js';
 import { servingCert } from './tls.js';
 import { WatchHub } from './watch.js';
 
@@ -18,7 +19,15 @@ export type { FailOptions, FaultController, FaultHandle, FaultRequest, RequestMa
 export type { KindInfo, KindRegistry } from './kinds.js';
 export type { KubeconfigOptions } from './kubeconfig.js';
 export type { Grant } from './rbac.js';
+export type { DeleteOptions } from './registry.js';
 export type { RecordedRequest } from './server.js';
+export type { ClusterSimulation, ClusterSimulationOptions, PodBehavior, SimNodeSpec } from './simulation/index.js';
+export {
+  BEHAVIOR_ANNOTATIONS,
+  CONTROLLER_REVISION_HASH_LABEL,
+  POD_TEMPLATE_HASH_LABEL,
+  startClusterSimulation,
+} from './simulation/index.js';
 export { ApiError } from './status-errors.js';
 export type { Status } from './status-errors.js';
 export type { ChangeEvent, KubeObject, ObjectMeta, PolicyRule } from './types.js';
@@ -38,6 +47,12 @@ export interface KubeEmulatorOptions {
    * tokens to an http:// server, so plain http only suits client-node and fetch.
    */
   tls?: boolean;
+  /**
+   * Runs a simulated cluster (nodes, scheduler, kubelets, Deployment/ReplicaSet/DaemonSet
+   * controllers) inside the emulator; `true` for the defaults. Off unless asked for. With it,
+   * the namespaces default and kube-system exist from the start, as in a cluster.
+   */
+  simulation?: boolean | ClusterSimulationOptions;
 }
 
 export interface KubeEmulator {
@@ -59,8 +74,12 @@ export interface KubeEmulator {
   getObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined;
   /** Like PUT: a metadata.resourceVersion that is set must match (else ApiError 409); an identical object writes nothing. */
   updateObject(obj: KubeObject): KubeObject;
-  /** Like DELETE: an object with finalizers only gets a deletionTimestamp; a Namespace takes its contents with it. */
-  deleteObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): void;
+  /**
+   * Like DELETE: an object with finalizers only gets a deletionTimestamp; a Namespace takes its
+   * contents with it; a bound Pod becomes Terminating for its grace period unless
+   * `gracePeriodSeconds: 0`. Preconditions are checked as the API checks them (ApiError 409).
+   */
+  deleteObject(apiVersion: string, kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): void;
   listObjects(apiVersion: string, kind: string, namespace?: string): KubeObject[];
   /** Maps a bearer token to a user and rules; called again for the same token, the grants add up. */
   addToken(token: string, grant: { user?: string; namespace?: string; rules: PolicyRule[] }): void;
@@ -81,6 +100,8 @@ export interface KubeEmulator {
   kinds: KindRegistry;
   /** Number of watch streams currently open. */
   readonly openWatches: number;
+  /** The cluster simulation running in this emulator (the `simulation` option, or the first startClusterSimulation); close() stops it. */
+  simulation: ClusterSimulation | undefined;
 }
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -137,7 +158,8 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   const infoOf = (apiVersion: string, kind: string) => registry.kindFor(apiVersion, kind);
   let closed: Promise<void> | undefined;
 
-  return {
+  const emulator: KubeEmulator = {
+    simulation: undefined,
     url,
     adminToken,
     caCert: cert?.cert,
@@ -151,6 +173,7 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       return hub.size;
     },
     close() {
+      emulator.simulation?.stop();
       closed ??= new Promise<void>((resolve) => {
         hub.endAll();
         server.close(() => resolve());
@@ -170,9 +193,9 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       const info = infoOf(obj.apiVersion, obj.kind);
       return registry.update(info, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, { trusted: true });
     },
-    deleteObject(apiVersion, kind, namespace, name) {
+    deleteObject(apiVersion, kind, namespace, name, opts) {
       const info = infoOf(apiVersion, kind);
-      registry.delete(info, namespace, name);
+      registry.delete(info, info.namespaced ? namespace : undefined, name, opts);
     },
     listObjects(apiVersion, kind, namespace) {
       const info = infoOf(apiVersion, kind);
@@ -194,6 +217,11 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       return store.subscribe(listener);
     },
   };
+  if (opts.simulation) {
+    seedNamespaces(emulator, ['default']);
+    emulator.simulation = startClusterSimulation(emulator, opts.simulation === true ? {} : opts.simulation);
+  }
+  return emulator;
 }
 
 /** Creates these namespaces if missing (kube-system always included: its uid serves as a cluster id). */

@@ -12,7 +12,7 @@ import {
   statusSuccess,
 } from './status-errors.js';
 import type { Store } from './store.js';
-import { applyDefaults, keepStatus, prepareForCreate, statusOnly } from './strategy.js';
+import { applyDefaults, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
 import { checkSecretEncoding, unknownFields, validate } from './validation.js';
 
@@ -31,6 +31,11 @@ export interface WriteOptions {
 export interface DeleteOptions {
   dryRun?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /**
+   * Pods only: seconds before a bound Pod may be removed. Unset means the Pod's
+   * terminationGracePeriodSeconds; 0 removes it at once (what a kubelet sends when it is done).
+   */
+  gracePeriodSeconds?: number;
 }
 
 export interface DeleteResult {
@@ -154,6 +159,7 @@ export class Registry {
     if (info.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     applyDefaults(info, obj);
+    prepareTemplateGeneration(info, obj);
     // Trusted writers (simulated controllers, test setup) may seed a status; otherwise it starts as the apiserver sets it.
     if (!(opts.trusted && obj['status'] !== undefined)) prepareForCreate(info, obj);
     validate(info, obj);
@@ -197,6 +203,7 @@ export class Registry {
       next.metadata.namespace = old.metadata.namespace;
       if (!info.namespaced) delete next.metadata.namespace;
       applyDefaults(info, next);
+      prepareTemplateGeneration(info, next, old);
       if (!opts.trusted) keepStatus(info, next, old);
     }
     // System-owned metadata always comes from the stored object.
@@ -220,7 +227,14 @@ export class Registry {
     // Writing identical bytes is a no-op in etcd3's GuaranteedUpdate: no new revision, no event.
     if (isDeepStrictEqual(next, old)) return old;
     if (opts.dryRun) return next;
-    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+    // shouldDeleteDuringUpdate: removing the last finalizer of an object whose deletion is due
+    // (grace period 0) completes it. A status write to a Terminating Pod is just a write.
+    if (
+      next.metadata.deletionTimestamp &&
+      (next.metadata.finalizers ?? []).length === 0 &&
+      (old.metadata.finalizers ?? []).length > 0 &&
+      (old.metadata.deletionGracePeriodSeconds ?? 0) === 0
+    ) {
       const gone = this.store.commit(keyOf(info), 'DELETED', next);
       return gone;
     }
@@ -241,13 +255,19 @@ export class Registry {
       );
     }
     const key = keyOf(info);
+    if (info.kind === 'Pod') {
+      const grace = podGracePeriod(old, opts.gracePeriodSeconds);
+      if (grace > 0) return this.deleteGracefully(info, old, grace, opts);
+    }
     if ((old.metadata.finalizers ?? []).length > 0) {
       // Finalizers hold the object: it only gets a deletionTimestamp until they are removed.
-      if (old.metadata.deletionTimestamp) return { body: old, deleted: false };
+      if (old.metadata.deletionTimestamp && (old.metadata.deletionGracePeriodSeconds ?? 0) === 0) return { body: old, deleted: false };
       const marked = structuredClone(old);
-      marked.metadata.deletionTimestamp = nowTimestamp();
+      if (!old.metadata.deletionTimestamp) {
+        marked.metadata.deletionTimestamp = nowTimestamp();
+        if (info.tracksGeneration) marked.metadata.generation = (old.metadata.generation ?? 1) + 1;
+      }
       marked.metadata.deletionGracePeriodSeconds = 0;
-      if (info.tracksGeneration) marked.metadata.generation = (old.metadata.generation ?? 1) + 1;
       if (opts.dryRun) return { body: marked, deleted: false };
       return { body: this.store.commit(key, 'MODIFIED', marked), deleted: false };
     }
@@ -267,6 +287,22 @@ export class Registry {
     };
   }
 
+  /**
+   * Graceful deletion (pod strategy BeforeDelete): the Pod gets a deletionTimestamp grace seconds
+   * ahead and stays, Terminating, until its kubelet deletes it with grace 0. A second delete may
+   * only shorten the grace period.
+   */
+  private deleteGracefully(info: KindInfo, old: KubeObject, grace: number, opts: DeleteOptions): DeleteResult {
+    const current = old.metadata.deletionGracePeriodSeconds;
+    if (old.metadata.deletionTimestamp && current !== undefined && current <= grace) return { body: old, deleted: false };
+    const marked = structuredClone(old);
+    marked.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    marked.metadata.deletionGracePeriodSeconds = grace;
+    if (!old.metadata.deletionTimestamp && info.tracksGeneration) marked.metadata.generation = (old.metadata.generation ?? 1) + 1;
+    if (opts.dryRun) return { body: marked, deleted: false };
+    return { body: this.store.commit(keyOf(info), 'MODIFIED', marked), deleted: false };
+  }
+
   /** Stands in for the namespace controller, which empties a namespace before it goes away. */
   private purgeNamespace(namespace: string): void {
     for (const info of this.kinds.all()) {
@@ -276,4 +312,17 @@ export class Registry {
       }
     }
   }
+}
+
+/**
+ * The pod strategy's CheckGracefulDelete: the requested grace period or the Pod's own, but 0 for
+ * a Pod that is not bound to a node or has already terminated; negative values become 1.
+ */
+function podGracePeriod(pod: KubeObject, requested: number | undefined): number {
+  const spec = (pod['spec'] ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
+  const phase = (pod['status'] as { phase?: string } | undefined)?.phase;
+  let period = requested ?? spec.terminationGracePeriodSeconds ?? 0;
+  if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') period = 0;
+  if (period < 0) period = 1;
+  return period;
 }

@@ -223,7 +223,7 @@ async function serveResource(
       const deleted: Record<string, unknown>[] = [];
       for (const obj of ctx.store.list(keyOf(info), namespace)) {
         if (!selects(sel, obj)) continue;
-        ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { dryRun: opts.dryRun });
+        ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { dryRun: opts.dryRun, gracePeriodSeconds: opts.gracePeriodSeconds });
         deleted.push(stripTypeMeta(obj));
       }
       return sendJson(res, 200, {
@@ -311,6 +311,12 @@ function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): Dele
   const uid = (pre['uid'] as string | undefined) ?? q.get('preconditions.uid') ?? undefined;
   const rv = (pre['resourceVersion'] as string | undefined) ?? q.get('preconditions.resourceVersion') ?? undefined;
   if (uid || rv) opts.preconditions = { ...(uid ? { uid } : {}), ...(rv ? { resourceVersion: rv } : {}) };
+  const grace = b['gracePeriodSeconds'] ?? q.get('gracePeriodSeconds') ?? undefined;
+  if (grace !== undefined && grace !== null && grace !== '') {
+    const n = Number(grace);
+    if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(grace)}`);
+    opts.gracePeriodSeconds = n;
+  }
   return opts;
 }
 

@@ -87,7 +87,9 @@ export function invalid(info: Pick<KindInfo, 'group' | 'kind'>, name: string, ca
   if (info.group) details.group = info.group;
   details.kind = info.kind;
   details.causes = causes.map((c) => ({ reason: c.reason, message: c.detailText(), field: c.field }));
-  return failure(422, 'Invalid', `${info.kind} "${name}" is invalid: ${summary}`, details);
+  // errors.NewInvalid names the GroupKind: "Secret", but "DaemonSet.apps".
+  const qualifiedKind = info.group ? `${info.kind}.${info.group}` : info.kind;
+  return failure(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, details);
 }
 
 export function badRequest(message: string): ApiError {

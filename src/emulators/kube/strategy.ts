@@ -1,4 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { KindInfo } from './kinds.js';
+import { milliValue, parseQuantity } from './quantity.js';
 import type { KubeObject } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -44,8 +46,63 @@ function defaultPodSpec(spec: Obj): void {
       setDefault(c, 'terminationMessagePolicy', 'File');
       setDefault(c, 'imagePullPolicy', String(c['image'] ?? '').endsWith(':latest') || !String(c['image'] ?? '').includes(':') ? 'Always' : 'IfNotPresent');
       setDefault(c, 'resources', {});
+      const ports = c['ports'];
+      if (Array.isArray(ports)) {
+        for (const port of ports as Obj[]) {
+          if (!port || typeof port !== 'object') continue;
+          setDefault(port, 'protocol', 'TCP');
+          // SetDefaults_PodSpec: with hostNetwork every container port is also a host port.
+          if (spec['hostNetwork'] === true && !port['hostPort']) port['hostPort'] = port['containerPort'];
+        }
+      }
     }
   }
+}
+
+/** Built-in PriorityClasses, as the Priority admission plugin resolves them. */
+const BUILTIN_PRIORITIES: Record<string, number> = {
+  'system-node-critical': 2000001000,
+  'system-cluster-critical': 2000000000,
+};
+
+/** Pod-only defaults (not templates): requests default to limits, and what Priority admission fills in. */
+function defaultPod(spec: Obj): void {
+  for (const key of ['initContainers', 'containers']) {
+    const list = spec[key];
+    if (!Array.isArray(list)) continue;
+    for (const c of list as Obj[]) {
+      const resources = c && typeof c === 'object' ? (c['resources'] as Obj | undefined) : undefined;
+      const limits = resources?.['limits'] as Obj | undefined;
+      if (!resources || !limits) continue;
+      const requests = ensure(resources, 'requests');
+      for (const [name, value] of Object.entries(limits)) setDefault(requests, name, value);
+    }
+  }
+  const className = spec['priorityClassName'];
+  setDefault(spec, 'priority', typeof className === 'string' ? (BUILTIN_PRIORITIES[className] ?? 0) : 0);
+  setDefault(spec, 'preemptionPolicy', 'PreemptLowerPriority');
+  setDefault(spec, 'enableServiceLinks', true);
+}
+
+/** GetPodQOS: Guaranteed when every container limits cpu and memory at its requests, BestEffort when nothing is set. */
+export function podQosClass(spec: Obj | undefined): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const containers = [
+    ...((Array.isArray(spec?.['initContainers']) ? spec['initContainers'] : []) as Obj[]),
+    ...((Array.isArray(spec?.['containers']) ? spec['containers'] : []) as Obj[]),
+  ];
+  let any = false;
+  let guaranteed = true;
+  for (const c of containers) {
+    const resources = (c?.['resources'] ?? {}) as { requests?: Obj; limits?: Obj };
+    for (const name of ['cpu', 'memory']) {
+      const req = resources.requests?.[name];
+      const lim = resources.limits?.[name];
+      if ((parseQuantity(req) ?? 0) > 0 || (parseQuantity(lim) ?? 0) > 0) any = true;
+      if (lim === undefined || (req !== undefined && milliValue(req) !== milliValue(lim))) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
 /** The scheme defaulting functions that matter to our callers (not the full set). */
@@ -63,6 +120,7 @@ export function applyDefaults(info: KindInfo, obj: KubeObject): void {
       break;
     case 'Pod':
       defaultPodSpec(ensure(obj, 'spec'));
+      defaultPod(ensure(obj, 'spec'));
       break;
     case 'Deployment': {
       const s = ensure(obj, 'spec');
@@ -71,7 +129,8 @@ export function applyDefaults(info: KindInfo, obj: KubeObject): void {
       setDefault(s, 'progressDeadlineSeconds', 600);
       const strategy = ensure(s, 'strategy');
       setDefault(strategy, 'type', 'RollingUpdate');
-      if (strategy['type'] === 'RollingUpdate') {
+      // SetDefaults_Deployment also fills a rollingUpdate given with another type (validation then forbids it).
+      if (strategy['type'] === 'RollingUpdate' || (strategy['rollingUpdate'] !== undefined && strategy['rollingUpdate'] !== null)) {
         const ru = ensure(strategy, 'rollingUpdate');
         setDefault(ru, 'maxUnavailable', '25%');
         setDefault(ru, 'maxSurge', '25%');
@@ -113,7 +172,7 @@ export function prepareForCreate(info: KindInfo, obj: KubeObject): void {
       break;
     }
     case 'Pod':
-      obj['status'] = { phase: 'Pending', qosClass: 'BestEffort' };
+      obj['status'] = { phase: 'Pending', qosClass: podQosClass(obj['spec'] as Obj | undefined) };
       break;
     case 'Deployment':
     case 'DaemonSet':
@@ -137,4 +196,23 @@ export function statusOnly(next: KubeObject, old: KubeObject): KubeObject {
   else merged['status'] = structuredClone(next['status']);
   merged.metadata.resourceVersion = next.metadata.resourceVersion;
   return merged;
+}
+
+/** The annotation apps/v1 DaemonSets carry their (internal) spec.templateGeneration in. */
+export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
+
+/**
+ * What the registry strategies set on every create and main-resource update regardless of who
+ * writes: a DaemonSet's template generation starts at 1 and grows by one with each template change.
+ */
+export function prepareTemplateGeneration(info: KindInfo, next: KubeObject, old?: KubeObject): void {
+  if (info.kind !== 'DaemonSet') return;
+  let generation = 1;
+  if (old) {
+    const before = Number(old.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION] ?? '1') || 1;
+    const oldTemplate = (old['spec'] as Obj | undefined)?.['template'];
+    const newTemplate = (next['spec'] as Obj | undefined)?.['template'];
+    generation = isDeepStrictEqual(oldTemplate, newTemplate) ? before : before + 1;
+  }
+  next.metadata.annotations = { ...(next.metadata.annotations ?? {}), [TEMPLATE_GENERATION_ANNOTATION]: String(generation) };
 }

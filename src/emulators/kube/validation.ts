@@ -1,3 +1,4 @@
+import { validateAppsStrategy } from './apps-validation.js';
 import type { KindInfo } from './kinds.js';
 import { labelsMatch } from './selectors.js';
 import { badRequest, FieldError, invalid } from './status-errors.js';
@@ -191,6 +192,9 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
     }
     case 'Deployment':
     case 'DaemonSet':
+      validateWorkload(obj, old, errs);
+      validateAppsStrategy(info.kind, obj, errs);
+      break;
     case 'ReplicaSet':
       validateWorkload(obj, old, errs);
       break;

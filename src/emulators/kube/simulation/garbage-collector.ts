@@ -1,0 +1,34 @@
+import type { KubeObject } from '../types.js';
+import { list, remove, type SimContext } from './context.js';
+import type { OwnerReference } from './objects.js';
+
+/** The kinds whose dependents the simulation collects, and the kinds that own them. */
+const DEPENDENTS: Array<[string, string]> = [
+  ['apps/v1', 'ReplicaSet'],
+  ['apps/v1', 'ControllerRevision'],
+  ['v1', 'Pod'],
+];
+
+/**
+ * The garbage collector with background propagation: an object whose owners (by uid) are all
+ * gone is deleted. Foreground deletion and orphaning are not simulated.
+ */
+export class GarbageCollector {
+  constructor(private readonly ctx: SimContext) {}
+
+  sync(): void {
+    for (const [apiVersion, kind] of DEPENDENTS) {
+      for (const obj of list<KubeObject>(this.ctx, apiVersion, kind)) {
+        const owners = (obj.metadata.ownerReferences as OwnerReference[] | undefined) ?? [];
+        if (owners.length === 0 || obj.metadata.deletionTimestamp) continue;
+        if (owners.every((o) => !this.ownerExists(o, obj.metadata.namespace))) remove(this.ctx, obj);
+      }
+    }
+  }
+
+  private ownerExists(ref: OwnerReference, namespace: string | undefined): boolean {
+    if (!this.ctx.emu.kinds.byApiVersionKind(ref.apiVersion, ref.kind)) return true;
+    const owner = this.ctx.emu.getObject(ref.apiVersion, ref.kind, namespace, ref.name);
+    return owner !== undefined && owner.metadata.uid === ref.uid;
+  }
+}
