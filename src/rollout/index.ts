@@ -1,5 +1,5 @@
 export { FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION } from './surge-strategy.js';
-export { type Finding, type NodeRoom, type RolloutCheck, type Verdict } from './eligibility.js';
+export type { Finding, NodeRoom, RolloutCheck, Verdict } from './eligibility.js';
 export { RESERVATION_ANNOTATION, onlyCapacityShortage } from './capacity-fallback.js';
 export { rolloutApi, type RolloutApi } from './rollout-api.js';
 export { inspect, RolloutError, type RolloutOptions, type RolloutOutcome, runRollout } from './run-rollout.js';

@@ -15,6 +15,8 @@ let dir: string;
 let kubeconfig: string;
 let kid: string;
 
+// Test-side view of simulated objects: the fields these assertions walk, loosely typed on purpose.
+// biome-ignore lint/suspicious/noExplicitAny: nested Kubernetes fields read by assertions only
 type Obj = KubeObject & { spec?: any; status?: any };
 
 function container(extra: Record<string, unknown> = {}) {
