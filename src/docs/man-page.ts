@@ -5,7 +5,13 @@ import { EXIT_CODE_DOCS } from '../errors.js';
 // The man page is rendered from the commander definitions that also print --help, plus the
 // config-key and exit-code tables the code itself uses: nothing here can drift from behaviour.
 
-const esc = (text: string) => text.replace(/\\/g, '\\e').replace(/^([.'])/gm, '\\&$1').replace(/-/g, '\\-');
+// Non-ASCII characters become \[uXXXX] escapes: groff -ww warns on raw UTF-8 input.
+const esc = (text: string) =>
+  text
+    .replace(/\\/g, '\\e')
+    .replace(/^([.'])/gm, '\\&$1')
+    .replace(/-/g, '\\-')
+    .replace(/[^\x00-\x7f]/gu, (ch) => `\\[u${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
 
 function optionLines(option: Option): string[] {
   const def = option.defaultValue !== undefined && !option.negate && !(Array.isArray(option.defaultValue) && option.defaultValue.length === 0);

@@ -25,6 +25,15 @@ describe('man page is generated from the same definitions as --help', () => {
     for (const flag of flags) expect(man, flag).toContain(flag);
   });
 
+  it('renders with groff -ww without a single warning', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const run = spawnSync('groff', ['-ww', '-man', '-Tutf8', 'man/par-identity.1'], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
+    if (run.error && process.env.CI !== 'true') return void console.warn(`groff not installed: ${run.error.message}`);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('EXIT STATUS');
+  });
+
   it('man page lists the exit-code table', async () => {
     const man = await readFile(new URL('../../man/par-identity.1', import.meta.url), 'utf8');
     for (const { code } of EXIT_CODE_DOCS) expect(man).toContain(`.B ${code}\n`);
