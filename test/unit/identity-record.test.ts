@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { IdentityDecodeError } from '../../src/errors.js';
 import { decodeIdentity, type IdentityRecord, parseIdentityFile, serializeIdentityFile } from '../../src/identity/identity-record.js';
 import { KNOWN_KEYS } from '../fixtures/known-keys.js';
+import { decodeError } from '../fixtures/decode-error.js';
 
 const A = KNOWN_KEYS[0]!;
 const URN = 'urn:dd:apps:on-prem-runner:us1:1234:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10';
 const HASH = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
 
-function decodeError(fn: () => unknown): IdentityDecodeError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdentityDecodeError);
-    return err as IdentityDecodeError;
-  }
-  throw new Error('expected an IdentityDecodeError, nothing was thrown');
-}
 
 describe('serializeIdentityFile: exact bytes (protocol §5)', () => {
   it.each<[string, IdentityRecord, string]>([

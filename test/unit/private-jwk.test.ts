@@ -1,10 +1,11 @@
 import { type KeyObject, sign, verify } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { IdentityDecodeError, ParError } from '../../src/errors.js';
+import { ParError } from '../../src/errors.js';
 import { decodePrivateJwk, encodePrivateJwk, generateIdentityKey, thumbprintOf } from '../../src/identity/private-jwk.js';
 import { publicKeyPem } from '../../src/identity/public-pem.js';
 import { encodeJson, KNOWN_KEYS, keyFromScalar, P256_GENERATOR, pointFromScalar } from '../fixtures/known-keys.js';
+import { decodeError } from '../fixtures/decode-error.js';
 
 const SPKI_P256_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
 const A = KNOWN_KEYS[0]!;
@@ -14,15 +15,6 @@ function literalJwk(k: { kid: string; x: string; y: string; d: string }): string
   return `{"use":"sig","kty":"EC","kid":"${k.kid}","crv":"P-256","alg":"ES256","x":"${k.x}","y":"${k.y}","d":"${k.d}"}`;
 }
 
-function decodeError(fn: () => unknown): IdentityDecodeError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdentityDecodeError);
-    return err as IdentityDecodeError;
-  }
-  throw new Error('expected an IdentityDecodeError, nothing was thrown');
-}
 
 describe('known-answer vectors from fixed scalars (protocol §2)', () => {
   it('key ONE is d = 1, whose point is the published P-256 generator', () => {

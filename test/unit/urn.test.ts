@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { IdentityDecodeError } from '../../src/errors.js';
 import { apiKeyHash } from '../../src/identity/api-key-hash.js';
 import { buildUrn, checkRunnerId, parseUrn, regionFromSite } from '../../src/identity/urn.js';
+import { decodeError } from '../fixtures/decode-error.js';
 
-function decodeError(fn: () => unknown): IdentityDecodeError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdentityDecodeError);
-    return err as IdentityDecodeError;
-  }
-  throw new Error('expected an IdentityDecodeError, nothing was thrown');
-}
 
 describe('buildUrn (protocol §1)', () => {
   it.each([
