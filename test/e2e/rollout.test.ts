@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
 import { encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
-import { BIN, cleanEnv, runCli } from './run-cli.js';
+import { runCli, startCli } from './run-cli.js';
 
 // `par-identity rollout` against the simulated cluster (scheduler, controllers, kubelets).
 
@@ -146,16 +145,12 @@ describe('rollout of a DaemonSet', () => {
     createDaemonSet();
     await allReady(3);
     emu.simulation!.setPodBehavior(() => ({ readiness: 'never' }));
-    const child = spawn(process.execPath, [BIN, 'rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30'], { env: cleanEnv({ NO_COLOR: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
+    const run = startCli(['rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30'], { env: { NO_COLOR: '1' } });
     await emu.simulation!.waitFor(() => ds().spec.updateStrategy.rollingUpdate.maxSurge === 1, { timeoutMs: 10_000, what: 'surge strategy applied' });
-    child.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(code, stderr).toBe(130);
-    expect(stderr).toContain('error[INTERRUPTED]');
+    run.child.kill('SIGINT');
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(130);
+    expect(run.stderr()).toContain('error[INTERRUPTED]');
     expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
   });
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 // Starts the built binary exactly as an operator would: a real process, real argv, real env.
@@ -33,28 +33,44 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env;
 }
 
-export function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: cleanEnv(options.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.uid === undefined ? {} : { uid: options.uid }),
-      ...(options.gid === undefined ? {} : { gid: options.gid }),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(options.stdin ?? '');
+export interface RunningCli {
+  child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the built binary and keeps collecting its output; for long-running commands too. */
+export function startCli(args: string[], options: Omit<RunOptions, 'stdin' | 'timeoutMs'> = {}): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cleanEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid }),
   });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+}
+
+export async function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
+  const running = startCli(args, options);
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  running.child.stdin.end(options.stdin ?? '');
+  try {
+    const { code, signal } = await running.exit;
+    return { code, signal, stdout: running.stdout(), stderr: running.stderr() };
+  } finally {
+    clearTimeout(timer);
+  }
 }

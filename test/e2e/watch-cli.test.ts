@@ -1,45 +1,26 @@
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, type TestIdentity } from './watch-fixture.js';
-import { BIN, cleanEnv } from './run-cli.js';
+import { type RunningCli, startCli } from './run-cli.js';
 
 // `par-identity watch` as an operator runs it: the BUILT binary, real signals, real exit codes.
-// Written against the flags proposed for cli.ts; it runs once `watch` is wired (until then
-// `par-identity watch --help` fails and vitest reports these tests as skipped).
 
-const WIRED = spawnSync(process.execPath, [BIN, 'watch', '--help'], { encoding: 'utf8' }).stdout.includes('Usage: par-identity watch');
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
+interface Running extends RunningCli {
   lines(): Array<Record<string, unknown>>;
-  stderr(): string;
-  stdout(): string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function startCli(args: string[]): Running {
-  const child = spawn(process.execPath, [BIN, 'watch', ...args], { env: cleanEnv({ PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' }), stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  running.push(child);
+function startWatch(args: string[]): Running {
+  const run = startCli(['watch', ...args], { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' } });
+  running.push(run.child);
   return {
-    child,
-    exit,
-    stderr: () => stderr,
-    stdout: () => stdout,
+    ...run,
     lines: () =>
-      stdout
+      run
+        .stdout()
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>),
@@ -74,12 +55,12 @@ function expectNoKeyMaterial(run: Running, ids: TestIdentity[]): void {
   }
 }
 
-describe.runIf(WIRED)('par-identity watch (built binary)', () => {
+describe('par-identity watch (built binary)', () => {
   it('writes the file, follows a rotation, and exits 0 on SIGTERM with the result as the last JSON line', async () => {
     const first = newIdentity();
     kube.create(identityData(first));
     const output = join(dir, 'identity.json');
-    const run = startCli(['-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--json']);
+    const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--json']);
     await eventually(() => expect(run.lines().map((l) => l.event)).toContain('written'), 10_000);
     expect((await stat(output)).mode & 0o777).toBe(0o600);
     const second = newIdentity();
@@ -94,7 +75,7 @@ describe.runIf(WIRED)('par-identity watch (built binary)', () => {
   });
 
   it('exits 0 on SIGINT too, also before any identity exists', async () => {
-    const run = startCli(['-c', dir, '--kubeconfig', kubeconfig]);
+    const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig]);
     await eventually(() => expect(kube.emu.openWatches).toBe(1), 10_000);
     run.child.kill('SIGINT');
     expect(await run.exit).toEqual({ code: 0, signal: null });
@@ -112,7 +93,7 @@ describe.runIf(WIRED)('par-identity watch (built binary)', () => {
       "process.on('SIGTERM', () => { fs.appendFileSync(process.argv[1], 'term\\n'); process.exit(0); });",
       'setInterval(() => {}, 1000);',
     ].join('\n');
-    const run = startCli(['-c', dir, '--kubeconfig', kubeconfig, '--', process.execPath, '-e', script, log]);
+    const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--', process.execPath, '-e', script, log]);
     const lines = async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
     await eventually(async () => expect(await lines()).toEqual([`start ${first.urn}`]), 10_000);
     const second = newIdentity();
@@ -125,13 +106,13 @@ describe.runIf(WIRED)('par-identity watch (built binary)', () => {
 
   it('exits with the status of a supervised command that fails', async () => {
     kube.create(identityData(newIdentity()));
-    const run = startCli(['-c', dir, '--kubeconfig', kubeconfig, '--', process.execPath, '-e', 'process.exit(4)']);
+    const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--', process.execPath, '-e', 'process.exit(4)']);
     expect((await run.exit).code).toBe(4);
     expect(run.stderr()).toContain('error[CHILD_EXITED]');
   });
 
   it('rejects bad flags with exit 2', async () => {
-    const run = startCli(['-c', dir, '--kubeconfig', kubeconfig, '--on-change', 'signal']);
+    const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--on-change', 'signal']);
     expect((await run.exit).code).toBe(2);
     expect(run.stderr()).toContain('--on-change signal applies to a supervised command');
   });

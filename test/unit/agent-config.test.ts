@@ -6,6 +6,7 @@ import { type AgentConfig, loadAgentConfig, requireRunnerEnabled } from '../../s
 import { CONFIG_KEYS, envNameOf } from '../../src/config/config-keys.js';
 import { resolveHostname } from '../../src/config/hostname.js';
 import { ConfigError } from '../../src/errors.js';
+import { configError } from '../fixtures/expect-errors.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -25,14 +26,6 @@ async function load(env: NodeJS.ProcessEnv = {}, extraFiles: string[] = [], file
   return loadAgentConfig({ cfgPath: dir, env, extraFiles, ...(fileNames ? { fileNames } : {}) });
 }
 
-async function configError(promise: Promise<unknown>): Promise<ConfigError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConfigError);
-  return err as ConfigError;
-}
 
 describe('envNameOf: DD_ + key upper-cased, "." → "_" (protocol §9)', () => {
   it.each([

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type AgentConfig, loadAgentConfig } from '../../src/config/agent-config.js';
 import { type CredentialSources, resolveCredentials } from '../../src/config/credentials.js';
-import { ConfigError } from '../../src/errors.js';
+import { configError } from '../fixtures/expect-errors.js';
 
 let dir: string;
 let configFile: string;
@@ -29,14 +29,6 @@ async function keyFile(name: string, content: string): Promise<string> {
 
 const noStdin = () => Promise.reject(new Error('stdin must not be read'));
 
-async function configError(promise: Promise<unknown>): Promise<ConfigError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConfigError);
-  return err as ConfigError;
-}
 
 describe('order: file flag > env > config file > keychain', () => {
   it('the --api-key-file flag wins; the agent key (env) is recorded separately', async () => {

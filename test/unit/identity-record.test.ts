@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeIdentity, type IdentityRecord, parseIdentityFile, serializeIdentityFile } from '../../src/identity/identity-record.js';
 import { KNOWN_KEYS } from '../fixtures/known-keys.js';
-import { decodeError } from '../fixtures/decode-error.js';
+import { decodeError } from '../fixtures/expect-errors.js';
 
 const A = KNOWN_KEYS[0]!;
 const URN = 'urn:dd:apps:on-prem-runner:us1:1234:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10';

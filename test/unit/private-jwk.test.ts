@@ -5,7 +5,7 @@ import { ParError } from '../../src/errors.js';
 import { decodePrivateJwk, encodePrivateJwk, generateIdentityKey, thumbprintOf } from '../../src/identity/private-jwk.js';
 import { publicKeyPem } from '../../src/identity/public-pem.js';
 import { encodeJson, KNOWN_KEYS, keyFromScalar, P256_GENERATOR, pointFromScalar } from '../fixtures/known-keys.js';
-import { decodeError } from '../fixtures/decode-error.js';
+import { decodeError } from '../fixtures/expect-errors.js';
 
 const SPKI_P256_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
 const A = KNOWN_KEYS[0]!;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../src/identity/api-key-hash.js';
 import { buildUrn, checkRunnerId, parseUrn, regionFromSite } from '../../src/identity/urn.js';
-import { decodeError } from '../fixtures/decode-error.js';
+import { decodeError } from '../fixtures/expect-errors.js';
 
 
 describe('buildUrn (protocol §1)', () => {
