@@ -140,13 +140,13 @@ export function buildProgram(io: Io): Command {
     .option('--no-keep-previous', 'with --k8s-secret: do not keep PREVIOUS_RUNNER_URN / PREVIOUS_RUNNER_PRIVATE_KEY');
   addRolloutFlags(rotate);
   addOutputFlags(rotate).action(
-    action(io, 'rotate-identity', () => (rotate.opts().k8sSecret ? import('./commands/rotate-helm-secret.js') : import('./commands/rotate-identity.js')), (raw) => ({
+    action(io, 'rotate-identity', () => import('./commands/rotate-identity.js'), (raw) => ({
       ...localOptions(raw),
       ...outputOptions(raw, io),
       ...credentialOptions(raw),
       ...kubeOptions(raw),
       ...rolloutOptions(raw),
-      secretName: (raw.k8sSecret as string | undefined) ?? '',
+      ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
       keepPrevious: raw.keepPrevious !== false,
       timeoutSeconds: raw.timeout as number,
       dryRun: Boolean(raw.dryRun),
@@ -185,13 +185,17 @@ export function buildProgram(io: Io): Command {
 
   const status = program.command('status').description('show where the identity is, what it is, and whether the agent would keep it');
   addConfigFlags(status);
-  status.option('--secret', "show the cluster agent's identity Secret (current and previous) instead of the file");
+  status
+    .option('--secret', "show the cluster agent's identity Secret (current and previous) instead of the file")
+    .option('--k8s-secret <name>', 'show the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of the file');
   addKubeFlags(status);
   status
     .option('--verify', 'also prove online that the server accepts the identity (signed health check)')
     .addOption(new Option('--timeout <seconds>', 'deadline for --verify').default(30).argParser(seconds));
   addOutputFlags(status).action(
-    action(io, 'status', () => (status.opts().secret ? import('./commands/secret-status.js') : import('./commands/status.js')), (raw) => ({
+    action(io, 'status', () => import('./commands/status.js'), (raw) => ({
+      secret: Boolean(raw.secret),
+      ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
       ...localOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
@@ -202,13 +206,17 @@ export function buildProgram(io: Io): Command {
 
   const rollback = program.command('rollback').description('swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup');
   addConfigFlags(rollback);
-  rollback.option('--secret', "restore previous_* in the cluster agent's identity Secret instead of the file backup");
+  rollback
+    .option('--secret', "restore previous_* in the cluster agent's identity Secret instead of the file backup")
+    .option('--k8s-secret <name>', 'restore PREVIOUS_RUNNER_* in the Helm runner Secret instead of the file backup');
   addKubeFlags(rollback);
   rollback
     .option('--no-verify', 'skip the signed health check of the restored identity')
     .addOption(new Option('--timeout <seconds>', 'deadline for verification').default(30).argParser(seconds));
   addOutputFlags(rollback).action(
-    action(io, 'rollback', () => (rollback.opts().secret ? import('./commands/secret-rollback.js') : import('./commands/rollback.js')), (raw) => ({
+    action(io, 'rollback', () => import('./commands/rollback.js'), (raw) => ({
+      secret: Boolean(raw.secret),
+      ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
       ...localOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),

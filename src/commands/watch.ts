@@ -24,13 +24,13 @@ import {
   watchIdentity,
   writeIdentityOutput,
 } from '../reload/index.js';
-import { type ClusterTargetOptions, resolveClusterTarget } from './cluster-target.js';
+import { clusterAccess, loadTargetConfig, locateClusterSecret, type TargetOptions } from '../rotation/index.js';
 
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a
 // signal, a supervised command — until SIGTERM/SIGINT (protocol §8). Events go to stderr as log
 // lines, or to stdout as JSON lines with --json; neither ever carries key material.
 
-export interface WatchOptions extends OutputOptions, ClusterTargetOptions {
+export interface WatchOptions extends OutputOptions, Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName'> {
   /** Identity file to keep up to date (atomic, 0600, previous kept as .bak). */
   output?: string;
   /** Process to signal after each rotation was written. */
@@ -228,7 +228,9 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
   let stoppedBy: string | undefined;
   try {
     report.step('resolve config and cluster');
-    const cluster = await resolveClusterTarget(options, io, report);
+    const config = await loadTargetConfig('cluster-secret', options, io, report);
+    const { session, resolved } = await locateClusterSecret(config, clusterAccess(options, config.getString('kubernetes_kubeconfig_path'), io, report), options, io, report);
+    const cluster = { config, conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
     requireWatchEnabled(cluster.config);
     const out = eventWriter(io, options, report, cluster.ref.name);
     if (hasChild && !options.output) tempDir = await mkdtemp(join(tmpdir(), 'par-identity-watch-'));

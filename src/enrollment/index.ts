@@ -6,3 +6,4 @@ export { HEALTH_CHECK_PATH, type HealthCheckInput, type HealthCheckResult, healt
 export { MAX_RESPONSE_BYTES } from './http-exchange.js';
 export { backoffDelay, type Clock, parseRetryAfter, type RetryPolicy, retryPolicyFromEnv, retryUntil, systemClock } from './retry-policy.js';
 export { detectPlatform, type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
+export { type KeyValidation, VALIDATE_PATH, validateApiKey } from './validate-key.js';

@@ -1,7 +1,7 @@
 import type { AgentConfig } from '../config/index.js';
 import { serviceAccountNamespace } from './kube-connection.js';
 
-// Which Secret: flag, then agent config, then the service-account namespace, then the default.
+// Which Secret: flag, then agent config, then the connection's namespace (context, service account), then the default.
 
 export const DEFAULT_SECRET_NAME = 'private-action-runner-identity';
 /** The name Helm and the Datadog Operator deploy: worth pointing at when the default is missing. */
@@ -14,16 +14,21 @@ export interface ResolvedSecretTarget {
   nameSource: string;
 }
 
-export function resolveSecretTarget(config: AgentConfig, env: NodeJS.ProcessEnv, flags: { namespace?: string; secretName?: string }): ResolvedSecretTarget {
+export function resolveSecretTarget(
+  config: AgentConfig,
+  env: NodeJS.ProcessEnv,
+  flags: { namespace?: string; secretName?: string; fallbackNamespace?: { namespace: string; source: string } },
+): ResolvedSecretTarget {
   const configNs = config.getString('kube_resources_namespace');
   const saNs = serviceAccountNamespace(env);
+  // After the agent's own setting comes the connection's default (the context's namespace, then the
+  // service account's), as kubectl would pick it.
+  const fallback = flags.fallbackNamespace ?? (saNs ? { namespace: saNs, source: 'service-account namespace file' } : { namespace: 'default', source: 'default' });
   const [namespace, namespaceSource] = flags.namespace
     ? [flags.namespace, '--namespace']
     : configNs
       ? [configNs, `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})`]
-      : saNs
-        ? [saNs, 'service-account namespace file']
-        : ['default', 'default'];
+      : [fallback.namespace, fallback.source];
   const configName = config.getString('private_action_runner.identity_secret_name');
   const [name, nameSource] = flags.secretName
     ? [flags.secretName, '--secret-name']

@@ -10,6 +10,7 @@ import { handleEnroll } from './enroll.js';
 import { playFault } from './fault-responses.js';
 import { answersItself, describeStep, type FaultScript } from './fault-script.js';
 import { handleHealthCheck } from './health-check.js';
+import { handleValidateKey } from './validate-key.js';
 import { MAX_REQUEST_BODY_BYTES, type ResolvedEmulatorOptions } from './options.js';
 import { readBody } from './read-body.js';
 import { plainErrors, send } from './reply.js';
@@ -104,7 +105,9 @@ async function handle(listener: ListenerName, req: IncomingMessage, res: ServerR
   const reply =
     route === 'health'
       ? handleHealthCheck(record.headers, new URL(rawUrl, 'http://emulator.invalid').searchParams, core.opts, core.registry)
-      : handleEnroll(route, record.headers, read.body, core.opts, core.registry);
+      : route === 'validate'
+        ? handleValidateKey(record.headers, core.opts)
+        : handleEnroll(route, record.headers, read.body, core.opts, core.registry);
   send(res, record, reply);
 }
 

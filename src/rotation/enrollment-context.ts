@@ -1,7 +1,7 @@
 import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials, resolveEndpoint } from '../config/index.js';
 import { type AgentFlavor, detectPlatform, type EnrollmentInput, enroll, type HealthCheckInput, retryPolicyFromEnv } from '../enrollment/index.js';
 import { failpoint } from '../failpoint.js';
-import { apiKeyHash, buildUrn, type DecodedIdentity, generateIdentityKey, type PrivateIdentityKey, publicKeyPem, regionFromSite } from '../identity/index.js';
+import { apiKeyHash, buildUrn, type DecodedIdentity, type PrivateIdentityKey, publicKeyPem, regionFromSite } from '../identity/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import { VERSION } from '../version.js';
@@ -85,24 +85,23 @@ export function healthCheckInput(ctx: Pick<EnrollmentContext, 'endpoint' | 'extr
   return { baseUrl: ctx.endpoint.baseUrl, identity, version: VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders };
 }
 
-/** Fresh key → enrollment (bounded retries, the same key every time) → URN. */
-export async function enrollNewKey(
+/** Enrollment with bounded retries, the same key every time → the URN of the new runner. */
+export async function enrollKey(
   ctx: EnrollmentContext,
-  flavor: AgentFlavor,
-  naming: { runnerNamePrefix: string; hostname?: string; clusterId?: string },
-  timeoutSeconds: number,
+  key: PrivateIdentityKey,
+  naming: { flavor: AgentFlavor; runnerNamePrefix: string; hostname?: string; clusterId?: string },
+  timeoutMs: number,
   io: Io,
   report: Reporter,
-): Promise<{ key: PrivateIdentityKey; urn: string }> {
-  report.step('generate key and enroll');
-  const key = generateIdentityKey();
-  const enrolled = await enroll(enrollmentInput(ctx, key, flavor, naming, io.now()), {
-    timeoutMs: timeoutSeconds * 1000,
+): Promise<string> {
+  const { flavor, ...names } = naming;
+  const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, io.now()), {
+    timeoutMs,
     policy: retryPolicyFromEnv(io.env),
     onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
   });
   failpoint('after-enroll');
   const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });
   report.info(`enrolled ${urn} (attempts: ${enrolled.attempts})`);
-  return { key, urn };
+  return urn;
 }

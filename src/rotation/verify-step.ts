@@ -2,7 +2,6 @@ import { type AgentConfig, resolveEndpoint } from '../config/index.js';
 import { type AgentFlavor, type HealthCheckInput, type RetryPolicy, retryPolicyFromEnv, verifyOnline } from '../enrollment/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
-import type { Reporter } from '../output.js';
 import { type EnrollmentContext, healthCheckInput } from './enrollment-context.js';
 
 export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
@@ -13,9 +12,8 @@ export async function verifyStep(input: HealthCheckInput, timeoutSeconds: number
 }
 
 /** Verification outside a rotation (status, rollback): the endpoint comes from the agent config. */
-export async function verifyWithConfig(config: AgentConfig, identity: DecodedIdentity, flavor: AgentFlavor, io: Io, report: Reporter, timeoutSeconds: number): Promise<VerifyReport> {
+export async function verifyWithConfig(config: AgentConfig, identity: DecodedIdentity, flavor: AgentFlavor, io: Io, timeoutSeconds: number): Promise<VerifyReport> {
   const endpoint = resolveEndpoint(config, io.env);
-  report.step(`verify online at ${endpoint.baseUrl}`);
   const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
   return verifyStep(healthCheckInput(ctx, identity, flavor, io), timeoutSeconds, retryPolicyFromEnv(io.env));
 }
@@ -33,10 +31,8 @@ export async function verifyAfterRotation(
   options: { verify: boolean; timeoutSeconds: number },
   startedMs: number,
   io: Io,
-  report: Reporter,
 ): Promise<VerifyReport> {
   if (!options.verify) return { performed: false };
-  report.step('verify online (signed health check)');
   const left = Math.max(10, options.timeoutSeconds - (io.now().getTime() - startedMs) / 1000);
   return verifyStep(healthCheckInput(ctx, identity, flavor, io), left, retryPolicyFromEnv(io.env));
 }

@@ -1,0 +1,32 @@
+// Commands printed for the operator to copy (undo:, next:) must act on the very target this run
+// used, so they carry every selecting flag, quoted for a POSIX shell.
+
+const SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+export function shellQuote(word: string): string {
+  return SAFE.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+export function commandLine(words: string[]): string {
+  return words.map(shellQuote).join(' ');
+}
+
+export interface SelectorInput {
+  cfgPath: string;
+  extraCfg: string[];
+  defaultCfgPath: string;
+}
+
+/** -c and -E as given (omitting -c when it is the default). */
+export function configSelector(input: SelectorInput): string[] {
+  return [...(input.cfgPath !== input.defaultCfgPath ? ['-c', input.cfgPath] : []), ...input.extraCfg.flatMap((file) => ['-E', file])];
+}
+
+export interface KubeSelectorInput {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export function kubeSelector(input: KubeSelectorInput): string[] {
+  return [...(input.kubeconfig ? ['--kubeconfig', input.kubeconfig] : []), ...(input.context ? ['--context', input.context] : [])];
+}

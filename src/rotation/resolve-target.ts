@@ -1,0 +1,100 @@
+import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveIdentityPath } from '../config/index.js';
+import { UsageError } from '../errors.js';
+import type { Io } from '../io.js';
+import { type ResolvedSecretTarget, resolveSecretTarget } from '../kube/index.js';
+import type { Reporter } from '../output.js';
+import { parseWorkloadRef } from '../rollout/index.js';
+import { removeStaleTemps } from '../storage/index.js';
+import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
+import { configSelector, kubeSelector } from './command-line.js';
+import type { IdentityTarget, TargetKind } from './target.js';
+import { ClusterAgentSecretTarget, requireSecretStorage } from './targets/cluster-agent-secret.js';
+import { HelmRunnerSecretTarget } from './targets/helm-runner-secret.js';
+import { LocalFileTarget } from './targets/local-file.js';
+
+// Options → the one target a run acts on, its agent config, and the run's cluster access.
+
+export const DEFAULT_CFGPATH = '/etc/datadog-agent';
+
+export interface TargetOptions {
+  cfgPath: string;
+  extraCfg: string[];
+  /** Local file target. */
+  identityFile?: string;
+  /** Helm runner Secret target (`--k8s-secret NAME`). */
+  k8sSecret?: string;
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  secretName?: string;
+  keepPrevious?: boolean;
+  /** The --rollout workload, if any (names the Helm runner). */
+  rollout?: string;
+}
+
+export interface ResolvedTarget {
+  config: AgentConfig;
+  target: IdentityTarget;
+  cluster: ClusterAccess;
+}
+
+/** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
+export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
+  const clusterAgent = kind === 'cluster-secret';
+  const config = await loadAgentConfig({
+    cfgPath: options.cfgPath,
+    extraFiles: options.extraCfg,
+    env: io.env,
+    ...(clusterAgent ? { fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] } : {}),
+  });
+  const looked = clusterAgent ? 'datadog-cluster.yaml or datadog.yaml' : 'datadog.yaml';
+  report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no ${looked} in ${options.cfgPath}; environment only`);
+  return config;
+}
+
+export function targetKindOf(options: { secret?: boolean; k8sSecret?: string }): TargetKind {
+  if (options.secret && options.k8sSecret) throw new UsageError('--secret and --k8s-secret select different Secrets: pass one of them');
+  return options.secret ? 'cluster-secret' : options.k8sSecret ? 'helm-secret' : 'file';
+}
+
+export async function resolveTarget(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter, checks: { requireEnabled: boolean }): Promise<ResolvedTarget> {
+  const config = await loadTargetConfig(kind, options, io, report);
+  const cluster = clusterAccess(options, config.getString('kubernetes_kubeconfig_path'), io, report);
+  const selectors = { config: configSelector({ ...options, defaultCfgPath: DEFAULT_CFGPATH }), kube: kubeSelector(options) };
+  const keepPrevious = options.keepPrevious !== false;
+  if (kind === 'file') {
+    if (checks.requireEnabled) requireRunnerEnabled(config);
+    const path = resolveIdentityPath(config, options.identityFile);
+    report.info(`identity file: ${path.path} (${path.source})`);
+    const removed = await removeStaleTemps(path.path);
+    if (removed.length) report.warn(`removed ${removed.length} temporary file(s) left by an interrupted run: ${removed.join(', ')}`);
+    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io) };
+  }
+  if (kind === 'cluster-secret') {
+    if (checks.requireEnabled) requireSecretStorage(config);
+    const { session, resolved } = await locateClusterSecret(config, cluster, options, io, report);
+    return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io) };
+  }
+  const session = await cluster();
+  const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
+  report.info(`secret: ${ref.namespace}/${ref.name} (namespace from ${session.namespaceSource}; keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);
+  const workloadName = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace).name : undefined;
+  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName) };
+}
+
+/** The cluster agent's identity Secret on the run's connection (also what `watch` follows). */
+export async function locateClusterSecret(
+  config: AgentConfig,
+  cluster: ClusterAccess,
+  flags: { namespace?: string; secretName?: string },
+  io: Io,
+  report: Reporter,
+): Promise<{ session: ClusterSession; resolved: ResolvedSecretTarget }> {
+  const session = await cluster();
+  const resolved = resolveSecretTarget(config, io.env, {
+    ...flags,
+    ...(flags.namespace ? {} : { fallbackNamespace: { namespace: session.namespace, source: session.namespaceSource } }),
+  });
+  report.info(`secret: ${resolved.namespace}/${resolved.name} (namespace from ${resolved.namespaceSource}, name from ${resolved.nameSource})`);
+  return { session, resolved };
+}

@@ -1,0 +1,98 @@
+import type { AgentConfig } from '../config/index.js';
+import type { AgentFlavor } from '../enrollment/index.js';
+import type { ParError } from '../errors.js';
+import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
+
+// The one interface every place an identity can live implements: the local identity file, the
+// cluster agent's Secret, and the Helm standalone runner's Secret. The steps of the pipeline talk to
+// this interface only; a target knows nothing of the steps.
+
+export type TargetKind = 'file' | 'cluster-secret' | 'helm-secret';
+
+/** What the target holds before anything is changed. */
+export interface CurrentIdentity {
+  state: 'missing' | 'ok' | 'corrupt';
+  identity?: DecodedIdentity;
+  /** The identity a rollback would restore (file backup, previous_* keys). */
+  previous?: DecodedIdentity;
+  /** Why the current identity does not decode. */
+  problem?: ParError;
+  /** Human lines describing what was read (never key material). */
+  notes: string[];
+  warnings: string[];
+}
+
+/** How the new runner is named and which flavor enrolls it (protocol §3). */
+export interface EnrollmentNaming {
+  flavor: AgentFlavor;
+  runnerNamePrefix: string;
+  hostname?: string;
+  clusterId?: string;
+}
+
+export interface Preflight {
+  naming: EnrollmentNaming;
+  notes: string[];
+  warnings: string[];
+}
+
+export interface NewIdentity {
+  key: PrivateIdentityKey;
+  urn: string;
+  apiKeyHash: string;
+  /** The hostname the runner resolves, stored so it does not re-enroll (files only). */
+  hostname?: string;
+}
+
+export interface WriteOutcome {
+  /** Whether the replaced identity stays available for rollback (backup file or previous_* keys). */
+  previousKept: boolean;
+  warnings: string[];
+  /** Target-specific facts for --json (backupFile, resourceVersion, action, ...). */
+  data: Record<string, unknown>;
+  /** Target-specific summary lines. */
+  lines: string[];
+}
+
+export interface RestoreOutcome {
+  restored: DecodedIdentity;
+  replacedUrn: string | null;
+  warnings: string[];
+  data: Record<string, unknown>;
+  lines: string[];
+}
+
+export interface TargetFacts {
+  data: Record<string, unknown>;
+  lines: string[];
+  warnings: string[];
+}
+
+export interface IdentityTarget {
+  readonly kind: TargetKind;
+  /** "identity file /etc/…", "Secret datadog/private-action-runner-identity". */
+  readonly label: string;
+  readonly config: AgentConfig;
+  /** The flavor the runner that reads this target runs as (enrollment body, health check). */
+  readonly flavor: AgentFlavor;
+  /** Flags that select exactly this target, so printed commands act on the same thing. */
+  readonly selector: string[];
+  /** Base data fields every result about this target carries (identityFile, namespace, …). */
+  readonly where: Record<string, unknown>;
+  read(): Promise<CurrentIdentity>;
+  /** Every check that would make the write fail, with no side effect. */
+  preflight(current: CurrentIdentity, options: { dryRun: boolean }): Promise<Preflight>;
+  /** The write as a plan line, for --dry-run. */
+  describeWrite(current: CurrentIdentity): string;
+  write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome>;
+  /** Re-reads the target and proves it holds exactly `next`. */
+  readBack(next: NewIdentity): Promise<DecodedIdentity>;
+  /** Puts the previous identity back in service and keeps the replaced one as the previous. */
+  restore(current: CurrentIdentity): Promise<RestoreOutcome>;
+  /** Facts for `status` besides the identities themselves. */
+  facts(current: CurrentIdentity): Promise<TargetFacts>;
+  /** What an operator does after a change here so the runner loads it (a sentence). */
+  restartAdvice(): string;
+  /** The restart command alone when there is one, else the advice. */
+  restartCommand(): string;
+}

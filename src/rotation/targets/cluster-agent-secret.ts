@@ -1,0 +1,91 @@
+import { hostname as osHostname } from 'node:os';
+import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
+import { ConfigError, KubernetesError } from '../../errors.js';
+import type { Io } from '../../io.js';
+import { CLUSTER_AGENT_LAYOUT, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists } from '../../kube/index.js';
+import type { ClusterSession } from '../cluster-session.js';
+import { commandLine } from '../command-line.js';
+import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
+import { SecretTargetBase } from './secret-base.js';
+
+// The cluster agent's identity Secret (protocol §6): data keys private_key, urn, orch_cluster_id,
+// api_key_hash, the agent's labels, and previous_* kept beside them (the Go reader ignores extras).
+
+/** The cluster agent keeps its identity in a Secret only with identity_use_k8s_secret (default true). */
+export function requireSecretStorage(config: AgentConfig): void {
+  requireRunnerEnabled(config);
+  if (!config.getBool('private_action_runner.identity_use_k8s_secret')) {
+    throw new ConfigError(
+      'SECRET_STORAGE_DISABLED',
+      'private_action_runner.identity_use_k8s_secret is false: this cluster agent does not keep its identity in a Secret',
+      'Nothing was changed. Enable identity_use_k8s_secret, or rotate each runner with `par-identity rotate-identity`.',
+    );
+  }
+}
+
+export class ClusterAgentSecretTarget extends SecretTargetBase {
+  readonly kind = 'cluster-secret' as const;
+  readonly flavor = 'cluster_agent' as const;
+  readonly selector: string[];
+  private clusterId: string | undefined;
+  private readonly kubeFlags: string[];
+
+  constructor(
+    config: AgentConfig,
+    session: ClusterSession,
+    readonly resolved: ResolvedSecretTarget,
+    selectors: { config: string[]; kube: string[] },
+    keepPrevious: boolean,
+    private readonly io: Io,
+  ) {
+    super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious);
+    this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
+    this.kubeFlags = selectors.kube;
+  }
+
+  protected async whenMissing(): Promise<CurrentIdentity> {
+    const { ref } = this;
+    if (ref.name !== HELM_SECRET_NAME && (await secretExists(this.core, { ...ref, name: HELM_SECRET_NAME }))) {
+      throw new KubernetesError(
+        'SECRET_NAME_MISMATCH',
+        `Secret ${ref.namespace}/${ref.name} does not exist, but ${ref.namespace}/${HELM_SECRET_NAME} (the Helm/Operator name) does`,
+        `Nothing was changed. Pass --secret-name ${HELM_SECRET_NAME} (or set private_action_runner.identity_secret_name) so the agent and this tool use the same Secret.`,
+      );
+    }
+    return { state: 'missing', notes: ['the Secret does not exist yet: it will be created'], warnings: [] };
+  }
+
+  protected async naming(dryRun: boolean): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
+    const clusterId = await resolveClusterId(this.core, this.ref.namespace, { dryRun });
+    this.clusterId = clusterId.id;
+    const warnings: string[] = [];
+    // Runner-name prefix: cluster_name, else the hostname (protocol §3), with a warning.
+    let prefix = this.config.getString('cluster_name');
+    if (!prefix) {
+      prefix = this.config.getString('hostname') ?? this.io.env.HOSTNAME ?? osHostname();
+      warnings.push(`cluster_name is not set; the runner is named after the hostname ${prefix}`);
+    }
+    return { naming: { flavor: this.flavor, runnerNamePrefix: prefix, clusterId: clusterId.id }, notes: [`cluster id: ${clusterId.id} (${clusterId.source})`], warnings };
+  }
+
+  protected extraValues(next: NewIdentity): Record<string, string> {
+    return { ...(this.clusterId ? { [SECRET_KEYS.clusterId]: this.clusterId } : {}), [SECRET_KEYS.apiKeyHash]: next.apiKeyHash };
+  }
+
+  protected override extraFacts(state: IdentitySecretState): Record<string, unknown> {
+    return { clusterId: state.state === 'present' ? (state.data[SECRET_KEYS.clusterId] ?? null) : null };
+  }
+
+  protected override extraFactLines(state: IdentitySecretState): string[] {
+    return [`  cluster:      ${(state.state === 'present' && state.data[SECRET_KEYS.clusterId]) || '(no orch_cluster_id)'}`];
+  }
+
+  restartAdvice(): string {
+    const restart = this.restartCommand();
+    return `replicas running \`par-identity watch\` reload it within seconds; others need a restart: ${restart}`;
+  }
+
+  restartCommand(): string {
+    return commandLine(['kubectl', '-n', this.ref.namespace, ...this.kubeFlags, 'rollout', 'restart', 'deployment/datadog-cluster-agent']);
+  }
+}

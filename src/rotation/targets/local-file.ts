@@ -1,0 +1,162 @@
+import { type AgentConfig, type IdentityPath, resolveHostname } from '../../config/index.js';
+import { restartHint } from '../../config/runtime-environment.js';
+import { StorageError } from '../../errors.js';
+import { apiKeyHash, type DecodedIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../../identity/index.js';
+import type { Io } from '../../io.js';
+import { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../../storage/index.js';
+import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, WriteOutcome } from '../target.js';
+
+// The standalone / node runner's identity file (protocol §5), replaced atomically with the previous
+// content kept as <file>.bak.
+
+function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentIdentity {
+  const current: CurrentIdentity = { state: live.state === 'ok' ? 'ok' : live.state, notes: [], warnings: [] };
+  if (live.state === 'ok') {
+    current.identity = live.identity;
+    current.notes.push(`current: ${live.identity.record.urn} (fingerprint ${live.identity.key.kid})`);
+  } else if (live.state === 'corrupt') {
+    current.problem = live.error;
+    current.warnings.push(`the current file does not decode (${live.error.message}); it will be kept as ${backupPathOf(live.path)}`);
+  } else {
+    current.notes.push('no identity yet: this enrolls a first one');
+  }
+  if (backup.state === 'ok') current.previous = backup.identity;
+  return current;
+}
+
+/** Would the Go agent throw this identity away and re-enroll on its next start? (protocol §4) */
+function reEnrollReasons(identity: DecodedIdentity, hostname: string, agentKey: string | undefined): string[] {
+  const reasons: string[] = [];
+  const stored = identity.record;
+  if (stored.hostname && stored.hostname !== hostname) reasons.push(`stored hostname ${stored.hostname} differs from the agent's ${hostname}`);
+  if (stored.apiKeyHash && agentKey && stored.apiKeyHash !== apiKeyHash(agentKey)) reasons.push("stored api_key_hash differs from the hash of the agent's API key");
+  return reasons;
+}
+
+export class LocalFileTarget implements IdentityTarget {
+  readonly kind = 'file' as const;
+  readonly flavor = 'private_action_runner' as const;
+  readonly label: string;
+  readonly selector: string[];
+  readonly where: Record<string, unknown>;
+  readonly path: string;
+
+  constructor(
+    readonly config: AgentConfig,
+    readonly identityPath: IdentityPath,
+    configSelector: string[],
+    private readonly io: Io,
+  ) {
+    this.path = identityPath.path;
+    this.label = `identity file ${this.path}`;
+    this.selector = ['--identity-file', this.path, ...configSelector];
+    this.where = { identityFile: this.path };
+  }
+
+  async read(): Promise<CurrentIdentity> {
+    return fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)));
+  }
+
+  async preflight(): Promise<Preflight> {
+    const { warnings } = await preflightIdentityDirectory(this.path);
+    const host = resolveHostname(this.config);
+    return {
+      naming: { flavor: this.flavor, runnerNamePrefix: host.hostname, hostname: host.hostname },
+      notes: [`hostname: ${host.hostname} (${host.source})`, `directory ${this.path.replace(/\/[^/]*$/, '') || '/'}: a temporary file can be created`],
+      warnings,
+    };
+  }
+
+  describeWrite(current: CurrentIdentity): string {
+    return `write ${this.path} atomically (temp file, fsync, rename, 0600)${current.state !== 'missing' ? `; keep the current file as ${backupPathOf(this.path)}` : ''}`;
+  }
+
+  async write(_current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
+    const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup: true });
+    const backupFile = written.backupPath ?? null;
+    return {
+      previousKept: Boolean(backupFile),
+      warnings: written.warnings,
+      data: { backupFile },
+      lines: [`  file:         ${this.path} (0600)`, `  backup:       ${backupFile ?? '(none: no previous file)'}`],
+    };
+  }
+
+  private serialize(next: NewIdentity): string {
+    const record: IdentityRecord = { privateKey: encodePrivateJwk(next.key), urn: next.urn, ...(next.hostname ? { hostname: next.hostname } : {}), apiKeyHash: next.apiKeyHash };
+    return serializeIdentityFile(record);
+  }
+
+  async readBack(next: NewIdentity): Promise<DecodedIdentity> {
+    const readBack = await readIdentityFile(this.path);
+    if (readBack.state !== 'ok' || readBack.text !== this.serialize(next)) {
+      throw new StorageError('READ_BACK_MISMATCH', `${this.path} does not read back as written`, `Run \`par-identity status --identity-file ${this.path}\`; restore with \`par-identity rollback --identity-file ${this.path}\` if needed.`, { path: this.path });
+    }
+    return readBack.identity;
+  }
+
+  async restore(): Promise<RestoreOutcome> {
+    const path = this.path;
+    const backupPath = backupPathOf(path);
+    const backup = await readIdentityFile(backupPath);
+    if (backup.state === 'missing') {
+      throw new StorageError('NO_BACKUP', `there is no backup ${backupPath} to roll back to`, 'Nothing was changed. A backup exists only after a rotation replaced an identity.', { path: backupPath });
+    }
+    if (backup.state === 'corrupt') {
+      throw new StorageError('BACKUP_CORRUPT', `the backup ${backupPath} does not decode (${backup.error.message})`, 'Nothing was changed. Rotate again instead of rolling back.', { path: backupPath });
+    }
+    const live = await readIdentityFile(path);
+    const written = await replaceFileAtomically(path, backup.text, { keepBackup: live.state !== 'missing' });
+    const readBack = await readIdentityFile(path);
+    if (readBack.state !== 'ok' || readBack.text !== backup.text) {
+      throw new StorageError('READ_BACK_MISMATCH', `${path} does not read back as restored`, `Inspect ${path} and ${backupPath} by hand.`, { path });
+    }
+    const replacedUrn = live.state === 'ok' ? live.identity.record.urn : null;
+    return {
+      restored: readBack.identity,
+      replacedUrn,
+      warnings: written.warnings,
+      data: { backupFile: written.backupPath ?? null },
+      lines: [`  replaced:     ${replacedUrn ?? '(no decodable identity)'}, now kept as ${written.backupPath ?? '(none)'}`],
+    };
+  }
+
+  async facts(current: CurrentIdentity): Promise<TargetFacts> {
+    const live = await readIdentityFile(this.path);
+    const backup = await readIdentityFile(backupPathOf(this.path));
+    const warnings: string[] = [];
+    const stats = live.state === 'missing' ? undefined : live.stats;
+    const file = stats ? { mode: (stats.mode & 0o777).toString(8).padStart(4, '0'), uid: stats.uid, gid: stats.gid } : null;
+    if (file && file.mode !== '0600') warnings.push(`${this.path} has mode ${file.mode}; it should be 0600`);
+    const host = resolveHostname(this.config);
+    const agentKey = this.config.getString('api_key');
+    const reEnroll = current.identity ? reEnrollReasons(current.identity, host.hostname, agentKey) : [];
+    // Where a rotation would take its API key from, in resolution order (never the value).
+    const apiKeySource = agentKey ? this.config.sourceOf('api_key') : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
+    const backupInfo =
+      backup.state === 'ok'
+        ? { path: backup.path, urn: backup.identity.record.urn, orgId: backup.identity.urn.orgId, runnerId: backup.identity.urn.runnerId, region: backup.identity.urn.region, fingerprint: backup.identity.key.kid }
+        : backup.state === 'corrupt'
+          ? { path: backup.path, corrupt: true }
+          : null;
+    return {
+      data: { source: this.identityPath.source, file, backup: backupInfo, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
+      lines: [
+        `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
+        `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}` : '(none)'}`,
+        `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
+        `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
+      ],
+      warnings,
+    };
+  }
+
+  restartAdvice(): string {
+    return restartHint(this.io.env).text;
+  }
+
+  restartCommand(): string {
+    const hint = restartHint(this.io.env);
+    return hint.command ?? hint.text;
+  }
+}

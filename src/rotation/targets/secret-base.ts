@@ -1,0 +1,197 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import type { AgentConfig } from '../../config/index.js';
+import type { AgentFlavor } from '../../enrollment/index.js';
+import { ConflictError, KubernetesError, type ParError, StorageError } from '../../errors.js';
+import { failpoint } from '../../failpoint.js';
+import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js';
+import { buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
+import type { ClusterSession } from '../cluster-session.js';
+import type { CurrentIdentity, EnrollmentNaming, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, WriteOutcome } from '../target.js';
+
+// What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
+// a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
+// write, the read back, and the swap with the previous identity.
+
+export function summaryOf(identity: DecodedIdentity | undefined) {
+  return identity ? { urn: identity.record.urn, orgId: identity.urn.orgId, runnerId: identity.urn.runnerId, region: identity.urn.region, fingerprint: identity.key.kid } : null;
+}
+
+function orphanedRunner(err: ParError, urn: string): ParError {
+  const hint = `${err.hint} The new runner ${urn} was enrolled but is not stored anywhere: remove it in Datadog.`;
+  if (err instanceof ConflictError) {
+    return new ConflictError(`${err.message} — someone else changed the Secret between our read and our write; it was not overwritten`, hint, { ...err.details, orphanedUrn: urn });
+  }
+  return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
+}
+
+export abstract class SecretTargetBase implements IdentityTarget {
+  abstract readonly kind: TargetKind;
+  abstract readonly flavor: AgentFlavor;
+  abstract readonly selector: string[];
+  readonly label: string;
+  readonly where: Record<string, unknown>;
+  /** The Secret as last read: the resourceVersion of this read guards the write. */
+  protected state: IdentitySecretState | undefined;
+
+  constructor(
+    readonly config: AgentConfig,
+    readonly session: ClusterSession,
+    readonly ref: SecretRef,
+    readonly layout: SecretLayout,
+    readonly keepPrevious: boolean,
+  ) {
+    this.label = `Secret ${ref.namespace}/${ref.name}`;
+    this.where = { namespace: ref.namespace, secretName: ref.name };
+  }
+
+  /** A missing Secret: created by a rotation (cluster agent) or refused (Helm runner). */
+  protected abstract whenMissing(): Promise<CurrentIdentity>;
+  protected abstract naming(dryRun: boolean): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }>;
+  /** Data keys written besides the identity (orch_cluster_id, api_key_hash, ...). */
+  protected abstract extraValues(next: NewIdentity): Record<string, string>;
+  abstract restartAdvice(): string;
+  abstract restartCommand(): string;
+
+  protected get core() {
+    return this.session.core;
+  }
+
+  async read(): Promise<CurrentIdentity> {
+    const state = await readIdentitySecret(this.core, this.ref, this.layout);
+    this.state = state;
+    if (state.state === 'missing') return this.whenMissing();
+    const current: CurrentIdentity = { state: state.identity ? 'ok' : 'corrupt', notes: [], warnings: [] };
+    if (state.identity) {
+      current.identity = state.identity;
+      current.notes.push(`current: ${state.identity.record.urn} (fingerprint ${state.identity.key.kid}, resourceVersion ${state.resourceVersion})`);
+    } else {
+      if (state.error) current.problem = state.error;
+      current.warnings.push(`the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}`);
+    }
+    if (state.previous) current.previous = state.previous;
+    return current;
+  }
+
+  private secretState(): IdentitySecretState {
+    if (!this.state) throw new Error('read() must run before a write');
+    return this.state;
+  }
+
+  async preflight(_current: CurrentIdentity, options: { dryRun: boolean }): Promise<Preflight> {
+    const named = await this.naming(options.dryRun);
+    const state = this.secretState();
+    const create = state.state === 'missing';
+    const existing = state.state === 'present' ? state.secret : undefined;
+    // The apiserver checks RBAC and admission for the exact write, before a runner exists in Datadog.
+    try {
+      await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, existing, state.state === 'present' ? state.data : {}, this.layout), { create, dryRun: true });
+    } catch (err) {
+      throw kubeFailure(err, `server-side dry run of the ${create ? 'create' : 'update'} of ${this.label}`, 'Nothing was enrolled and nothing was changed.');
+    }
+    failpoint('after-secret-read');
+    return { naming: named.naming, notes: [...named.notes, `server-side dry run of the ${create ? 'create' : 'update'}: allowed`], warnings: named.warnings };
+  }
+
+  describeWrite(): string {
+    const state = this.secretState();
+    return state.state === 'missing'
+      ? `create ${this.label}`
+      : `update ${this.label} guarded by resourceVersion ${state.resourceVersion}${this.keepPrevious ? `, keeping the current identity as ${this.layout.previousUrn} / ${this.layout.previousPrivateKey}` : ''}`;
+  }
+
+  async write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
+    const state = this.secretState();
+    const created = state.state === 'missing';
+    const { layout } = this;
+    const values: Record<string, string> = { [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
+    const previousKept = this.keepPrevious && Boolean(current.identity);
+    if (previousKept && current.identity) {
+      values[layout.previousPrivateKey] = current.identity.record.privateKey;
+      values[layout.previousUrn] = current.identity.record.urn;
+    }
+    let written: V1Secret;
+    try {
+      written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), { create: created, dryRun: false });
+    } catch (err) {
+      throw orphanedRunner(kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.'), next.urn);
+    }
+    const resourceVersion = written.metadata?.resourceVersion ?? '';
+    return {
+      previousKept,
+      warnings: [],
+      data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
+      lines: [
+        ...(previousKept ? [`  kept:         ${current.identity?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}`] : []),
+        `  secret:       ${this.ref.namespace}/${this.ref.name} ${created ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
+      ],
+    };
+  }
+
+  async readBack(next: NewIdentity): Promise<DecodedIdentity> {
+    const readBack = await readIdentitySecret(this.core, this.ref, this.layout);
+    if (readBack.state !== 'present' || !readBack.identity || readBack.identity.record.urn !== next.urn || readBack.identity.key.kid !== next.key.kid) {
+      throw new StorageError('READ_BACK_MISMATCH', `${this.label} does not read back as written (someone changed it after our write?)`, `Inspect it with \`kubectl -n ${this.ref.namespace} get secret ${this.ref.name}\`.`, { urn: next.urn });
+    }
+    return readBack.identity;
+  }
+
+  async restore(): Promise<RestoreOutcome> {
+    const state = await readIdentitySecret(this.core, this.ref, this.layout);
+    const { layout } = this;
+    if (state.state === 'missing' || !state.previous) {
+      throw new StorageError('NO_BACKUP', `${this.label} keeps no previous identity to roll back to`, `Nothing was changed. A previous identity (${layout.previousUrn} / ${layout.previousPrivateKey}) is kept only by a rotation without --no-keep-previous.`);
+    }
+    const values: Record<string, string> = { ...state.data };
+    values[layout.privateKey] = state.previous.record.privateKey;
+    values[layout.urn] = state.previous.record.urn;
+    if (state.identity) {
+      values[layout.previousPrivateKey] = state.identity.record.privateKey;
+      values[layout.previousUrn] = state.identity.record.urn;
+    } else {
+      delete values[layout.previousPrivateKey];
+      delete values[layout.previousUrn];
+    }
+    let written: V1Secret;
+    try {
+      written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.secret, values, layout), { create: false, dryRun: false });
+    } catch (err) {
+      throw kubeFailure(err, `updating ${this.label}`, 'The Secret was not changed; read it again with `par-identity status` and retry.');
+    }
+    const replacedUrn = state.identity?.record.urn ?? null;
+    return {
+      restored: state.previous,
+      replacedUrn,
+      warnings: [],
+      data: { resourceVersion: written.metadata?.resourceVersion ?? null },
+      lines: [`  replaced:     ${replacedUrn ?? '(no decodable identity)'}, now kept as ${layout.previousUrn}`],
+    };
+  }
+
+  async facts(current: CurrentIdentity): Promise<TargetFacts> {
+    const state = this.secretState();
+    const previous = summaryOf(current.previous);
+    const resourceVersion = state.state === 'present' ? state.resourceVersion : null;
+    return {
+      data: {
+        resourceVersion,
+        previous,
+        labels: state.state === 'present' ? (state.secret.metadata?.labels ?? {}) : {},
+        ...this.extraFacts(state),
+      },
+      lines: [
+        `  secret:       ${this.ref.namespace}/${this.ref.name} (resourceVersion ${resourceVersion})`,
+        `  previous:     ${previous ? `${previous.urn}  fingerprint ${previous.fingerprint}` : '(none kept)'}`,
+        ...this.extraFactLines(state),
+      ],
+      warnings: [],
+    };
+  }
+
+  protected extraFacts(_state: IdentitySecretState): Record<string, unknown> {
+    return {};
+  }
+
+  protected extraFactLines(_state: IdentitySecretState): string[] {
+    return [];
+  }
+}
