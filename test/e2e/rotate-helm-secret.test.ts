@@ -74,3 +74,38 @@ describe('rotate-identity --k8s-secret', () => {
     expect(fx.secretData(NAME).RUNNER_URN).toBe('urn:dd:apps:on-prem-runner:us1:1:other');
   });
 });
+
+describe('status and rollback --k8s-secret (the same target adapter)', () => {
+  it('status shows both identities; rollback swaps them under the resourceVersion guard; the replaced identity becomes PREVIOUS_RUNNER_*', async () => {
+    const seed = seedRunnerSecret({ OTHER_SETTING: 'keep-me' });
+    const rotated = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--json');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const newUrn = JSON.parse(rotated.stdout).urn as string;
+    const cfg = ['-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig];
+
+    const status = await fx.run(['status', ...cfg, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ target: 'helm-secret', urn: newUrn, previous: { urn: seed.RUNNER_URN }, namespace: NS, secretName: NAME });
+
+    // The seeded runner was never enrolled with the emulator, so it cannot pass the health check.
+    const back = await fx.run(['rollback', ...cfg, '--no-verify', '--json']);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ urn: seed.RUNNER_URN, replacedUrn: newUrn });
+    const data = fx.secretData(NAME);
+    expect(data.RUNNER_URN).toBe(seed.RUNNER_URN);
+    expect(data.RUNNER_PRIVATE_KEY).toBe(seed.RUNNER_PRIVATE_KEY);
+    expect(data.PREVIOUS_RUNNER_URN).toBe(newUrn);
+    expect(data.OTHER_SETTING).toBe('keep-me');
+    expect(fx.kube.requests.some((r) => r.resource === 'secrets' && r.verb === 'update' && r.query.dryRun !== 'All')).toBe(true);
+    expectNoSecrets(back, [seed.RUNNER_PRIVATE_KEY, data.PREVIOUS_RUNNER_PRIVATE_KEY!]);
+  });
+
+  it('rollback without PREVIOUS_RUNNER_* refuses and changes nothing (exit 7 NO_BACKUP)', async () => {
+    seedRunnerSecret();
+    const before = fx.secret(NAME)!.metadata.resourceVersion;
+    const run = await fx.run(['rollback', '-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig]);
+    expect(run.code).toBe(7);
+    expect(run.stderr).toContain('error[NO_BACKUP]');
+    expect(fx.secret(NAME)!.metadata.resourceVersion).toBe(before);
+  });
+});

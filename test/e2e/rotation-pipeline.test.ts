@@ -1,0 +1,251 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
+import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
+import { type CliRun, runCli } from './run-cli.js';
+
+// The step order every rotation goes through (issue 12): roll out only after a verification that
+// passed, one cluster connection for the Secret and the rollout, and dry runs that fail for every
+// reason a real run would, without enrolling anything.
+
+const NS = 'datadog';
+const SECRET = 'private-action-runner-identity';
+
+// biome-ignore lint/suspicious/noExplicitAny: nested Kubernetes fields read by assertions only
+type Obj = KubeObject & { spec?: any };
+
+let dir: string;
+let enrollment: EnrollmentEmulator;
+const clusters: KubeEmulator[] = [];
+
+async function cluster(): Promise<KubeEmulator> {
+  const kube = await startKubeEmulator({
+    simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
+  });
+  seedNamespaces(kube, [NS]);
+  kube.createObject({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'par', namespace: NS },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'par' } },
+      template: {
+        metadata: { labels: { app: 'par' } },
+        spec: { containers: [{ name: 'runner', image: 'par:1', readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+      },
+    },
+  } as KubeObject);
+  clusters.push(kube);
+  return kube;
+}
+
+const templateAnnotations = (kube: KubeEmulator) => (kube.getObject('apps/v1', 'Deployment', NS, 'par') as Obj).spec.template.metadata.annotations ?? {};
+const enrollRequests = () => enrollment.requests.filter((r) => r.route === 'enroll' || r.route === 'enroll_api_key_only');
+const writes = (kube: KubeEmulator, resource: string) => kube.requests.filter((r) => r.resource === resource && ['create', 'update', 'patch'].includes(r.verb) && r.query.dryRun !== 'All');
+
+async function writeConfig(name: string, extra: string[] = [], ddUrl = enrollment.url): Promise<void> {
+  const lines = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${ddUrl}`, 'hostname: e2e-host', 'cluster_name: e2e', 'private_action_runner:', '  enabled: true', ...extra, ''];
+  await writeFile(join(dir, name), lines.join('\n'));
+}
+
+function run(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(args, {
+    env: { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_RETRY_INITIAL_MS: '20', PAR_IDENTITY_ROLLOUT_POLL_MS: '30', NO_COLOR: '1', HOME: dir, KUBECONFIG: undefined, ...env },
+    timeoutMs: 60_000,
+  });
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'par-pipeline-'));
+  enrollment = await startEnrollmentEmulator();
+});
+
+afterEach(async () => {
+  await Promise.all([enrollment.close(), ...clusters.splice(0).map((k) => k.close())]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('roll out only after a verification that passed', () => {
+  it('rotate-identity --rollout with a rejected health check: exit 8 and no Pod restarted', async () => {
+    const kube = await cluster();
+    const kubeconfig = join(dir, 'kubeconfig');
+    await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
+    await writeConfig('datadog.yaml');
+    const before = templateAnnotations(kube);
+    enrollment.script('health', { status: 401, body: '{"errors":["Unauthorized"]}' });
+    const result = await run(['rotate-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par']);
+    expect(result.code, result.stderr).toBe(8);
+    expect(result.stderr).toContain('error[VERIFICATION_FAILED]');
+    expect(result.stderr).toContain('the rollout was not started');
+    expect(templateAnnotations(kube)).toEqual(before);
+    expect(writes(kube, 'deployments')).toHaveLength(0);
+    // The pre-flight did check the workload before enrolling: a server-side dry run of the patch.
+    expect(kube.requests.some((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun === 'All')).toBe(true);
+  });
+
+  it('rotate-identity --rollout with a passing verification restarts the Pods onto the new fingerprint', async () => {
+    const kube = await cluster();
+    const kubeconfig = join(dir, 'kubeconfig');
+    await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
+    await writeConfig('datadog.yaml');
+    const result = await run(['rotate-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out.rollout).toMatchObject({ action: 'rolled-out', previousRunnerSafeToRemove: true });
+    expect(templateAnnotations(kube)[FINGERPRINT_ANNOTATION]).toBe(out.fingerprint);
+  });
+});
+
+describe('one cluster connection per run, resolved like kubectl', () => {
+  async function threeClusters() {
+    const [fromConfig, fromHome, fromEnv] = [await cluster(), await cluster(), await cluster()];
+    const configPath = join(dir, 'agent.kubeconfig');
+    await fromConfig.writeKubeconfig(configPath, { token: fromConfig.adminToken, namespace: NS });
+    await mkdir(join(dir, '.kube'));
+    await fromHome.writeKubeconfig(join(dir, '.kube', 'config'), { token: fromHome.adminToken, namespace: NS });
+    const envPath = join(dir, 'env.kubeconfig');
+    await fromEnv.writeKubeconfig(envPath, { token: fromEnv.adminToken, namespace: NS });
+    await writeConfig('datadog-cluster.yaml', [`kubernetes_kubeconfig_path: ${configPath}`, `kube_resources_namespace: ${NS}`]);
+    return { fromConfig, fromHome, fromEnv, envPath };
+  }
+
+  const rotated = (kube: KubeEmulator) => kube.getObject('v1', 'Secret', NS, SECRET) !== undefined;
+
+  it('kubernetes_kubeconfig_path beats ~/.kube/config: the Secret and the rollout both happen there', async () => {
+    const { fromConfig, fromHome, fromEnv } = await threeClusters();
+    const result = await run(['rotate-par-identity', '-c', dir, '--rollout', 'deployment/par', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('(kubernetes_kubeconfig_path');
+    expect(rotated(fromConfig)).toBe(true);
+    expect(templateAnnotations(fromConfig)[FINGERPRINT_ANNOTATION]).toBe(JSON.parse(result.stdout).fingerprint);
+    for (const other of [fromHome, fromEnv]) {
+      expect(rotated(other)).toBe(false);
+      expect(writes(other, 'deployments')).toHaveLength(0);
+    }
+  });
+
+  it('KUBECONFIG beats kubernetes_kubeconfig_path: the Secret and the rollout both happen there', async () => {
+    const { fromConfig, fromHome, fromEnv, envPath } = await threeClusters();
+    const result = await run(['rotate-par-identity', '-c', dir, '--rollout', 'deployment/par', '--json'], { KUBECONFIG: envPath });
+    expect(result.code, result.stderr).toBe(0);
+    expect(rotated(fromEnv)).toBe(true);
+    expect(templateAnnotations(fromEnv)[FINGERPRINT_ANNOTATION]).toBe(JSON.parse(result.stdout).fingerprint);
+    for (const other of [fromHome, fromConfig]) {
+      expect(rotated(other)).toBe(false);
+      expect(writes(other, 'deployments')).toHaveLength(0);
+    }
+  });
+
+  it('the undo and next commands carry every flag that selected the target', async () => {
+    const kube = await cluster();
+    const kubeconfig = join(dir, 'my kube config');
+    await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS, contextName: 'ctx-a' });
+    await writeConfig('datadog-cluster.yaml');
+    const extra = join(dir, 'extra.yaml');
+    await writeFile(extra, 'private_action_runner:\n  identity_secret_name: custom-name\n');
+    const result = await run(['rotate-par-identity', '-c', dir, '-E', extra, '--kubeconfig', kubeconfig, '--context', 'ctx-a', '-n', NS, '--no-verify']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`undo: par-identity rollback --secret -c ${dir} -E ${extra} -n ${NS} --secret-name custom-name --kubeconfig '${kubeconfig}' --context ctx-a`);
+    expect(result.stdout).toContain(`kubectl -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a rollout restart deployment/datadog-cluster-agent`);
+    // The printed undo command, run as printed, acts on the same Secret.
+    const undo = result.stdout.split('\n').find((l) => l.startsWith('undo: '))!.slice('undo: par-identity '.length);
+    const words = [...undo.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+    const back = await run([...words, '--no-verify']);
+    expect(back.code, back.stderr).toBe(7); // no previous identity on a first rotation: NO_BACKUP
+    expect(back.stderr).toContain(`Secret ${NS}/custom-name keeps no previous identity`);
+  });
+});
+
+describe('--dry-run fails for every reason a real run would, and enrolls nothing', () => {
+  async function expectRefused(result: CliRun, code: number, errorCode: string) {
+    expect(result.code, result.stderr).toBe(code);
+    expect(result.stderr).toContain(`error[${errorCode}]`);
+    expect(result.stderr).toContain('[dry run] resolve config and target');
+    expect(enrollRequests()).toHaveLength(0);
+  }
+
+  it('prints the step plan when every check passes', async () => {
+    await writeConfig('datadog.yaml');
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'rollout', 'report']);
+    expect(result.stderr).toMatch(/ 5\. enroll +API key accepted by \/api\/v1\/validate; would POST/);
+    expect(enrollRequests()).toHaveLength(0);
+    expect(enrollment.requests.map((r) => r.route)).toEqual(['validate']);
+  });
+
+  it('a rejected API key → exit 4 API_KEY_INVALID', async () => {
+    await writeConfig('datadog.yaml');
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run'], { DD_API_KEY: 'ffffffffffffffffffffffffffffffff' });
+    await expectRefused(result, 4, 'API_KEY_INVALID');
+    expect(result.stderr).not.toContain('ffffffffffffffffffffffffffffffff');
+  });
+
+  it('an unreachable enrollment host → exit 5 API_UNREACHABLE', async () => {
+    await writeConfig('datadog.yaml', [], 'http://127.0.0.1:9');
+    await expectRefused(await run(['rotate-identity', '-c', dir, '--dry-run']), 5, 'API_UNREACHABLE');
+  });
+
+  it('a TLS failure at the enrollment host → exit 5', async () => {
+    // The Kubernetes emulator serves HTTPS with a CA this process does not trust.
+    const kube = await cluster();
+    await writeConfig('datadog.yaml', [], kube.url);
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run']);
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toMatch(/certificate|self.signed|TLS/i);
+    expect(enrollRequests()).toHaveLength(0);
+  });
+
+  it('a directory where no file can be created → exit 7 DIRECTORY_NOT_WRITABLE', async () => {
+    await writeConfig('datadog.yaml');
+    await expectRefused(await run(['rotate-identity', '-c', dir, '--identity-file', '/proc/par-identity-test.json', '--dry-run']), 7, 'DIRECTORY_NOT_WRITABLE');
+    expect(enrollment.requests).toHaveLength(0);
+  });
+
+  it('a Secret write the token may not make → exit 9 KUBE_FORBIDDEN', async () => {
+    const kube = await cluster();
+    const token = 'read-only';
+    kube.addToken(token, { user: `system:serviceaccount:${NS}:ro`, namespace: NS, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps', 'namespaces'], verbs: ['get'] }] });
+    const kubeconfig = join(dir, 'ro.kubeconfig');
+    await kube.writeKubeconfig(kubeconfig, { token, namespace: NS });
+    kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: '00000000-0000-0000-0000-000000000001' } } as KubeObject);
+    await writeConfig('datadog-cluster.yaml');
+    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--dry-run']), 9, 'KUBE_FORBIDDEN');
+  });
+
+  it('a --rollout workload that does not exist → exit 10 WORKLOAD_MISSING', async () => {
+    const kube = await cluster();
+    const kubeconfig = join(dir, 'kubeconfig');
+    await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
+    await writeConfig('datadog-cluster.yaml');
+    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/nope', '--dry-run']), 10, 'WORKLOAD_MISSING');
+    expect(kube.getObject('v1', 'Secret', NS, SECRET)).toBeUndefined();
+  });
+
+  it('a --rollout workload the token may not patch → exit 9 KUBE_FORBIDDEN, before enrolling (real run too)', async () => {
+    const kube = await cluster();
+    const token = 'no-patch';
+    kube.addToken(token, {
+      user: `system:serviceaccount:${NS}:np`,
+      namespace: NS,
+      rules: [
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get'] },
+      ],
+    });
+    const kubeconfig = join(dir, 'np.kubeconfig');
+    await kube.writeKubeconfig(kubeconfig, { token, namespace: NS });
+    await writeConfig('datadog-cluster.yaml');
+    const result = await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par']);
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toContain('error[KUBE_FORBIDDEN]');
+    expect(enrollRequests()).toHaveLength(0);
+    expect(kube.getObject('v1', 'Secret', NS, SECRET)).toBeUndefined();
+  });
+});
