@@ -4,7 +4,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { FaultController } from './faults.js';
-import { defaultKinds, type KindRegistry, keyOf } from './kinds.js';
+import { defaultKinds, type KindRegistry, keyOf, servedForm } from './kinds.js';
 import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 import { Authorizer, type Grant } from './rbac.js';
 import { type DeleteOptions, Registry } from './registry.js';
@@ -187,7 +187,8 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
     },
     getObject(apiVersion, kind, namespace, name) {
       const info = infoOf(apiVersion, kind);
-      return store.get(keyOf(info), info.namespaced ? namespace : undefined, name);
+      const obj = store.get(keyOf(info), info.namespaced ? namespace : undefined, name);
+      return obj && servedForm(info, obj);
     },
     updateObject(obj) {
       const info = infoOf(obj.apiVersion, obj.kind);
@@ -199,7 +200,7 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
     },
     listObjects(apiVersion, kind, namespace) {
       const info = infoOf(apiVersion, kind);
-      return store.list(keyOf(info), namespace);
+      return store.list(keyOf(info), namespace).map((o) => servedForm(info, o));
     },
     addToken(token: string, grant: Grant) {
       authorizer.addToken(token, grant);

@@ -112,7 +112,7 @@ export class Registry {
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
     if (!isPlainObject(obj.metadata)) throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: metadata must be an object`);
     if (info.kind === 'Secret') checkSecretEncoding(obj);
-    return obj;
+    return info.storage ? info.storage.toStorage(obj) : obj;
   }
 
   private checkNamespace(info: KindInfo, obj: KubeObject, namespace: string | undefined): void {

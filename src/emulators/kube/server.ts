@@ -224,7 +224,7 @@ async function serveResource(
       for (const obj of ctx.store.list(keyOf(info), namespace)) {
         if (!selects(sel, obj)) continue;
         ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { dryRun: opts.dryRun, gracePeriodSeconds: opts.gracePeriodSeconds });
-        deleted.push(stripTypeMeta(obj));
+        deleted.push(stripTypeMeta(withTypeMeta(info, obj)));
       }
       return sendJson(res, 200, {
         kind: `${info.kind}List`,
