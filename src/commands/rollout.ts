@@ -81,6 +81,7 @@ export async function rolloutWith(ref: WorkloadRef, options: RolloutCommandOptio
       signal: controller.signal,
       now: () => io.now(),
       onProgress: progressPrinter(io, report),
+      onWarning: (message) => report.warn(message),
     });
   } finally {
     process.off('SIGINT', onSignal);

@@ -1,6 +1,6 @@
 import type { AppsV1Api, CoreV1Api, V1DaemonSet, V1Deployment, V1Node, V1Pod } from '@kubernetes/client-node';
-import type { KubeConnection } from '../kube/index.js';
-import { isNotFound, kubeFailure } from '../kube/index.js';
+import type { KubeConnection, RecordEventInput, RecordEventResult } from '../kube/index.js';
+import { isNotFound, kubeFailure, recordEvent } from '../kube/index.js';
 import type { Workload } from './eligibility.js';
 import type { WorkloadRef } from './workload-ref.js';
 
@@ -15,6 +15,8 @@ export interface RolloutApi {
   patchWorkload(ref: WorkloadRef, patch: object): Promise<Workload>;
   annotatePod(namespace: string, name: string, annotations: Record<string, string>): Promise<void>;
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
+  /** Audit Event on the workload; never throws (a missing RBAC rule comes back as a warning). */
+  recordEvent?(input: RecordEventInput, instance?: string): Promise<RecordEventResult>;
 }
 
 function selectorOf(workload: Workload): string {
@@ -66,5 +68,6 @@ export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
     deletePod: async (namespace, name, uid) => {
       await wrap(`deleting Pod ${name}`, () => core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } }));
     },
+    recordEvent: (input, instance) => recordEvent(conn, input, instance ? { instance } : {}),
   };
 }

@@ -107,6 +107,14 @@ describe('two views of one Event', () => {
     expect(strict.body.message).toContain('unknown field "message"');
   });
 
+  it('decodes eventTime as a MicroTime: six fractional digits, as time.Parse(RFC3339Micro) wants', async () => {
+    for (const eventTime of ['2026-01-02T03:04:05.123Z', '2026-01-02T03:04:05Z']) {
+      const res = await call(emu, 'POST', EV1, { body: newEvent(ident, 'IdentityRotated', { eventTime }) });
+      expect(res.status).toBe(400);
+      expect(res.body.message).toContain(`parsing time "${eventTime}"`);
+    }
+  });
+
   it('checks that a legacy core Event lives in the namespace of its object', async () => {
     const res = await call(emu, 'POST', CORE, { body: { metadata: { name: 'wrong-ns' }, involvedObject: { ...ref(ident), namespace: 'ns2' }, reason: 'X', message: 'y' } });
     expect(res.status).toBe(422);

@@ -1,4 +1,4 @@
-import { FieldError } from './status-errors.js';
+import { badRequest, FieldError } from './status-errors.js';
 import type { KubeObject } from './types.js';
 
 // One stored Event, two API views, as kube-apiserver keeps it: etcd holds the core form and
@@ -122,3 +122,19 @@ export function validateEvent(obj: KubeObject, eventsApi: boolean, errs: FieldEr
 
 /** Keys of a core/v1 Event body that strict decoding accepts. */
 export const CORE_EVENT_FIELDS = [...CORE_ONLY, ...SHARED];
+
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * metav1.MicroTime decodes with time.Parse(RFC3339Micro): exactly six fractional digits. A
+ * JavaScript Date serialised by toISOString() (three digits) is refused while decoding: a 400.
+ */
+export function checkMicroTimes(obj: KubeObject, version: string): void {
+  const series = obj['series'] as Obj | undefined;
+  for (const value of [obj['eventTime'], series?.['lastObservedTime']]) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || !MICRO_TIME.test(value)) {
+      throw badRequest(`Event in version "${version}" cannot be handled as a Event: parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05.000000Z07:00": cannot parse as RFC3339Micro`);
+    }
+  }
+}
