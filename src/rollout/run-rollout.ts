@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { InterruptedError, ParError } from '../errors.js';
 import { EventReason, type EventReasonName } from '../kube/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
@@ -54,13 +54,39 @@ export interface RolloutOutcome {
   events: { recorded: EventReasonName[]; warnings: string[] };
 }
 
+/**
+ * Nodes and every Pod on them (any namespace) need cluster-scoped reads. They are optional: without
+ * them the per-node room is not computed and the check says so (the fallback then refuses to run).
+ */
+async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): Promise<{ nodes: V1Node[]; podsOnNodes: V1Pod[]; unavailable?: string }> {
+  try {
+    const nodes = await api.nodes();
+    const nodeNames = ref.kind === 'daemonset' ? [...new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => Boolean(n)))] : nodes.map((n) => n.metadata?.name ?? '');
+    const podsOnNodes = (await Promise.all(nodeNames.map((n) => api.podsOnNode(n)))).flat();
+    return { nodes, podsOnNodes };
+  } catch (err) {
+    if (err instanceof ParError && err.code === 'KUBE_FORBIDDEN') {
+      const what = /listing nodes/.test(err.message) ? 'no list on nodes' : 'no list on Pods in all namespaces';
+      return { nodes: [], podsOnNodes: [], unavailable: `${what}: the token lacks this cluster-scoped right` };
+    }
+    throw err;
+  }
+}
+
 export async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
   const workload = await api.readWorkload(options.ref);
   const pods = await api.podsOf(options.ref, workload);
-  const nodes = await api.nodes();
-  const nodeNames = options.ref.kind === 'daemonset' ? [...new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => Boolean(n)))] : nodes.map((n) => n.metadata?.name ?? '');
-  const podsOnNodes = (await Promise.all(nodeNames.map((n) => api.podsOnNode(n)))).flat();
-  const check = checkRollout({ kind: options.ref.kind, workload, pods, podsOnNodes, nodes, pdbNames: await api.pdbNames(options.ref), identitySecretNames: options.identitySecretNames });
+  const capacity = await capacityView(api, options.ref, pods);
+  const check = checkRollout({
+    kind: options.ref.kind,
+    workload,
+    pods,
+    podsOnNodes: capacity.podsOnNodes,
+    nodes: capacity.nodes,
+    pdbNames: await api.pdbNames(options.ref),
+    identitySecretNames: options.identitySecretNames,
+    ...(capacity.unavailable ? { capacityUnavailable: capacity.unavailable } : {}),
+  });
   return { check, workload };
 }
 
@@ -123,6 +149,13 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const current = workload.spec?.template?.metadata?.annotations?.[FINGERPRINT_ANNOTATION];
   if (options.fingerprint && current === options.fingerprint && isComplete(options.ref.kind, workload)) {
     return { ...base, action: 'unchanged', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
+  }
+  if (options.fallback && options.ref.kind === 'daemonset' && !check.capacityChecked) {
+    throw new RolloutError(
+      'FALLBACK_UNAVAILABLE',
+      '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
+      'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
+    );
   }
   const surged = decideSurge(check, options);
   const original = snapshotStrategy(options.ref.kind, workload);

@@ -174,6 +174,32 @@ describe('rollout of a DaemonSet', () => {
     expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
   });
 
+  it('--fallback without node rights is refused before any change, naming the ClusterRole', async () => {
+    createDaemonSet();
+    await allReady(3);
+    const generation = ds().metadata.generation;
+    const limited = join(dir, 'ds-role.kubeconfig');
+    emu.addToken('ds-role', {
+      user: `system:serviceaccount:${NS}:rollout`,
+      namespace: NS,
+      rules: [
+        { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['par'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'patch', 'delete'] },
+      ],
+    });
+    await emu.writeKubeconfig(limited, { token: 'ds-role', namespace: NS });
+    const run = await runCli(['rollout', 'daemonset/par', '--fallback', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(run.code).toBe(10);
+    expect(run.stderr).toContain('error[FALLBACK_UNAVAILABLE]');
+    expect(run.stderr).toContain('par-identity-rollout-capacity');
+    expect(ds().metadata.generation).toBe(generation);
+    // --check with the same token says what it could not check.
+    const check = await runCli(['rollout', 'daemonset/par', '--check', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain('[CAPACITY_UNCHECKED]');
+    expect(check.stdout).toContain('no list on nodes');
+  });
+
   describe('capacity fallback', () => {
     function fillNode(node: string) {
       emu.createObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `hog-${node}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'hog', image: 'x', resources: { requests: { cpu: '1500m', memory: '1Gi' } } }] } } as KubeObject);
@@ -266,7 +292,7 @@ describe('rollout of a Deployment', () => {
     expect(events).toMatch(/Normal\s+RolloutCompleted\s+\S+\s+par-identity\s+every Pod runs the new template/);
   });
 
-  it('a token that may not create Events still rolls out, with a warning', async () => {
+  it('a namespaced Role is enough: no Events, nodes or PDB rights still roll out, with warnings that say what was skipped', async () => {
     createDeployment(1);
     await allReady(1);
     const limited = join(dir, 'no-events.kubeconfig');
@@ -279,12 +305,16 @@ describe('rollout of a Deployment', () => {
         { apiGroups: [''], resources: ['secrets'], resourceNames: ['private-action-runner-identity'], verbs: ['get'] },
       ],
     });
-    emu.addToken('no-events', { rules: [{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list'] }, { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] }] });
     await emu.writeKubeconfig(limited, { token: 'no-events', namespace: NS });
     const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--poll-interval', '30', '--json'], { timeoutMs: 30_000 });
     expect(run.code, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout) as { action: string; events: { recorded: string[]; warnings: string[] } };
+    const out = JSON.parse(run.stdout) as { action: string; events: { recorded: string[]; warnings: string[] }; check: { capacityChecked: boolean; findings: { code: string; severity: string }[] } };
     expect(out.action).toBe('rolled-out');
+    expect(out.check.capacityChecked).toBe(false);
+    expect(out.check.findings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'CAPACITY_UNCHECKED', severity: 'warning' }), expect.objectContaining({ code: 'PDB_UNCHECKED' })]));
+    // Nothing cluster-scoped was attempted beyond the one forbidden nodes list.
+    const forbidden = emu.requests.filter((r) => r.user === `system:serviceaccount:${NS}:rollout` && r.status === 403).map((r) => `${r.verb} ${r.resource} ${r.namespace}`);
+    expect(forbidden.sort()).toEqual(['create events datadog', 'create events datadog', 'list nodes ', 'list poddisruptionbudgets datadog'].sort());
     expect(out.events.recorded).toEqual([]);
     expect(out.events.warnings).toHaveLength(2);
     expect(run.stderr).toContain('Event RolloutStarted not recorded on Deployment datadog/par: forbidden');
