@@ -122,6 +122,9 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   const authorizer = new Authorizer();
   const adminToken = opts.adminToken ?? `admin-${randomBytes(18).toString('hex')}`;
   authorizer.addSuperuser(adminToken, 'kubernetes-admin');
+  authorizer.useStoredRbac({
+    list: (kind, namespace) => store.list(keyOf(kinds.byApiVersionKind('rbac.authorization.k8s.io/v1', kind)!), namespace),
+  });
   const faults = new FaultController();
   const hub = new WatchHub();
   faults.setWatchControls(

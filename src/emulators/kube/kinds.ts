@@ -217,6 +217,18 @@ export function defaultKinds(): KindRegistry {
     fieldLabels: eventsV1FieldLabels(path),
     storage: { key: kindKey('v1', 'Event'), toStorage: eventsV1ToCore, fromStorage: coreToEventsV1 },
   });
+  // What deploy/ manifests create: a ServiceAccount, RBAC objects, a CronJob (and PDBs rollout reads).
+  r.register({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'] });
+  for (const [kind, plural, namespaced] of [
+    ['Role', 'roles', true],
+    ['RoleBinding', 'rolebindings', true],
+    ['ClusterRole', 'clusterroles', false],
+    ['ClusterRoleBinding', 'clusterrolebindings', false],
+  ] as const) {
+    r.register({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced });
+  }
+  r.register({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], categories: ['all'], hasStatus: true });
+  r.register({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true });
   for (const [kind, plural] of [
     ['SelfSubjectAccessReview', 'selfsubjectaccessreviews'],
     ['SelfSubjectRulesReview', 'selfsubjectrulesreviews'],

@@ -1,5 +1,6 @@
 import { validateAppsStrategy } from './apps-validation.js';
 import { CORE_EVENT_FIELDS, EVENTS_V1_FIELDS, validateEvent } from './event-versions.js';
+import { validateRbacOrBatch } from './rbac-objects.js';
 import type { KindInfo } from './kinds.js';
 import { labelsMatch } from './selectors.js';
 import { badRequest, FieldError, invalid } from './status-errors.js';
@@ -205,6 +206,8 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
     case 'Event':
       validateEvent(obj, info.group === 'events.k8s.io', errs);
       break;
+    default:
+      validateRbacOrBatch(info.kind, obj, old, errs);
   }
   if (errs.length > 0) throw invalid(info, obj.metadata.name ?? '', errs);
 }
@@ -233,6 +236,11 @@ const TOP_FIELDS: Record<string, string[]> = {
   Event: CORE_EVENT_FIELDS,
   'Event.events.k8s.io': EVENTS_V1_FIELDS,
   ControllerRevision: ['data', 'revision'],
+  ServiceAccount: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
+  Role: ['rules'],
+  ClusterRole: ['rules', 'aggregationRule'],
+  RoleBinding: ['subjects', 'roleRef'],
+  ClusterRoleBinding: ['subjects', 'roleRef'],
 };
 
 /**
