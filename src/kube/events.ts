@@ -95,6 +95,27 @@ export function identityNote(verb: string, current: IdentitySummary, previous: I
   return sanitizeEventText(parts.join('; '), NOTE_LIMIT);
 }
 
+/**
+ * The Event for a Secret rotation or rollback, ready for recordEvent: on the Secret, with the
+ * identity note. `current` is what the Secret holds now, `previous` what it held before.
+ */
+export function secretIdentityEvent(
+  change: 'rotated' | 'rolled back',
+  secret: { namespace: string; name: string; uid?: string },
+  current: IdentitySummary,
+  previous: IdentitySummary,
+  extra?: string,
+): RecordEventInput {
+  const rotated = change === 'rotated';
+  return {
+    regarding: { kind: 'Secret', apiVersion: 'v1', namespace: secret.namespace, name: secret.name, ...(secret.uid ? { uid: secret.uid } : {}) },
+    reason: rotated ? EventReason.IdentityRotated : EventReason.IdentityRolledBack,
+    action: rotated ? 'Rotate' : 'Rollback',
+    type: 'Normal',
+    note: identityNote(rotated ? 'identity rotated' : 'identity rolled back', current, previous, extra),
+  };
+}
+
 function reference(s: EventSubject) {
   return { kind: s.kind, apiVersion: s.apiVersion, namespace: s.namespace, name: s.name, ...(s.uid ? { uid: s.uid } : {}) };
 }

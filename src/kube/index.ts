@@ -30,4 +30,5 @@ export {
   type RecordEventResult,
   recordEvent,
   sanitizeEventText,
+  secretIdentityEvent,
 } from './events.js';

@@ -1,6 +1,6 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildEvent, EventReason, type EventsWriter, identityNote, microTime, recordEvent, sanitizeEventText } from '../../src/kube/events.js';
+import { buildEvent, EventReason, type EventsWriter, identityNote, microTime, recordEvent, sanitizeEventText, secretIdentityEvent } from '../../src/kube/events.js';
 
 const FP_NEW = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
 const FP_OLD = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcde';
@@ -27,6 +27,21 @@ describe('identityNote', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----';
     const note = identityNote('rotated', { urn: 'urn:evil\u001b[31m', fingerprint: pem }, { urn: URN_OLD, fingerprint: FP_OLD });
     expect(note).toBe(`rotated: fingerprint (not a valid value) (urn (not a valid value)); previous fingerprint ${FP_OLD} (urn ${URN_OLD})`);
+  });
+});
+
+describe('secretIdentityEvent', () => {
+  it('builds the IdentityRotated / IdentityRolledBack Event on the Secret', () => {
+    expect(secretIdentityEvent('rotated', secret, { urn: URN_NEW, fingerprint: FP_NEW }, { urn: URN_OLD, fingerprint: FP_OLD })).toEqual({
+      regarding: secret,
+      reason: 'IdentityRotated',
+      action: 'Rotate',
+      type: 'Normal',
+      note: `identity rotated: fingerprint ${FP_NEW} (urn ${URN_NEW}); previous fingerprint ${FP_OLD} (urn ${URN_OLD})`,
+    });
+    const back = secretIdentityEvent('rolled back', { namespace: 'datadog', name: 's' }, { urn: URN_OLD, fingerprint: FP_OLD }, { urn: URN_NEW, fingerprint: FP_NEW });
+    expect(back).toMatchObject({ reason: 'IdentityRolledBack', action: 'Rollback', regarding: { kind: 'Secret', apiVersion: 'v1', namespace: 'datadog', name: 's' } });
+    expect(back.regarding).not.toHaveProperty('uid');
   });
 });
 
