@@ -16,3 +16,19 @@ export {
 export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resolveSecretTarget } from './secret-target.js';
 export { connectKube, coreApi, type KubeConnection, type KubeConnectionOptions, serviceAccountNamespace } from './kube-connection.js';
 export { apiStatus, isNotFound, kubeFailure } from './kube-errors.js';
+export {
+  buildEvent,
+  EventReason,
+  type EventReasonName,
+  type EventSubject,
+  type EventsWriter,
+  identityNote,
+  type IdentitySummary,
+  microTime,
+  REPORTING_CONTROLLER,
+  type RecordEventInput,
+  type RecordEventResult,
+  recordEvent,
+  sanitizeEventText,
+  secretIdentityEvent,
+} from './events.js';

@@ -35,6 +35,8 @@ export interface RolloutCheck {
   identity: IdentityUse;
   /** DaemonSet: the user's maxUnavailable (or maxSurge if already surging), scaled to the Pods. */
   budget: number;
+  /** False when the token may not read nodes or the Pods on them: no per-node room was computed. */
+  capacityChecked: boolean;
 }
 
 export type Workload = V1Deployment | V1DaemonSet;
@@ -46,8 +48,11 @@ export interface ClusterView {
   /** Every Pod bound to the nodes that matter, any owner: what the scheduler counts. */
   podsOnNodes: V1Pod[];
   nodes: V1Node[];
-  pdbNames: string[];
+  /** undefined: the token may not list PodDisruptionBudgets in the namespace. */
+  pdbNames: string[] | undefined;
   identitySecretNames: string[];
+  /** Why node capacity could not be read (missing cluster-scoped rights); unset when it was read. */
+  capacityUnavailable?: string;
 }
 
 export function podRequests(spec: V1PodSpec | undefined): { milliCpu: number; bytes: number } {
@@ -194,10 +199,18 @@ export function checkRollout(view: ClusterView): RolloutCheck {
   const labels = template(view.workload)?.metadata?.labels ?? {};
   const { findings, budget } = strategyFindings(view);
   findings.push(...podSpecFindings(spec, labels));
-  if (view.pdbNames.length) findings.push({ severity: 'info', code: 'PDB', message: `PodDisruptionBudgets select these Pods (${view.pdbNames.join(', ')}); rollouts do not consult them, the fallback's budget does` });
+  if (view.pdbNames === undefined) findings.push({ severity: 'info', code: 'PDB_UNCHECKED', message: 'PodDisruptionBudgets not checked: the token may not list them in this namespace (informational only)' });
+  else if (view.pdbNames.length) findings.push({ severity: 'info', code: 'PDB', message: `PodDisruptionBudgets select these Pods (${view.pdbNames.join(', ')}); rollouts do not consult them, the fallback's budget does` });
   const identity = identityUse(spec, view.identitySecretNames);
   if (!identity.restartNeeded) findings.push({ severity: 'info', code: 'VOLUME_REFRESH', message: 'the identity comes from a whole-volume Secret mount: the kubelet refreshes it, a restart is only needed if the process does not re-read it' });
-  const nodes = nodeRooms(view);
+  if (view.capacityUnavailable) {
+    findings.push({
+      severity: 'warning',
+      code: 'CAPACITY_UNCHECKED',
+      message: `node capacity not checked (${view.capacityUnavailable}): a surge Pod that does not fit stays Pending until --timeout, then the restart is undone; bind the ClusterRole par-identity-rollout-capacity for this check and for --fallback`,
+    });
+  }
+  const nodes = view.capacityUnavailable ? [] : nodeRooms(view);
   let verdict: Verdict = 'can surge';
   if (findings.some((f) => f.severity === 'blocker')) verdict = 'blocked';
   else if (view.kind === 'daemonset' && nodes.some((n) => n.verdict === 'needs fallback')) verdict = 'needs fallback';
@@ -205,5 +218,5 @@ export function checkRollout(view: ClusterView): RolloutCheck {
     findings.push({ severity: 'blocker', code: 'NO_ROOM', message: 'no node has room for a surge replica' });
     verdict = 'blocked';
   }
-  return { kind: view.kind, verdict, findings, nodes, identity, budget };
+  return { kind: view.kind, verdict, findings, nodes, identity, budget, capacityChecked: !view.capacityUnavailable };
 }

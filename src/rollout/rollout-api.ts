@@ -1,20 +1,28 @@
 import type { AppsV1Api, CoreV1Api, V1DaemonSet, V1Deployment, V1Node, V1Pod } from '@kubernetes/client-node';
-import type { KubeConnection } from '../kube/index.js';
-import { isNotFound, kubeFailure } from '../kube/index.js';
+import type { KubeConnection, RecordEventInput, RecordEventResult } from '../kube/index.js';
+import { apiStatus, isNotFound, kubeFailure, recordEvent } from '../kube/index.js';
 import type { Workload } from './eligibility.js';
 import type { WorkloadRef } from './workload-ref.js';
 
 // The few Kubernetes calls a rollout makes, behind one object so the orchestrator reads as steps.
+// Namespaced (a Role suffices): get/patch the workload, list Pods of the workload's namespace,
+// list PodDisruptionBudgets there (optional), create Events (optional); for the DaemonSet capacity
+// fallback also patch and delete Pods. Cluster-scoped and optional (ClusterRole
+// par-identity-rollout-capacity in deploy/): list nodes and list Pods in all namespaces, to compute
+// per-node room (allocatable − requests of every Pod on the node) and check taints/conditions.
 
 export interface RolloutApi {
   readWorkload(ref: WorkloadRef): Promise<Workload>;
   podsOf(ref: WorkloadRef, workload: Workload): Promise<V1Pod[]>;
   nodes(): Promise<V1Node[]>;
   podsOnNode(node: string): Promise<V1Pod[]>;
-  pdbNames(ref: WorkloadRef): Promise<string[]>;
+  /** undefined when the token may not list PodDisruptionBudgets in the workload's namespace. */
+  pdbNames(ref: WorkloadRef): Promise<string[] | undefined>;
   patchWorkload(ref: WorkloadRef, patch: object): Promise<Workload>;
   annotatePod(namespace: string, name: string, annotations: Record<string, string>): Promise<void>;
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
+  /** Audit Event on the workload; never throws (a missing RBAC rule comes back as a warning). */
+  recordEvent?(input: RecordEventInput, instance?: string): Promise<RecordEventResult>;
 }
 
 function selectorOf(workload: Workload): string {
@@ -51,6 +59,8 @@ export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
         return (await policy.listNamespacedPodDisruptionBudget({ namespace: ref.namespace })).items.map((p) => p.metadata?.name ?? '?');
       } catch (err) {
         if (isNotFound(err)) return [];
+        // Informational only: a Role without it loses a note, not the rollout.
+        if (apiStatus(err).code === 403) return undefined;
         throw kubeFailure(err, 'listing PodDisruptionBudgets', 'Nothing was changed.');
       }
     },
@@ -66,5 +76,6 @@ export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
     deletePod: async (namespace, name, uid) => {
       await wrap(`deleting Pod ${name}`, () => core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } }));
     },
+    recordEvent: (input, instance) => recordEvent(conn, input, instance ? { instance } : {}),
   };
 }

@@ -1,5 +1,6 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { InterruptedError, ParError } from '../errors.js';
+import { EventReason, type EventReasonName } from '../kube/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
@@ -31,6 +32,10 @@ export interface RolloutOptions {
   signal?: AbortSignal;
   now: () => Date;
   onProgress?: (rows: NodeProgress[], note?: string) => void;
+  /** Warnings the caller prints (an audit Event that could not be recorded). */
+  onWarning?: (message: string) => void;
+  /** reportingInstance of the audit Events (the resolved hostname); the OS hostname when unset. */
+  eventInstance?: string;
 }
 
 export interface RolloutOutcome {
@@ -45,15 +50,43 @@ export interface RolloutOutcome {
   noReadyObservations: number;
   progress: NodeProgress[];
   durationMs: number;
+  /** Audit Events on the workload: reasons recorded, and warnings for those that could not be. */
+  events: { recorded: EventReasonName[]; warnings: string[] };
+}
+
+/**
+ * Nodes and every Pod on them (any namespace) need cluster-scoped reads. They are optional: without
+ * them the per-node room is not computed and the check says so (the fallback then refuses to run).
+ */
+async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): Promise<{ nodes: V1Node[]; podsOnNodes: V1Pod[]; unavailable?: string }> {
+  try {
+    const nodes = await api.nodes();
+    const nodeNames = ref.kind === 'daemonset' ? [...new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => Boolean(n)))] : nodes.map((n) => n.metadata?.name ?? '');
+    const podsOnNodes = (await Promise.all(nodeNames.map((n) => api.podsOnNode(n)))).flat();
+    return { nodes, podsOnNodes };
+  } catch (err) {
+    if (err instanceof ParError && err.code === 'KUBE_FORBIDDEN') {
+      const what = /listing nodes/.test(err.message) ? 'no list on nodes' : 'no list on Pods in all namespaces';
+      return { nodes: [], podsOnNodes: [], unavailable: `${what}: the token lacks this cluster-scoped right` };
+    }
+    throw err;
+  }
 }
 
 export async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
   const workload = await api.readWorkload(options.ref);
   const pods = await api.podsOf(options.ref, workload);
-  const nodes = await api.nodes();
-  const nodeNames = options.ref.kind === 'daemonset' ? [...new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => Boolean(n)))] : nodes.map((n) => n.metadata?.name ?? '');
-  const podsOnNodes = (await Promise.all(nodeNames.map((n) => api.podsOnNode(n)))).flat();
-  const check = checkRollout({ kind: options.ref.kind, workload, pods, podsOnNodes, nodes, pdbNames: await api.pdbNames(options.ref), identitySecretNames: options.identitySecretNames });
+  const capacity = await capacityView(api, options.ref, pods);
+  const check = checkRollout({
+    kind: options.ref.kind,
+    workload,
+    pods,
+    podsOnNodes: capacity.podsOnNodes,
+    nodes: capacity.nodes,
+    pdbNames: await api.pdbNames(options.ref),
+    identitySecretNames: options.identitySecretNames,
+    ...(capacity.unavailable ? { capacityUnavailable: capacity.unavailable } : {}),
+  });
   return { check, workload };
 }
 
@@ -84,16 +117,45 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     }, { once: true });
   });
 
+/** Records one audit Event on the workload; failures become warnings, never errors. */
+function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<ReturnType<RolloutApi['readWorkload']>>, events: RolloutOutcome['events']) {
+  const regarding = {
+    kind: options.ref.kind === 'deployment' ? 'Deployment' : 'DaemonSet',
+    apiVersion: 'apps/v1',
+    namespace: options.ref.namespace,
+    name: options.ref.name,
+    ...(workload.metadata?.uid ? { uid: workload.metadata.uid } : {}),
+  };
+  return async (reason: EventReasonName, type: 'Normal' | 'Warning', note: string): Promise<void> => {
+    if (!api.recordEvent) return;
+    const result = await api.recordEvent({ regarding, reason, note, type, action: reason === EventReason.RolloutFallback ? 'Fallback' : 'Rollout' }, options.eventInstance);
+    if (result.recorded) events.recorded.push(reason);
+    else {
+      events.warnings.push(result.warning);
+      options.onWarning?.(result.warning);
+    }
+  };
+}
+
 export async function runRollout(api: RolloutApi, options: RolloutOptions): Promise<RolloutOutcome> {
   const started = options.now().getTime();
   const { check, workload } = await inspect(api, options);
-  const base = { target: describeRef(options.ref), check, fallbackSteps: [] as FallbackStep[], noReadyObservations: 0, progress: [] as NodeProgress[] };
+  const events = { recorded: [] as EventReasonName[], warnings: [] as string[] };
+  const base = { target: describeRef(options.ref), check, fallbackSteps: [] as FallbackStep[], noReadyObservations: 0, progress: [] as NodeProgress[], events };
+  const audit = auditTrail(api, options, workload, events);
   const elapsed = () => options.now().getTime() - started;
   if (options.checkOnly) return { ...base, action: 'checked', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
 
   const current = workload.spec?.template?.metadata?.annotations?.[FINGERPRINT_ANNOTATION];
   if (options.fingerprint && current === options.fingerprint && isComplete(options.ref.kind, workload)) {
     return { ...base, action: 'unchanged', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
+  }
+  if (options.fallback && options.ref.kind === 'daemonset' && !check.capacityChecked) {
+    throw new RolloutError(
+      'FALLBACK_UNAVAILABLE',
+      '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
+      'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
+    );
   }
   const surged = decideSurge(check, options);
   const original = snapshotStrategy(options.ref.kind, workload);
@@ -106,8 +168,11 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const isNew = (p: V1Pod) => !oldRevisions.has(revisionOf(p));
   let strategyRestored = false;
   let completed = false;
+  const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : "the workload's own strategy";
+  const identity = options.fingerprint ? `identity fingerprint ${options.fingerprint}` : 'identity fingerprint unknown';
   try {
     await api.patchWorkload(options.ref, first);
+    await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
     const deadline = started + options.timeoutMs;
     for (;;) {
       if (options.signal?.aborted) throw new InterruptedError(`rollout of ${describeRef(options.ref)}`);
@@ -122,6 +187,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
           const step = await fallbackStep({ api, ref: options.ref, uid: workload.metadata?.uid ?? '', newRevision, budget: check.budget, now: options.now }, pods);
           if (step) {
             base.fallbackSteps.push(step);
+            if (step.deletedPod) await audit(EventReason.RolloutFallback, 'Warning', `capacity fallback on node ${step.node}: deleted old Pod ${step.deletedPod} before its replacement could schedule (best effort); ${identity}`);
             note = step.deletedPod ? `fallback: deleted ${step.deletedPod} on ${step.node} to make room (best effort: another Pod could take the room)` : `fallback on ${step.node} skipped: ${step.skipped}`;
           }
         }
@@ -129,6 +195,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       options.onProgress?.(base.progress, note);
       if (isComplete(options.ref.kind, live)) {
         completed = true;
+        await audit(EventReason.RolloutCompleted, 'Normal', `every Pod runs the new template (${how}); ${identity}`);
         break;
       }
       if (options.now().getTime() > deadline) {
@@ -140,6 +207,10 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       }
       await sleep(options.pollMs, options.signal);
     }
+  } catch (err) {
+    const why = err instanceof ParError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
+    await audit(EventReason.RolloutFailed, 'Warning', `rollout did not complete (the restart is being undone and the original strategy restored): ${why}; ${identity}`);
+    throw err;
   } finally {
     // On failure the restart is undone in the same patch that restores the strategy: with the
     // user's maxUnavailable back, the controller would otherwise replace old Pods delete-first.

@@ -18,6 +18,8 @@ export interface RolloutRequest {
   dryRun: boolean;
   /** Set by a rotation that already knows the new fingerprint. */
   fingerprint?: string;
+  /** reportingInstance of the rollout Events: the hostname the rotation resolved. */
+  eventInstance?: string;
 }
 
 /** The fingerprint of the identity the Pods should run: from the identity Secret when one is found. */
@@ -98,6 +100,8 @@ export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef,
       signal: controller.signal,
       now: () => io.now(),
       onProgress: progressPrinter(io, report),
+      onWarning: (message) => report.warn(message),
+      ...(request.eventInstance ? { eventInstance: request.eventInstance } : {}),
     });
   } finally {
     process.off('SIGINT', onSignal);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
 import { encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
+import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-runner.js';
 import { runCli, startCli } from './run-cli.js';
 
 // `par-identity rollout` against the simulated cluster (scheduler, controllers, kubelets).
@@ -50,6 +51,12 @@ function createDeployment(replicas = 2) {
 const pods = () => emu.listObjects('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'par') as Obj[];
 const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
 const ds = () => emu.getObject('apps/v1', 'DaemonSet', NS, 'par') as Obj;
+/** The audit Events par-identity recorded on the workload, oldest first, in the events.k8s.io/v1 view. */
+const auditEvents = (kind: string) =>
+  emu
+    .listObjects('events.k8s.io/v1', 'Event', NS)
+    .filter((e) => e['reportingController'] === 'par-identity' && (e['regarding'] as { kind: string; name: string }).kind === kind)
+    .sort((a, b) => String(a['eventTime']).localeCompare(String(b['eventTime']))) as Obj[];
 const deploy = () => emu.getObject('apps/v1', 'Deployment', NS, 'par') as Obj;
 
 async function allReady(count: number) {
@@ -124,9 +131,16 @@ describe('rollout of a DaemonSet', () => {
     expect(ds().spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
     expect(ds().spec.template.metadata.annotations['par-identity.datadoghq.com/identity-fingerprint']).toBe(kid);
     expect(pods().every((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] === kid)).toBe(true);
-    // The same identity again is a no-op.
+    // The audit trail: started, then completed, on this DaemonSet, naming the fingerprint.
+    expect(auditEvents('DaemonSet').map((e) => [e['reason'], e['type']])).toEqual([
+      ['RolloutStarted', 'Normal'],
+      ['RolloutCompleted', 'Normal'],
+    ]);
+    expect(auditEvents('DaemonSet').every((e) => (e['regarding'] as { uid: string }).uid === ds().metadata.uid && String(e['note']).includes(kid))).toBe(true);
+    // The same identity again is a no-op, and records nothing.
     const again = await rollout('daemonset/par', '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ action: 'unchanged' });
+    expect(auditEvents('DaemonSet')).toHaveLength(2);
   });
 
   it('a never-Ready replacement stalls the rollout, the old Pods keep running, and the strategy is restored', async () => {
@@ -138,6 +152,12 @@ describe('rollout of a DaemonSet', () => {
     expect(run.code, run.stderr).toBe(10);
     expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
     expect(pods().filter((p) => oldNames.includes(p.metadata.name) && ready(p)).map((p) => p.metadata.name).sort()).toEqual(oldNames);
+    const events = auditEvents('DaemonSet');
+    expect(events.map((e) => [e['reason'], e['type']])).toEqual([
+      ['RolloutStarted', 'Normal'],
+      ['RolloutFailed', 'Warning'],
+    ]);
+    expect(String(events[1]!['note'])).toContain('ROLLOUT_TIMEOUT');
     expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
   });
 
@@ -152,6 +172,32 @@ describe('rollout of a DaemonSet', () => {
     expect(code, run.stderr()).toBe(130);
     expect(run.stderr()).toContain('error[INTERRUPTED]');
     expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
+  });
+
+  it('--fallback without node rights is refused before any change, naming the ClusterRole', async () => {
+    createDaemonSet();
+    await allReady(3);
+    const generation = ds().metadata.generation;
+    const limited = join(dir, 'ds-role.kubeconfig');
+    emu.addToken('ds-role', {
+      user: `system:serviceaccount:${NS}:rollout`,
+      namespace: NS,
+      rules: [
+        { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['par'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'patch', 'delete'] },
+      ],
+    });
+    await emu.writeKubeconfig(limited, { token: 'ds-role', namespace: NS });
+    const run = await runCli(['rollout', 'daemonset/par', '--fallback', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(run.code).toBe(10);
+    expect(run.stderr).toContain('error[FALLBACK_UNAVAILABLE]');
+    expect(run.stderr).toContain('par-identity-rollout-capacity');
+    expect(ds().metadata.generation).toBe(generation);
+    // --check with the same token says what it could not check.
+    const check = await runCli(['rollout', 'daemonset/par', '--check', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain('[CAPACITY_UNCHECKED]');
+    expect(check.stdout).toContain('no list on nodes');
   });
 
   describe('capacity fallback', () => {
@@ -188,6 +234,10 @@ describe('rollout of a DaemonSet', () => {
       expect(new Set(seen.map((g) => g.split(' ')[0]))).toEqual(new Set(seen.length ? ['n2'] : []));
       expect(pods().filter(ready)).toHaveLength(3);
       expect(emu.requests.filter((r) => r.verb === 'delete' && r.resource === 'pods')).toHaveLength(1);
+      const fallback = auditEvents('DaemonSet').filter((e) => e['reason'] === 'RolloutFallback');
+      expect(fallback).toHaveLength(1);
+      expect(fallback[0]).toMatchObject({ type: 'Warning', action: 'Fallback' });
+      expect(String(fallback[0]!['note'])).toContain(`node n2: deleted old Pod ${deletions[0]!.deletedPod}`);
     });
 
     it('never deletes a Pod whose UID changed (409 from the precondition)', async () => {
@@ -227,6 +277,48 @@ describe('rollout of a Deployment', () => {
     expect(seen).toEqual([]);
     expect(deploy().spec.strategy).toEqual(original);
     expect(pods().filter(ready).every((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] === kid)).toBe(true);
+    expect(auditEvents('Deployment').map((e) => e['reason'])).toEqual(['RolloutStarted', 'RolloutCompleted']);
+    expect(JSON.parse(run.stdout).events).toEqual({ recorded: ['RolloutStarted', 'RolloutCompleted'], warnings: [] });
+  });
+
+  it.skipIf(!kubectlPath && !kubectlRequired)('kubectl describe deployment shows the rollout Events', async () => {
+    createDeployment(1);
+    await allReady(1);
+    expect((await rollout('deployment/par')).code).toBe(0);
+    const run = await kubectlIn(dir, kubeconfig)(['describe', 'deployment', 'par', '-n', NS]);
+    expect(run.stderr).toBe('');
+    const events = run.stdout.slice(run.stdout.indexOf('\nEvents:'));
+    expect(events).toMatch(new RegExp(`Normal\\s+RolloutStarted\\s+\\S+\\s+par-identity\\s+restart with create-before-delete .*identity fingerprint ${kid}`));
+    expect(events).toMatch(/Normal\s+RolloutCompleted\s+\S+\s+par-identity\s+every Pod runs the new template/);
+  });
+
+  it('a namespaced Role is enough: no Events, nodes or PDB rights still roll out, with warnings that say what was skipped', async () => {
+    createDeployment(1);
+    await allReady(1);
+    const limited = join(dir, 'no-events.kubeconfig');
+    emu.addToken('no-events', {
+      user: `system:serviceaccount:${NS}:rollout`,
+      namespace: NS,
+      rules: [
+        { apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['par'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+        { apiGroups: [''], resources: ['secrets'], resourceNames: ['private-action-runner-identity'], verbs: ['get'] },
+      ],
+    });
+    await emu.writeKubeconfig(limited, { token: 'no-events', namespace: NS });
+    const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--poll-interval', '30', '--json'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { action: string; events: { recorded: string[]; warnings: string[] }; check: { capacityChecked: boolean; findings: { code: string; severity: string }[] } };
+    expect(out.action).toBe('rolled-out');
+    expect(out.check.capacityChecked).toBe(false);
+    expect(out.check.findings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'CAPACITY_UNCHECKED', severity: 'warning' }), expect.objectContaining({ code: 'PDB_UNCHECKED' })]));
+    // Nothing cluster-scoped was attempted beyond the one forbidden nodes list.
+    const forbidden = emu.requests.filter((r) => r.user === `system:serviceaccount:${NS}:rollout` && r.status === 403).map((r) => `${r.verb} ${r.resource} ${r.namespace}`);
+    expect(forbidden.sort()).toEqual(['create events datadog', 'create events datadog', 'list nodes ', 'list poddisruptionbudgets datadog'].sort());
+    expect(out.events.recorded).toEqual([]);
+    expect(out.events.warnings).toHaveLength(2);
+    expect(run.stderr).toContain('Event RolloutStarted not recorded on Deployment datadog/par: forbidden');
+    expect(auditEvents('Deployment')).toEqual([]);
   });
 
   it('--dry-run prints the patches and changes nothing', async () => {

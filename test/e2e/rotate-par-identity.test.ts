@@ -135,6 +135,22 @@ describe('rotate-par-identity', () => {
     ]);
     const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', scoped]);
     expect(run.code, run.stderr).toBe(0);
+    // No right to create Events: the audit Event is a warning, never a failure.
+    expect(run.stderr).toMatch(/warning: .*IdentityRotated/);
+  });
+
+  it('records an IdentityRotated Event on the Secret with old and new fingerprints, never key material', async () => {
+    const first = json((await fx.rotate(['--json'])).stdout);
+    const second = await fx.rotate(['--json']);
+    expect(second.code, second.stderr).toBe(0);
+    const out = json(second.stdout);
+    const events = fx.kube.listObjects('v1', 'Event', NS).filter((e) => (e as { reason?: string }).reason === 'IdentityRotated') as unknown as { message?: string; involvedObject: { kind: string; name: string } }[];
+    expect(events).toHaveLength(2);
+    const last = events.find((e) => e.message?.includes(String(out.fingerprint)))!;
+    expect(last.involvedObject).toMatchObject({ kind: 'Secret', name: SECRET });
+    expect(last.message).toContain(String(first.fingerprint));
+    expect(last.message).toContain(String(out.urn));
+    expect(JSON.stringify(events)).not.toContain(fx.secretData().private_key!);
   });
 
   it('--dry-run reads and dry-runs the update server-side, but enrolls and writes nothing', async () => {

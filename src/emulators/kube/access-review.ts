@@ -15,7 +15,7 @@ interface ReviewSpec {
 }
 
 /** SelfSubjectAccessReview: the authorizer's answer for the caller, as `kubectl auth can-i` asks it. */
-export function selfSubjectAccessReview(authorizer: Authorizer, token: string | undefined, user: UserInfo, body: unknown) {
+export function selfSubjectAccessReview(authorizer: Authorizer, token: string | undefined, user: UserInfo, body: unknown, impersonated = false) {
   const spec = ((body as { spec?: ReviewSpec } | undefined)?.spec ?? {}) as ReviewSpec;
   const ra = spec.resourceAttributes;
   const nra = spec.nonResourceAttributes;
@@ -43,20 +43,20 @@ export function selfSubjectAccessReview(authorizer: Authorizer, token: string | 
         namespace: '',
         name: '',
       };
-  const allowed = authorizer.authorize(token, attrs);
+  const allowed = authorizer.authorize(token, attrs, impersonated);
   return {
     kind: 'SelfSubjectAccessReview',
     apiVersion: 'authorization.k8s.io/v1',
     metadata: { creationTimestamp: null },
     spec,
-    status: { allowed, ...(allowed ? { reason: 'allowed by the emulator grant for this token' } : {}) },
+    status: { allowed, ...(allowed ? { reason: 'allowed by the emulator grant for this token or a stored RBAC binding' } : {}) },
   };
 }
 
 /** SelfSubjectRulesReview: the rules that apply to the caller in one namespace (`kubectl auth can-i --list`). */
-export function selfSubjectRulesReview(authorizer: Authorizer, token: string | undefined, body: unknown) {
+export function selfSubjectRulesReview(authorizer: Authorizer, token: string | undefined, body: unknown, impersonatedUser?: UserInfo) {
   const spec = ((body as { spec?: ReviewSpec } | undefined)?.spec ?? {}) as ReviewSpec;
-  const { resourceRules, nonResourceRules } = authorizer.rulesFor(token, spec.namespace ?? '');
+  const { resourceRules, nonResourceRules } = authorizer.rulesFor(token, spec.namespace ?? '', impersonatedUser);
   return {
     kind: 'SelfSubjectRulesReview',
     apiVersion: 'authorization.k8s.io/v1',

@@ -4,7 +4,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { FaultController } from './faults.js';
-import { defaultKinds, type KindRegistry, keyOf } from './kinds.js';
+import { defaultKinds, type KindRegistry, keyOf, servedForm } from './kinds.js';
 import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 import { Authorizer, type Grant } from './rbac.js';
 import { type DeleteOptions, Registry } from './registry.js';
@@ -122,6 +122,9 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   const authorizer = new Authorizer();
   const adminToken = opts.adminToken ?? `admin-${randomBytes(18).toString('hex')}`;
   authorizer.addSuperuser(adminToken, 'kubernetes-admin');
+  authorizer.useStoredRbac({
+    list: (kind, namespace) => store.list(keyOf(kinds.byApiVersionKind('rbac.authorization.k8s.io/v1', kind)!), namespace),
+  });
   const faults = new FaultController();
   const hub = new WatchHub();
   faults.setWatchControls(
@@ -187,7 +190,8 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
     },
     getObject(apiVersion, kind, namespace, name) {
       const info = infoOf(apiVersion, kind);
-      return store.get(keyOf(info), info.namespaced ? namespace : undefined, name);
+      const obj = store.get(keyOf(info), info.namespaced ? namespace : undefined, name);
+      return obj && servedForm(info, obj);
     },
     updateObject(obj) {
       const info = infoOf(obj.apiVersion, obj.kind);
@@ -199,7 +203,7 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
     },
     listObjects(apiVersion, kind, namespace) {
       const info = infoOf(apiVersion, kind);
-      return store.list(keyOf(info), namespace);
+      return store.list(keyOf(info), namespace).map((o) => servedForm(info, o));
     },
     addToken(token: string, grant: Grant) {
       authorizer.addToken(token, grant);

@@ -1,3 +1,6 @@
+import { coreToEventsV1, eventsV1FieldLabels, eventsV1ToCore } from './event-versions.js';
+import type { KubeObject } from './types.js';
+
 /** What the emulator knows about one served resource, mirroring an APIResource entry plus storage strategy. */
 export interface KindInfo {
   group: string;
@@ -22,6 +25,11 @@ export interface KindInfo {
   hasScale: boolean;
   /** False for request-only kinds (access reviews) that are computed and never stored. */
   stored: boolean;
+  /**
+   * Another version's storage this kind is a view of (events.k8s.io/v1 Event → "v1/Event"): the
+   * store key, and the conversions applied to every body read in and every object served.
+   */
+  storage?: { key: string; toStorage: (obj: KubeObject) => KubeObject; fromStorage: (obj: KubeObject) => KubeObject };
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -91,8 +99,14 @@ export class KindRegistry {
   }
 }
 
+/** The store key: shared by every version that is a view of the same stored objects. */
 export function keyOf(info: KindInfo): string {
-  return kindKey(apiVersionOf(info), info.kind);
+  return info.storage?.key ?? kindKey(apiVersionOf(info), info.kind);
+}
+
+/** An object as this kind's API version serves it (stored objects are in the storage version). */
+export function servedForm(info: KindInfo, obj: KubeObject): KubeObject {
+  return info.storage ? info.storage.fromStorage(obj) : obj;
 }
 
 /** The kinds our product and the planned cluster simulation touch. Field labels follow each kind's GetAttrs in the apiserver. */
@@ -192,6 +206,29 @@ export function defaultKinds(): KindRegistry {
     });
   }
   r.register({ group: 'apps', version: 'v1', kind: 'ControllerRevision', plural: 'controllerrevisions', namespaced: true });
+  // After apps, as the apiserver orders its groups.
+  r.register({
+    group: 'events.k8s.io',
+    version: 'v1',
+    kind: 'Event',
+    plural: 'events',
+    namespaced: true,
+    shortNames: ['ev'],
+    fieldLabels: eventsV1FieldLabels(path),
+    storage: { key: kindKey('v1', 'Event'), toStorage: eventsV1ToCore, fromStorage: coreToEventsV1 },
+  });
+  // What deploy/ manifests create: a ServiceAccount, RBAC objects, a CronJob (and PDBs rollout reads).
+  r.register({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'] });
+  for (const [kind, plural, namespaced] of [
+    ['Role', 'roles', true],
+    ['RoleBinding', 'rolebindings', true],
+    ['ClusterRole', 'clusterroles', false],
+    ['ClusterRoleBinding', 'clusterrolebindings', false],
+  ] as const) {
+    r.register({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced });
+  }
+  r.register({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], categories: ['all'], hasStatus: true });
+  r.register({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true });
   for (const [kind, plural] of [
     ['SelfSubjectAccessReview', 'selfsubjectaccessreviews'],
     ['SelfSubjectRulesReview', 'selfsubjectrulesreviews'],

@@ -98,6 +98,6 @@ export function serveList(
     kind: `${info.kind}List`,
     apiVersion: apiVersionOf(info),
     metadata,
-    items: items.map(stripTypeMeta),
+    items: items.map((o) => stripTypeMeta(withTypeMeta(info, o))),
   });
 }

@@ -1,3 +1,4 @@
+import { type RbacObjects, storedRulesFor } from './rbac-objects.js';
 import type { PolicyRule } from './types.js';
 
 export interface UserInfo {
@@ -87,6 +88,17 @@ const SELF_REVIEW_RULES: PolicyRule[] = [
  */
 export class Authorizer {
   private readonly tokens = new Map<string, TokenEntry>();
+  private stored: RbacObjects | undefined;
+
+  /** Also evaluate Roles, ClusterRoles and their bindings stored in the emulator, as the RBAC authorizer does. */
+  useStoredRbac(objects: RbacObjects): void {
+    this.stored = objects;
+  }
+
+  private storedAllows(a: RequestAttributes): boolean {
+    if (!this.stored) return false;
+    return storedRulesFor(this.stored, a.user, a.resourceRequest ? a.namespace : '').some((r) => ruleAllows(r, a));
+  }
 
   addSuperuser(token: string, name: string): void {
     this.tokens.set(token, { user: { name, groups: ['system:masters', 'system:authenticated'] }, grants: [], superuser: true });
@@ -109,25 +121,35 @@ export class Authorizer {
     return this.tokens.get(m[1]!)?.user;
   }
 
-  authorize(token: string | undefined, a: RequestAttributes): boolean {
-    const entry = token ? this.tokens.get(token) : undefined;
-    if (!entry) return false;
-    if (entry.superuser) return true;
+  /**
+   * `impersonated`: a.user came from Impersonate-User; the token's own grants then do not apply,
+   * only what the impersonated user and groups have (system:masters, stored RBAC).
+   */
+  authorize(token: string | undefined, a: RequestAttributes, impersonated = false): boolean {
+    const entry = !impersonated && token ? this.tokens.get(token) : undefined;
+    if (!entry && !impersonated) return false;
+    if (entry?.superuser || (impersonated && a.user.groups.includes('system:masters'))) return true;
     if (!a.resourceRequest && ruleAllows(DISCOVERY_RULE, a)) return true;
     if (SELF_REVIEW_RULES.some((r) => ruleAllows(r, a))) return true;
-    return entry.grants.some((g) => {
+    const granted = (entry?.grants ?? []).some((g) => {
       if (g.namespace !== undefined) {
         if (!a.resourceRequest || a.namespace !== g.namespace) return false;
       }
       return g.rules.some((r) => ruleAllows(r, a));
     });
+    return granted || this.storedAllows(a);
   }
 
   /** Rules in force for a token in one namespace, in PolicyRule form. */
-  rulesFor(token: string | undefined, namespace: string): { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[] } {
-    const entry = token ? this.tokens.get(token) : undefined;
+  rulesFor(token: string | undefined, namespace: string, impersonatedUser?: UserInfo): { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[] } {
+    const entry = !impersonatedUser && token ? this.tokens.get(token) : undefined;
     const resourceRules: PolicyRule[] = SELF_REVIEW_RULES.map((r) => structuredClone(r));
     const nonResourceRules: PolicyRule[] = [{ verbs: ['get'], nonResourceURLs: DISCOVERY_PATHS }];
+    const user = impersonatedUser ?? entry?.user;
+    if (this.stored && user) {
+      for (const r of storedRulesFor(this.stored, user, namespace)) (r.nonResourceURLs?.length ? nonResourceRules : resourceRules).push(structuredClone(r));
+    }
+    if (impersonatedUser) return { resourceRules, nonResourceRules };
     if (!entry) return { resourceRules: [], nonResourceRules: [] };
     if (entry.superuser) {
       resourceRules.push({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] });

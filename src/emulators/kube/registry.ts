@@ -14,6 +14,7 @@ import {
 import type { Store } from './store.js';
 import { applyDefaults, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
+import { checkMicroTimes } from './event-versions.js';
 import { checkSecretEncoding, unknownFields, validate } from './validation.js';
 
 export interface WriteOptions {
@@ -112,7 +113,8 @@ export class Registry {
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
     if (!isPlainObject(obj.metadata)) throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: metadata must be an object`);
     if (info.kind === 'Secret') checkSecretEncoding(obj);
-    return obj;
+    if (info.kind === 'Event') checkMicroTimes(obj, info.version);
+    return info.storage ? info.storage.toStorage(obj) : obj;
   }
 
   private checkNamespace(info: KindInfo, obj: KubeObject, namespace: string | undefined): void {

@@ -80,9 +80,11 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
   };
 
   const authz = req.headers.authorization;
-  const user = ctx.authorizer.authenticate(authz);
+  const authenticated = ctx.authorizer.authenticate(authz);
+  if (!authenticated && !PUBLIC_PATHS.has(url.pathname)) throw unauthorized();
+  const user = authenticated && req.headers['impersonate-user'] !== undefined ? impersonate(ctx, req, authenticated) : authenticated;
+  identities.set(req, { user, impersonated: user !== authenticated });
   record.user = user?.name ?? '';
-  if (!user && !PUBLIC_PATHS.has(url.pathname)) throw unauthorized();
 
   const faultReq: FaultRequest = { ...record, user: record.user };
   const injected = await ctx.faults.apply(faultReq);
@@ -92,18 +94,45 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
   }
 
   if (!ri.resourceRequest) {
-    if (user) authorizeOrThrow(ctx, authz, user, ri, undefined);
+    if (user) authorizeOrThrow(ctx, authz, user, ri, undefined, req);
     serveNonResource(ctx, req, res, url);
     return;
   }
   const info = ctx.kinds.byGroupVersionResource(ri.apiGroup, ri.apiVersion, ri.resource);
-  authorizeOrThrow(ctx, authz, user!, ri, info);
+  authorizeOrThrow(ctx, authz, user!, ri, info, req);
   if (!info) throw failure(404, 'NotFound', 'the server could not find the requested resource');
   if (ri.apiPrefix === 'api' && ri.apiGroup !== '') throw failure(404, 'NotFound', 'the server could not find the requested resource');
   await serveResource(ctx, req, res, url, ri, info);
 }
 
-function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: UserInfo, ri: RequestInfo, info: KindInfo | undefined): void {
+/** Who a request acts as, after impersonation; read again by the access reviews. */
+const identities = new WeakMap<IncomingMessage, { user: UserInfo | undefined; impersonated: boolean }>();
+
+const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
+
+/**
+ * Impersonate-User / Impersonate-Group (kubectl --as / --as-group): the caller needs the
+ * `impersonate` verb on users (serviceaccounts for a service-account name) and groups, as in
+ * the apiserver's impersonation filter; the request then runs as that user alone.
+ */
+function impersonate(ctx: ServerContext, req: IncomingMessage, real: UserInfo): UserInfo {
+  const name = String(req.headers['impersonate-user'] ?? '');
+  const groups = (req.headersDistinct['impersonate-group'] ?? []).flatMap((g) => g.split(',').map((x) => x.trim())).filter(Boolean);
+  const token = Authorizer.tokenOf(req.headers.authorization);
+  const sa = SERVICE_ACCOUNT_USER.exec(name);
+  const checks: Array<{ resource: string; namespace: string; name: string }> = [
+    sa ? { resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! } : { resource: 'users', namespace: '', name },
+    ...groups.map((g) => ({ resource: 'groups', namespace: '', name: g })),
+  ];
+  for (const c of checks) {
+    const attrs: RequestAttributes = { user: real, verb: 'impersonate', resourceRequest: true, path: '', apiGroup: '', resource: c.resource, subresource: '', namespace: c.namespace, name: c.name };
+    if (!ctx.authorizer.authorize(token, attrs)) throw forbidden({ group: '', plural: c.resource }, c.name, forbiddenReason(attrs));
+  }
+  const implied = sa ? ['system:serviceaccounts', `system:serviceaccounts:${sa[1]}`] : [];
+  return { name, groups: [...new Set([...groups, ...implied, 'system:authenticated'])] };
+}
+
+function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: UserInfo, ri: RequestInfo, info: KindInfo | undefined, req?: IncomingMessage): void {
   const attrs: RequestAttributes = {
     user,
     verb: ri.verb,
@@ -115,7 +144,7 @@ function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: 
     namespace: ri.namespace,
     name: ri.name,
   };
-  if (ctx.authorizer.authorize(Authorizer.tokenOf(header), attrs)) return;
+  if (ctx.authorizer.authorize(Authorizer.tokenOf(header), attrs, req ? identities.get(req)?.impersonated : false)) return;
   const resource = ri.resourceRequest ? (info ?? { group: ri.apiGroup, plural: ri.resource }) : undefined;
   throw forbidden(resource, ri.name || undefined, forbiddenReason(attrs));
 }
@@ -224,7 +253,7 @@ async function serveResource(
       for (const obj of ctx.store.list(keyOf(info), namespace)) {
         if (!selects(sel, obj)) continue;
         ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { dryRun: opts.dryRun, gracePeriodSeconds: opts.gracePeriodSeconds });
-        deleted.push(stripTypeMeta(obj));
+        deleted.push(stripTypeMeta(withTypeMeta(info, obj)));
       }
       return sendJson(res, 200, {
         kind: `${info.kind}List`,
@@ -243,14 +272,13 @@ const NOT_ALLOWED = 'the server does not allow this method on the requested reso
 async function serveReview(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: KindInfo, ri: RequestInfo): Promise<void> {
   if (ri.verb !== 'create' || ri.name) throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
   const body = parseBody(await readBody(req), mediaType(req));
-  const header = req.headers.authorization;
-  const user = ctx.authorizer.authenticate(header)!;
-  const token = Authorizer.tokenOf(header);
+  const { user, impersonated } = identities.get(req) as { user: UserInfo; impersonated: boolean };
+  const token = Authorizer.tokenOf(req.headers.authorization);
   const review =
     info.kind === 'SelfSubjectAccessReview'
-      ? selfSubjectAccessReview(ctx.authorizer, token, user, body)
+      ? selfSubjectAccessReview(ctx.authorizer, token, user, body, impersonated)
       : info.kind === 'SelfSubjectRulesReview'
-        ? selfSubjectRulesReview(ctx.authorizer, token, body)
+        ? selfSubjectRulesReview(ctx.authorizer, token, body, impersonated ? user : undefined)
         : selfSubjectReview(user);
   sendJson(res, 201, review);
 }

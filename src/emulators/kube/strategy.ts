@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { normalizeCoreEvent } from './event-versions.js';
 import type { KindInfo } from './kinds.js';
 import { milliValue, parseQuantity } from './quantity.js';
 import type { KubeObject } from './types.js';
@@ -112,6 +113,9 @@ export function applyDefaults(info: KindInfo, obj: KubeObject): void {
       foldStringData(obj);
       // SetDefaults_Secret treats an empty type (as protobuf clients send it) as unset.
       if (!obj['type']) obj['type'] = 'Opaque';
+      break;
+    case 'Event':
+      normalizeCoreEvent(obj);
       break;
     case 'Namespace':
       ensure(obj, 'spec');

@@ -128,9 +128,41 @@ function columnsFor(info: KindInfo): Column[] {
         col('Ready', 'integer', (o) => num(o, 'status', 'readyReplicas')),
         age,
       ];
+    case 'Event':
+      return eventColumns();
     default:
       return [name, age];
   }
+}
+
+/**
+ * The apiserver's Event printer (printEvent): LAST SEEN, TYPE, REASON, OBJECT, MESSAGE, and in wide
+ * output SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME. Rows may be in either API version's form.
+ */
+function eventColumns(): Column[] {
+  const either = (o: Obj, core: string, v1: string): unknown => o[core] ?? o[v1];
+  const ref = (o: Obj): Obj => (either(o, 'involvedObject', 'regarding') ?? {}) as Obj;
+  const since = (ts: unknown): string => (typeof ts === 'string' && ts ? humanDuration(Date.now() - Date.parse(ts)) : '<unknown>');
+  const lastSeen = (o: Obj): unknown => dig(o, 'series', 'lastObservedTime') ?? either(o, 'lastTimestamp', 'deprecatedLastTimestamp') ?? o['eventTime'];
+  const firstSeen = (o: Obj): unknown => either(o, 'firstTimestamp', 'deprecatedFirstTimestamp') ?? o['eventTime'];
+  const source = (o: Obj): string => {
+    const s = (either(o, 'source', 'deprecatedSource') ?? {}) as Obj;
+    const component = String(s['component'] || either(o, 'reportingComponent', 'reportingController') || '');
+    const host = String(s['host'] || o['reportingInstance'] || '');
+    return host ? `${component}, ${host}` : component;
+  };
+  return [
+    col('Last Seen', 'string', (o) => since(lastSeen(o))),
+    col('Type', 'string', (o) => str(o, 'type')),
+    col('Reason', 'string', (o) => str(o, 'reason')),
+    col('Object', 'string', (o) => `${String(ref(o)['kind'] ?? '').toLowerCase()}/${String(ref(o)['name'] ?? '')}`),
+    col('Subobject', 'string', (o) => String(ref(o)['fieldPath'] ?? ''), 1),
+    col('Source', 'string', (o) => source(o), 1),
+    col('Message', 'string', (o) => String(either(o, 'message', 'note') ?? '')),
+    col('First Seen', 'string', (o) => since(firstSeen(o)), 1),
+    col('Count', 'string', (o) => Number(dig(o, 'series', 'count') ?? either(o, 'count', 'deprecatedCount') ?? 1) || 1, 1),
+    { ...name, priority: 1 },
+  ];
 }
 
 /** Whether the Accept header asks for meta.k8s.io Table output (kubectl's human-readable get). */

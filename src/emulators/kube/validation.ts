@@ -1,4 +1,6 @@
 import { validateAppsStrategy } from './apps-validation.js';
+import { CORE_EVENT_FIELDS, EVENTS_V1_FIELDS, validateEvent } from './event-versions.js';
+import { validateRbacOrBatch } from './rbac-objects.js';
 import type { KindInfo } from './kinds.js';
 import { labelsMatch } from './selectors.js';
 import { badRequest, FieldError, invalid } from './status-errors.js';
@@ -201,6 +203,11 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
     case 'Pod':
       validatePod(obj, old, errs);
       break;
+    case 'Event':
+      validateEvent(obj, info.group === 'events.k8s.io', errs);
+      break;
+    default:
+      validateRbacOrBatch(info.kind, obj, old, errs);
   }
   if (errs.length > 0) throw invalid(info, obj.metadata.name ?? '', errs);
 }
@@ -226,23 +233,14 @@ const META_FIELDS = new Set([
 const TOP_FIELDS: Record<string, string[]> = {
   Secret: ['data', 'stringData', 'type', 'immutable'],
   ConfigMap: ['data', 'binaryData', 'immutable'],
-  Event: [
-    'involvedObject',
-    'reason',
-    'message',
-    'source',
-    'firstTimestamp',
-    'lastTimestamp',
-    'count',
-    'type',
-    'eventTime',
-    'series',
-    'action',
-    'related',
-    'reportingComponent',
-    'reportingInstance',
-  ],
+  Event: CORE_EVENT_FIELDS,
+  'Event.events.k8s.io': EVENTS_V1_FIELDS,
   ControllerRevision: ['data', 'revision'],
+  ServiceAccount: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
+  Role: ['rules'],
+  ClusterRole: ['rules', 'aggregationRule'],
+  RoleBinding: ['subjects', 'roleRef'],
+  ClusterRoleBinding: ['subjects', 'roleRef'],
 };
 
 /**
@@ -250,7 +248,7 @@ const TOP_FIELDS: Record<string, string[]> = {
  * checked: the emulator carries no schemas.
  */
 export function unknownFields(info: KindInfo, body: Record<string, unknown>): string[] {
-  const allowed = new Set(['apiVersion', 'kind', 'metadata', ...(TOP_FIELDS[info.kind] ?? ['spec', 'status'])]);
+  const allowed = new Set(['apiVersion', 'kind', 'metadata', ...(TOP_FIELDS[info.group ? `${info.kind}.${info.group}` : info.kind] ?? TOP_FIELDS[info.kind] ?? ['spec', 'status'])]);
   const out = Object.keys(body).filter((k) => !allowed.has(k));
   const meta = body['metadata'];
   if (meta && typeof meta === 'object' && !Array.isArray(meta)) {

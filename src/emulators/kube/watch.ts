@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { apiVersionOf, type KindInfo, keyOf } from './kinds.js';
+import { apiVersionOf, type KindInfo, keyOf, servedForm } from './kinds.js';
 import { type FieldRequirement, fieldsMatch, type LabelRequirement, labelsMatch } from './selectors.js';
 import { expired } from './status-errors.js';
 import type { Store } from './store.js';
@@ -80,7 +80,7 @@ export class WatchHub {
 /** Puts kind and apiVersion first, as the apiserver's encoder does. */
 export function withTypeMeta(info: KindInfo, obj: KubeObject): KubeObject {
   const typeMeta = { kind: info.kind, apiVersion: apiVersionOf(info) };
-  return Object.assign({ ...typeMeta }, obj, typeMeta);
+  return Object.assign({ ...typeMeta }, servedForm(info, obj), typeMeta);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { AgentFlavor } from '../../enrollment/index.js';
 import { ConflictError, KubernetesError, type ParError, StorageError } from '../../errors.js';
 import { failpoint } from '../../failpoint.js';
 import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js';
+import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
 import { buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
 import type { CurrentIdentity, EnrollmentNaming, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, WriteOutcome } from '../target.js';
@@ -54,6 +55,14 @@ export abstract class SecretTargetBase implements IdentityTarget {
 
   protected get core() {
     return this.session.core;
+  }
+
+  /** The audit trail in the cluster: an Event on the Secret; a token without the right gets a warning, never a failure. */
+  protected async audit(change: 'rotated' | 'rolled back', secret: V1Secret, current: IdentitySummary, previous: DecodedIdentity | undefined): Promise<string[]> {
+    const subject = { ...this.ref, ...(secret.metadata?.uid ? { uid: secret.metadata.uid } : {}) };
+    const before = previous ? { urn: previous.record.urn, fingerprint: previous.key.kid } : {};
+    const result = await recordEvent(this.session.conn, secretIdentityEvent(change, subject, current, before));
+    return result.recorded ? [] : [result.warning];
   }
 
   async read(): Promise<CurrentIdentity> {
@@ -118,7 +127,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const resourceVersion = written.metadata?.resourceVersion ?? '';
     return {
       previousKept,
-      warnings: [],
+      warnings: await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity),
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
         ...(previousKept ? [`  kept:         ${current.identity?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}`] : []),
@@ -161,7 +170,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     return {
       restored: state.previous,
       replacedUrn,
-      warnings: [],
+      warnings: await this.audit('rolled back', written, { urn: state.previous.record.urn, fingerprint: state.previous.key.kid }, state.identity),
       data: { resourceVersion: written.metadata?.resourceVersion ?? null },
       lines: [`  replaced:     ${replacedUrn ?? '(no decodable identity)'}, now kept as ${layout.previousUrn}`],
     };

@@ -1,0 +1,182 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { call } from './kube-helpers.js';
+import { kubectlIn, kubectlPath, kubectlRequired } from './kubectl-runner.js';
+
+// deploy/ manifests as a cluster would take them: a server-side dry run of every file, then the
+// CronJob's RBAC applied for real and checked verb by verb with `kubectl auth can-i --as`.
+
+const DEPLOY = resolve(import.meta.dirname, '../../deploy');
+const NS = 'datadog';
+const SA = `system:serviceaccount:${NS}:par-identity-rotator`;
+
+describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the emulator', () => {
+  let emu: KubeEmulator;
+  let dir: string;
+  let kubectl: ReturnType<typeof kubectlIn>;
+  const canI = async (...args: string[]) => {
+    const run = await kubectl(['auth', 'can-i', '--as', SA, '-n', NS, ...args]);
+    expect(['yes', 'no'], run.stderr).toContain(run.stdout.trim());
+    return run.stdout.trim();
+  };
+
+  /** `verb what: yes|no` for each pair, a few kubectl processes at a time. */
+  const answers = async (pairs: string[][]): Promise<string[]> => {
+    const out: string[] = [];
+    for (let i = 0; i < pairs.length; i += 4) {
+      const batch = pairs.slice(i, i + 4);
+      out.push(...(await Promise.all(batch.map(async ([verb, what]) => `${verb} ${what}: ${await canI(verb!, what!)}`))));
+    }
+    return out;
+  };
+
+  beforeAll(async () => {
+    expect(kubectlPath, 'kubectl must be on PATH when CI=true').toBeTruthy();
+    emu = await startKubeEmulator();
+    seedNamespaces(emu, ['default', NS]);
+    dir = await mkdtemp(join(tmpdir(), 'deploy-manifests-'));
+    const cfg = join(dir, 'admin.yaml');
+    await emu.writeKubeconfig(cfg, { namespace: NS });
+    kubectl = kubectlIn(dir, cfg);
+  });
+  afterAll(async () => {
+    await emu?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('kubectl apply --dry-run=server accepts every manifest and stores nothing', async () => {
+    const rv = emu.resourceVersion;
+    const run = await kubectl(['apply', '--dry-run=server', '-f', DEPLOY]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split('\n').sort()).toEqual(
+      [
+        'clusterrole.rbac.authorization.k8s.io/par-identity-rollout-capacity created (server dry run)',
+        'clusterrolebinding.rbac.authorization.k8s.io/par-identity-rollout-capacity created (server dry run)',
+        'cronjob.batch/par-identity-rotate created (server dry run)',
+        'deployment.apps/private-action-runner created (server dry run)',
+        'role.rbac.authorization.k8s.io/par-identity-rotator created (server dry run)',
+        'role.rbac.authorization.k8s.io/par-identity-watch created (server dry run)',
+        'rolebinding.rbac.authorization.k8s.io/par-identity-rotator created (server dry run)',
+        'rolebinding.rbac.authorization.k8s.io/par-identity-watch created (server dry run)',
+        'serviceaccount/par-identity-rotator created (server dry run)',
+        'serviceaccount/par-identity-watch created (server dry run)',
+      ].sort(),
+    );
+    const creates = emu.requests.filter((r) => r.verb === 'create');
+    expect(creates.length).toBe(10);
+    expect(creates.every((r) => r.query['dryRun'] === 'All' && r.status === 201)).toBe(true);
+    expect(emu.resourceVersion).toBe(rv);
+  });
+
+  it('the dry run refuses what a cluster would refuse (a RoleBinding to an unknown kind, a Job that restarts Always)', async () => {
+    const bad = join(dir, 'bad.yaml');
+    await writeFile(
+      bad,
+      [
+        'apiVersion: rbac.authorization.k8s.io/v1',
+        'kind: RoleBinding',
+        'metadata: {name: bad, namespace: datadog}',
+        'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Rol, name: x}',
+        'subjects: [{kind: ServiceAccount, name: x}]',
+        '---',
+        'apiVersion: batch/v1',
+        'kind: CronJob',
+        'metadata: {name: bad, namespace: datadog}',
+        'spec:',
+        '  schedule: "every day"',
+        '  jobTemplate: {spec: {template: {spec: {restartPolicy: Always, containers: [{name: c, image: i}]}}}}',
+        '',
+      ].join('\n'),
+    );
+    const run = await kubectl(['apply', '--dry-run=server', '-f', bad]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('RoleBinding.rbac.authorization.k8s.io "bad" is invalid: roleRef.kind: Unsupported value: "Rol"');
+    expect(run.stderr).toContain('spec.schedule: Invalid value: "every day"');
+    expect(run.stderr).toContain('spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always"');
+  });
+
+  it('the CronJob’s Role grants each verb the rotation needs, on the named objects only', { timeout: 120_000 }, async () => {
+    expect(await canI('get', 'secrets/private-action-runner-identity')).toBe('no');
+    const applied = await kubectl(['apply', '-f', join(DEPLOY, 'rotation-cronjob.yaml')]);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    const granted = [
+      ['get', 'secrets/private-action-runner-identity'],
+      ['update', 'secrets/private-action-runner-identity'],
+      ['list', 'secrets/private-action-runner-identity'],
+      ['watch', 'secrets/private-action-runner-identity'],
+      ['get', 'configmaps/datadog-cluster-id'],
+      ['get', 'deployments.apps/datadog-cluster-agent'],
+      ['patch', 'deployments.apps/datadog-cluster-agent'],
+      ['list', 'pods'],
+      ['create', 'events.events.k8s.io'],
+    ];
+    expect(await answers(granted)).toEqual(granted.map(([verb, what]) => `${verb} ${what}: yes`));
+    const refused = [
+      ['list', 'secrets'],
+      ['watch', 'secrets'],
+      ['get', 'secrets/datadog-secret'],
+      ['update', 'secrets/datadog-secret'],
+      ['create', 'secrets'],
+      ['delete', 'secrets/private-action-runner-identity'],
+      ['patch', 'secrets/private-action-runner-identity'],
+      ['get', 'configmaps/other'],
+      ['update', 'configmaps/datadog-cluster-id'],
+      ['patch', 'deployments.apps/other'],
+      ['update', 'deployments.apps/datadog-cluster-agent'],
+      ['delete', 'pods'],
+      ['create', 'pods'],
+      ['list', 'nodes'],
+      ['create', 'events'],
+      ['delete', 'events.events.k8s.io'],
+    ];
+    expect(await answers(refused)).toEqual(refused.map(([verb, what]) => `${verb} ${what}: no`));
+    // `can-i --list` (a SelfSubjectRulesReview as that user) shows the Role's rules.
+    const list = await kubectl(['auth', 'can-i', '--as', SA, '-n', NS, '--list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/secrets\s+\[\]\s+\[private-action-runner-identity\]\s+\[get list watch update\]/);
+    expect(list.stdout).toMatch(/events\.events\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
+    // Nothing outside its namespace.
+    const elsewhere = await kubectl(['auth', 'can-i', '--as', SA, '-n', 'default', 'get', 'secrets/private-action-runner-identity']);
+    expect(elsewhere.stdout.trim()).toBe('no');
+  });
+
+  it('a bearer token of that ServiceAccount gets exactly what the applied Role grants', async () => {
+    // How an e2e test runs the CronJob's command: a token whose user is the ServiceAccount, no grants of its own.
+    emu.addToken('rotator-token', { user: SA, rules: [] });
+    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'private-action-runner-identity', namespace: NS }, type: 'Opaque', data: {} });
+    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-secret', namespace: NS }, type: 'Opaque', data: {} });
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/private-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-secret`, { token: 'rotator-token' })).status).toBe(403);
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Dprivate-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets`, { token: 'rotator-token' })).status).toBe(403);
+  });
+
+  it('the optional capacity ClusterRole adds only cluster-wide list on nodes and Pods', { timeout: 120_000 }, async () => {
+    const applied = await kubectl(['apply', '-f', join(DEPLOY, 'rbac-rollout-capacity.yaml')]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await canI('list', 'nodes')).toBe('yes');
+    const allPods = await kubectl(['auth', 'can-i', '--as', SA, 'list', 'pods', '--all-namespaces']);
+    expect(allPods.stdout.trim()).toBe('yes');
+    const refused = [
+      ['get', 'nodes/n1'],
+      ['patch', 'nodes/n1'],
+      ['delete', 'pods'],
+      ['list', 'secrets'],
+    ];
+    expect(await answers(refused)).toEqual(refused.map(([verb, what]) => `${verb} ${what}: no`));
+  });
+
+  it('impersonation itself needs the impersonate verb', async () => {
+    emu.addToken('plain-user', { user: 'alice', namespace: NS, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] });
+    const cfg = join(dir, 'alice.yaml');
+    await emu.writeKubeconfig(cfg, { token: 'plain-user', namespace: NS });
+    const run = await kubectlIn(dir, cfg)(['auth', 'can-i', '--as', SA, 'get', 'secrets/private-action-runner-identity']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`serviceaccounts "par-identity-rotator" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "${NS}"`);
+  });
+});
