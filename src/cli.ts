@@ -66,8 +66,20 @@ function kubeOptions(raw: Raw) {
   return { ...pick('kubeconfig'), ...pick('context'), ...pick('namespace'), ...pick('secretName') };
 }
 
+/** `90d`, `12h`, `30m`, `45s` or plain seconds; bounded to ten years. */
+function ageThreshold(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(d|h|m|s)?$/.exec(value.trim());
+  const unit = { d: 86_400, h: 3600, m: 60, s: 1 }[(m?.[2] ?? 's') as 'd' | 'h' | 'm' | 's'];
+  const seconds = m ? Number(m[1]) * unit : Number.NaN;
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3650 * 86_400) {
+    throw new UsageError(`--if-older-than must be a duration like 90d, 12h or 30m (got a ${value.length}-character value)`);
+  }
+  return seconds;
+}
+
 function addRolloutFlags(cmd: Command): Command {
   return cmd
+    .addOption(new Option('--if-older-than <duration>', 'rotate only when the identity in service is at least this old (90d, 12h, 30m); else exit 0 with status skipped').argParser(ageThreshold))
     .option('--rollout <workload>', 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)')
     .option('--fallback', 'with --rollout: allow the DaemonSet capacity fallback')
     .addOption(new Option('--rollout-timeout <seconds>', 'deadline for --rollout').default(600).argParser(seconds));
@@ -76,6 +88,7 @@ function addRolloutFlags(cmd: Command): Command {
 function rolloutOptions(raw: Raw) {
   return {
     ...(raw.rollout ? { rollout: raw.rollout as string } : {}),
+    ...(raw.ifOlderThan !== undefined ? { ifOlderThanSeconds: raw.ifOlderThan as number } : {}),
     fallback: Boolean(raw.fallback),
     rolloutTimeoutSeconds: raw.rolloutTimeout as number,
   };

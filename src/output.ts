@@ -17,6 +17,8 @@ export interface CommandResult {
   data: Record<string, unknown>;
   /** Human summary lines for stdout. */
   summary: string[];
+  /** `skipped`: nothing was due (e.g. --if-older-than); the default is `ok`. */
+  status?: 'ok' | 'skipped';
 }
 
 export interface Reporter {
@@ -41,7 +43,7 @@ export function createReporter(io: Io, options: OutputOptions): Reporter {
 
 export function renderResult(result: CommandResult, io: Io, options: OutputOptions): void {
   if (options.json) {
-    io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, status: 'ok', command: result.command, ...result.data })}\n`);
+    io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, status: result.status ?? 'ok', command: result.command, ...result.data })}\n`);
     for (const line of result.summary) io.stderr(`${line}\n`);
     return;
   }

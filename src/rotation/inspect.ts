@@ -1,6 +1,7 @@
 import { KubernetesError, StorageError, VerificationError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+import { ageOf, describeAge } from './age.js';
 import { commandLine } from './command-line.js';
 import { resolveTarget, type TargetOptions } from './resolve-target.js';
 import type { TargetKind } from './target.js';
@@ -46,16 +47,18 @@ export async function runInspect(kind: TargetKind, options: InspectOptions, io: 
     verify = await verifyWithConfig(config, current.identity, target.flavor, io, options.timeoutSeconds);
   }
   const now = summaryOf(current.identity);
+  const age = ageOf(current.rotatedAt, io.now());
   if (verify.performed && !verify.ok) {
     throw new VerificationError(`the server did not accept ${now?.urn}: ${verify.reason}`, `Rotate again, or roll back with \`${rollbackCommand}\` if the previous identity is the one that works.`, { urn: now?.urn ?? null });
   }
   return {
     command: 'status',
-    data: { target: target.kind, ...target.where, ...now, current: now, ...facts.data, rollbackCommand, verify },
+    data: { target: target.kind, ...target.where, ...now, current: now, rotatedAt: current.rotatedAt ?? null, ageSeconds: age, ...facts.data, rollbackCommand, verify },
     summary: [
       `identity: ${now?.urn}  (${target.label})`,
       `  org / runner: ${now?.orgId} / ${now?.runnerId} (region ${now?.region})`,
       `  fingerprint:  ${now?.fingerprint}`,
+      `  written:      ${current.rotatedAt ? `${current.rotatedAt} (${describeAge(age ?? 0)} ago; from ${current.rotatedAtSource})` : 'unknown'}`,
       ...facts.lines,
       `  verified:     ${options.verify ? describeVerify(verify) : 'not checked (add --verify)'}`,
     ],

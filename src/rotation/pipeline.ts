@@ -10,6 +10,7 @@ import { type ResolvedTarget, resolveTarget, type TargetOptions } from './resolv
 import { precheckRollout, rolloutWorkload } from './rollout-step.js';
 import type { CurrentIdentity, NewIdentity, Preflight, TargetKind, WriteOutcome } from './target.js';
 import { describeVerify, type VerifyReport, verifyAfterRotation } from './verify-step.js';
+import { rotationDue } from './age.js';
 import { validateApiKey, enrollmentPath } from '../enrollment/index.js';
 
 // THE rotation: every rotate command runs these steps, in this order, through the target interface:
@@ -24,6 +25,8 @@ export interface RotationOptions extends OutputOptions, CredentialFlags, TargetO
   verify: boolean;
   fallback?: boolean;
   rolloutTimeoutSeconds?: number;
+  /** --if-older-than: rotate only when the identity in service is at least this old. */
+  ifOlderThanSeconds?: number;
 }
 
 export interface RotationSpec {
@@ -49,6 +52,8 @@ interface RotationRun {
   identity?: DecodedIdentity;
   verify?: VerifyReport;
   rolledOut?: RolloutOutcome;
+  /** Set by the read step when --if-older-than finds nothing due: the run stops there, successfully. */
+  skipped?: { reason: string; ageSeconds: number | null };
 }
 
 interface Step {
@@ -97,6 +102,12 @@ const read: Step = {
     r.current = await need(r.resolved, 'target').target.read();
     for (const note of r.current.notes) r.report.info(note);
     for (const warning of r.current.warnings) r.report.warn(warning);
+    const threshold = r.spec.options.ifOlderThanSeconds;
+    if (threshold !== undefined) {
+      const due = rotationDue(r.current, threshold, r.io.now());
+      r.report.info(`--if-older-than: ${due.due ? 'due' : 'not due'}: ${due.reason}`);
+      if (!due.due) r.skipped = { reason: due.reason, ageSeconds: due.ageSeconds };
+    }
   },
   async plan(r) {
     await read.run(r);
@@ -273,6 +284,18 @@ function planResult(r: RotationRun, plan: { step: string; action: string }[]): C
   };
 }
 
+function skippedResult(r: RotationRun): CommandResult {
+  const { target } = need(r.resolved, 'target');
+  const current = need(r.current, 'current identity');
+  const skipped = need(r.skipped, 'skip');
+  return {
+    command: r.spec.command,
+    status: 'skipped',
+    data: { ...target.where, urn: current.identity?.record.urn ?? null, fingerprint: current.identity?.key.kid ?? null, rotatedAt: current.rotatedAt ?? null, ageSeconds: skipped.ageSeconds, reason: skipped.reason, durationMs: r.io.now().getTime() - r.startedMs },
+    summary: [`skipped: ${skipped.reason}; nothing was enrolled or changed in ${target.label}`],
+  };
+}
+
 function rolloutSummary(outcome: RolloutOutcome | undefined): { data: Record<string, unknown> | null; lines: string[] } {
   if (!outcome) return { data: null, lines: [PREVIOUS_RUNNER_NOTE] };
   const allNew = outcome.action === 'rolled-out' || outcome.action === 'unchanged';
@@ -329,6 +352,7 @@ export async function runRotation(spec: RotationSpec, io: Io): Promise<CommandRe
     r.report.step(spec.options.dryRun ? `[dry run] ${step.title}` : step.title);
     if (spec.options.dryRun) plan.push({ step: step.name, action: await step.plan(r) });
     else await step.run(r);
+    if (r.skipped) return skippedResult(r);
   }
   r.verify ??= { performed: false };
   if (spec.options.dryRun) {

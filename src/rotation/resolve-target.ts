@@ -79,7 +79,7 @@ export async function resolveTarget(kind: TargetKind, options: TargetOptions, io
   const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
   report.info(`secret: ${ref.namespace}/${ref.name} (namespace from ${session.namespaceSource}; keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);
   const workloadName = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace).name : undefined;
-  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName) };
+  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName, () => io.now()) };
 }
 
 /** The cluster agent's identity Secret on the run's connection (also what `watch` follows). */

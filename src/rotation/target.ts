@@ -17,6 +17,9 @@ export interface CurrentIdentity {
   previous?: DecodedIdentity;
   /** Why the current identity does not decode. */
   problem?: ParError;
+  /** When the identity in service was written (RFC 3339), and how we know. */
+  rotatedAt?: string;
+  rotatedAtSource?: string;
   /** Human lines describing what was read (never key material). */
   notes: string[];
   warnings: string[];

@@ -38,7 +38,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     keepPrevious: boolean,
     private readonly io: Io,
   ) {
-    super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious);
+    super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious, () => io.now());
     this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
     this.kubeFlags = selectors.kube;
   }

@@ -23,8 +23,9 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
     keepPrevious: boolean,
     /** The workload named by --rollout, whose name prefixes the runner name. */
     private readonly workloadName: string | undefined,
+    now: () => Date,
   ) {
-    super(config, session, ref, HELM_RUNNER_LAYOUT, keepPrevious);
+    super(config, session, ref, HELM_RUNNER_LAYOUT, keepPrevious, now);
     this.selector = ['--k8s-secret', ref.name, '-n', ref.namespace, ...selectors.config, ...selectors.kube];
   }
 

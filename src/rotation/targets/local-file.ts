@@ -11,6 +11,10 @@ import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOu
 
 function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentIdentity {
   const current: CurrentIdentity = { state: live.state === 'ok' ? 'ok' : live.state, notes: [], warnings: [] };
+  if (live.state !== 'missing') {
+    current.rotatedAt = live.stats.mtime.toISOString();
+    current.rotatedAtSource = 'file modification time';
+  }
   if (live.state === 'ok') {
     current.identity = live.identity;
     current.notes.push(`current: ${live.identity.record.urn} (fingerprint ${live.identity.key.kid})`);
@@ -139,11 +143,12 @@ export class LocalFileTarget implements IdentityTarget {
         : backup.state === 'corrupt'
           ? { path: backup.path, corrupt: true }
           : null;
+    const backupWrittenAt = backup.state === 'missing' ? null : backup.stats.mtime.toISOString();
     return {
-      data: { source: this.identityPath.source, file, backup: backupInfo, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
+      data: { source: this.identityPath.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
-        `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}` : '(none)'}`,
+        `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}, written ${backupWrittenAt}` : '(none)'}`,
         `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
         `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
       ],

@@ -25,6 +25,29 @@ function orphanedRunner(err: ParError, urn: string): ParError {
   return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
 }
 
+/** Written with every rotation and rollback: when the identity in service was put there. */
+export const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
+
+/** RFC 3339 without fractions, as Kubernetes writes times. */
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The annotation, else the newest managedFields time (a Secret written by the Go agent has no annotation). */
+function rotatedAtOf(secret: V1Secret): { at: string; source: string } | undefined {
+  const annotated = secret.metadata?.annotations?.[ROTATED_AT_ANNOTATION];
+  if (annotated && !Number.isNaN(Date.parse(annotated))) return { at: annotated, source: `annotation ${ROTATED_AT_ANNOTATION}` };
+  const times = (secret.metadata?.managedFields ?? []).map((f) => (f.time ? new Date(f.time as unknown as string).getTime() : Number.NaN)).filter((t) => !Number.isNaN(t));
+  if (times.length) return { at: rfc3339(new Date(Math.max(...times))), source: 'managedFields (last write by any manager)' };
+  const created = secret.metadata?.creationTimestamp;
+  return created ? { at: rfc3339(new Date(created as unknown as string)), source: 'creationTimestamp' } : undefined;
+}
+
+/** The Secret to write, stamped with the time the identity goes in service. */
+function stamped(secret: V1Secret, now: Date): V1Secret {
+  return { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [ROTATED_AT_ANNOTATION]: rfc3339(now) } } };
+}
+
 export abstract class SecretTargetBase implements IdentityTarget {
   abstract readonly kind: TargetKind;
   abstract readonly flavor: AgentFlavor;
@@ -40,6 +63,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     readonly ref: SecretRef,
     readonly layout: SecretLayout,
     readonly keepPrevious: boolean,
+    protected readonly now: () => Date,
   ) {
     this.label = `Secret ${ref.namespace}/${ref.name}`;
     this.where = { namespace: ref.namespace, secretName: ref.name };
@@ -70,6 +94,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
     this.state = state;
     if (state.state === 'missing') return this.whenMissing();
     const current: CurrentIdentity = { state: state.identity ? 'ok' : 'corrupt', notes: [], warnings: [] };
+    const rotatedAt = rotatedAtOf(state.secret);
+    if (rotatedAt) {
+      current.rotatedAt = rotatedAt.at;
+      current.rotatedAtSource = rotatedAt.source;
+    }
     if (state.identity) {
       current.identity = state.identity;
       current.notes.push(`current: ${state.identity.record.urn} (fingerprint ${state.identity.key.kid}, resourceVersion ${state.resourceVersion})`);
@@ -120,7 +149,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
     }
     let written: V1Secret;
     try {
-      written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), { create: created, dryRun: false });
+      const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
+      written = await writeIdentitySecret(this.core, this.ref, body, { create: created, dryRun: false });
     } catch (err) {
       throw orphanedRunner(kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.'), next.urn);
     }
@@ -162,7 +192,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     }
     let written: V1Secret;
     try {
-      written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.secret, values, layout), { create: false, dryRun: false });
+      written = await writeIdentitySecret(this.core, this.ref, stamped(buildIdentitySecret(this.ref, state.secret, values, layout), this.now()), { create: false, dryRun: false });
     } catch (err) {
       throw kubeFailure(err, `updating ${this.label}`, 'The Secret was not changed; read it again with `par-identity status` and retry.');
     }

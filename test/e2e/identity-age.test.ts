@@ -1,0 +1,95 @@
+import { utimes } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildUrn, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
+import { type ClusterFixture, clusterFixture, NS, SECRET } from './cluster-fixture.js';
+import { type LocalFixture, localFixture } from './local-fixture.js';
+
+// Age everywhere and --if-older-than (issue 16): status says when the identity in service was written,
+// and a scheduled rotation does nothing, successfully, while the identity is younger than the threshold.
+
+const DAY = 86_400;
+const json = (text: string) => JSON.parse(text) as Record<string, unknown>;
+const enrollCalls = (requests: { route: string | null }[]) => requests.filter((r) => r.route === 'enroll');
+
+describe('local identity file', () => {
+  let fx: LocalFixture;
+  afterEach(async () => fx.close());
+
+  it('a missing identity is due; a fresh one is skipped; an old one (file mtime) is rotated', async () => {
+    fx = await localFixture();
+    const first = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', '90d', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(json(first.stdout).status).toBe('ok');
+    expect(first.stderr).toContain('due: no identity yet');
+
+    const fresh = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', '90d', '--json']);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(json(fresh.stdout)).toMatchObject({ status: 'skipped', urn: json(first.stdout).urn });
+    expect(enrollCalls(fx.emulator.requests)).toHaveLength(1);
+
+    const old = new Date(Date.now() - 100 * DAY * 1000);
+    await utimes(fx.identityPath, old, old);
+    const status = await fx.run(['status', '-c', fx.dir, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const facts = json(status.stdout);
+    expect(facts.rotatedAt).toBe(old.toISOString());
+    expect(facts.ageSeconds as number).toBeGreaterThanOrEqual(100 * DAY);
+    expect(status.stderr + status.stdout).not.toContain('unknown');
+
+    const due = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', '90d', '--json']);
+    expect(due.code, due.stderr).toBe(0);
+    expect(json(due.stdout)).toMatchObject({ status: 'ok', previousUrn: json(first.stdout).urn });
+    expect(enrollCalls(fx.emulator.requests)).toHaveLength(2);
+  });
+
+  it('rejects a malformed threshold as a usage error, echoing no value', async () => {
+    fx = await localFixture();
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', 'soon-ish']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).not.toContain('soon-ish');
+    expect(fx.emulator.requests).toHaveLength(0);
+  });
+});
+
+describe('identity Secrets', () => {
+  let fx: ClusterFixture;
+  afterEach(async () => fx.close());
+
+  it('every rotation and rollback stamps par-identity.datadoghq.com/rotated-at; status reports the age', async () => {
+    fx = await clusterFixture();
+    const first = await fx.rotate(['--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const stampedAt = fx.secret()!.metadata.annotations?.['par-identity.datadoghq.com/rotated-at'];
+    expect(stampedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+
+    const skipped = await fx.rotate(['--if-older-than', '12h', '--json']);
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(json(skipped.stdout)).toMatchObject({ status: 'skipped', namespace: NS, secretName: SECRET });
+    expect(enrollCalls(fx.enrollment.requests)).toHaveLength(1);
+
+    const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(json(status.stdout)).toMatchObject({ rotatedAt: stampedAt, target: 'cluster-secret' });
+    expect(typeof json(status.stdout).ageSeconds).toBe('number');
+  });
+
+  it('a Secret written by the Go agent (no annotation) is aged by its managedFields time', async () => {
+    fx = await clusterFixture();
+    const key = generateIdentityKey();
+    const written = '2026-01-02T03:04:05Z';
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: SECRET, namespace: NS, managedFields: [{ manager: 'datadog-cluster-agent', operation: 'Update', apiVersion: 'v1', time: written, fieldsType: 'FieldsV1', fieldsV1: {} }] },
+      type: 'Opaque',
+      data: { private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'), urn: Buffer.from(buildUrn({ region: 'us1', orgId: 1, runnerId: 'go-agent' })).toString('base64') },
+    } as never);
+    const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(json(status.stdout)).toMatchObject({ rotatedAt: written });
+    expect(status.stderr + status.stdout).toContain('managedFields');
+    const due = await fx.rotate(['--if-older-than', '30d', '--json', '--no-verify']);
+    expect(due.code, due.stderr).toBe(0);
+    expect(json(due.stdout).status).toBe('ok');
+  });
+});
