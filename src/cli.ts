@@ -200,7 +200,9 @@ export function buildProgram(io: Io): Command {
   addConfigFlags(status);
   status
     .option('--secret', "show the cluster agent's identity Secret (current and previous) instead of the file")
-    .option('--k8s-secret <name>', 'show the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of the file');
+    .option('--k8s-secret <name>', 'show the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of the file')
+    .option('-A, --all-namespaces', 'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each')
+    .option('--pods [workload]', 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed');
   addKubeFlags(status);
   status
     .option('--verify', 'also prove online that the server accepts the identity (signed health check)')
@@ -209,6 +211,8 @@ export function buildProgram(io: Io): Command {
     action(io, 'status', () => import('./commands/status.js'), (raw) => ({
       secret: Boolean(raw.secret),
       ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
+      ...(raw.allNamespaces ? { allNamespaces: true } : {}),
+      ...(raw.pods ? { pods: raw.pods as string | true } : {}),
       ...localOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),

@@ -34,7 +34,7 @@ function rfc3339(date: Date): string {
 }
 
 /** The annotation, else the newest managedFields time (a Secret written by the Go agent has no annotation). */
-function rotatedAtOf(secret: V1Secret): { at: string; source: string } | undefined {
+export function rotatedAtOf(secret: V1Secret): { at: string; source: string } | undefined {
   const annotated = secret.metadata?.annotations?.[ROTATED_AT_ANNOTATION];
   if (annotated && !Number.isNaN(Date.parse(annotated))) return { at: annotated, source: `annotation ${ROTATED_AT_ANNOTATION}` };
   const times = (secret.metadata?.managedFields ?? []).map((f) => (f.time ? new Date(f.time as unknown as string).getTime() : Number.NaN)).filter((t) => !Number.isNaN(t));

@@ -1,0 +1,57 @@
+import { UsageError } from '../errors.js';
+import type { Io } from '../io.js';
+import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+import { parseWorkloadRef } from '../rollout/index.js';
+import { describeAge } from './age.js';
+import { clusterAccess } from './cluster-session.js';
+import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
+import { resolveTarget, type TargetOptions } from './resolve-target.js';
+import type { TargetKind } from './target.js';
+
+// `status --all-namespaces` and `status --pods [WORKLOAD]`: read-only views for an operator who looks
+// after many runners, built on the same cluster connection rules as every other command.
+
+const age = (seconds: number | null) => (seconds === null ? '?' : describeAge(seconds));
+
+export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult> {
+  const report = createReporter(io, options);
+  const session = await clusterAccess(options, undefined, io, report)();
+  const found = await identitySecretsEverywhere(session, io.now());
+  for (const u of found.unreadable) report.warn(`namespace ${u.namespace}: Secrets not readable (${u.reason}); any identity there is not listed`);
+  const header = ['NAMESPACE', 'NAME', 'LAYOUT', 'URN', 'FINGERPRINT', 'AGE'];
+  const rows = found.rows.map((r) => [r.namespace, r.name, r.layout, r.urn ?? `(${r.problem})`, r.fingerprint ?? '-', age(r.ageSeconds)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return {
+    command: 'status',
+    data: { allNamespaces: true, secrets: found.rows, unreadableNamespaces: found.unreadable, how: found.how },
+    summary: [
+      line(header),
+      ...rows.map(line),
+      ...(found.rows.length ? [] : ['(no identity Secrets found)']),
+      ...found.unreadable.map((u) => `not readable: namespace ${u.namespace} (${u.reason})`),
+    ],
+  };
+}
+
+export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult> {
+  const report = createReporter(io, options);
+  if (kind === 'file') kind = 'cluster-secret';
+  const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false });
+  const current = await target.read();
+  const fingerprint = current.identity?.key.kid ?? null;
+  const session = await cluster();
+  const namespace = typeof target.where.namespace === 'string' ? target.where.namespace : session.namespace;
+  if (workload === true && kind === 'helm-secret') throw new UsageError('--pods needs the workload with --k8s-secret, e.g. --pods deployment/<name>');
+  const ref = parseWorkloadRef(workload === true ? 'deployment/datadog-cluster-agent' : workload, namespace);
+  const view = await podsOfWorkload(session, ref, fingerprint, io.now());
+  return {
+    command: 'status',
+    data: { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason },
+    summary: [
+      `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
+      ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.runsCurrent ? 'current ' : 'OTHER   '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}`),
+      view.reason,
+    ],
+  };
+}
