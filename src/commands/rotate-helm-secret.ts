@@ -1,4 +1,5 @@
-import { loadAgentConfig, resolveHostname } from '../config/index.js';
+import { loadAgentConfig } from '../config/index.js';
+import { resolveHost } from '../host/index.js';
 import { KubernetesError, VerificationError } from '../errors.js';
 import type { Io } from '../io.js';
 import { connectKube, coreApi, HELM_RUNNER_LAYOUT, readIdentitySecret, serviceAccountNamespace } from '../kube/index.js';
@@ -46,7 +47,7 @@ export async function run(options: RotateHelmSecretOptions, io: Io): Promise<Com
   report.step('pre-flight');
   await dryRunSecretWrite({ core, ref, layout: HELM_RUNNER_LAYOUT, current }, report);
   const ctx = await resolveEnrollmentContext(config, options, io, report);
-  const prefix = options.rollout?.split('/')[1] ?? resolveHostname(config).hostname;
+  const prefix = options.rollout?.split('/')[1] ?? (await resolveHost(config, { env: io.env })).hostname;
   const previousUrn = previousUrnOf(current);
   if (options.dryRun) {
     return {

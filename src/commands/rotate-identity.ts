@@ -1,6 +1,7 @@
-import { requireRunnerEnabled, resolveHostname } from '../config/index.js';
+import { requireRunnerEnabled } from '../config/index.js';
 import { restartHint } from '../config/runtime-environment.js';
 import { StorageError, VerificationError } from '../errors.js';
+import { resolveHost } from '../host/index.js';
 import { decodeIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { serviceAccountNamespace } from '../kube/kube-connection.js';
@@ -15,6 +16,8 @@ export interface RotateIdentityOptions extends OutputOptions, CredentialFlags, L
   timeoutSeconds: number;
   dryRun: boolean;
   verify: boolean;
+  /** --hostname: overrides agent IPC and the hostname chain. */
+  hostname?: string;
 }
 
 export async function run(options: RotateIdentityOptions, io: Io): Promise<CommandResult> {
@@ -34,7 +37,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
 
   report.step('pre-flight');
   for (const warning of (await preflightIdentityDirectory(path)).warnings) report.warn(warning);
-  const host = resolveHostname(config);
+  const host = await resolveHost(config, { env: io.env, ...(options.hostname === undefined ? {} : { override: options.hostname }) });
   report.info(`hostname: ${host.hostname} (${host.source})`);
   const ctx = await resolveEnrollmentContext(config, options, io, report);
   const previousUrn = current.state === 'ok' ? current.identity.record.urn : null;
@@ -43,7 +46,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
     report.step('dry run: no key generated, nothing enrolled, nothing written');
     return {
       command: 'rotate-identity',
-      data: { dryRun: true, identityFile: path, previousUrn, enrollmentUrl: ctx.endpoint.baseUrl, hostname: host.hostname, durationMs: io.now().getTime() - started },
+      data: { dryRun: true, identityFile: path, previousUrn, enrollmentUrl: ctx.endpoint.baseUrl, hostname: host.hostname, hostnameSource: host.source, durationMs: io.now().getTime() - started },
       summary: [`dry run passed: rotate-identity would enroll at ${ctx.endpoint.baseUrl} and replace ${path}`],
     };
   }
@@ -81,6 +84,8 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
       urn,
       previousUrn,
       fingerprint: key.kid,
+      hostname: host.hostname,
+      hostnameSource: host.source,
       identityFile: path,
       backupFile: written.backupPath ?? null,
       restartHint: restart.command ?? restart.text,

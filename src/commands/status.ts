@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
-import { resolveHostname } from '../config/index.js';
 import { StorageError, VerificationError } from '../errors.js';
-import { apiKeyHash, type DecodedIdentity } from '../identity/index.js';
+import { predictReenroll, resolveHost } from '../host/index.js';
+import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { backupPathOf, readIdentityFile } from '../storage/index.js';
@@ -11,6 +11,8 @@ import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-st
 export interface StatusOptions extends OutputOptions, LocalTargetOptions {
   verify: boolean;
   timeoutSeconds: number;
+  /** --hostname: overrides agent IPC and the hostname chain. */
+  hostname?: string;
 }
 
 function describeIdentity(identity: DecodedIdentity) {
@@ -25,15 +27,6 @@ function describeIdentity(identity: DecodedIdentity) {
 
 function fileFacts(stats: Stats) {
   return { mode: (stats.mode & 0o777).toString(8).padStart(4, '0'), uid: stats.uid, gid: stats.gid };
-}
-
-/** Would the Go agent throw this identity away and re-enroll on its next start? (protocol §4) */
-function reEnrollReasons(identity: DecodedIdentity, hostname: string, agentKey: string | undefined): string[] {
-  const reasons: string[] = [];
-  const stored = identity.record;
-  if (stored.hostname && stored.hostname !== hostname) reasons.push(`stored hostname ${stored.hostname} differs from the agent's ${hostname}`);
-  if (stored.apiKeyHash && agentKey && stored.apiKeyHash !== apiKeyHash(agentKey)) reasons.push("stored api_key_hash differs from the hash of the agent's API key");
-  return reasons;
 }
 
 export async function run(options: StatusOptions, io: Io): Promise<CommandResult> {
@@ -52,9 +45,9 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
       { path: target.path },
     );
   }
-  const host = resolveHostname(config);
+  const host = await resolveHost(config, { env: io.env, ...(options.hostname === undefined ? {} : { override: options.hostname }) });
   const agentKey = config.getString('api_key');
-  const reEnroll = reEnrollReasons(live.identity, host.hostname, agentKey);
+  const reEnroll = predictReenroll(live.identity.record, host.hostname, agentKey);
   // Where a rotation would take its API key from, in resolution order (never the value).
   const apiKeySource = agentKey ? config.sourceOf('api_key') : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
   let verify: VerifyReport = { performed: false };
@@ -71,6 +64,8 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     file: facts,
     backup: backupInfo,
     apiKeySource,
+    hostname: host.hostname,
+    hostnameSource: host.source,
     agentWouldReEnroll: reEnroll.length > 0,
     reEnrollReasons: reEnroll,
     verify,
@@ -81,6 +76,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     `  fingerprint:  ${current.fingerprint}`,
     `  file:         ${target.path} (mode ${facts.mode}, uid ${facts.uid}, gid ${facts.gid})`,
     `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}` : '(none)'}`,
+    `  hostname:     ${host.hostname || '""'} (${host.source})`,
     `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
     `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
     `  verified:     ${options.verify ? describeVerify(verify) : 'not checked (add --verify)'}`,
