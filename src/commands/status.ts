@@ -1,4 +1,5 @@
 import type { Stats } from 'node:fs';
+import { readAgentApiKey } from '../config/credentials.js';
 import { StorageError, VerificationError } from '../errors.js';
 import { predictReenroll, resolveHost } from '../host/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
@@ -46,7 +47,13 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     );
   }
   const host = await resolveHost(config, { env: io.env, ...(options.hostname === undefined ? {} : { override: options.hostname }) });
-  const agentKey = config.getString('api_key');
+  // The key the agent reads, ENC[] resolved as the agent does; a backend failure is reported, not fatal here.
+  let agentKey: string | undefined;
+  try {
+    agentKey = (await readAgentApiKey(config, io.env))?.value;
+  } catch (err) {
+    report.warn(`cannot check api_key_hash: ${(err as Error).message}`);
+  }
   const reEnroll = predictReenroll(live.identity.record, host.hostname, agentKey);
   // Where a rotation would take its API key from, in resolution order (never the value).
   const apiKeySource = agentKey ? config.sourceOf('api_key') : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
