@@ -1,4 +1,5 @@
 import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials, resolveEndpoint } from '../config/index.js';
+import { type NetworkSettings, resolveNetworkSettings } from '../config/network-settings.js';
 import { type AgentFlavor, detectPlatform, type EnrollmentInput, enroll, type HealthCheckInput, retryPolicyFromEnv } from '../enrollment/index.js';
 import { failpoint } from '../failpoint.js';
 import { apiKeyHash, buildUrn, type DecodedIdentity, generateIdentityKey, type PrivateIdentityKey, publicKeyPem, regionFromSite } from '../identity/index.js';
@@ -39,11 +40,16 @@ export interface EnrollmentContext {
   extraHeaders: Record<string, string>;
   /** Hash of the key the agent reads, so it does not re-enroll; falls back to the enrollment key. */
   apiKeyHash: string;
+  /** Proxy and TLS settings of the agent config. */
+  network: NetworkSettings;
 }
 
 export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter): Promise<EnrollmentContext> {
   const endpoint = resolveEndpoint(config, io.env);
   report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);
+  const network = resolveNetworkSettings(config, io.env);
+  report.info(network.summary);
+  for (const warning of network.warnings) report.warn(warning);
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
   const credentials = await resolveCredentials(
     config,
@@ -57,7 +63,7 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
       `enrolling with the API key from ${credentials.apiKey.source}, but the agent reads a different one (${credentials.agentApiKey.source}); the identity records the agent's key hash so it does not re-enroll`,
     );
   }
-  return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value) };
+  return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value), network };
 }
 
 export function enrollmentInput(
@@ -81,8 +87,8 @@ export function enrollmentInput(
   };
 }
 
-export function healthCheckInput(ctx: Pick<EnrollmentContext, 'endpoint' | 'extraHeaders'>, identity: DecodedIdentity, flavor: AgentFlavor, io: Io): HealthCheckInput {
-  return { baseUrl: ctx.endpoint.baseUrl, identity, version: VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders };
+export function healthCheckInput(ctx: Pick<EnrollmentContext, 'endpoint' | 'extraHeaders'> & { network?: NetworkSettings }, identity: DecodedIdentity, flavor: AgentFlavor, io: Io): HealthCheckInput {
+  return { baseUrl: ctx.endpoint.baseUrl, identity, version: VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders, ...(ctx.network ? { network: ctx.network } : {}) };
 }
 
 /** Fresh key → enrollment (bounded retries, the same key every time) → URN. */
@@ -99,6 +105,7 @@ export async function enrollNewKey(
   const enrolled = await enroll(enrollmentInput(ctx, key, flavor, naming, io.now()), {
     timeoutMs: timeoutSeconds * 1000,
     policy: retryPolicyFromEnv(io.env),
+    network: ctx.network,
     onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
   });
   failpoint('after-enroll');

@@ -1,4 +1,5 @@
 import { type AgentConfig, resolveEndpoint } from '../config/index.js';
+import { resolveNetworkSettings } from '../config/network-settings.js';
 import { type AgentFlavor, type HealthCheckInput, type RetryPolicy, retryPolicyFromEnv, verifyOnline } from '../enrollment/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
@@ -16,7 +17,9 @@ export async function verifyStep(input: HealthCheckInput, timeoutSeconds: number
 export async function verifyWithConfig(config: AgentConfig, identity: DecodedIdentity, flavor: AgentFlavor, io: Io, report: Reporter, timeoutSeconds: number): Promise<VerifyReport> {
   const endpoint = resolveEndpoint(config, io.env);
   report.step(`verify online at ${endpoint.baseUrl}`);
-  const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
+  const network = resolveNetworkSettings(config, io.env);
+  for (const warning of network.warnings) report.warn(warning);
+  const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), network };
   return verifyStep(healthCheckInput(ctx, identity, flavor, io), timeoutSeconds, retryPolicyFromEnv(io.env));
 }
 
