@@ -7,7 +7,7 @@ import type { Io } from '../io.js';
 import { serviceAccountNamespace } from '../kube/kube-connection.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { backupPathOf, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../storage/index.js';
-import { type CredentialFlags, enrollNewKey, resolveEnrollmentContext } from './enrollment-context.js';
+import { type CredentialFlags, createRunnerConnections, enrollNewKey, resolveEnrollmentContext } from './enrollment-context.js';
 import { type RolloutFlags, rolloutAfterRotation } from './rollout-after-rotation.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
 import { describeVerify, verifyAfterRotation } from './verify-step.js';
@@ -18,6 +18,8 @@ export interface RotateIdentityOptions extends OutputOptions, CredentialFlags, L
   verify: boolean;
   /** --hostname: overrides agent IPC and the hostname chain. */
   hostname?: string;
+  /** false with --no-connections. */
+  connections?: boolean;
 }
 
 export async function run(options: RotateIdentityOptions, io: Io): Promise<CommandResult> {
@@ -51,7 +53,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
     };
   }
 
-  const { key, urn } = await enrollNewKey(ctx, 'private_action_runner', { runnerNamePrefix: host.hostname, hostname: host.hostname }, options.timeoutSeconds, io, report);
+  const { key, urn, runnerId, runnerName } = await enrollNewKey(ctx, 'private_action_runner', { runnerNamePrefix: host.hostname, hostname: host.hostname }, options.timeoutSeconds, io, report);
 
   report.step('write identity file atomically');
   const record: IdentityRecord = { privateKey: encodePrivateJwk(key), urn, hostname: host.hostname, apiKeyHash: ctx.apiKeyHash };
@@ -67,6 +69,12 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   const identity = decodeIdentity(record);
 
   const verify = await verifyAfterRotation(ctx, identity, 'private_action_runner', options, started, io, report);
+  const connections =
+    options.connections === false
+      ? { skipped: '--no-connections', created: [], failed: [] }
+      : verify.performed && !verify.ok
+        ? { skipped: 'the new identity did not verify', created: [], failed: [] }
+        : await createRunnerConnections(ctx, 'private_action_runner', { runnerId, runnerName }, host.hostname, report);
   const restart = restartHint(io.env);
   const rollout = await rolloutAfterRotation(options, key.kid, options.namespace ?? serviceAccountNamespace(io.env) ?? 'default', io, report);
   const rollbackCommand = `par-identity rollback --identity-file ${path}`;
@@ -86,6 +94,8 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
       fingerprint: key.kid,
       hostname: host.hostname,
       hostnameSource: host.source,
+      agentVersion: ctx.version,
+      connections,
       identityFile: path,
       backupFile: written.backupPath ?? null,
       restartHint: restart.command ?? restart.text,

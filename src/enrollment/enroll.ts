@@ -20,6 +20,7 @@ export interface EnrollOptions {
 export interface EnrollOutcome extends EnrollmentResult {
   attempts: number;
   endpoint: string;
+  runnerName: string;
 }
 
 const NOTHING_WRITTEN = 'The identity was not changed.';
@@ -76,7 +77,7 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
     policy: options.policy ?? defaultRetryPolicy,
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
-  if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint };
+  if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint, runnerName: request.runnerName };
   throw new EnrollmentError(
     'ENROLL_TIMEOUT',
     `enrollment did not succeed within ${Math.round(options.timeoutMs / 1000)} s (${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,

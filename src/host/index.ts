@@ -1,3 +1,4 @@
+export { AGENT_VERSION_FORMAT, type AgentVersionChoice, resolveAgentVersion } from './agent-version.js';
 export { agentHostname, agentVersion, formatAgentVersion, type IpcEndpoint, type IpcSetup, ipcSetup } from './agent-ipc.js';
 export { cloudProviderEnabled } from './cloud-metadata.js';
 export { type HostProbes, systemProbes } from './host-probes.js';

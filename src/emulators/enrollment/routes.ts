@@ -1,19 +1,21 @@
 /** The emulated Datadog endpoints (protocol §3 and §7). */
 
-export type Route = 'enroll' | 'enroll_api_key_only' | 'health';
+export type Route = 'enroll' | 'enroll_api_key_only' | 'health' | 'connections';
 
-export const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health'];
+export const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health', 'connections'];
 
 export const ROUTE_PATHS: Readonly<Record<Route, string>> = {
   enroll: '/api/unstable/on_prem_runners',
   enroll_api_key_only: '/api/unstable/on_prem_runners/api_key_only',
   health: '/api/v2/on-prem-management-service/runner/health-check',
+  connections: '/api/v2/actions/connections',
 };
 
 export const ROUTE_METHODS: Readonly<Record<Route, string>> = {
   enroll: 'POST',
   enroll_api_key_only: 'POST',
   health: 'GET',
+  connections: 'POST',
 };
 
 /** Exact path match: the real API does not treat a trailing slash or a different case as the same route. */
