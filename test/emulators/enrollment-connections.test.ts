@@ -34,7 +34,7 @@ function body(attrs: Record<string, unknown> = {}, data: Record<string, unknown>
   });
 }
 
-async function post(b: string, h = headers()) {
+async function post(b: string, h: Record<string, string> = headers()) {
   const res = await fetch(`${emu.url}${ROUTE_PATHS.connections}`, { method: 'POST', headers: h, body: b });
   const json = (await res.json()) as { errors?: ({ detail: string } | string)[] };
   return { status: res.status, details: (json.errors ?? []).map((e) => (typeof e === 'string' ? e : e.detail)) };
