@@ -41,6 +41,8 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   for (const warning of (await preflightIdentityDirectory(path)).warnings) report.warn(warning);
   const host = await resolveHost(config, { env: io.env, ...(options.hostname === undefined ? {} : { override: options.hostname }) });
   report.info(`hostname: ${host.hostname} (${host.source})`);
+  // Why the running agent was not the source, when it was not (IPC disabled, no token, refused, "").
+  if (host.source !== 'agent IPC' && host.source !== '--hostname' && host.notes[0]) report.info(`  ${host.notes[0]}`);
   const ctx = await resolveEnrollmentContext(config, options, io, report);
   const previousUrn = current.state === 'ok' ? current.identity.record.urn : null;
 

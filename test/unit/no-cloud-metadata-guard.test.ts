@@ -22,9 +22,9 @@ describe('cloud metadata never leaves loopback in tests', () => {
     expect(() => cleanEnv({ PAR_IDENTITY_CLOUD_METADATA_URL: 'http://100.100.100.200' })).toThrow(/loopback/);
   });
 
-  it.each(['scripts/demo.mjs', 'scripts/demo-watch.mjs'])('%s sets it for the processes it starts', async (script) => {
+  it.each(['scripts/demo.mjs', 'scripts/demo-watch.mjs', 'scripts/bench.mjs', 'scripts/bench-watch.mjs'])('%s sets it for the processes it starts', async (script) => {
     const text = await readFile(new URL(`../../${script}`, import.meta.url), 'utf8');
-    expect(text).toMatch(/PAR_IDENTITY_CLOUD_METADATA_URL: 'http:\/\/127\.0\.0\.1:\d+'/);
+    expect(text).toMatch(/PAR_IDENTITY_CLOUD_METADATA_URL(: | = )'http:\/\/127\.0\.0\.1:\d+'/);
   });
 
   it('isLoopbackUrl', () => {
