@@ -1,6 +1,6 @@
 import { type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { DEFAULT_NETWORK, type NetworkSettings, type ProxyTarget } from '../config/network-settings.js';
 import { proxyFor } from './proxy-choice.js';
@@ -31,8 +31,9 @@ class ProxyRefusedError extends Error {
   }
 }
 
-function tlsOptions(network: NetworkSettings, servername: string) {
-  return { rejectUnauthorized: network.tls.rejectUnauthorized, minVersion: network.tls.minVersion, servername };
+function tlsOptions(network: NetworkSettings, host: string) {
+  // SNI carries names only (RFC 6066); an IP literal is verified against the certificate's IP SANs.
+  return { rejectUnauthorized: network.tls.rejectUnauthorized, minVersion: network.tls.minVersion, ...(isIP(host) ? {} : { servername: host }) };
 }
 
 /** Opens a tunnel through the proxy to host:port and returns the raw socket (TLS is layered by the caller). */

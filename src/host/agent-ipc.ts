@@ -62,7 +62,8 @@ export async function ipcSetup(config: AgentConfig): Promise<IpcSetup> {
     const cert = pemBlocks(pem, /CERTIFICATE/);
     const key = pemBlocks(pem, /PRIVATE KEY/);
     if (!cert || !key) return { ok: false, reason: `${path} does not hold both a certificate and a key` };
-    return { ok: true, endpoint: { host: host === 'localhost' ? 'localhost' : host.replace(/^\[|\]$/g, ''), port, token, cert, key } };
+    // The agent binds `localhost` to 127.0.0.1 (Go prefers IPv4); connecting there avoids a ::1 detour. Its certificate names both.
+    return { ok: true, endpoint: { host: host === 'localhost' ? '127.0.0.1' : host.replace(/^\[|\]$/g, ''), port, token, cert, key } };
   }
   return { ok: false, reason: `no IPC certificate (ipc_cert.pem) next to ${tokenPath}` };
 }

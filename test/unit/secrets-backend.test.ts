@@ -138,7 +138,7 @@ describe('ENC[] through secret_backend_command', () => {
     ['not JSON', both, { raw: 'api=secret' }, '', 'SECRET_BACKEND_FAILED', /could not unmarshal 'secret_backend_command' output/],
     ['a non-string value', { api: { value: 42 } }, {}, '', 'SECRET_BACKEND_FAILED', /non-string value/],
     ['a timeout (secret_backend_timeout)', both, { sleepMs: 5_000 }, 'secret_backend_timeout: 1\n', 'SECRET_BACKEND_FAILED', /command timeout/],
-  ])('%s → %s naming the handle, never a value', async (_name, answers, behaviour, extra, code, message) => {
+  ])('%s → a config error naming the handle, never a value', async (_name, answers, behaviour, extra, code, message) => {
     const cmd = await backend(answers, behaviour);
     const err = await configError(credentials(`secret_backend_command: ${cmd}\n${extra}api_key: ENC[api]\n`, {}, false));
     expect(err.code).toBe(code);
