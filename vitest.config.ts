@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Every test file and every process it spawns sees PAR_IDENTITY_CLOUD_METADATA_URL on loopback.
+    setupFiles: ['test/setup/no-cloud-metadata.ts'],
   },
 });

@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, startEmulator } from './start-emulator.mjs';
 
+// Cloud metadata on a closed loopback port for every process started here: never 169.254.169.254.
+process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:1';
+
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const API_KEY = '00000000000000000000000000emu0ak';
 const APP_KEY = '0000000000000000000000000000000000emu0pk';

@@ -50,7 +50,9 @@ function addCredentialFlags(cmd: Command): Command {
   return cmd
     .option('--api-key-file <path>', 'read the API key from this file (- for stdin); never pass keys as flag values')
     .option('--app-key-file <path>', 'read the application key from this file (- for stdin)')
-    .option('--profile <name>', 'OS keychain profile used when no other source has a key (see `credentials set`)', 'default');
+    .option('--profile <name>', 'OS keychain profile used when no other source has a key (see `credentials set`)', 'default')
+    .option('--agent-version <version>', 'X-Datadog-OnPrem-Version (like 7.66.0+commit.abc1234) when the running agent does not answer on its IPC API')
+    .option('--no-connections', "do not create the runner's connections after enrolling (the agent creates them per actions_allowlist)");
 }
 
 function addKubeFlags(cmd: Command): Command {
@@ -99,6 +101,8 @@ function credentialOptions(raw: Raw) {
     ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
     ...(raw.appKeyFile ? { appKeyFile: raw.appKeyFile as string } : {}),
     profile: raw.profile as string,
+    ...(raw.agentVersion ? { agentVersion: raw.agentVersion as string } : {}),
+    ...(raw.connections === false ? { connections: false } : {}),
   };
 }
 
@@ -108,6 +112,7 @@ function outputOptions(raw: Raw, io: Io) {
 
 function localOptions(raw: Raw) {
   return {
+    ...(raw.hostname ? { hostname: raw.hostname as string } : {}),
     cfgPath: raw.cfgpath as string,
     extraCfg: raw.extracfgpath as string[],
     ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
@@ -147,6 +152,7 @@ export function buildProgram(io: Io): Command {
     .option('--dry-run', 'run every check and print every step; no enrollment, no write')
     .option('--no-verify', 'skip the signed health check of the new identity')
     .option('--k8s-secret <name>', 'rotate the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file')
+    .option('--hostname <name>', 'the hostname to store, instead of asking the running agent (IPC) or resolving it as the agent does')
     .option('-n, --namespace <ns>', 'namespace of --k8s-secret and --rollout')
     .option('--kubeconfig <path>', 'kubeconfig for --k8s-secret and --rollout')
     .option('--context <name>', 'kubeconfig context')
@@ -201,6 +207,7 @@ export function buildProgram(io: Io): Command {
   status
     .option('--secret', "show the cluster agent's identity Secret (current and previous) instead of the file")
     .option('--k8s-secret <name>', 'show the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of the file')
+    .option('--hostname <name>', 'compare with this hostname instead of asking the running agent (IPC) or resolving it as the agent does')
     .option('-A, --all-namespaces', 'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each')
     .option('--pods [workload]', 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed');
   addKubeFlags(status);

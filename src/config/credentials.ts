@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
+import { resolveSecretHandles, secretBackendSettings, secretHandle } from './secrets-backend.js';
 
 // Credentials never come from a flag value (argv is world-readable in /proc). Order: explicit
 // file/stdin flags, then DD_API_KEY/DD_APP_KEY, then the agent config file, then a keychain profile.
+// ENC[handle] values from env or config are resolved through the agent's secrets backend, as the
+// agent does; a handle anywhere else (a key file, the keychain) is refused.
 
 export interface Credential {
   value: string;
@@ -22,16 +25,16 @@ export interface CredentialSources {
   appKeyFile?: string;
   readStdin: () => Promise<string>;
   keychain?: () => Promise<{ apiKey?: string; appKey?: string; profile: string } | undefined>;
+  /** Environment the secrets backend runs with (the agent's own); defaults to this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
-const SECRET_HANDLE = /^ENC\[.*\]$/s;
-
 function checkNotHandle(name: string, cred: Credential): Credential {
-  if (SECRET_HANDLE.test(cred.value)) {
+  if (secretHandle(cred.value) !== undefined) {
     throw new ConfigError(
       'SECRET_HANDLE_UNSUPPORTED',
-      `${name} from ${cred.source} is an ENC[...] secret handle, which par-identity cannot resolve`,
-      `Provide the key itself through --${name.replace('_', '-')}-file PATH (or - for stdin) or ${name === 'api_key' ? 'DD_API_KEY' : 'DD_APP_KEY'}; the handle was not sent anywhere.`,
+      `${name} from ${cred.source} is an ENC[...] secret handle, which par-identity cannot resolve there`,
+      `Configure secret_backend_command as the agent has it (handles in the agent config or DD_* are then resolved), or provide the key itself through --${name.replace('_', '-')}-file PATH (or - for stdin) or ${name === 'api_key' ? 'DD_API_KEY' : 'DD_APP_KEY'}; the handle was not sent anywhere.`,
     );
   }
   if (/\s/.test(cred.value)) {
@@ -64,6 +67,39 @@ function fromConfig(config: AgentConfig, key: 'api_key' | 'app_key'): Credential
   return value ? { value, source: config.sourceOf(key) } : undefined;
 }
 
+/**
+ * The agent's keys with their ENC[] handles resolved in one backend run (when a backend is
+ * configured; otherwise handles stay as they are and are refused where used).
+ */
+async function fromConfigResolved(config: AgentConfig, keys: ('api_key' | 'app_key')[], env: NodeJS.ProcessEnv): Promise<Partial<Record<'api_key' | 'app_key', Credential>>> {
+  const found: Partial<Record<'api_key' | 'app_key', Credential>> = {};
+  for (const key of keys) {
+    const cred = fromConfig(config, key);
+    if (cred) found[key] = cred;
+  }
+  const settings = secretBackendSettings(config);
+  const handles = Object.entries(found).flatMap(([key, cred]) => {
+    const handle = secretHandle(cred.value);
+    return handle === undefined ? [] : [{ key: key as 'api_key' | 'app_key', handle, source: cred.source }];
+  });
+  if (!settings || handles.length === 0) return found;
+  const labels = Object.fromEntries(handles.map((h) => [h.handle, `${h.key} from ${h.source}`]));
+  const values = await resolveSecretHandles(
+    handles.map((h) => h.handle),
+    settings,
+    env,
+    labels,
+  );
+  for (const h of handles) found[h.key] = { value: values.get(h.handle)!.trim(), source: `${h.source} (ENC[] resolved by secret_backend_command)` };
+  return found;
+}
+
+/** The API key the agent itself reads (env, else config), secrets resolved: what its api_key_hash is computed on. */
+export async function readAgentApiKey(config: AgentConfig, env: NodeJS.ProcessEnv = process.env): Promise<Credential | undefined> {
+  const cred = (await fromConfigResolved(config, ['api_key'], env)).api_key;
+  return cred && secretHandle(cred.value) === undefined ? cred : undefined;
+}
+
 export async function resolveCredentials(config: AgentConfig, sources: CredentialSources, needAppKey: boolean): Promise<Credentials> {
   let stdinCache: string[] | undefined;
   const stdinLines = async () => {
@@ -71,9 +107,10 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
     return stdinCache;
   };
   const bothStdin = sources.apiKeyFile === '-' && sources.appKeyFile === '-';
-  const agentApiKey = fromConfig(config, 'api_key');
+  const fromAgent = await fromConfigResolved(config, ['api_key', 'app_key'], sources.env ?? process.env);
+  const agentApiKey = fromAgent.api_key;
   let apiKey = (await fromFlag(sources.apiKeyFile, 'API key', stdinLines, 0)) ?? agentApiKey;
-  let appKey = (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ?? fromConfig(config, 'app_key');
+  let appKey = (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ?? fromAgent.app_key;
   if ((!apiKey || (needAppKey && !appKey)) && sources.keychain) {
     const stored = await sources.keychain();
     if (stored?.apiKey && !apiKey) apiKey = { value: stored.apiKey, source: `keychain profile ${stored.profile}` };
@@ -95,6 +132,6 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
   }
   const result: Credentials = { apiKey: checkNotHandle('api_key', apiKey) };
   if (needAppKey && appKey) result.appKey = checkNotHandle('app_key', appKey);
-  if (agentApiKey && !SECRET_HANDLE.test(agentApiKey.value)) result.agentApiKey = agentApiKey;
+  if (agentApiKey && secretHandle(agentApiKey.value) === undefined) result.agentApiKey = agentApiKey;
   return result;
 }

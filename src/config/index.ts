@@ -2,5 +2,4 @@ export { type AgentConfig, loadAgentConfig, requireRunnerEnabled } from './agent
 export { CONFIG_KEYS, envNameOf } from './config-keys.js';
 export { type Credential, type Credentials, type CredentialSources, resolveCredentials } from './credentials.js';
 export { DEFAULT_SITE, type Endpoint, resolveEndpoint, siteFromHost } from './endpoint.js';
-export { resolveHostname } from './hostname.js';
 export { IDENTITY_FILE_NAME, type IdentityPath, resolveIdentityPath } from './identity-path.js';

@@ -1,5 +1,7 @@
 // Upstream's classification (protocol §3): 200 is success, 401/403 are credentials, other 4xx are
-// permanent, everything else (5xx, 429, odd statuses) is worth another try. Redirects are refused.
+// permanent (upstream retries no 4xx at all, 425 Too Early and 408 included), everything else (5xx,
+// odd statuses) is worth another try. 429 is the one 4xx retried here, honouring Retry-After: it
+// asks for exactly that. Redirects are refused.
 
 export type StatusClass = 'ok' | 'credentials' | 'redirect' | 'permanent' | 'retry';
 
@@ -7,7 +9,7 @@ export function classifyStatus(status: number): StatusClass {
   if (status === 200) return 'ok';
   if (status === 401 || status === 403) return 'credentials';
   if (status >= 300 && status < 400) return 'redirect';
-  if (status === 408 || status === 429) return 'retry';
+  if (status === 429) return 'retry';
   if (status >= 400 && status < 500) return 'permanent';
   return 'retry';
 }

@@ -2,8 +2,10 @@ import { CredentialsRejectedError, EnrollmentError } from '../errors.js';
 import { classifyStatus } from './classify-status.js';
 import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-request.js';
 import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
+import type { NetworkSettings } from '../config/network-settings.js';
 import { type HttpResponse, ResponseTooLargeError, describeNetworkError, exchange } from './http-exchange.js';
 import { type Attempt, type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
+import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
 export interface EnrollOptions {
   timeoutMs: number;
@@ -11,11 +13,14 @@ export interface EnrollOptions {
   policy?: RetryPolicy;
   /** Progress for the operator: one line per retry, never containing keys. */
   onRetry?: (attempt: number, reason: string, waitMs: number) => void;
+  /** Proxy and TLS from the agent config; default: direct, verified, TLS 1.2+. */
+  network?: NetworkSettings;
 }
 
 export interface EnrollOutcome extends EnrollmentResult {
   attempts: number;
   endpoint: string;
+  runnerName: string;
 }
 
 const NOTHING_WRITTEN = 'The identity was not changed.';
@@ -49,8 +54,12 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
   const attempt = async (_n: number, remainingMs: number): Promise<Attempt<EnrollmentResult>> => {
     let res: HttpResponse;
     try {
-      res = await exchange('POST', request.url, request.headers, request.body, Math.min(remainingMs, 30_000));
+      res = await exchange('POST', request.url, request.headers, request.body, Math.min(remainingMs, 30_000), options.network);
     } catch (err) {
+      const tls = tlsCertificateErrorCode(err);
+      if (tls) {
+        throw new EnrollmentError('TLS_UNTRUSTED', `TLS certificate of ${new URL(endpoint).host} not trusted (${tls})`, `${NOTHING_WRITTEN} ${TLS_HINT}`, { tlsError: tls });
+      }
       if (err instanceof ResponseTooLargeError) {
         throw new EnrollmentError('ENROLL_BAD_RESPONSE', `the enrollment API sent a ${err.message}`, `${NOTHING_WRITTEN} Check for a proxy or captive portal answering in place of Datadog.`);
       }
@@ -68,7 +77,7 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
     policy: options.policy ?? defaultRetryPolicy,
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
-  if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint };
+  if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint, runnerName: request.runnerName };
   throw new EnrollmentError(
     'ENROLL_TIMEOUT',
     `enrollment did not succeed within ${Math.round(options.timeoutMs / 1000)} s (${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,

@@ -20,6 +20,8 @@ export interface EnrollmentInput {
 
 export interface PreparedRequest {
   url: string;
+  /** runner_name as sent: connections are named after it. */
+  runnerName: string;
   headers: Record<string, string>;
   body: string;
 }
@@ -57,8 +59,9 @@ export function buildEnrollmentRequest(input: EnrollmentInput): PreparedRequest 
   headers['X-Datadog-OnPrem-Version'] = input.version;
   setHeaders(headers, input.extraHeaders);
 
+  const runnerName = `${input.runnerNamePrefix}-${runnerNameSuffix(input.now)}`;
   const attributes: Record<string, unknown> = {
-    runner_name: `${input.runnerNamePrefix}-${runnerNameSuffix(input.now)}`,
+    runner_name: runnerName,
     runner_modes: ['pull'],
     runner_host: '',
     public_key_pem: input.publicKeyPem,
@@ -68,6 +71,7 @@ export function buildEnrollmentRequest(input: EnrollmentInput): PreparedRequest 
   attributes.agent_flavor = input.flavor;
   return {
     url: `${input.baseUrl}${enrollmentPath(input.apiKeyOnly)}`,
+    runnerName,
     headers,
     body: JSON.stringify({ data: { type: 'createRunnerRequest', attributes } }),
   };

@@ -1,3 +1,4 @@
+import type { NetworkSettings } from '../config/network-settings.js';
 import type { DecodedIdentity } from '../identity/identity-record.js';
 import { signRunnerJwt } from '../identity/runner-jwt.js';
 import { classifyStatus } from './classify-status.js';
@@ -5,6 +6,7 @@ import { type AgentFlavor, setHeaders } from './enrollment-request.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
 import { type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
 import { type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
+import { tlsCertificateErrorCode } from './tls-errors.js';
 
 // Proves online that the server accepts an identity: a signed-JWT health check (protocol §7).
 
@@ -17,6 +19,8 @@ export interface HealthCheckInput {
   flavor: AgentFlavor;
   platform: RunnerPlatform;
   extraHeaders: Record<string, string>;
+  /** Proxy and TLS from the agent config; default: direct, verified, TLS 1.2+. */
+  network?: NetworkSettings;
 }
 
 export interface HealthCheckResult {
@@ -46,7 +50,7 @@ export async function healthCheckOnce(input: HealthCheckInput, now: Date, timeou
     'X-Datadog-OnPrem-JWT': jwt,
     Accept: 'application/json',
   });
-  const res = await exchange('GET', healthCheckUrl(input), headers, undefined, timeoutMs);
+  const res = await exchange('GET', healthCheckUrl(input), headers, undefined, timeoutMs, input.network);
   const retryAfter = res.headers['retry-after'];
   return { status: res.status, body: res.body, ...(retryAfter ? { retryAfter } : {}) };
 }
@@ -71,6 +75,9 @@ export async function verifyOnline(
         const retryAfterMs = parseRetryAfter(res.retryAfter, clock.now());
         return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
       } catch (err) {
+        // A certificate that is not trusted stays untrusted: not retried.
+        const tls = tlsCertificateErrorCode(err);
+        if (tls) return { done: true, value: { ok: false, reason: `TLS certificate not trusted (${tls}); extra CAs go in NODE_EXTRA_CA_CERTS`, attempts: n } };
         return { done: false, reason: describeNetworkError(err) };
       }
     },

@@ -1,8 +1,15 @@
-import { commonJs } from '../lazy-module.js';
+import { type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { DEFAULT_NETWORK, type NetworkSettings, type ProxyTarget } from '../config/network-settings.js';
+import { proxyFor } from './proxy-choice.js';
 
-// One HTTP exchange over undici: no redirect following (a redirect must never carry the API key to
-// another host), a hard cap on the response body, proxies from HTTPS_PROXY/NO_PROXY, TLS always
-// verified (extra CAs come from NODE_EXTRA_CA_CERTS through node's TLS defaults).
+// One HTTP exchange over node:http/https (no undici: its import alone cost ~70 ms of a rotation):
+// no redirect following (a redirect must never carry the API key to another host), a hard cap on
+// the response body, the agent's proxy settings (a CONNECT tunnel for https), and TLS verification
+// passed explicitly so NODE_TLS_REJECT_UNAUTHORIZED cannot turn it off. Extra CAs come from
+// NODE_EXTRA_CA_CERTS through node's TLS defaults.
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
@@ -18,11 +25,61 @@ export class ResponseTooLargeError extends Error {
   }
 }
 
-let dispatcherPromise: Promise<import('undici').Dispatcher> | undefined;
+class ProxyRefusedError extends Error {
+  constructor(proxy: ProxyTarget, status: number) {
+    super(`proxy ${proxy.display} answered HTTP ${status} to CONNECT`);
+  }
+}
 
-async function dispatcher(): Promise<import('undici').Dispatcher> {
-  dispatcherPromise ??= import('undici').then((mod) => new (commonJs(mod).EnvHttpProxyAgent)());
-  return dispatcherPromise;
+function tlsOptions(network: NetworkSettings, host: string) {
+  // SNI carries names only (RFC 6066); an IP literal is verified against the certificate's IP SANs.
+  return { rejectUnauthorized: network.tls.rejectUnauthorized, minVersion: network.tls.minVersion, ...(isIP(host) ? {} : { servername: host }) };
+}
+
+/** Opens a tunnel through the proxy to host:port and returns the raw socket (TLS is layered by the caller). */
+function openTunnel(proxy: ProxyTarget, host: string, port: string, network: NetworkSettings, signal: AbortSignal): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    const headers: Record<string, string> = { Host: authority };
+    if (proxy.authorization) headers['Proxy-Authorization'] = proxy.authorization;
+    const options: RequestOptions = { host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: authority, headers, signal, agent: false };
+    const req =
+      proxy.protocol === 'https:' ? httpsRequest({ ...options, ...tlsOptions(network, proxy.hostname) }) : httpRequest(options);
+    req.once('connect', (res: IncomingMessage, socket: Socket) => {
+      if (res.statusCode === 200) return resolve(socket);
+      socket.destroy();
+      reject(new ProxyRefusedError(proxy, res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+async function send(method: string, url: URL, headers: Record<string, string>, body: string | undefined, network: NetworkSettings, signal: AbortSignal): Promise<IncomingMessage> {
+  const proxy = proxyFor(url, network);
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const base = { method, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) }, signal };
+  let req: ClientRequest;
+  if (url.protocol === 'https:') {
+    if (proxy) {
+      const raw = await openTunnel(proxy, hostname, port, network, signal);
+      const secure = tlsConnect({ socket: raw, ...tlsOptions(network, hostname) });
+      req = httpRequest({ ...base, host: hostname, port, path: url.pathname + url.search, createConnection: () => secure });
+    } else {
+      req = httpsRequest({ ...base, host: hostname, port, path: url.pathname + url.search, agent: false, ...tlsOptions(network, hostname) });
+    }
+  } else if (proxy) {
+    const proxyHeaders = proxy.authorization ? { 'Proxy-Authorization': proxy.authorization } : {};
+    req = httpRequest({ ...base, headers: { ...base.headers, ...proxyHeaders, Host: url.host }, host: proxy.hostname, port: proxy.port, path: url.href, agent: false });
+  } else {
+    req = httpRequest({ ...base, host: hostname, port, path: url.pathname + url.search, agent: false });
+  }
+  return new Promise((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+    req.end(body);
+  });
 }
 
 export async function exchange(
@@ -31,33 +88,29 @@ export async function exchange(
   headers: Record<string, string>,
   body: string | undefined,
   timeoutMs: number,
+  network: NetworkSettings = DEFAULT_NETWORK,
 ): Promise<HttpResponse> {
-  const { request } = commonJs(await import('undici'));
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${Math.round(timeoutMs)} ms`)), timeoutMs);
   try {
-    const res = await request(url, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      dispatcher: await dispatcher(),
-      signal: controller.signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
+    const res = await send(method, new URL(url), headers, body, network, controller.signal);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of res.body) {
+    for await (const chunk of res) {
       size += (chunk as Buffer).length;
       if (size > MAX_RESPONSE_BYTES) {
-        res.body.destroy();
+        res.destroy();
         throw new ResponseTooLargeError(MAX_RESPONSE_BYTES);
       }
       chunks.push(chunk as Buffer);
     }
     const flat: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(res.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-    return { status: res.statusCode, headers: flat, body: Buffer.concat(chunks).toString('utf8') };
+    return { status: res.statusCode ?? 0, headers: flat, body: Buffer.concat(chunks).toString('utf8') };
+  } catch (err) {
+    // An abort surfaces as AbortError; the reason says what actually happened.
+    if (controller.signal.aborted && (err as Error).name === 'AbortError') throw controller.signal.reason;
+    throw err;
   } finally {
     clearTimeout(timer);
   }

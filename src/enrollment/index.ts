@@ -1,4 +1,5 @@
 export { classifyStatus } from './classify-status.js';
+export { type ConnectionsInput, type ConnectionsOutcome, CONNECTIONS_PATH, connectionBody, connectionsToCreate, createConnections, effectiveAllowlist } from './connections.js';
 export { type EnrollOptions, type EnrollOutcome, enroll } from './enroll.js';
 export { type AgentFlavor, buildEnrollmentRequest, type EnrollmentInput, enrollmentPath, runnerNameSuffix } from './enrollment-request.js';
 export { parseEnrollmentResponse } from './enrollment-response.js';

@@ -1,5 +1,7 @@
 import { EnrollmentError, ParError } from '../errors.js';
+import type { NetworkSettings } from '../config/network-settings.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
+import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
 // Datadog's public API key check (protocol §9b): `GET {base}/api/v1/validate` with DD-API-KEY answers
 // 200 {"valid":true} or 403. A dry run uses it to prove, without enrolling anything, that the key is
@@ -12,13 +14,15 @@ export interface KeyValidation {
   transient?: string;
 }
 
-export async function validateApiKey(baseUrl: string, apiKey: string, extraHeaders: Record<string, string>, timeoutMs: number): Promise<KeyValidation> {
+export async function validateApiKey(baseUrl: string, apiKey: string, extraHeaders: Record<string, string>, timeoutMs: number, network?: NetworkSettings): Promise<KeyValidation> {
   const url = `${baseUrl}${VALIDATE_PATH}`;
   let res: Awaited<ReturnType<typeof exchange>>;
   try {
-    res = await exchange('GET', url, { ...extraHeaders, Accept: 'application/json', 'DD-API-KEY': apiKey }, undefined, timeoutMs);
+    res = await exchange('GET', url, { ...extraHeaders, Accept: 'application/json', 'DD-API-KEY': apiKey }, undefined, timeoutMs, network);
   } catch (err) {
     if (err instanceof ParError) throw err;
+    const tls = tlsCertificateErrorCode(err);
+    if (tls) throw new EnrollmentError('TLS_UNTRUSTED', `TLS certificate of ${new URL(url).host} not trusted (${tls})`, `Nothing was enrolled and nothing was changed. ${TLS_HINT}`, { tlsError: tls });
     throw new EnrollmentError(
       'API_UNREACHABLE',
       `the Datadog API at ${baseUrl} cannot be reached (${describeNetworkError(err)})`,

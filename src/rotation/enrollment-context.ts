@@ -1,5 +1,18 @@
 import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials, resolveEndpoint } from '../config/index.js';
-import { type AgentFlavor, detectPlatform, type EnrollmentInput, enroll, type HealthCheckInput, retryPolicyFromEnv } from '../enrollment/index.js';
+import { type NetworkSettings, resolveNetworkSettings } from '../config/network-settings.js';
+import { type AgentVersionChoice, resolveAgentVersion } from '../host/index.js';
+import { dirname } from 'node:path';
+import {
+  type AgentFlavor,
+  type ConnectionsOutcome,
+  createConnections,
+  detectPlatform,
+  effectiveAllowlist,
+  type EnrollmentInput,
+  enroll,
+  type HealthCheckInput,
+  retryPolicyFromEnv,
+} from '../enrollment/index.js';
 import { failpoint } from '../failpoint.js';
 import { apiKeyHash, buildUrn, type DecodedIdentity, type PrivateIdentityKey, publicKeyPem, regionFromSite } from '../identity/index.js';
 import type { Io } from '../io.js';
@@ -14,6 +27,8 @@ export interface CredentialFlags {
   appKeyFile?: string;
   /** Keychain profile consulted last (default "default"). */
   profile?: string;
+  /** --agent-version: X-Datadog-OnPrem-Version when the running agent does not answer on IPC. */
+  agentVersion?: string;
 }
 
 /** The keychain is the last source; where none exists (containers) it is skipped with a note. */
@@ -39,15 +54,24 @@ export interface EnrollmentContext {
   extraHeaders: Record<string, string>;
   /** Hash of the key the agent reads, so it does not re-enroll; falls back to the enrollment key. */
   apiKeyHash: string;
+  /** Proxy and TLS settings of the agent config. */
+  network: NetworkSettings;
+  /** X-Datadog-OnPrem-Version and where it came from. */
+  version: AgentVersionChoice;
 }
 
 export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter): Promise<EnrollmentContext> {
   const endpoint = resolveEndpoint(config, io.env);
   report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);
+  const network = resolveNetworkSettings(config, io.env);
+  report.info(network.summary);
+  for (const warning of network.warnings) report.warn(warning);
+  const version = await resolveAgentVersion(config, { ...(flags.agentVersion === undefined ? {} : { flag: flags.agentVersion }), toolVersion: VERSION, ipc: { tries: 1 } });
+  report.info(`X-Datadog-OnPrem-Version: ${version.version} (${version.source})`);
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
   const credentials = await resolveCredentials(
     config,
-    { ...flags, readStdin: io.readStdin, keychain: keychainSource(flags.profile ?? 'default', report) },
+    { ...flags, readStdin: io.readStdin, env: io.env, keychain: keychainSource(flags.profile ?? 'default', report) },
     !apiKeyOnly,
   );
   report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
@@ -57,7 +81,7 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
       `enrolling with the API key from ${credentials.apiKey.source}, but the agent reads a different one (${credentials.agentApiKey.source}); the identity records the agent's key hash so it does not re-enroll`,
     );
   }
-  return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value) };
+  return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value), network, version };
 }
 
 export function enrollmentInput(
@@ -74,15 +98,20 @@ export function enrollmentInput(
     apiKeyOnly: ctx.apiKeyOnly,
     flavor,
     publicKeyPem: publicKeyPem(key.publicKey),
-    version: VERSION,
+    version: ctx.version.version,
     extraHeaders: ctx.extraHeaders,
     now,
     ...naming,
   };
 }
 
-export function healthCheckInput(ctx: Pick<EnrollmentContext, 'endpoint' | 'extraHeaders'>, identity: DecodedIdentity, flavor: AgentFlavor, io: Io): HealthCheckInput {
-  return { baseUrl: ctx.endpoint.baseUrl, identity, version: VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders };
+export function healthCheckInput(
+  ctx: Pick<EnrollmentContext, 'endpoint' | 'extraHeaders'> & { network?: NetworkSettings; version?: AgentVersionChoice },
+  identity: DecodedIdentity,
+  flavor: AgentFlavor,
+  io: Io,
+): HealthCheckInput {
+  return { baseUrl: ctx.endpoint.baseUrl, identity, version: ctx.version?.version ?? VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders, ...(ctx.network ? { network: ctx.network } : {}) };
 }
 
 /** Enrollment with bounded retries, the same key every time → the URN of the new runner. */
@@ -93,15 +122,59 @@ export async function enrollKey(
   timeoutMs: number,
   io: Io,
   report: Reporter,
-): Promise<string> {
+): Promise<{ urn: string; runnerId: string; runnerName: string }> {
   const { flavor, ...names } = naming;
   const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, io.now()), {
     timeoutMs,
     policy: retryPolicyFromEnv(io.env),
+    network: ctx.network,
     onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
   });
   failpoint('after-enroll');
   const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });
   report.info(`enrolled ${urn} (attempts: ${enrolled.attempts})`);
-  return urn;
+  return { urn, runnerId: enrolled.runnerId, runnerName: enrolled.runnerName };
+}
+
+/**
+ * After a successful enrollment and write: the runner's connections, as the agent creates them.
+ * Best effort: a failure is a warning and never changes the exit code.
+ */
+export async function createRunnerConnections(
+  ctx: EnrollmentContext,
+  flavor: AgentFlavor,
+  enrolled: { runnerId: string; runnerName: string },
+  hostname: string,
+  report: Reporter,
+): Promise<ConnectionsOutcome> {
+  report.step('create connections');
+  const config = ctx.config;
+  const configured = configList(config, 'private_action_runner.actions_allowlist');
+  const defaults = config.get('private_action_runner.default_actions_enabled') === undefined ? true : config.getBool('private_action_runner.default_actions_enabled');
+  const outcome = await createConnections({
+    baseUrl: ctx.endpoint.baseUrl,
+    apiKey: ctx.credentials.apiKey.value,
+    ...(ctx.credentials.appKey ? { appKey: ctx.credentials.appKey.value } : {}),
+    apiKeyOnly: ctx.apiKeyOnly,
+    skip: config.getBool('private_action_runner.skip_connection_creation'),
+    allowlist: effectiveAllowlist(configured, defaults, flavor),
+    runnerId: enrolled.runnerId,
+    runnerName: enrolled.runnerName,
+    hostname,
+    configDir: config.file ? dirname(config.file) : '/etc/datadog-agent',
+    version: ctx.version.version,
+    network: ctx.network,
+    timeoutMs: 10_000,
+  });
+  if (outcome.skipped) report.info(`connections: not created (${outcome.skipped})`);
+  for (const created of outcome.created) report.info(`connections: created ${created} (${enrolled.runnerName})`);
+  for (const failed of outcome.failed) report.warn(`connections: ${failed.integrationType} not created (${failed.reason}); the identity is fine, create it in Datadog if needed`);
+  return outcome;
+}
+
+function configList(config: AgentConfig, key: string): string[] {
+  const value = config.get(key);
+  if (Array.isArray(value)) return value.map(String).filter(Boolean);
+  if (typeof value === 'string') return value.split(/[\s,]+/).filter(Boolean);
+  return [];
 }

@@ -44,7 +44,7 @@ export async function runInspect(kind: TargetKind, options: InspectOptions, io: 
   let verify: VerifyReport = { performed: false };
   if (options.verify) {
     report.step('verify online (signed health check)');
-    verify = await verifyWithConfig(config, current.identity, target.flavor, io, options.timeoutSeconds);
+    verify = await verifyWithConfig(config, current.identity, target.flavor, io, report, options.timeoutSeconds);
   }
   const now = summaryOf(current.identity);
   const age = ageOf(current.rotatedAt, io.now());

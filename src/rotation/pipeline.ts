@@ -5,13 +5,13 @@ import { type CommandResult, createReporter, type OutputOptions, type Reporter }
 import { parseWorkloadRef, type RolloutOutcome, type WorkloadRef } from '../rollout/index.js';
 import type { ClusterSession } from './cluster-session.js';
 import { commandLine } from './command-line.js';
-import { type CredentialFlags, type EnrollmentContext, enrollKey, resolveEnrollmentContext } from './enrollment-context.js';
+import { createRunnerConnections, type CredentialFlags, type EnrollmentContext, enrollKey, resolveEnrollmentContext } from './enrollment-context.js';
 import { type ResolvedTarget, resolveTarget, type TargetOptions } from './resolve-target.js';
 import { precheckRollout, rolloutWorkload } from './rollout-step.js';
 import type { CurrentIdentity, NewIdentity, Preflight, TargetKind, WriteOutcome } from './target.js';
 import { describeVerify, type VerifyReport, verifyAfterRotation } from './verify-step.js';
 import { rotationDue } from './age.js';
-import { validateApiKey, enrollmentPath } from '../enrollment/index.js';
+import { type ConnectionsOutcome, enrollmentPath, validateApiKey } from '../enrollment/index.js';
 
 // THE rotation: every rotate command runs these steps, in this order, through the target interface:
 // resolve → read → pre-flight → generate → enroll → write → read back → verify → roll out → report.
@@ -27,6 +27,8 @@ export interface RotationOptions extends OutputOptions, CredentialFlags, TargetO
   rolloutTimeoutSeconds?: number;
   /** --if-older-than: rotate only when the identity in service is at least this old. */
   ifOlderThanSeconds?: number;
+  /** false with --no-connections. */
+  connections?: boolean;
 }
 
 export interface RotationSpec {
@@ -48,6 +50,8 @@ interface RotationRun {
   rollout?: { session: ClusterSession; ref: WorkloadRef };
   key?: PrivateIdentityKey;
   next?: NewIdentity;
+  enrolled?: { runnerId: string; runnerName: string };
+  connections?: ConnectionsOutcome;
   written?: WriteOutcome;
   identity?: DecodedIdentity;
   verify?: VerifyReport;
@@ -160,13 +164,14 @@ const enrollStep: Step = {
     const ctx = need(r.ctx, 'enrollment context');
     const key = need(r.key, 'key');
     const naming = need(r.preflight, 'pre-flight').naming;
-    const urn = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report);
+    const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report);
+    r.enrolled = enrolled;
     r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
   },
   async plan(r) {
     const ctx = need(r.ctx, 'enrollment context');
     const naming = need(r.preflight, 'pre-flight').naming;
-    const checked = await validateApiKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.extraHeaders, Math.min(remainingMs(r), 15_000));
+    const checked = await validateApiKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.extraHeaders, Math.min(remainingMs(r), 15_000), ctx.network);
     const keyNote = checked.transient ? `API key check answered ${checked.transient}` : 'API key accepted by /api/v1/validate';
     r.report.info(keyNote);
     return `${keyNote}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key`;
@@ -218,6 +223,23 @@ const verify: Step = {
   },
 };
 
+/** The runner's connections, as the agent creates them after enrolling: best effort, never fatal. */
+const connections: Step = {
+  name: 'connections',
+  title: 'create connections',
+  async run(r) {
+    if (r.spec.options.connections === false) {
+      r.connections = { skipped: '--no-connections', created: [], failed: [] };
+      return r.report.info('connections: not created (--no-connections)');
+    }
+    const hostname = need(r.preflight, 'pre-flight').naming.hostname ?? '';
+    r.connections = await createRunnerConnections(need(r.ctx, 'enrollment context'), need(r.resolved, 'target').target.flavor, need(r.enrolled, 'enrollment'), hostname, r.report);
+  },
+  async plan(r) {
+    return r.spec.options.connections === false ? 'skipped (--no-connections)' : "would create the runner's connections the agent creates (per actions_allowlist; a failure is only a warning)";
+  },
+};
+
 const rollout: Step = {
   name: 'rollout',
   title: 'roll out',
@@ -256,7 +278,7 @@ const report: Step = {
   },
 };
 
-export const ROTATION_STEPS: readonly Step[] = [resolve, read, preflight, generate, enrollStep, write, readBack, verify, rollout, report];
+export const ROTATION_STEPS: readonly Step[] = [resolve, read, preflight, generate, enrollStep, write, readBack, verify, connections, rollout, report];
 
 const PREVIOUS_RUNNER_NOTE = 'note: The previous runner stays registered in Datadog (and keeps working) until you remove it there.';
 
@@ -271,7 +293,7 @@ function planResult(r: RotationRun, plan: { step: string; action: string }[]): C
       ...target.where,
       previousUrn: current.identity?.record.urn ?? null,
       enrollmentUrl: ctx.endpoint.baseUrl,
-      ...(r.preflight?.naming.hostname ? { hostname: r.preflight.naming.hostname } : {}),
+      ...(r.preflight?.naming.hostname ? { hostname: r.preflight.naming.hostname, hostnameSource: r.preflight.naming.hostnameSource ?? null } : {}),
       ...(r.preflight?.naming.clusterId ? { clusterId: r.preflight.naming.clusterId } : {}),
       ...(target.kind !== 'file' ? { action: current.state === 'missing' ? 'create' : 'update' } : {}),
       plan,
@@ -323,8 +345,10 @@ function rotationResult(r: RotationRun): CommandResult {
       fingerprint: next.key.kid,
       ...target.where,
       ...written.data,
-      ...(r.preflight?.naming.hostname ? { hostname: r.preflight.naming.hostname } : {}),
+      ...(r.preflight?.naming.hostname ? { hostname: r.preflight.naming.hostname, hostnameSource: r.preflight.naming.hostnameSource ?? null } : {}),
       ...(r.preflight?.naming.clusterId ? { clusterId: r.preflight.naming.clusterId } : {}),
+      agentVersion: need(r.ctx, 'enrollment context').version,
+      connections: r.connections ?? null,
       restartHint: target.restartCommand(),
       verify: verifyReport,
       rollout: rolled.data,

@@ -30,6 +30,8 @@ export interface TargetOptions {
   keepPrevious?: boolean;
   /** The --rollout workload, if any (names the Helm runner). */
   rollout?: string;
+  /** --hostname: overrides agent IPC and the hostname chain (file target). */
+  hostname?: string;
 }
 
 export interface ResolvedTarget {
@@ -68,7 +70,7 @@ export async function resolveTarget(kind: TargetKind, options: TargetOptions, io
     report.info(`identity file: ${path.path} (${path.source})`);
     const removed = await removeStaleTemps(path.path);
     if (removed.length) report.warn(`removed ${removed.length} temporary file(s) left by an interrupted run: ${removed.join(', ')}`);
-    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io) };
+    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname) };
   }
   if (kind === 'cluster-secret') {
     if (checks.requireEnabled) requireSecretStorage(config);
@@ -79,7 +81,7 @@ export async function resolveTarget(kind: TargetKind, options: TargetOptions, io
   const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
   report.info(`secret: ${ref.namespace}/${ref.name} (namespace from ${session.namespaceSource}; keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);
   const workloadName = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace).name : undefined;
-  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName, () => io.now()) };
+  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName, () => io.now(), io.env) };
 }
 
 /** The cluster agent's identity Secret on the run's connection (also what `watch` follows). */

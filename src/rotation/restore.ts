@@ -25,7 +25,7 @@ export async function runRestore(kind: TargetKind, options: RestoreOptions, io: 
   let verify: VerifyReport = { performed: false };
   if (options.verify) {
     report.step('verify online (signed health check)');
-    verify = await verifyWithConfig(config, outcome.restored, target.flavor, io, options.timeoutSeconds);
+    verify = await verifyWithConfig(config, outcome.restored, target.flavor, io, report, options.timeoutSeconds);
   }
   const again = commandLine(['par-identity', 'rollback', ...target.selector]);
   if (verify.performed && !verify.ok) {

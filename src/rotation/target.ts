@@ -30,6 +30,8 @@ export interface EnrollmentNaming {
   flavor: AgentFlavor;
   runnerNamePrefix: string;
   hostname?: string;
+  /** Where the hostname came from (`agent IPC`, `config hostname`, `EC2 instance id`, …). */
+  hostnameSource?: string;
   clusterId?: string;
 }
 

@@ -1,7 +1,9 @@
 import { type AgentConfig, resolveEndpoint } from '../config/index.js';
+import { resolveNetworkSettings } from '../config/network-settings.js';
 import { type AgentFlavor, type HealthCheckInput, type RetryPolicy, retryPolicyFromEnv, verifyOnline } from '../enrollment/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
+import type { Reporter } from '../output.js';
 import { type EnrollmentContext, healthCheckInput } from './enrollment-context.js';
 
 export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
@@ -12,9 +14,11 @@ export async function verifyStep(input: HealthCheckInput, timeoutSeconds: number
 }
 
 /** Verification outside a rotation (status, rollback): the endpoint comes from the agent config. */
-export async function verifyWithConfig(config: AgentConfig, identity: DecodedIdentity, flavor: AgentFlavor, io: Io, timeoutSeconds: number): Promise<VerifyReport> {
+export async function verifyWithConfig(config: AgentConfig, identity: DecodedIdentity, flavor: AgentFlavor, io: Io, report: Reporter, timeoutSeconds: number): Promise<VerifyReport> {
   const endpoint = resolveEndpoint(config, io.env);
-  const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers') };
+  const network = resolveNetworkSettings(config, io.env);
+  for (const warning of network.warnings) report.warn(warning);
+  const ctx = { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), network };
   return verifyStep(healthCheckInput(ctx, identity, flavor, io), timeoutSeconds, retryPolicyFromEnv(io.env));
 }
 

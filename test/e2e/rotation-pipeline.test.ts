@@ -173,7 +173,7 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout);
-    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'rollout', 'report']);
+    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout', 'report']);
     expect(result.stderr).toMatch(/ 5\. enroll +API key accepted by \/api\/v1\/validate; would POST/);
     expect(enrollRequests()).toHaveLength(0);
     expect(enrollment.requests.map((r) => r.route)).toEqual(['validate']);
@@ -191,13 +191,14 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     await expectRefused(await run(['rotate-identity', '-c', dir, '--dry-run']), 5, 'API_UNREACHABLE');
   });
 
-  it('a TLS failure at the enrollment host → exit 5', async () => {
+  it('a TLS failure at the enrollment host → exit 5 TLS_UNTRUSTED', async () => {
     // The Kubernetes emulator serves HTTPS with a CA this process does not trust.
     const kube = await cluster();
     await writeConfig('datadog.yaml', [], kube.url);
     const result = await run(['rotate-identity', '-c', dir, '--dry-run']);
     expect(result.code, result.stderr).toBe(5);
-    expect(result.stderr).toMatch(/certificate|self.signed|TLS/i);
+    expect(result.stderr).toContain('error[TLS_UNTRUSTED]');
+    expect(result.stderr).toContain('NODE_EXTRA_CA_CERTS');
     expect(enrollRequests()).toHaveLength(0);
   });
 

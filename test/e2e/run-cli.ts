@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CLOSED_METADATA_URL, isLoopbackUrl } from '../setup/no-cloud-metadata.js';
 
 // Starts the built binary exactly as an operator would: a real process, real argv, real env.
 
@@ -30,6 +31,9 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
+  // Cloud metadata only ever on loopback: a closed port unless the test points it at an emulator.
+  if (env.PAR_IDENTITY_CLOUD_METADATA_URL === undefined) env.PAR_IDENTITY_CLOUD_METADATA_URL = CLOSED_METADATA_URL;
+  if (!isLoopbackUrl(env.PAR_IDENTITY_CLOUD_METADATA_URL)) throw new Error(`PAR_IDENTITY_CLOUD_METADATA_URL must be a loopback URL in tests, got ${env.PAR_IDENTITY_CLOUD_METADATA_URL}`);
   return env;
 }
 

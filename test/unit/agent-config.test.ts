@@ -1,10 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { hostname as osHostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AgentConfig, loadAgentConfig, requireRunnerEnabled } from '../../src/config/agent-config.js';
 import { CONFIG_KEYS, envNameOf } from '../../src/config/config-keys.js';
-import { resolveHostname } from '../../src/config/hostname.js';
 import { ConfigError } from '../../src/errors.js';
 import { configError } from '../fixtures/expect-errors.js';
 
@@ -352,26 +351,5 @@ describe('requireRunnerEnabled', () => {
   it('the default (no file, no env) is disabled', async () => {
     const config = await load();
     expect(() => requireRunnerEnabled(config)).toThrow('private_action_runner.enabled is false (from default)');
-  });
-});
-
-describe('resolveHostname (protocol §4: config hostname, DD_HOSTNAME, else the OS)', () => {
-  it('config hostname, named by its file', async () => {
-    const main = await write('datadog.yaml', 'hostname: web-1.example.com\n');
-    expect(resolveHostname(await load())).toEqual({ hostname: 'web-1.example.com', source: main });
-  });
-
-  it('DD_HOSTNAME overrides the file', async () => {
-    await write('datadog.yaml', 'hostname: web-1\n');
-    expect(resolveHostname(await load({ DD_HOSTNAME: 'web-2' }))).toEqual({ hostname: 'web-2', source: 'env DD_HOSTNAME' });
-  });
-
-  it('an empty DD_HOSTNAME does not replace the configured hostname with the OS one', async () => {
-    const main = await write('datadog.yaml', 'hostname: web-1\n');
-    expect(resolveHostname(await load({ DD_HOSTNAME: '' }))).toEqual({ hostname: 'web-1', source: main });
-  });
-
-  it('otherwise the OS hostname', async () => {
-    expect(resolveHostname(await load())).toEqual({ hostname: osHostname(), source: 'OS hostname' });
   });
 });

@@ -165,9 +165,9 @@ describe('ENC[...] secret handles are refused without revealing them', () => {
   const CONTENT = 'vault_prod:datadog/api#key-7f3a';
 
   it.each<[string, string | undefined, NodeJS.ProcessEnv, Partial<CredentialSources>, string, () => string]>([
-    ['api_key in the config file', `api_key: "${HANDLE}"\napp_key: a\n`, {}, {}, 'api_key', () => `api_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve`],
-    ['DD_API_KEY', undefined, { DD_API_KEY: HANDLE, DD_APP_KEY: 'a' }, {}, 'api_key', () => 'api_key from env DD_API_KEY is an ENC[...] secret handle, which par-identity cannot resolve'],
-    ['app_key in the config file', `api_key: k\napp_key: "${HANDLE}"\n`, {}, {}, 'app_key', () => `app_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve`],
+    ['api_key in the config file', `api_key: "${HANDLE}"\napp_key: a\n`, {}, {}, 'api_key', () => `api_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve there`],
+    ['DD_API_KEY', undefined, { DD_API_KEY: HANDLE, DD_APP_KEY: 'a' }, {}, 'api_key', () => 'api_key from env DD_API_KEY is an ENC[...] secret handle, which par-identity cannot resolve there'],
+    ['app_key in the config file', `api_key: k\napp_key: "${HANDLE}"\n`, {}, {}, 'app_key', () => `app_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve there`],
   ])('%s → SECRET_HANDLE_UNSUPPORTED', async (_name, yaml, env, sources, _field, message) => {
     const cfg = await config(yaml, env);
     const err = await configError(resolveCredentials(cfg, { readStdin: noStdin, ...sources }, true));

@@ -7,6 +7,7 @@ import type { FaultStep } from './fault-script.js';
 import { FaultScript } from './fault-script.js';
 import { type EnrollmentEmulatorOptions, type ResolvedEmulatorOptions, resolveOptions } from './options.js';
 import { RequestLog, type RecordedRequest } from './request-log.js';
+import type { CreatedConnection } from './connections.js';
 import type { Route } from './routes.js';
 import { type EnrolledRunner, RunnerRegistry } from './runner-registry.js';
 import { closeServer, createListener, type EmulatorCore, listen, listenOnOtherLoopback, urlFor } from './server.js';
@@ -35,6 +36,7 @@ export {
   type ResolvedEmulatorOptions,
 } from './options.js';
 export type { ListenerName, RecordedRequest } from './request-log.js';
+export type { CreatedConnection } from './connections.js';
 export { ROUTE_PATHS, type Route } from './routes.js';
 export type { AgentFlavor, EnrolledRunner, EnrollmentRoute } from './runner-registry.js';
 
@@ -50,6 +52,8 @@ export interface EnrollmentEmulator {
   /** Every request to either listener, oldest first (control API requests excluded). */
   readonly requests: RecordedRequest[];
   readonly runners: EnrolledRunner[];
+  /** Connections created through POST /api/v2/actions/connections, oldest first. */
+  readonly connections: CreatedConnection[];
   close(): Promise<void>;
   /** Marks a runner revoked; its JWTs are refused from then on. Throws for an unknown id. */
   revoke(runnerId: string): void;
@@ -86,6 +90,7 @@ export async function startEnrollmentEmulator(options?: EnrollmentEmulatorOption
     options: opts,
     requests: log.entries,
     runners: registry.runners,
+    connections: registry.connections,
     close() {
       closed ??= (async () => {
         closing.abort();

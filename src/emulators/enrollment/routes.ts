@@ -1,14 +1,15 @@
 /** The emulated Datadog endpoints (protocol §3, §7 and the API key check of §9b). */
 
-export type Route = 'enroll' | 'enroll_api_key_only' | 'health' | 'validate';
+export type Route = 'enroll' | 'enroll_api_key_only' | 'health' | 'validate' | 'connections';
 
-export const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health', 'validate'];
+export const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health', 'validate', 'connections'];
 
 export const ROUTE_PATHS: Readonly<Record<Route, string>> = {
   enroll: '/api/unstable/on_prem_runners',
   enroll_api_key_only: '/api/unstable/on_prem_runners/api_key_only',
   health: '/api/v2/on-prem-management-service/runner/health-check',
   validate: '/api/v1/validate',
+  connections: '/api/v2/actions/connections',
 };
 
 export const ROUTE_METHODS: Readonly<Record<Route, string>> = {
@@ -16,6 +17,7 @@ export const ROUTE_METHODS: Readonly<Record<Route, string>> = {
   enroll_api_key_only: 'POST',
   health: 'GET',
   validate: 'GET',
+  connections: 'POST',
 };
 
 /** Exact path match: the real API does not treat a trailing slash or a different case as the same route. */

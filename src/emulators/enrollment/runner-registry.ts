@@ -3,6 +3,7 @@
  * identities both stay valid until someone revokes one, which is what a rotation must cope with.
  */
 import type { KeyObject } from 'node:crypto';
+import type { CreatedConnection } from './connections.js';
 
 export type AgentFlavor = 'private_action_runner' | 'cluster_agent';
 export type EnrollmentRoute = 'enroll' | 'enroll_api_key_only';
@@ -34,6 +35,8 @@ export interface NewRunner extends Omit<EnrolledRunner, 'revoked'> {
 
 export class RunnerRegistry {
   readonly runners: EnrolledRunner[] = [];
+  /** Connections created for enrolled runners (POST /api/v2/actions/connections). */
+  readonly connections: CreatedConnection[] = [];
   readonly #keys = new Map<string, KeyObject>();
 
   add(runner: NewRunner): EnrolledRunner {
@@ -60,6 +63,7 @@ export class RunnerRegistry {
 
   clear(): void {
     this.runners.length = 0;
+    this.connections.length = 0;
     this.#keys.clear();
   }
 }

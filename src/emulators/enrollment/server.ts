@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTROL_PREFIX, type ControllableEmulator, handleControl } from './control-api.js';
+import { handleConnection } from './connections.js';
 import { handleEnroll } from './enroll.js';
 import { playFault } from './fault-responses.js';
 import { answersItself, describeStep, type FaultScript } from './fault-script.js';
@@ -107,6 +108,8 @@ async function handle(listener: ListenerName, req: IncomingMessage, res: ServerR
       ? handleHealthCheck(record.headers, new URL(rawUrl, 'http://emulator.invalid').searchParams, core.opts, core.registry)
       : route === 'validate'
         ? handleValidateKey(record.headers, core.opts)
+        : route === 'connections'
+          ? handleConnection(record.headers, read.body, core.opts, core.registry, core.registry.connections)
         : handleEnroll(route, record.headers, read.body, core.opts, core.registry);
   send(res, record, reply);
 }

@@ -39,6 +39,9 @@ const KNOWN_ATTRIBUTES = new Set([
   'agent_flavor',
 ]);
 
+/** The agent's version.Version String(): N.N.N[-pre][+meta][(+|.)commit.X]. */
+export const AGENT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+
 export function validateEnrollmentHeaders(headers: Record<string, string>): ValidationError[] {
   const errors: ValidationError[] = [];
   const contentType = headers['content-type'];
@@ -61,6 +64,11 @@ export function validateEnrollmentHeaders(headers: Record<string, string>): Vali
     errors.push({
       header: 'X-Datadog-OnPrem-Version',
       detail: 'X-Datadog-OnPrem-Version header missing or empty (the client version must be sent)',
+    });
+  } else if (!AGENT_VERSION.test(version)) {
+    errors.push({
+      header: 'X-Datadog-OnPrem-Version',
+      detail: `X-Datadog-OnPrem-Version must be an agent version such as 7.66.0 or 7.66.0+commit.abc1234, got ${JSON.stringify(version.slice(0, 80))}`,
     });
   }
   if (headers['x-datadog-onprem-jwt'] !== undefined) {

@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../../config/index.js';
-import { resolveHostname } from '../../config/index.js';
+import { resolveHost } from '../../host/index.js';
 import { KubernetesError } from '../../errors.js';
 import { HELM_RUNNER_LAYOUT, type SecretRef } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
@@ -24,6 +24,7 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
     /** The workload named by --rollout, whose name prefixes the runner name. */
     private readonly workloadName: string | undefined,
     now: () => Date,
+    private readonly env: NodeJS.ProcessEnv,
   ) {
     super(config, session, ref, HELM_RUNNER_LAYOUT, keepPrevious, now);
     this.selector = ['--k8s-secret', ref.name, '-n', ref.namespace, ...selectors.config, ...selectors.kube];
@@ -42,7 +43,7 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   }
 
   protected async naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
-    const prefix = this.workloadName ?? resolveHostname(this.config).hostname;
+    const prefix = this.workloadName ?? (await resolveHost(this.config, { env: this.env })).hostname;
     return { naming: { flavor: this.flavor, runnerNamePrefix: prefix, hostname: prefix }, notes: [`runner name prefix: ${prefix}`], warnings: [] };
   }
 

@@ -1,7 +1,9 @@
-import { type AgentConfig, type IdentityPath, resolveHostname } from '../../config/index.js';
+import type { AgentConfig, IdentityPath } from '../../config/index.js';
+import { readAgentApiKey } from '../../config/credentials.js';
+import { type HostResolution, predictReenroll, resolveHost } from '../../host/index.js';
 import { restartHint } from '../../config/runtime-environment.js';
 import { StorageError } from '../../errors.js';
-import { apiKeyHash, type DecodedIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../../identity/index.js';
+import { type DecodedIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../../identity/index.js';
 import type { Io } from '../../io.js';
 import { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../../storage/index.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, WriteOutcome } from '../target.js';
@@ -28,15 +30,6 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentId
   return current;
 }
 
-/** Would the Go agent throw this identity away and re-enroll on its next start? (protocol §4) */
-function reEnrollReasons(identity: DecodedIdentity, hostname: string, agentKey: string | undefined): string[] {
-  const reasons: string[] = [];
-  const stored = identity.record;
-  if (stored.hostname && stored.hostname !== hostname) reasons.push(`stored hostname ${stored.hostname} differs from the agent's ${hostname}`);
-  if (stored.apiKeyHash && agentKey && stored.apiKeyHash !== apiKeyHash(agentKey)) reasons.push("stored api_key_hash differs from the hash of the agent's API key");
-  return reasons;
-}
-
 export class LocalFileTarget implements IdentityTarget {
   readonly kind = 'file' as const;
   readonly flavor = 'private_action_runner' as const;
@@ -50,6 +43,8 @@ export class LocalFileTarget implements IdentityTarget {
     readonly identityPath: IdentityPath,
     configSelector: string[],
     private readonly io: Io,
+    /** --hostname: overrides the agent's IPC answer and the hostname chain. */
+    private readonly hostnameOverride?: string,
   ) {
     this.path = identityPath.path;
     this.label = `identity file ${this.path}`;
@@ -61,12 +56,22 @@ export class LocalFileTarget implements IdentityTarget {
     return fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)));
   }
 
+  private host: Promise<HostResolution> | undefined;
+
+  /** The hostname the running agent compares with the stored one (protocol §4), resolved once a run. */
+  resolveHost(): Promise<HostResolution> {
+    this.host ??= resolveHost(this.config, { env: this.io.env, ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }) });
+    return this.host;
+  }
+
   async preflight(): Promise<Preflight> {
     const { warnings } = await preflightIdentityDirectory(this.path);
-    const host = resolveHostname(this.config);
+    const host = await this.resolveHost();
+    // Why the running agent was not the source, when it was not (IPC disabled, no token, refused, "").
+    const why = host.source !== 'agent IPC' && host.source !== '--hostname' && host.notes[0] ? [`  ${host.notes[0]}`] : [];
     return {
-      naming: { flavor: this.flavor, runnerNamePrefix: host.hostname, hostname: host.hostname },
-      notes: [`hostname: ${host.hostname} (${host.source})`, `directory ${this.path.replace(/\/[^/]*$/, '') || '/'}: a temporary file can be created`],
+      naming: { flavor: this.flavor, runnerNamePrefix: host.hostname, hostname: host.hostname, hostnameSource: host.source },
+      notes: [`hostname: ${host.hostname} (${host.source})`, ...why, `directory ${this.path.replace(/\/[^/]*$/, '') || '/'}: a temporary file can be created`],
       warnings,
     };
   }
@@ -132,9 +137,15 @@ export class LocalFileTarget implements IdentityTarget {
     const stats = live.state === 'missing' ? undefined : live.stats;
     const file = stats ? { mode: (stats.mode & 0o777).toString(8).padStart(4, '0'), uid: stats.uid, gid: stats.gid } : null;
     if (file && file.mode !== '0600') warnings.push(`${this.path} has mode ${file.mode}; it should be 0600`);
-    const host = resolveHostname(this.config);
-    const agentKey = this.config.getString('api_key');
-    const reEnroll = current.identity ? reEnrollReasons(current.identity, host.hostname, agentKey) : [];
+    const host = await this.resolveHost();
+    // The key the agent reads, ENC[] resolved as the agent does; a backend failure is reported, not fatal here.
+    let agentKey: string | undefined;
+    try {
+      agentKey = (await readAgentApiKey(this.config, this.io.env))?.value;
+    } catch (err) {
+      warnings.push(`cannot check api_key_hash: ${(err as Error).message}`);
+    }
+    const reEnroll = current.identity ? predictReenroll(current.identity.record, host.hostname, agentKey) : [];
     // Where a rotation would take its API key from, in resolution order (never the value).
     const apiKeySource = agentKey ? this.config.sourceOf('api_key') : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
     const backupInfo =
@@ -145,10 +156,11 @@ export class LocalFileTarget implements IdentityTarget {
           : null;
     const backupWrittenAt = backup.state === 'missing' ? null : backup.stats.mtime.toISOString();
     return {
-      data: { source: this.identityPath.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
+      data: { source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
         `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}, written ${backupWrittenAt}` : '(none)'}`,
+        `  hostname:     ${host.hostname || '""'} (${host.source})`,
         `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
         `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
       ],
