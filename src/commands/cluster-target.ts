@@ -1,7 +1,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { type AgentConfig, loadAgentConfig } from '../config/index.js';
 import type { Io } from '../io.js';
-import { connectKube, coreApi, type KubeConnection, type ResolvedSecretTarget, resolveSecretTarget, type SecretRef } from '../kube/index.js';
+import { type KubeConnection, type ResolvedSecretTarget, resolveCluster, resolveSecretTarget, type SecretRef } from '../kube/index.js';
 import type { Reporter } from '../output.js';
 
 export interface ClusterTargetOptions {
@@ -25,14 +25,18 @@ export interface ClusterTarget {
 export async function resolveClusterTarget(options: ClusterTargetOptions, io: Io, report: Reporter): Promise<ClusterTarget> {
   const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env, fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] });
   report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no datadog-cluster.yaml or datadog.yaml in ${options.cfgPath}; environment only`);
-  const conn = await connectKube({
+  const configNs = config.getString('kube_resources_namespace');
+  const conn = await resolveCluster({
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
     ...(options.context ? { context: options.context } : {}),
+    ...(options.namespace ? { namespace: options.namespace } : {}),
     ...(config.getString('kubernetes_kubeconfig_path') ? { configKubeconfig: config.getString('kubernetes_kubeconfig_path')! } : {}),
+    ...(configNs ? { configNamespace: { value: configNs, source: config.sourceOf('kube_resources_namespace') } } : {}),
     env: io.env,
   });
+  for (const warning of conn.warnings) report.warn(warning);
   report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);
-  const target = resolveSecretTarget(config, io.env, options);
+  const target = { ...resolveSecretTarget(config, io.env, options), namespace: conn.namespace, namespaceSource: conn.namespaceSource };
   report.info(`secret: ${target.namespace}/${target.name} (namespace from ${target.namespaceSource}, name from ${target.nameSource})`);
-  return { config, conn, core: await coreApi(conn), target, ref: { namespace: target.namespace, name: target.name } };
+  return { config, conn, core: conn.core(), target, ref: { namespace: target.namespace, name: target.name } };
 }

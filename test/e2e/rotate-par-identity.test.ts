@@ -177,13 +177,20 @@ describe('rotate-par-identity', () => {
 });
 
 describe('namespace and name resolution order', () => {
-  it('flag > kube_resources_namespace > service-account namespace > default; flag > config > default name', async () => {
+  it('flag > kube_resources_namespace > context namespace > service-account namespace > default; flag > config > default name', async () => {
     const saRoot = await serviceAccountRoot(fx, 'other');
     await fx.writeConfig('cluster_name: c');
-    const fromSa = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    const fromContext = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    expect(fromContext.code, fromContext.stderr).toBe(0);
+    expect(fromContext.stderr).toContain(`namespace from context`);
+    expect(fx.secret(SECRET, NS)).toBeDefined();
+    // A context without a namespace: the service-account namespace, else default.
+    const noNamespace = join(fx.dir, 'no-namespace.kubeconfig');
+    await fx.kube.writeKubeconfig(noNamespace, { token: fx.kube.adminToken });
+    const fromSa = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', noNamespace, '--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
     expect(fromSa.code, fromSa.stderr).toBe(0);
     expect(fx.secret(SECRET, 'other')).toBeDefined();
-    const fromDefault = await fx.rotate(['--no-verify']);
+    const fromDefault = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', noNamespace, '--no-verify']);
     expect(fromDefault.code, fromDefault.stderr).toBe(0);
     expect(fx.secret(SECRET, 'default')).toBeDefined();
     await fx.writeConfig(`cluster_name: c\nkube_resources_namespace: ${NS}`);
