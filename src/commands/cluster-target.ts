@@ -11,6 +11,8 @@ export interface ClusterTargetOptions {
   context?: string;
   namespace?: string;
   secretName?: string;
+  /** The command's --timeout: no Kubernetes request outlives it. */
+  timeoutSeconds?: number;
 }
 
 export interface ClusterTarget {
@@ -23,6 +25,7 @@ export interface ClusterTarget {
 
 /** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
 export async function resolveClusterTarget(options: ClusterTargetOptions, io: Io, report: Reporter): Promise<ClusterTarget> {
+  const deadlineAt = options.timeoutSeconds ? Date.now() + options.timeoutSeconds * 1000 : undefined;
   const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env, fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] });
   report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no datadog-cluster.yaml or datadog.yaml in ${options.cfgPath}; environment only`);
   const configNs = config.getString('kube_resources_namespace');
@@ -33,6 +36,7 @@ export async function resolveClusterTarget(options: ClusterTargetOptions, io: Io
     ...(config.getString('kubernetes_kubeconfig_path') ? { configKubeconfig: config.getString('kubernetes_kubeconfig_path')! } : {}),
     ...(configNs ? { configNamespace: { value: configNs, source: config.sourceOf('kube_resources_namespace') } } : {}),
     env: io.env,
+    ...(deadlineAt ? { limits: { remainingMs: () => deadlineAt - Date.now() } } : {}),
   });
   for (const warning of conn.warnings) report.warn(warning);
   report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);

@@ -60,6 +60,7 @@ function progressPrinter(io: Io, report: Reporter) {
 
 export async function rolloutWith(ref: WorkloadRef, options: RolloutCommandOptions, io: Io, report: Reporter): Promise<RolloutOutcome> {
   const conn = await connectKube({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}), env: io.env });
+  for (const warning of conn.warnings) report.warn(warning);
   const secretNames = [options.identitySecret ?? DEFAULT_SECRET_NAME, HELM_SECRET_NAME].filter((n, i, all) => all.indexOf(n) === i);
   const fingerprint = options.fingerprint ?? (await secretFingerprint(await coreApi(conn), ref.namespace, secretNames));
   const controller = new AbortController();

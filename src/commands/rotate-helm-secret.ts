@@ -30,6 +30,7 @@ export async function run(options: RotateHelmSecretOptions, io: Io): Promise<Com
   report.step('resolve config and cluster');
   const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env });
   const conn = await connectKube({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}), env: io.env });
+  for (const warning of conn.warnings) report.warn(warning);
   const core = await coreApi(conn);
   const ref = { namespace: options.namespace ?? serviceAccountNamespace(io.env) ?? 'default', name: options.secretName };
   report.info(`kubernetes: ${conn.server} (${conn.source}); secret ${ref.namespace}/${ref.name} (keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);

@@ -92,7 +92,12 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
   const timeout = timeoutOf(err);
   if (timeout) {
-    const within = timeout instanceof KubeRequestTimeout ? ` within ${timeout.timeoutMs / 1000} s (${timeout.limitedBy})` : '';
+    const within =
+      timeout instanceof KubeRequestTimeout
+        ? timeout.timeoutMs > 0
+          ? ` within ${Number((timeout.timeoutMs / 1000).toFixed(1))} s (${timeout.limitedBy})`
+          : ' (the command deadline had passed before the call)'
+        : '';
     return new KubernetesError(
       'KUBE_TIMEOUT',
       `${action}: no answer from the Kubernetes API${within}`,
