@@ -76,7 +76,7 @@ export async function run(options: RotateParIdentityOptions, io: Io): Promise<Co
   const willCreate = current.state === 'missing';
 
   report.step('pre-flight');
-  const clusterId = await resolveClusterId(core, ref.namespace, { dryRun: options.dryRun });
+  const clusterId = await resolveClusterId(core, cluster.conn.agentNamespace, { dryRun: options.dryRun });
   report.info(`cluster id: ${clusterId.id} (${clusterId.source})`);
   const prefix = runnerPrefix(cluster, io, report);
   const ctx = await resolveEnrollmentContext(cluster.config, options, io, report);
