@@ -75,6 +75,7 @@ export class FaultController {
   private rules: Rule[] = [];
   private watchDropper: () => number = () => 0;
   private watchEnder: () => number = () => 0;
+  private watchInjector: (text: string) => number = () => 0;
 
   /** Fails the next `times` matching requests with a Status (500 InternalError unless told otherwise). */
   failNext(matcher: RequestMatcher, opts: FailOptions = {}): FaultHandle {
@@ -110,6 +111,15 @@ export class FaultController {
     return this.watchEnder();
   }
 
+  /**
+   * Writes `lines` as they are (each followed by a newline) into every open watch stream, as a
+   * broken or hostile apiserver might: text that is not JSON, events of another kind or for another
+   * object, events with fields missing, ERROR events. Returns how many streams got them.
+   */
+  injectWatchLines(...lines: Array<string | object>): number {
+    return this.watchInjector(lines.map((l) => `${typeof l === 'string' ? l : JSON.stringify(l)}\n`).join(''));
+  }
+
   clear(): void {
     for (const r of this.rules) this.release(r);
     this.rules = [];
@@ -125,9 +135,10 @@ export class FaultController {
   }
 
   /** @internal wired by the server. */
-  setWatchControls(drop: () => number, end: () => number): void {
+  setWatchControls(drop: () => number, end: () => number, inject: (text: string) => number = () => 0): void {
     this.watchDropper = drop;
     this.watchEnder = end;
+    this.watchInjector = inject;
   }
 
   private add(rule: Rule): FaultHandle {

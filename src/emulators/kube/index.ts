@@ -127,6 +127,7 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   faults.setWatchControls(
     () => hub.dropAll(),
     () => hub.endAll(),
+    (text) => hub.writeAll(text),
   );
   const requests: RecordedRequest[] = [];
   let hostPort = '';
