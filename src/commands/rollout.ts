@@ -22,7 +22,8 @@ function renderCheck(outcome: RolloutOutcome): string[] {
 
 export async function run(options: RolloutCommandOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
-  const session = await clusterAccess(options, undefined, io, report)();
+  // The rollout keeps its own deadline, and must still restore the strategy after it: no request deadline here.
+  const session = await clusterAccess({ ...options, timeoutSeconds: undefined }, {}, io, report)();
   const ref = parseWorkloadRef(options.target, session.namespace);
   const outcome = await rolloutWorkload(session, ref, options, io, report);
   const summary = renderCheck(outcome);

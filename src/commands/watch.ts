@@ -1,8 +1,10 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { retryPolicyFromEnv, systemClock } from '../enrollment/retry-policy.js';
-import { ChildExitError, ConfigError, type ParError, toParError, UsageError } from '../errors.js';
+import { ChildExitError, ConfigError, ParError, StorageError, toParError, UsageError } from '../errors.js';
+import { preflightIdentityDirectory } from '../storage/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { HELM_SECRET_NAME } from '../kube/index.js';
@@ -120,6 +122,8 @@ function eventWriter(io: Io, options: OutputOptions, report: Reporter, secretNam
         return e.reason === 'start' ? undefined : { level: 'info', text: `re-listed the Secret (${e.reason}), resourceVersion ${e.resourceVersion}` };
       case 'watch-error':
         return { level: 'warn', text: `${e.error.message} (attempt ${e.attempt}); ${e.error.hint}` };
+      case 'ignored':
+        return { level: 'warn', text: `ignored ${e.reason}; ${kept(e.keptFingerprint)}` };
     }
   };
   return {
@@ -210,6 +214,16 @@ function listenForSignals(signals: SignalSource, getChild: () => SupervisedChild
   return { stopped, detach };
 }
 
+/** An --output that cannot be written is found now, not at the first rotation. */
+async function checkOutput(output: string): Promise<void> {
+  try {
+    await preflightIdentityDirectory(output);
+  } catch (err) {
+    if (!(err instanceof ParError)) throw err;
+    throw new StorageError(err.code, `--output ${output}: ${err.message}`, 'Nothing is watched. Make the directory of --output writable by this user, or choose another --output, then start watch again.', err.details);
+  }
+}
+
 export function run(options: WatchOptions, io: Io): Promise<CommandResult> {
   return runWatch(options, io, process);
 }
@@ -226,27 +240,40 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
   let tempDir: string | undefined;
   let childExit: ChildExit | undefined;
   let stoppedBy: string | undefined;
+  /** /readyz is false while the last identity could not be handed on (file, signal, child). */
+  let lastApplyFailed = false;
+  let removeTempOnExit: (() => void) | undefined;
   try {
     report.step('resolve config and cluster');
     const config = await loadTargetConfig('cluster-secret', options, io, report);
-    const { session, resolved } = await locateClusterSecret(config, clusterAccess(options, config.getString('kubernetes_kubeconfig_path'), io, report), options, io, report);
+    const { session, resolved } = await locateClusterSecret(config, clusterAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
     const cluster = { config, conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
     requireWatchEnabled(cluster.config);
     const out = eventWriter(io, options, report, cluster.ref.name);
-    if (hasChild && !options.output) tempDir = await mkdtemp(join(tmpdir(), 'par-identity-watch-'));
+    if (hasChild && !options.output) {
+      tempDir = await mkdtemp(join(tmpdir(), 'par-identity-watch-'));
+      // Even on an exit that skips `finally` (uncaught error), no key stays behind in the temp file.
+      const dirToRemove = tempDir;
+      removeTempOnExit = () => rmSync(dirToRemove, { recursive: true, force: true });
+      process.once('exit', removeTempOnExit);
+    }
     const outputPath = options.output ?? (tempDir ? join(tempDir, 'privateactionrunner_private_identity.json') : undefined);
     if (hasChild) {
       child = new SupervisedChild({ command: options.command[0]!, args: options.command.slice(1), stdoutToStderr: options.json, stopTimeoutMs: options.killTimeoutSeconds * 1000 });
     }
 
-    const w = watchIdentity({ kubeConfig: cluster.conn.kc, ...cluster.ref, relistIntervalMs: p.relistIntervalMs, splayMs: options.splayMs, retryPolicy: retryPolicyFromEnv(io.env) });
+    if (options.output) await checkOutput(options.output);
+    const w = watchIdentity({ connection: cluster.conn, ...cluster.ref, relistIntervalMs: p.relistIntervalMs, splayMs: options.splayMs, retryPolicy: retryPolicyFromEnv(io.env) });
     watcher = w;
     const q = new ApplyQueue({
       steps: applySteps(options, p, outputPath, child, io, out),
       policy: retryPolicyFromEnv(io.env),
       clock: systemClock,
-      onApplied: () => undefined,
+      onApplied: () => {
+        lastApplyFailed = false;
+      },
       onError: (err, attempt, retryInMs) => {
+        lastApplyFailed = true;
         w.metrics.applyFailed();
         out.failure('apply-error', toParError(err), { attempt, retryInMs });
       },
@@ -258,7 +285,7 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     });
     report.step(`watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${options.splayMs ? `, splay 0…${options.splayMs} ms` : ''})`);
     if (p.listen) {
-      health = await startHealthServer(p.listen, { metrics: w.metrics, ready: () => w.current() !== undefined, staleMs: p.staleMs, now: () => io.now().getTime() });
+      health = await startHealthServer(p.listen, { metrics: w.metrics, ready: () => w.current() !== undefined && !lastApplyFailed, staleMs: p.staleMs, now: () => io.now().getTime() });
       out.note('listening', { address: health.address }, `serving /healthz, /readyz and /metrics on http://${health.address}`);
     }
 
@@ -284,6 +311,7 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     await health?.close();
     if (child && !childExit) await child.stop('SIGTERM');
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    if (removeTempOnExit) process.off('exit', removeTempOnExit);
   }
   return result(watcher!, options, stoppedBy, childExit);
 }

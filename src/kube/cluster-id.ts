@@ -1,8 +1,11 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { isNotFound, kubeFailure } from './kube-errors.js';
 
-// The cluster id the agent sends as orch_cluster_id: ConfigMap datadog-cluster-id/id in its own
-// namespace, else the kube-system namespace UID (which the agent then stores in that ConfigMap).
+// The cluster id the agent sends as orch_cluster_id: ConfigMap datadog-cluster-id/id in the
+// cluster agent's OWN namespace (service-account namespace file, else default: agentNamespace() /
+// ClusterConnection.agentNamespace), which is not kube_resources_namespace and so can differ from
+// the Secret's namespace (protocol §6). Missing: the kube-system namespace UID, which the agent then
+// stores in that ConfigMap; we do the same (not under dry-run).
 
 export const CLUSTER_ID_CONFIGMAP = 'datadog-cluster-id';
 
@@ -13,7 +16,9 @@ export interface ClusterId {
   created: boolean;
 }
 
-export async function resolveClusterId(core: CoreV1Api, namespace: string, options: { dryRun: boolean }): Promise<ClusterId> {
+/** `agentNamespace`: the cluster agent's own namespace, never the Secret's namespace. */
+export async function resolveClusterId(core: CoreV1Api, agentNamespace: string, options: { dryRun: boolean }): Promise<ClusterId> {
+  const namespace = agentNamespace;
   try {
     const cm = await core.readNamespacedConfigMap({ name: CLUSTER_ID_CONFIGMAP, namespace });
     const id = cm.data?.id;

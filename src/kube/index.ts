@@ -14,8 +14,17 @@ export {
   writeIdentitySecret,
 } from './identity-secret.js';
 export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resolveSecretTarget } from './secret-target.js';
-export { connectKube, coreApi, type KubeConnection, type KubeConnectionOptions, serviceAccountNamespace } from './kube-connection.js';
-export { apiStatus, isNotFound, kubeFailure } from './kube-errors.js';
+export { connectKube, coreApi, type KubeConnection, type KubeConnectionOptions } from './kube-connection.js';
+export {
+  agentNamespace,
+  type ClusterConnection,
+  type ClusterSourceKind,
+  type ResolveClusterOptions,
+  resolveCluster,
+  serviceAccountNamespace,
+} from './cluster-connection.js';
+export { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, type RequestLimits, requestSignal } from './kube-clients.js';
+export { apiStatus, isNotFound, kubeFailure, sanitiseServerText } from './kube-errors.js';
 export {
   buildEvent,
   EventReason,

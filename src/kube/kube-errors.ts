@@ -1,12 +1,26 @@
 import { ConflictError, KubernetesError, type ParError } from '../errors.js';
+import { KubeRequestTimeout } from './kube-clients.js';
 
-// Turns client-node's ApiException (code + Status body) into our error family with the
-// apiserver's own message, and a hint that names the RBAC rule or the next step.
+// Turns client-node's ApiException (code + Status body) and fetch failures into our error family
+// with the apiserver's own message (sanitised: it is server text), and a hint that names the RBAC
+// rule or the next step. Timeouts and certificate failures get their own codes: neither is retried.
 
 interface StatusBody {
   message?: string;
   reason?: string;
   code?: number;
+}
+
+// ANSI/VT escape sequences (CSI, OSC, two-byte ESC forms), then any remaining C0/C1 control or
+// bidi-override character: a server must not be able to rewrite the operator's terminal or logs.
+const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]|\u001b[@-_]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const MAX_SERVER_TEXT = 500;
+
+/** Server text made safe to print on one line: escapes removed, control characters replaced by spaces, length capped. */
+export function sanitiseServerText(text: string): string {
+  const clean = text.replace(ESCAPES, '').replace(CONTROLS, ' ').replace(/ {2,}/g, ' ').trim();
+  return clean.length > MAX_SERVER_TEXT ? `${clean.slice(0, MAX_SERVER_TEXT)}… (${clean.length} characters)` : clean;
 }
 
 export function apiStatus(err: unknown): { code?: number; status?: StatusBody } {
@@ -27,9 +41,48 @@ export function isNotFound(err: unknown): boolean {
   return apiStatus(err).code === 404;
 }
 
+/** OpenSSL / Node verification failures: the server's certificate is not trusted by this client. */
+const CERT_ERRORS = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+  'INVALID_CA',
+]);
+
+/** Walks err → cause → cause… for the first value of `key` (fetch wraps socket errors twice). */
+function findInCauses(err: unknown, pick: (e: Record<string, unknown>) => unknown): unknown {
+  let cur: unknown = err;
+  for (let depth = 0; depth < 5 && cur && typeof cur === 'object'; depth++) {
+    const found = pick(cur as Record<string, unknown>);
+    if (found !== undefined) return found;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export function timeoutOf(err: unknown): KubeRequestTimeout | { timeoutMs?: undefined } | undefined {
+  const found = findInCauses(err, (e) => (e instanceof KubeRequestTimeout ? e : e.name === 'TimeoutError' ? e : undefined));
+  return found as KubeRequestTimeout | undefined;
+}
+
+export function certificateErrorOf(err: unknown): string | undefined {
+  const code = findInCauses(err, (e) => (typeof e.code === 'string' && CERT_ERRORS.has(e.code) ? e.code : undefined));
+  return code as string | undefined;
+}
+
 export function kubeFailure(err: unknown, action: string, nextStep: string): ParError {
+  if (err instanceof KubernetesError || err instanceof ConflictError) return err;
   const { code, status } = apiStatus(err);
-  const said = status?.message ?? (err instanceof Error ? err.message.split('\n')[0] : String(err));
+  const said = sanitiseServerText(status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)));
   if (code === 409) return new ConflictError(`${action}: ${said}`, nextStep, { httpStatus: code });
   if (code === 403) {
     return new KubernetesError('KUBE_FORBIDDEN', `${action}: ${said}`, `${nextStep} Grant the service account that verb on that object (Role rules with resourceNames suffice).`, { httpStatus: code });
@@ -37,7 +90,32 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   if (code === 401) return new KubernetesError('KUBE_UNAUTHORIZED', `${action}: the Kubernetes API rejected the credentials`, `${nextStep} Check the kubeconfig user or the service-account token.`, { httpStatus: code });
   if (code === 422) return new KubernetesError('KUBE_INVALID', `${action}: ${said}`, `${nextStep} An admission rule or validation refused the object.`, { httpStatus: code });
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
-  const cause = err as { code?: string; cause?: { code?: string } };
-  const errno = cause?.cause?.code ?? cause?.code;
+  const timeout = timeoutOf(err);
+  if (timeout) {
+    const within =
+      timeout instanceof KubeRequestTimeout
+        ? timeout.timeoutMs > 0
+          ? ` within ${Number((timeout.timeoutMs / 1000).toFixed(1))} s (${timeout.limitedBy})`
+          : ' (the command deadline had passed before the call)'
+        : '';
+    return new KubernetesError(
+      'KUBE_TIMEOUT',
+      `${action}: no answer from the Kubernetes API${within}`,
+      `${nextStep} The API server did not answer in time; check its health and the network, then run again (the per-request timeout is 30 s, capped by --timeout).`,
+      { timeoutMs: timeout.timeoutMs ?? null },
+      err,
+    );
+  }
+  const cert = certificateErrorOf(err);
+  if (cert) {
+    return new KubernetesError(
+      'KUBE_TLS_UNTRUSTED',
+      `${action}: the Kubernetes API server's certificate is not trusted (${cert})`,
+      `${nextStep} Set certificate-authority or certificate-authority-data for the cluster in the kubeconfig, or add the CA with NODE_EXTRA_CA_CERTS=/path/ca.pem. NODE_TLS_REJECT_UNAUTHORIZED is ignored; only the kubeconfig's insecure-skip-tls-verify turns verification off.`,
+      { tlsError: cert },
+      err,
+    );
+  }
+  const errno = findInCauses(err, (e) => (typeof e.code === 'string' ? e.code : undefined)) as string | undefined;
   return new KubernetesError('KUBE_UNREACHABLE', `${action}: the Kubernetes API is unreachable (${errno ?? said})`, `${nextStep} Check --kubeconfig/--context and network access to the API server.`, { errno: errno ?? null });
 }

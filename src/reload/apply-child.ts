@@ -60,7 +60,14 @@ export class SupervisedChild {
       child.once('exit', (code, signal) => resolve({ code, signal, status: exitStatusOf(code, signal) }));
     });
     this.running = running;
+    // Last resort for an exit that skips the orderly stop (an uncaught error, process.exit): the
+    // command must not outlive watch as an orphan holding an identity nobody updates.
+    const killOnExit = () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    process.once('exit', killOnExit);
     void running.then((exit) => {
+      process.off('exit', killOnExit);
       if (this.child === child && !this.restarting) this.resolveExited(exit);
     });
   }

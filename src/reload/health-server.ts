@@ -46,7 +46,7 @@ export async function startHealthServer(listen: string, source: HealthSource): P
       return health.ok ? reply(200, `ok: last watch event or list ${seconds} s ago\n`) : reply(503, `stale: no watch event or successful list for ${seconds} s\n`);
     }
     if (path === '/readyz') {
-      return source.ready() ? reply(200, `ok: identity ${source.metrics.fingerprint} loaded\n`) : reply(503, 'not ready: no identity loaded yet\n');
+      return source.ready() ? reply(200, `ok: identity ${source.metrics.fingerprint} loaded\n`) : reply(503, source.metrics.fingerprint ? 'not ready: the last identity could not be applied (see apply-error)\n' : 'not ready: no identity loaded yet\n');
     }
     if (path === '/metrics') return reply(200, source.metrics.render(source.now()), METRICS_CONTENT_TYPE);
     return reply(404, 'not found: try /healthz, /readyz or /metrics\n');

@@ -15,6 +15,7 @@ export interface SupervisorListener {
   deleted(secret: V1Secret): void;
   listed(secret: V1Secret | undefined, resourceVersion: string, reason: ListReason): void;
   activity(): void;
+  ignored(reason: string): void;
   /** The informer stopped on `err`; it is restarted after `retryInMs`. */
   restarting(err: unknown, attempt: number, retryInMs: number): void;
 }
@@ -79,6 +80,7 @@ export class InformerSupervisor {
         listener.listed(s, rv, why);
       },
       activity: () => live() && listener.activity(),
+      ignored: (reason) => live() && listener.ignored(reason),
       watchOpened: () => {
         if (!live()) return;
         this.attempt = 0;

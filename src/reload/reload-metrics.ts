@@ -14,6 +14,10 @@ export class ReloadMetrics {
   reloads = 0;
   reloadErrors = 0;
   watchRestarts = 0;
+  /** Watch streams ended because the API server sent something malformed (included in watchRestarts). */
+  malformedEvents = 0;
+  /** Objects from the API server that were not our Secret, ignored. */
+  ignoredEvents = 0;
   relists = 0;
   /** Epoch ms of the last watch event (bookmarks included) or successful list. */
   lastActivityMs: number | undefined;
@@ -41,6 +45,10 @@ export class ReloadMetrics {
         break;
       case 'watch-error':
         this.watchRestarts++;
+        if (event.error.code === 'WATCH_MALFORMED') this.malformedEvents++;
+        break;
+      case 'ignored':
+        this.ignoredEvents++;
         break;
       case 'listed':
         this.relists++;
@@ -76,6 +84,8 @@ export class ReloadMetrics {
     metric('par_reloads_total', 'counter', 'Identity changes applied after the first load.', [[base, this.reloads]]);
     metric('par_reload_errors_total', 'counter', 'New Secret content that was not applied (invalid), or an identity that could not be handed on.', [[base, this.reloadErrors]]);
     metric('par_watch_restarts_total', 'counter', 'Restarts of the list+watch after an error (410 re-lists not included).', [[base, this.watchRestarts]]);
+    metric('par_watch_malformed_events_total', 'counter', 'Watch streams ended because the API server sent a line that is not a valid event (not JSON, unknown type, another kind, missing fields).', [[base, this.malformedEvents]]);
+    metric('par_watch_ignored_events_total', 'counter', 'Objects from the API server that were not this Secret (another name or namespace), not applied.', [[base, this.ignoredEvents]]);
     metric('par_relists_total', 'counter', 'Full lists of the Secret (start, 410 Expired, periodic, restart).', [[base, this.relists]]);
     metric('par_identity_age_seconds', 'gauge', 'Seconds since this watcher loaded the current identity.', this.loadedAtMs === undefined ? [] : [[base, (nowMs - this.loadedAtMs) / 1000]]);
     metric('par_last_event_timestamp_seconds', 'gauge', 'Unix time of the last watch event (bookmarks included) or successful list.', this.lastActivityMs === undefined ? [] : [[base, this.lastActivityMs / 1000]]);

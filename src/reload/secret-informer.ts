@@ -1,5 +1,7 @@
-import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
+import type { RequestLimits } from '../kube/kube-clients.js';
 import type { SecretRef } from '../kube/index.js';
+import { strictWatch } from './strict-watch.js';
 
 // One list+watch on exactly one Secret, built on client-node's ListWatch. The field selector
 // metadata.name=<name> is on the list AND the watch, so a Role that grants get/list/watch with
@@ -19,6 +21,8 @@ export interface SecretInformerHooks {
   watchOpened(): void;
   /** The list or the watch failed with something other than 410; the informer has stopped. */
   failed(err: unknown): void;
+  /** An object that is not ours came from the list or the watch; it was not applied. */
+  ignored(reason: string): void;
 }
 
 export interface SecretInformer {
@@ -36,44 +40,66 @@ export function fieldSelectorFor(ref: SecretRef): string {
 
 type WatchArgs = Parameters<import('@kubernetes/client-node').Watch['watch']>;
 
+export interface InformerConnection {
+  kubeConfig: KubeConfig;
+  /** A CoreV1Api with per-request timeouts (ClusterConnection.core()); else one is made from kubeConfig. */
+  core?: CoreV1Api;
+  limits?: RequestLimits;
+}
+
 /** Loads client-node once and returns a factory of informers on `ref`, each with its own cache. */
-export async function secretInformerFactory(kc: KubeConfig, ref: SecretRef): Promise<SecretInformerFactory> {
+export async function secretInformerFactory(conn: InformerConnection, ref: SecretRef): Promise<SecretInformerFactory> {
   const k8s = await import('@kubernetes/client-node');
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const kc = conn.kubeConfig;
+  const core = conn.core ?? kc.makeApiClient(k8s.CoreV1Api);
+  const limits = conn.limits ?? {};
   const fieldSelector = fieldSelectorFor(ref);
   const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets`;
 
   return (hooks) => {
     let stopped = false;
 
-    /** client-node's Watch, asking for bookmarks and telling the hooks when a stream opens and carries events. */
+    /** Our strict reading of the stream (strict-watch.ts), asking for bookmarks and telling the hooks when a stream opens and carries events. */
     class ObservedWatch extends k8s.Watch {
       override async watch(watchPath: WatchArgs[0], query: WatchArgs[1], callback: WatchArgs[2], done: WatchArgs[3]): Promise<AbortController> {
         // ListWatch opens the watch after a list even when stop() came meanwhile: do not.
         if (stopped) return new AbortController();
-        let failed = false;
-        const controller = await super.watch(
+        let opened = false;
+        const controller = await strictWatch(
+          k8s,
+          kc,
+          ref,
+          limits,
+          { ignored: (reason) => !stopped && hooks.ignored(reason) },
           watchPath,
           { ...query, allowWatchBookmarks: true },
           (phase, obj, raw) => {
-            if (!stopped) hooks.activity();
-            callback(phase, obj, raw);
+            if (stopped) return;
+            if (!opened) {
+              opened = true;
+              hooks.watchOpened();
+            }
+            hooks.activity();
+            return callback(phase, obj, raw);
           },
-          (err) => {
-            if (err) failed = true;
-            done(err);
-          },
+          done,
         );
         if (stopped) controller.abort();
-        else if (!failed) hooks.watchOpened();
         return controller;
       }
     }
 
     const list = async () => {
       const result = await core.listNamespacedSecret({ namespace: ref.namespace, fieldSelector });
-      if (!stopped) hooks.listed(result.items.find((s) => s.metadata?.name === ref.name), result.metadata?.resourceVersion ?? '');
-      return result;
+      // Only our Secret goes into ListWatch's cache: anything else would be applied as ours, and an
+      // item without metadata would throw inside it.
+      const items = (result.items ?? []).filter((s) => {
+        const ours = s?.metadata?.name === ref.name && (s.metadata.namespace === undefined || s.metadata.namespace === ref.namespace);
+        if (!ours && !stopped) hooks.ignored(`a listed object that is not Secret ${ref.namespace}/${ref.name}`);
+        return ours;
+      });
+      if (!stopped) hooks.listed(items[0], result.metadata?.resourceVersion ?? '');
+      return { ...result, items };
     };
     const informer = new k8s.ListWatch<V1Secret>(path, new ObservedWatch(kc), list, false, undefined, fieldSelector);
     const unlessStopped =

@@ -28,7 +28,9 @@ export type WatchEvent =
   | { type: 'deleted'; at: Date; resourceVersion: string; keptFingerprint?: string }
   | { type: 'missing'; at: Date; keptFingerprint?: string }
   | { type: 'listed'; at: Date; reason: ListReason; found: boolean; resourceVersion: string }
-  | { type: 'watch-error'; at: Date; error: ParError; attempt: number; retryInMs: number };
+  | { type: 'watch-error'; at: Date; error: ParError; attempt: number; retryInMs: number }
+  /** Something that is not our Secret came from the API server (another name or namespace); it was not applied. */
+  | { type: 'ignored'; at: Date; reason: string; keptFingerprint?: string };
 
 export type WatchEventType = WatchEvent['type'];
 

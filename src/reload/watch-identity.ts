@@ -3,7 +3,8 @@ import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import { defaultRetryPolicy, type Clock, type RetryPolicy, systemClock } from '../enrollment/retry-policy.js';
 import { InterruptedError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
-import { kubeFailure, type SecretRef } from '../kube/index.js';
+import { type ClusterConnection, kubeFailure, type SecretRef } from '../kube/index.js';
+import { KubernetesError } from '../errors.js';
 import { changedFields, IdentityTracker, type TrackerDecision } from './identity-tracker.js';
 import { DEFAULT_RELIST_INTERVAL_MS, InformerSupervisor } from './informer-supervisor.js';
 import { ReloadMetrics } from './reload-metrics.js';
@@ -14,8 +15,10 @@ import type { ListReason, WatchEvent } from './watch-events.js';
 // ready for the caller (a runner signs every call with current()). Nothing here prints.
 
 export interface WatchIdentityOptions {
-  /** Where the Secret lives: connectKube(...).kc, or any client-node KubeConfig. */
-  kubeConfig: KubeConfig;
+  /** Where the Secret lives: any client-node KubeConfig (ignored when `connection` is given). */
+  kubeConfig?: KubeConfig;
+  /** The run's cluster connection (resolveCluster): its API client and per-request timeout are used. */
+  connection?: ClusterConnection;
   namespace: string;
   name: string;
   /** Full re-list on a fresh watch this often, the backstop for a silently dead watch. Default 10 min; 0 turns it off. */
@@ -137,15 +140,20 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
       if (!secret) decide(tracker.missing());
     },
     activity: () => metrics.activity(clock.now()),
+    ignored: (reason: string) => emit({ type: 'ignored', at: at(), reason, ...kept() }),
     restarting: (err: unknown, attempt: number, retryInMs: number) => {
       const state = tracker.current() ? 'The current identity is kept' : 'No identity is loaded yet';
-      const error = kubeFailure(watchErrorStatus(err), `watching Secret ${ref.namespace}/${ref.name}`, `${state}; retrying in ${formatDelay(retryInMs)}.`);
+      const next = `${state}; retrying in ${formatDelay(retryInMs)}.`;
+      const status = watchErrorStatus(err);
+      const failure = kubeFailure(status, `watching Secret ${ref.namespace}/${ref.name}`, next);
+      // A malformed stream comes as our own error already (kubeFailure passes it on): its hint gets the retry state too.
+      const error = failure === status ? new KubernetesError(failure.code, failure.message, `The event was not applied. ${next}`, failure.details) : failure;
       emit({ type: 'watch-error', at: at(), error, attempt, retryInMs });
     },
   };
 
   const started = (async () => {
-    const factory = options.informerFactory ?? (await secretInformerFactory(options.kubeConfig, ref));
+    const factory = options.informerFactory ?? (await secretInformerFactory(informerConnection(options), ref));
     if (stopped) return;
     supervisor = new InformerSupervisor({
       factory,
@@ -173,6 +181,12 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
       rejectReady(new InterruptedError(`waiting for the first identity from Secret ${ref.namespace}/${ref.name}`));
     },
   };
+}
+
+function informerConnection(options: WatchIdentityOptions) {
+  if (options.connection) return { kubeConfig: options.connection.kubeconfig, core: options.connection.core(), limits: options.connection.limits };
+  if (!options.kubeConfig) throw new TypeError('watchIdentity needs `connection` or `kubeConfig`');
+  return { kubeConfig: options.kubeConfig };
 }
 
 /** client-node's Watch reports a non-200 answer as `statusCode`; kubeFailure reads `code`. */

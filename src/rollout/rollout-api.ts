@@ -33,8 +33,8 @@ function selectorOf(workload: Workload): string {
 
 export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
   const k8s = await import('@kubernetes/client-node');
-  const apps: AppsV1Api = conn.kc.makeApiClient(k8s.AppsV1Api);
-  const core: CoreV1Api = conn.kc.makeApiClient(k8s.CoreV1Api);
+  const apps: AppsV1Api = conn.apps();
+  const core: CoreV1Api = conn.core();
   const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
   const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
   const wrap = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
@@ -55,7 +55,7 @@ export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
     podsOnNode: async (node) => (await wrap(`listing Pods on node ${node}`, () => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }))).items,
     pdbNames: async (ref) => {
       try {
-        const policy = conn.kc.makeApiClient(k8s.PolicyV1Api);
+        const policy = conn.client(k8s.PolicyV1Api);
         return (await policy.listNamespacedPodDisruptionBudget({ namespace: ref.namespace })).items.map((p) => p.metadata?.name ?? '?');
       } catch (err) {
         if (isNotFound(err)) return [];

@@ -1,51 +1,54 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Io } from '../io.js';
-import { connectKube, coreApi, type KubeConnection, serviceAccountNamespace } from '../kube/index.js';
+import { type ClusterConnection, resolveCluster } from '../kube/index.js';
 import type { Reporter } from '../output.js';
 
 // One Kubernetes connection per run: resolved the first time a step needs the cluster, then handed
-// to every later step (Secret, cluster-id ConfigMap, rollout), so a run can never write the Secret
-// on one cluster and roll out on another.
+// to every later step (Secret, cluster-id ConfigMap, audit Events, rollout), so a run can never write
+// the Secret on one cluster and roll out on another. Resolution follows kubectl (src/kube).
 
 export interface ClusterFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
+  /** The command's --timeout: no Kubernetes request outlives it. */
+  timeoutSeconds?: number;
 }
 
 export interface ClusterSession {
-  conn: KubeConnection;
+  conn: ClusterConnection;
   core: CoreV1Api;
-  /** -n, else the context's namespace, else the service-account namespace, else default. */
+  /** -n, else (cluster agent Secret) kube_resources_namespace, else the context's, else the service account's, else default. */
   namespace: string;
   namespaceSource: string;
 }
 
 export type ClusterAccess = () => Promise<ClusterSession>;
 
-function defaultNamespace(flags: ClusterFlags, conn: KubeConnection, env: NodeJS.ProcessEnv): [string, string] {
-  if (flags.namespace) return [flags.namespace, '--namespace'];
-  const fromContext = conn.context ? conn.kc.getContextObject(conn.context)?.namespace : undefined;
-  if (fromContext) return [fromContext, `context ${conn.context}`];
-  const fromServiceAccount = serviceAccountNamespace(env);
-  if (fromServiceAccount) return [fromServiceAccount, 'service-account namespace file'];
-  return ['default', 'default'];
+export interface AgentClusterSettings {
+  /** kubernetes_kubeconfig_path from the agent config. */
+  kubeconfig?: string;
+  /** kube_resources_namespace, only where the target follows the agent config (the cluster agent's Secret). */
+  namespace?: { value: string; source: string };
 }
 
-/** `configKubeconfig` is kubernetes_kubeconfig_path from the agent config, when there is one. */
-export function clusterAccess(flags: ClusterFlags, configKubeconfig: string | undefined, io: Io, report: Reporter): ClusterAccess {
+export function clusterAccess(flags: ClusterFlags, agent: AgentClusterSettings, io: Io, report: Reporter): ClusterAccess {
   let session: Promise<ClusterSession> | undefined;
+  const deadlineAt = flags.timeoutSeconds ? io.now().getTime() + flags.timeoutSeconds * 1000 : undefined;
   return () => {
     session ??= (async () => {
-      const conn = await connectKube({
+      const conn = await resolveCluster({
         ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
         ...(flags.context ? { context: flags.context } : {}),
-        ...(configKubeconfig ? { configKubeconfig } : {}),
+        ...(flags.namespace ? { namespace: flags.namespace } : {}),
+        ...(agent.kubeconfig ? { configKubeconfig: agent.kubeconfig } : {}),
+        ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
         env: io.env,
+        ...(deadlineAt ? { limits: { remainingMs: () => deadlineAt - io.now().getTime() } } : {}),
       });
-      const [namespace, namespaceSource] = defaultNamespace(flags, conn, io.env);
+      for (const warning of conn.warnings) report.warn(warning);
       report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);
-      return { conn, core: await coreApi(conn), namespace, namespaceSource };
+      return { conn, core: conn.core(), namespace: conn.namespace, namespaceSource: conn.namespaceSource };
     })();
     return session;
   };

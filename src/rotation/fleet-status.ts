@@ -15,7 +15,7 @@ const age = (seconds: number | null) => (seconds === null ? '?' : describeAge(se
 
 export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
-  const session = await clusterAccess(options, undefined, io, report)();
+  const session = await clusterAccess(options, {}, io, report)();
   const found = await identitySecretsEverywhere(session, io.now());
   for (const u of found.unreadable) report.warn(`namespace ${u.namespace}: Secrets not readable (${u.reason}); any identity there is not listed`);
   const header = ['NAMESPACE', 'NAME', 'LAYOUT', 'URN', 'FINGERPRINT', 'AGE'];

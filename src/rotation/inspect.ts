@@ -18,7 +18,7 @@ export interface InspectOptions extends OutputOptions, TargetOptions {
 
 export async function runInspect(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
-  const { config, target } = await resolveTarget(kind, options, io, report, { requireEnabled: false });
+  const { config, target } = await resolveTarget(kind, options, io, report, { requireEnabled: false, kubeDeadline: true });
   const current = await target.read().catch((err: unknown) => {
     // Status reports a missing Secret as missing rather than as a rotation would (create / refuse).
     if (err instanceof KubernetesError && err.code === 'SECRET_MISSING') return undefined;

@@ -59,9 +59,25 @@ export function targetKindOf(options: { secret?: boolean; k8sSecret?: string }):
   return options.secret ? 'cluster-secret' : options.k8sSecret ? 'helm-secret' : 'file';
 }
 
-export async function resolveTarget(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter, checks: { requireEnabled: boolean }): Promise<ResolvedTarget> {
+export async function resolveTarget(
+  kind: TargetKind,
+  options: TargetOptions & { timeoutSeconds?: number },
+  io: Io,
+  report: Reporter,
+  checks: { requireEnabled: boolean; /** Bound every Kubernetes request by --timeout (status, rollback; a rotation's rollout has its own). */ kubeDeadline?: boolean },
+): Promise<ResolvedTarget> {
   const config = await loadTargetConfig(kind, options, io, report);
-  const cluster = clusterAccess(options, config.getString('kubernetes_kubeconfig_path'), io, report);
+  const configNs = config.getString('kube_resources_namespace');
+  const cluster = clusterAccess(
+    { ...options, ...(checks.kubeDeadline ? {} : { timeoutSeconds: undefined }) },
+    {
+      kubeconfig: config.getString('kubernetes_kubeconfig_path'),
+      // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.
+      ...(kind === 'cluster-secret' && configNs ? { namespace: { value: configNs, source: `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})` } } : {}),
+    },
+    io,
+    report,
+  );
   const selectors = { config: configSelector({ ...options, defaultCfgPath: DEFAULT_CFGPATH }), kube: kubeSelector(options) };
   const keepPrevious = options.keepPrevious !== false;
   if (kind === 'file') {

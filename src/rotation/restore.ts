@@ -17,7 +17,7 @@ export interface RestoreOptions extends OutputOptions, TargetOptions {
 export async function runRestore(kind: TargetKind, options: RestoreOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
   report.step('resolve config and target');
-  const { config, target } = await resolveTarget(kind, options, io, report, { requireEnabled: false });
+  const { config, target } = await resolveTarget(kind, options, io, report, { requireEnabled: false, kubeDeadline: true });
   report.step(`restore the previous identity in ${target.label}`);
   const outcome = await target.restore(await target.read());
   for (const warning of outcome.warnings) report.warn(warning);

@@ -46,7 +46,8 @@ describe('rotate-par-identity', () => {
     const identity = decodeIdentity({ privateKey: data.private_key!, urn: data.urn! });
     const kubeSystemUid = fx.kube.getObject('v1', 'Namespace', undefined, 'kube-system')!.metadata.uid;
     expect(data.orch_cluster_id).toBe(kubeSystemUid);
-    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid });
+    // In the agent's own namespace (no service-account file here: default), not the Secret's.
+    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid });
     expect(json(run.stdout)).toMatchObject({
       status: 'ok',
       urn: data.urn,
@@ -112,14 +113,16 @@ describe('rotate-par-identity', () => {
   });
 
   it('a Role that forbids update fails before any enrollment request', async () => {
-    expect((await fx.rotate()).code).toBe(0);
+    // The agent's service account lives in NS: its cluster-id ConfigMap is there too.
+    const env = { PAR_IDENTITY_SA_ROOT: await serviceAccountRoot(fx, NS) };
+    expect((await fx.rotate([], { env })).code).toBe(0);
     fx.enrollment.reset();
     const readOnly = await fx.kubeconfigFor('read-only', [
       { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create'] },
     ]);
     const before = fx.secret()!.metadata.resourceVersion;
-    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', readOnly]);
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', readOnly], { env });
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[KUBE_FORBIDDEN]');
     expect(run.stderr).toContain('cannot update resource "secrets"');
@@ -128,12 +131,13 @@ describe('rotate-par-identity', () => {
   });
 
   it('a Role restricted by resourceNames to get/update the one Secret is enough', async () => {
-    expect((await fx.rotate()).code).toBe(0);
+    const env = { PAR_IDENTITY_SA_ROOT: await serviceAccountRoot(fx, NS) };
+    expect((await fx.rotate([], { env })).code).toBe(0);
     const scoped = await fx.kubeconfigFor('scoped', [
       { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'update'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['datadog-cluster-id'], verbs: ['get'] },
     ]);
-    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', scoped]);
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', scoped], { env });
     expect(run.code, run.stderr).toBe(0);
     // No right to create Events: the audit Event is a warning, never a failure.
     expect(run.stderr).toMatch(/warning: .*IdentityRotated/);
@@ -158,15 +162,26 @@ describe('rotate-par-identity', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout)).toMatchObject({ dryRun: true, action: 'create', namespace: NS });
     expect(fx.secret()).toBeUndefined();
-    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')).toBeUndefined();
+    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')).toBeUndefined();
     expect(enrollCalls()).toHaveLength(0);
     expect(fx.kube.requests.some((r) => r.resource === 'secrets' && r.verb === 'create' && r.query.dryRun === 'All')).toBe(true);
   });
 
-  it('uses an existing datadog-cluster-id ConfigMap', async () => {
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'cluster-1234' } });
+  it('uses an existing datadog-cluster-id ConfigMap in the agent namespace (default without a service account)', async () => {
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'default' }, data: { id: 'cluster-1234' } });
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'secret-namespace-one' } });
     expect((await fx.rotate()).code).toBe(0);
     expect(fx.secretData().orch_cluster_id).toBe('cluster-1234');
+  });
+
+  it('reads and creates the cluster-id ConfigMap in the service-account namespace, even when the Secret lives elsewhere', async () => {
+    const saRoot = await serviceAccountRoot(fx, 'other');
+    const run = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    expect(run.code, run.stderr).toBe(0);
+    const kubeSystemUid = fx.kube.getObject('v1', 'Namespace', undefined, 'kube-system')?.metadata.uid;
+    expect(fx.kube.getObject('v1', 'ConfigMap', 'other', 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid });
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')).toBeUndefined();
+    expect(fx.secretData(SECRET, NS).orch_cluster_id).toBe(kubeSystemUid);
   });
 
   it('points at the Helm/Operator Secret name when the default one is missing', async () => {

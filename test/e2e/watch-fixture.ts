@@ -22,7 +22,8 @@ export interface KubeFixture {
 
 export async function kubeFixture(options: { bookmarkIntervalMs?: number } = {}): Promise<KubeFixture> {
   const emu = await startKubeEmulator(options);
-  seedNamespaces(emu, [NAMESPACE]);
+  // Every cluster has default (the cluster-id ConfigMap lives there when no service account says otherwise).
+  seedNamespaces(emu, ['default', NAMESPACE]);
   return {
     emu,
     kc(token) {

@@ -124,7 +124,7 @@ describe('watchIdentity', () => {
       return found;
     });
     expect(errors[0]!.error.code).toBe('KUBE_FORBIDDEN');
-    expect(errors[0]!.error.message).toBe(`watching Secret ${NAMESPACE}/${SECRET}: Forbidden`);
+    expect(errors[0]!.error.message).toBe(`watching Secret ${NAMESPACE}/${SECRET}: secrets "${SECRET}" is forbidden: User "user-1" cannot watch resource "secrets" in API group "" in the namespace "${NAMESPACE}"`);
     expect(errors[0]!.error.hint).toContain('Role rules with resourceNames suffice');
     expect(errors.map((e) => e.attempt).slice(0, 2)).toEqual([1, 2]);
     expect(w.current()?.key.kid).toBe(id.fingerprint);

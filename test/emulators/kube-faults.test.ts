@@ -1,6 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeEmulator } from '../../src/emulators/kube/index.js';
+import type { ParError } from '../../src/errors.js';
+import { kubeFailure, resolveCluster } from '../../src/kube/index.js';
 import { call, kubeConfigFor, parseErrorBody, RawWatch, secret, startSeeded } from './kube-helpers.js';
 
 let emu: KubeEmulator;
@@ -110,5 +115,44 @@ describe('faults', () => {
     const rec = emu.requests.find((r) => r.verb === 'create' && r.resource === 'secrets');
     expect(rec).toMatchObject({ method: 'POST', path: '/api/v1/namespaces/default/secrets', query: { fieldManager: 't' }, namespace: 'default', user: 'kubernetes-admin', status: 201 });
     expect(JSON.stringify(emu.requests)).not.toContain(marker);
+  });
+});
+
+describe('hang', () => {
+  it('holds matching requests without an answer until cancelled; others are served', async () => {
+    const h = emu.faults.hang({ verb: 'get', resource: 'secrets', name: 'target' });
+    let answered = false;
+    const held = call(emu, 'GET', '/api/v1/namespaces/default/secrets/target').then((r) => {
+      answered = true;
+      return r;
+    });
+    // A request that is not matched goes through while the other one hangs.
+    expect((await call(emu, 'GET', '/api/v1/namespaces/default/configmaps')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answered).toBe(false);
+    expect(h.hits).toBe(1);
+    h.cancel();
+    expect((await held).status).toBe(200);
+  });
+
+  it('a client with a per-request timeout gives up (KUBE_TIMEOUT naming the call); close() cuts held requests', async () => {
+    emu.faults.hang({ resource: 'secrets' });
+    const dir = await mkdtemp(join(tmpdir(), 'par-hang-'));
+    try {
+      await emu.writeKubeconfig(join(dir, 'kubeconfig'));
+      const conn = await resolveCluster({ kubeconfig: join(dir, 'kubeconfig'), env: { HOME: dir }, limits: { requestTimeoutMs: 100 } });
+      const err = await conn
+        .core()
+        .readNamespacedSecret({ name: 'target', namespace: 'default' })
+        .catch((e: unknown) => kubeFailure(e, 'reading Secret default/target', 'Nothing was changed.'));
+      expect(err).toMatchObject({ code: 'KUBE_TIMEOUT', exitCode: 9, message: 'reading Secret default/target: no answer from the Kubernetes API within 0.1 s (request timeout)' });
+      expect((err as ParError).hint).toMatch(/^Nothing was changed\./);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const pending = call(emu, 'GET', '/api/v1/namespaces/default/secrets/target').catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await emu.close();
+    expect(await pending).toBeInstanceOf(Error);
   });
 });

@@ -31,6 +31,8 @@ describe('ReloadMetrics', () => {
       { type: 'watch-error', at: at(1300), error: new KubernetesError('KUBE_UNREACHABLE', 'x', 'y'), attempt: 1, retryInMs: 1000 },
       { type: 'listed', at: at(1301), reason: 'expired', found: true, resourceVersion: '9' },
       { type: 'deleted', at: at(1302), resourceVersion: '10' },
+      { type: 'watch-error', at: at(1303), error: new KubernetesError('WATCH_MALFORMED', 'x', 'y'), attempt: 1, retryInMs: 1000 },
+      { type: 'ignored', at: at(1304), reason: 'another Secret' },
     ]);
     m.applyFailed();
     m.activity(1_400_500);
@@ -45,7 +47,13 @@ describe('ReloadMetrics', () => {
         `par_reload_errors_total${l} 2`,
         '# HELP par_watch_restarts_total Restarts of the list+watch after an error (410 re-lists not included).',
         '# TYPE par_watch_restarts_total counter',
-        `par_watch_restarts_total${l} 1`,
+        `par_watch_restarts_total${l} 2`,
+        '# HELP par_watch_malformed_events_total Watch streams ended because the API server sent a line that is not a valid event (not JSON, unknown type, another kind, missing fields).',
+        '# TYPE par_watch_malformed_events_total counter',
+        `par_watch_malformed_events_total${l} 1`,
+        '# HELP par_watch_ignored_events_total Objects from the API server that were not this Secret (another name or namespace), not applied.',
+        '# TYPE par_watch_ignored_events_total counter',
+        `par_watch_ignored_events_total${l} 1`,
         '# HELP par_relists_total Full lists of the Secret (start, 410 Expired, periodic, restart).',
         '# TYPE par_relists_total counter',
         `par_relists_total${l} 2`,

@@ -23,6 +23,7 @@ function setup(random = () => 1) {
       deleted: (s) => seen.push(`deleted:${s.metadata?.resourceVersion}`),
       listed: (_s, _rv, reason) => lists.push(reason),
       activity: () => seen.push('activity'),
+      ignored: (reason) => seen.push(`ignored:${reason}`),
       restarting: (_err, attempt, delay) => restarts.push([attempt, delay]),
     },
   });

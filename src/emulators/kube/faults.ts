@@ -45,13 +45,15 @@ export interface FailOptions {
 }
 
 interface Rule {
-  kind: 'fail' | 'delay' | 'before';
+  kind: 'fail' | 'delay' | 'before' | 'hang';
   matcher: RequestMatcher;
   remaining: number;
   hits: number;
   fail?: FailOptions;
   delayMs?: number;
   fn?: (req: FaultRequest) => void | Promise<void>;
+  /** Requests held by a 'hang' rule, released when it is cancelled or the faults are cleared. */
+  held?: Array<() => void>;
 }
 
 export function matches(m: RequestMatcher, r: FaultRequest): boolean {
@@ -73,6 +75,7 @@ export class FaultController {
   private rules: Rule[] = [];
   private watchDropper: () => number = () => 0;
   private watchEnder: () => number = () => 0;
+  private watchInjector: (text: string) => number = () => 0;
 
   /** Fails the next `times` matching requests with a Status (500 InternalError unless told otherwise). */
   failNext(matcher: RequestMatcher, opts: FailOptions = {}): FaultHandle {
@@ -89,6 +92,15 @@ export class FaultController {
     return this.add({ kind: 'before', matcher, remaining: 1, hits: 0, fn });
   }
 
+  /**
+   * Matching requests get no answer at all, not even headers, as from a hung apiserver; `times`
+   * defaults to every match. They are held until the fault is cancelled, the faults are cleared or
+   * the emulator closes (which cuts their connections).
+   */
+  hang(matcher: RequestMatcher, opts: { times?: number } = {}): FaultHandle {
+    return this.add({ kind: 'hang', matcher, remaining: opts.times ?? Number.POSITIVE_INFINITY, hits: 0, held: [] });
+  }
+
   /** Abruptly ends every open watch stream (no terminating chunk). Returns how many were dropped. */
   dropWatches(): number {
     return this.watchDropper();
@@ -99,14 +111,34 @@ export class FaultController {
     return this.watchEnder();
   }
 
+  /**
+   * Writes `lines` as they are (each followed by a newline) into every open watch stream, as a
+   * broken or hostile apiserver might: text that is not JSON, events of another kind or for another
+   * object, events with fields missing, ERROR events. Returns how many streams got them.
+   */
+  injectWatchLines(...lines: Array<string | object>): number {
+    return this.watchInjector(lines.map((l) => `${typeof l === 'string' ? l : JSON.stringify(l)}\n`).join(''));
+  }
+
   clear(): void {
+    for (const r of this.rules) this.release(r);
     this.rules = [];
+    for (const r of this.hanging) this.release(r);
+    this.hanging.clear();
+  }
+
+  /** Rules whose held requests are still waiting (a 'hang' rule leaves `rules` when its times run out). */
+  private readonly hanging = new Set<Rule>();
+
+  private release(rule: Rule): void {
+    for (const resume of rule.held?.splice(0) ?? []) resume();
   }
 
   /** @internal wired by the server. */
-  setWatchControls(drop: () => number, end: () => number): void {
+  setWatchControls(drop: () => number, end: () => number, inject: (text: string) => number = () => 0): void {
     this.watchDropper = drop;
     this.watchEnder = end;
+    this.watchInjector = inject;
   }
 
   private add(rule: Rule): FaultHandle {
@@ -117,6 +149,8 @@ export class FaultController {
       },
       cancel: () => {
         this.rules = this.rules.filter((r) => r !== rule);
+        this.release(rule);
+        this.hanging.delete(rule);
       },
     };
   }
@@ -134,6 +168,10 @@ export class FaultController {
   /** @internal Runs hooks and delays; returns the failure to answer with, if any. */
   async apply(req: FaultRequest): Promise<{ code: number; body: unknown } | undefined> {
     for (const r of this.take('before', req)) await r.fn!(req);
+    for (const r of this.take('hang', req)) {
+      this.hanging.add(r);
+      await new Promise<void>((resume) => r.held!.push(resume));
+    }
     const failing = this.take('fail', req)[0];
     let waitMs = 0;
     for (const r of this.take('delay', req)) waitMs += r.delayMs!;

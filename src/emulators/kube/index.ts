@@ -130,6 +130,7 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   faults.setWatchControls(
     () => hub.dropAll(),
     () => hub.endAll(),
+    (text) => hub.writeAll(text),
   );
   const requests: RecordedRequest[] = [];
   let hostPort = '';
@@ -181,6 +182,8 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
         hub.endAll();
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
+        // Requests held by a hang fault finish against their cut connections instead of waiting forever.
+        faults.clear();
       });
       return closed;
     },

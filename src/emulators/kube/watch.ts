@@ -53,9 +53,9 @@ export function project(w: WatchRequest, e: ChangeEvent): { type: WatchEventType
 
 /** Open watch streams, so they can be ended together on close or dropped by a fault. */
 export class WatchHub {
-  private readonly open = new Set<{ end: () => void; drop: () => void }>();
+  private readonly open = new Set<{ end: () => void; drop: () => void; write?: (text: string) => void }>();
 
-  add(entry: { end: () => void; drop: () => void }): () => void {
+  add(entry: { end: () => void; drop: () => void; write?: (text: string) => void }): () => void {
     this.open.add(entry);
     return () => this.open.delete(entry);
   }
@@ -63,6 +63,13 @@ export class WatchHub {
   endAll(): number {
     const all = [...this.open];
     for (const e of all) e.end();
+    return all.length;
+  }
+
+  /** Writes raw text into every open stream (fault injection). */
+  writeAll(text: string): number {
+    const all = [...this.open].filter((e) => e.write);
+    for (const e of all) e.write!(text);
     return all.length;
   }
 
@@ -165,7 +172,13 @@ export function serveWatch(store: Store, hub: WatchHub, res: ServerResponse, w: 
     const p = project(w, e);
     if (p) sendObject(p.type, p.object);
   });
-  unregister = hub.add({ end, drop });
+  unregister = hub.add({
+    end,
+    drop,
+    write: (text) => {
+      if (!closed) res.write(text);
+    },
+  });
 
   for (const b of backlog) sendObject(b.type, b.object);
   if (w.sendInitialEvents && w.allowBookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });

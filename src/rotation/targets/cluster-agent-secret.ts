@@ -56,7 +56,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   }
 
   protected async naming(dryRun: boolean): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
-    const clusterId = await resolveClusterId(this.core, this.ref.namespace, { dryRun });
+    // The agent reads its cluster id in its own namespace, which can differ from the Secret's.
+    const clusterId = await resolveClusterId(this.core, this.session.conn.agentNamespace, { dryRun });
     this.clusterId = clusterId.id;
     const warnings: string[] = [];
     // Runner-name prefix: cluster_name, else the hostname (protocol §3), with a warning.

@@ -1,0 +1,67 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
+import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
+
+// kubectl's rules for a KUBECONFIG list (client-go clientcmd loader.go, ClientConfigLoadingRules.Load):
+// paths are split on the OS list separator and de-duplicated, empty entries and missing files are
+// skipped, and the FIRST file to define a cluster, user or context name wins it whole (later files
+// never add fields to it); current-context is the first non-empty one. Relative paths inside a file
+// resolve against that file's directory. client-node's own loadFromDefault() differs: the LAST
+// file's current-context wins and a name defined twice throws "Duplicate cluster".
+
+export interface KubeconfigFiles {
+  /** Files that exist, in precedence order. */
+  found: string[];
+  /** Listed files that do not exist (kubectl ignores them). */
+  missing: string[];
+}
+
+export function splitKubeconfigList(value: string): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const p of value.split(delimiter)) {
+    if (!p || seen.has(p)) continue;
+    seen.add(p);
+    out.push(p);
+  }
+  return out;
+}
+
+export function existingFiles(paths: string[]): KubeconfigFiles {
+  const found: string[] = [];
+  const missing: string[] = [];
+  for (const p of paths) (existsSync(p) ? found : missing).push(p);
+  return { found, missing };
+}
+
+interface LoadedFile {
+  clusters: Cluster[];
+  users: User[];
+  contexts: Context[];
+  currentContext: string;
+}
+
+function firstWins<T extends { name: string }>(lists: T[][]): T[] {
+  const byName = new Map<string, T>();
+  for (const list of lists) for (const item of list) if (!byName.has(item.name)) byName.set(item.name, item);
+  return [...byName.values()];
+}
+
+/** Loads every file with client-node's parser (which makes relative paths absolute per file) and merges them as kubectl does. */
+export function loadMerged(KubeConfigClass: new () => KubeConfig, files: string[]): KubeConfig {
+  const loaded: LoadedFile[] = files.map((file) => {
+    const kc = new KubeConfigClass();
+    // An empty file is an empty config to kubectl; client-node's parser would throw on it.
+    if (readFileSync(file, 'utf8').trim() === '') return { clusters: [], users: [], contexts: [], currentContext: '' };
+    kc.loadFromFile(file);
+    return { clusters: kc.clusters, users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext };
+  });
+  const merged = new KubeConfigClass();
+  merged.loadFromOptions({
+    clusters: firstWins(loaded.map((f) => f.clusters)),
+    users: firstWins(loaded.map((f) => f.users)),
+    contexts: firstWins(loaded.map((f) => f.contexts)),
+    currentContext: loaded.find((f) => f.currentContext)?.currentContext ?? '',
+  });
+  return merged;
+}

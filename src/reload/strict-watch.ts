@@ -1,0 +1,173 @@
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesError } from '../errors.js';
+import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
+import { sanitiseServerText, type SecretRef } from '../kube/index.js';
+
+// One watch request on the identity Secret, reading the stream itself instead of through
+// client-node's Watch, which drops non-JSON lines silently and hands anything else to ListWatch,
+// where a malformed event throws inside an async handler (an unhandled rejection that killed the
+// process). Here every line is checked first: an event for another Secret is ignored, anything
+// malformed (not JSON, unknown type, another kind, missing fields) or an ERROR other than 410
+// ends the stream with an error, so the supervisor restarts the informer with backoff and the
+// current identity stays.
+
+export type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => unknown;
+export type WatchDone = (err: unknown) => unknown;
+
+export interface StrictWatchHooks {
+  /** An event for another object than ref (name or namespace): not applied. */
+  ignored(reason: string): void;
+}
+
+const TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+const MAX_ERROR_BODY = 64 * 1024;
+
+export function malformedEvent(ref: SecretRef, what: string): KubernetesError {
+  return new KubernetesError(
+    'WATCH_MALFORMED',
+    `watching Secret ${ref.namespace}/${ref.name}: the API server sent ${what}`,
+    'The event was not applied and the current identity is kept; the watch restarts with backoff.',
+  );
+}
+
+type Verdict = { action: 'pass' } | { action: 'ignore'; reason: string } | { action: 'fail'; error: unknown };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What to do with one decoded line of the watch stream. */
+export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
+  const fail = (what: string): Verdict => ({ action: 'fail', error: malformedEvent(ref, what) });
+  if (!isObject(event)) return fail('a watch event that is not an object');
+  const { type, object } = event;
+  if (typeof type !== 'string') return fail('a watch event without a type');
+  if (!TYPES.has(type)) return fail(`a watch event of unknown type "${sanitiseServerText(type).slice(0, 40)}"`);
+  if (!isObject(object)) return fail(`a ${type} event without an object`);
+  if (type === 'ERROR') {
+    // 410 Expired: ListWatch forgets its resourceVersion and re-lists when the stream ends.
+    if (object.code === 410) return { action: 'pass' };
+    const code = typeof object.code === 'number' ? object.code : 500;
+    return { action: 'fail', error: Object.assign(new Error('watch ERROR event'), { code, body: object }) };
+  }
+  const metadata = object.metadata;
+  if (!isObject(metadata) || typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return fail(`a ${type} event without metadata.resourceVersion`);
+  if (type === 'BOOKMARK') return { action: 'pass' };
+  if (object.kind !== 'Secret') return fail(`a ${type} event for a ${typeof object.kind === 'string' ? sanitiseServerText(object.kind).slice(0, 40) : 'object without kind'} instead of a Secret`);
+  if (typeof metadata.name !== 'string') return fail(`a ${type} event without metadata.name`);
+  if (metadata.name !== ref.name || (metadata.namespace !== undefined && metadata.namespace !== ref.namespace)) {
+    return { action: 'ignore', reason: `a ${type} event for another Secret (${sanitiseServerText(String(metadata.namespace ?? '?')).slice(0, 63)}/${sanitiseServerText(metadata.name).slice(0, 253)})` };
+  }
+  if (object.data !== undefined && !isObject(object.data)) return fail(`a ${type} event whose data is not a map`);
+  return { action: 'pass' };
+}
+
+/** Calls a handler that may be async, sending a throw or a rejection to `onError` instead of the process. */
+function guarded(fn: () => unknown, onError: (err: unknown) => void): void {
+  try {
+    const r = fn();
+    if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(undefined, onError);
+  } catch (err) {
+    onError(err);
+  }
+}
+
+/**
+ * The Watch.watch() contract ListWatch relies on: resolves with an AbortController once the
+ * request is under way; `done` is called exactly once, unless the caller aborted.
+ */
+export async function strictWatch(
+  k8s: typeof import('@kubernetes/client-node'),
+  kc: KubeConfig,
+  ref: SecretRef,
+  limits: RequestLimits,
+  hooks: StrictWatchHooks,
+  path: string,
+  query: Record<string, unknown>,
+  callback: WatchCallback,
+  done: WatchDone,
+): Promise<AbortController> {
+  const controller = new AbortController();
+  let finished = false;
+  let selfAborted = false;
+  const abortSelf = (reason?: unknown): void => {
+    selfAborted = true;
+    controller.abort(reason);
+  };
+  const finish = (err: unknown): void => {
+    if (finished) return;
+    finished = true;
+    // An abort from the caller (ListWatch.stop, or its own restart) needs no answer.
+    if (controller.signal.aborted && !selfAborted) return;
+    if (!controller.signal.aborted) abortSelf();
+    guarded(
+      () => done(err),
+      () => undefined,
+    );
+  };
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
+    finish(new Error('No currently active cluster'));
+    return controller;
+  }
+  const url = new URL(cluster.server + path);
+  url.searchParams.set('watch', 'true');
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+
+  // The per-request timeout covers the wait for the answer's headers; the stream itself may then be quiet for long.
+  const { ms, limitedBy } = effectiveTimeout(limits);
+  const connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
+  connectTimer.unref();
+  const run = async () => {
+    const ctx = new k8s.RequestContext(url.toString(), k8s.HttpMethod.GET);
+    await kc.applySecurityAuthentication(ctx);
+    ctx.setSignal(controller.signal);
+    const response = await new k8s.IsomorphicFetchHttpLibrary().send(ctx).toPromise();
+    clearTimeout(connectTimer);
+    if (response.httpStatusCode !== 200) {
+      const text = await response.body.text().catch(() => '');
+      let body: unknown = text.slice(0, MAX_ERROR_BODY);
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // keep the text
+      }
+      throw Object.assign(new Error(`HTTP ${response.httpStatusCode}`), { code: response.httpStatusCode, statusCode: response.httpStatusCode, body });
+    }
+    const stream = (await response.body.stream()) as unknown as import('node:stream/web').ReadableStream | undefined;
+    if (!stream) throw malformedEvent(ref, 'a watch answer without a body');
+    const body = Readable.fromWeb(stream);
+    body.on('error', finish);
+    const lines = createInterface({ input: body, crlfDelay: Number.POSITIVE_INFINITY });
+    // readline re-emits the body's errors (our own abort included): without a listener they would kill the process.
+    lines.on('error', finish);
+    lines.on('close', () => finish(null));
+    lines.on('line', (line: string) => {
+      if (finished || line.trim() === '') return;
+      let event: unknown;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        finish(malformedEvent(ref, `a line that is not JSON (${line.length} characters)`));
+        return;
+      }
+      const verdict = checkWatchEvent(ref, event);
+      if (verdict.action === 'fail') finish(verdict.error);
+      else if (verdict.action === 'ignore') hooks.ignored(verdict.reason);
+      else {
+        const e = event as { type: string; object: unknown };
+        guarded(
+          () => callback(e.type, e.object, e),
+          (err) => finish(err),
+        );
+      }
+    });
+  };
+  run().catch((err: unknown) => {
+    clearTimeout(connectTimer);
+    // Aborted by our own connect timer: report the timeout, not the abort.
+    const reason = controller.signal.reason;
+    finish(reason instanceof KubeRequestTimeout ? reason : err);
+  });
+  return controller;
+}

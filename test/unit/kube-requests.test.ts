@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, kubeFailure, requestSignal, sanitiseServerText } from '../../src/kube/index.js';
+import { effectiveTimeout } from '../../src/kube/kube-clients.js';
+
+describe('per-request Kubernetes timeout', () => {
+  it('is 30 s by default, overridable, and never beyond what is left of the command deadline', () => {
+    expect(DEFAULT_KUBE_REQUEST_TIMEOUT_MS).toBe(30_000);
+    expect(effectiveTimeout({})).toEqual({ ms: 30_000, limitedBy: 'request timeout' });
+    expect(effectiveTimeout({ requestTimeoutMs: 5_000 })).toEqual({ ms: 5_000, limitedBy: 'request timeout' });
+    expect(effectiveTimeout({ remainingMs: () => 60_000 })).toEqual({ ms: 30_000, limitedBy: 'request timeout' });
+    expect(effectiveTimeout({ remainingMs: () => 1_234.5 })).toEqual({ ms: 1_234, limitedBy: 'command deadline' });
+    expect(effectiveTimeout({ remainingMs: () => -5 })).toEqual({ ms: 0, limitedBy: 'command deadline' });
+  });
+
+  it('a passed deadline aborts at once with KubeRequestTimeout; an outer abort is kept', () => {
+    const signal = requestSignal({ remainingMs: () => 0 });
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(KubeRequestTimeout);
+    const outer = new AbortController();
+    const combined = requestSignal({}, outer.signal);
+    expect(combined.aborted).toBe(false);
+    outer.abort(new Error('interrupted'));
+    expect(combined.aborted).toBe(true);
+  });
+});
+
+describe('kubeFailure', () => {
+  it('a timeout (also wrapped by fetch as a cause) is KUBE_TIMEOUT, exit 9, with what was left untouched', () => {
+    const wrapped = new TypeError('fetch failed', { cause: new KubeRequestTimeout(30_000, 'request timeout') });
+    const err = kubeFailure(wrapped, 'updating Secret ns/x', 'Nothing was changed.');
+    expect(err).toMatchObject({ code: 'KUBE_TIMEOUT', exitCode: 9, message: 'updating Secret ns/x: no answer from the Kubernetes API within 30 s (request timeout)' });
+    expect(err.hint).toMatch(/^Nothing was changed\. /);
+  });
+
+  it('certificate errors are KUBE_TLS_UNTRUSTED with the CA hint; other socket errors stay KUBE_UNREACHABLE', () => {
+    const cert = Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
+    const err = kubeFailure(new TypeError('fetch failed', { cause: cert }), 'reading Secret ns/x', 'Nothing was changed.');
+    expect(err).toMatchObject({ code: 'KUBE_TLS_UNTRUSTED', exitCode: 9 });
+    expect(err.hint).toContain('certificate-authority');
+    expect(err.hint).toContain('NODE_EXTRA_CA_CERTS');
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    expect(kubeFailure(new TypeError('fetch failed', { cause: refused }), 'x', 'y')).toMatchObject({ code: 'KUBE_UNREACHABLE', details: { errno: 'ECONNREFUSED' } });
+  });
+
+  it('the apiserver message is sanitised', () => {
+    const err = kubeFailure({ code: 500, body: JSON.stringify({ message: 'a\u001b[2Jb\nc\u0000d' }) }, 'x', 'y');
+    expect(err.message).toBe('x: HTTP 500 ab c d');
+  });
+});
+
+describe('sanitiseServerText', () => {
+  it('removes CSI/OSC escapes, replaces controls and bidi overrides, caps the length', () => {
+    expect(sanitiseServerText('\u001b[1;31mred\u001b[0m \u001b]0;title\u0007ok\u202e!')).toBe('red ok !');
+    const long = sanitiseServerText('x'.repeat(2_000));
+    expect(long.startsWith('x'.repeat(500))).toBe(true);
+    expect(long).toContain('(2000 characters)');
+  });
+});
