@@ -2,7 +2,7 @@ import { restartHint } from '../config/runtime-environment.js';
 import { StorageError, VerificationError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
-import { backupPathOf, readIdentityFile, replaceFileAtomically } from '../storage/index.js';
+import { backupPathOf, readIdentityFile, swapIntoService } from '../storage/index.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
 import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-step.js';
 
@@ -27,7 +27,8 @@ export async function run(options: RollbackOptions, io: Io): Promise<CommandResu
   const live = await readIdentityFile(path);
   const replacedUrn = live.state === 'ok' ? live.identity.record.urn : null;
   report.step(`restore ${backup.identity.record.urn} from ${backupPath}`);
-  const written = await replaceFileAtomically(path, backup.text, { keepBackup: live.state !== 'missing' });
+  const written = await swapIntoService(path, { liveCorrupt: live.state === 'corrupt' });
+  if (written.keptAsidePath) report.warn(`the corrupt live file is kept as ${written.keptAsidePath}`);
   for (const warning of written.warnings) report.warn(warning);
   const readBack = await readIdentityFile(path);
   if (readBack.state !== 'ok' || readBack.text !== backup.text) {

@@ -29,7 +29,7 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   report.step('read current identity');
   const current = await readIdentityFile(path);
   if (current.state === 'ok') report.info(`current: ${current.identity.record.urn} (fingerprint ${current.identity.key.kid})`);
-  else if (current.state === 'corrupt') report.warn(`the current file does not decode (${current.error.message}); it will be kept as ${backupPathOf(path)}`);
+  else if (current.state === 'corrupt') report.warn(`the current file does not decode (${current.error.message}); it will be kept aside as ${path}.corrupt-<timestamp> and ${backupPathOf(path)} left as it is`);
   else report.info('no identity yet: this enrolls a first one');
 
   report.step('pre-flight');
@@ -53,7 +53,8 @@ export async function run(options: RotateIdentityOptions, io: Io): Promise<Comma
   report.step('write identity file atomically');
   const record: IdentityRecord = { privateKey: encodePrivateJwk(key), urn, hostname: host.hostname, apiKeyHash: ctx.apiKeyHash };
   const text = serializeIdentityFile(record);
-  const written = await replaceFileAtomically(path, text, { keepBackup: true });
+  const written = await replaceFileAtomically(path, text, { keepBackup: current.state === 'corrupt' ? 'aside' : true });
+  if (written.keptAsidePath) report.warn(`the corrupt previous file is kept as ${written.keptAsidePath}`);
   for (const warning of written.warnings) report.warn(warning);
 
   report.step('read back and decode');

@@ -4,7 +4,7 @@ import { StorageError, VerificationError } from '../errors.js';
 import { apiKeyHash, type DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
-import { backupPathOf, readIdentityFile } from '../storage/index.js';
+import { backupPathOf, listRecoverableIdentities, readIdentityFile } from '../storage/index.js';
 import { type LocalTargetOptions, resolveLocalTarget } from './local-target.js';
 import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-step.js';
 
@@ -41,6 +41,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
   const { config, target } = await resolveLocalTarget(options, io, report);
   const live = await readIdentityFile(target.path);
   const backup = await readIdentityFile(backupPathOf(target.path));
+  const recoverable = await listRecoverableIdentities(target.path);
   if (live.state === 'missing') {
     throw new StorageError('IDENTITY_MISSING', `no identity file at ${target.path}`, 'Run `par-identity rotate-identity` to enroll one, or point --identity-file/-c at the right place.', { path: target.path });
   }
@@ -70,6 +71,7 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     ...current,
     file: facts,
     backup: backupInfo,
+    recoverable,
     apiKeySource,
     agentWouldReEnroll: reEnroll.length > 0,
     reEnrollReasons: reEnroll,
@@ -85,6 +87,9 @@ export async function run(options: StatusOptions, io: Io): Promise<CommandResult
     `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
     `  verified:     ${options.verify ? describeVerify(verify) : 'not checked (add --verify)'}`,
   ];
+  for (const r of recoverable) {
+    summary.push(`  recoverable:  ${r.path} (${r.urn ?? `does not decode: ${r.error}`}${r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : ''})`);
+  }
   if (facts.mode !== '0600') report.warn(`${target.path} has mode ${facts.mode}; it should be 0600`);
   if (verify.performed && !verify.ok) {
     throw new VerificationError(`the server did not accept ${current.urn}: ${verify.reason}`, 'Rotate again with `par-identity rotate-identity`, or roll back if the backup is the identity that works.', { urn: current.urn });

@@ -239,12 +239,23 @@ describe('rotate-identity with an unusual existing file', () => {
     expect([st.uid, st.gid]).toEqual([65534, 65534]);
   });
 
-  it('a corrupt existing file is reported and kept byte-identical as the backup', async () => {
+  it('a corrupt existing file is kept aside as .corrupt-<timestamp> (0600), never moved onto the good backup', async () => {
+    await seedIdentity();
+    const good = await seedIdentity();
+    await fx.run(['rotate-identity', '-c', fx.dir]);
+    const backupBefore = await fx.read(`${IDENTITY}.bak`);
+    expect(backupBefore).toBe(good);
     await writeFile(fx.identityPath, '{"private_key":"not-a-key","urn":"x"}', { mode: 0o600 });
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/warning: the current file does not decode/);
-    expect(await fx.read(`${IDENTITY}.bak`)).toBe('{"private_key":"not-a-key","urn":"x"}');
+    expect(await fx.read(`${IDENTITY}.bak`)).toBe(good);
+    const aside = (await fx.files()).filter((n) => n.startsWith(`${IDENTITY}.corrupt-`));
+    expect(aside).toHaveLength(1);
+    expect(aside[0]).toMatch(/\.corrupt-\d{8}T\d{6}Z$/);
+    expect(await fx.read(aside[0])).toBe('{"private_key":"not-a-key","urn":"x"}');
+    expect((await stat(join(fx.dir, aside[0]!))).mode & 0o777).toBe(0o600);
+    expect(run.stderr).toContain(`kept as ${join(fx.dir, aside[0]!)}`);
     expect(decodeIdentity(parseIdentityFile(await fx.read())).urn.orgId).toBe(1234567);
   });
 
