@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FaultStep } from '../../src/emulators/enrollment/index.js';
 import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
 import { expectNoSecrets, IDENTITY, type LocalFixture, localFixture, secretsIn } from './local-fixture.js';
+import { portableBin } from './portable-bin.js';
 
 let fx: LocalFixture;
 beforeEach(async () => {
@@ -127,7 +128,12 @@ describe('rotate-identity refuses before enrolling', () => {
     const before = await seedIdentity();
     await chmod(fx.dir, 0o555);
     await chmod(join(fx.dir, 'datadog.yaml'), 0o644);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--identity-file', join(fx.dir, 'other.json')], { uid: 65534, gid: 65534 });
+    // root writes anywhere: run as nobody, from a copy of the binary nobody can reach wherever the checkout is.
+    const asRoot = process.getuid?.() === 0;
+    const portable = asRoot ? await portableBin() : undefined;
+    const run = await fx
+      .run(['rotate-identity', '-c', fx.dir, '--identity-file', join(fx.dir, 'other.json')], portable ? { uid: 65534, gid: 65534, bin: portable.bin } : {})
+      .finally(() => portable?.remove());
     await chmod(fx.dir, 0o755);
     expect(run.code, run.stderr).toBe(7);
     expect(run.stderr).toContain('error[DIRECTORY_NOT_WRITABLE]');
@@ -230,7 +236,7 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
   });
 
-  it('keeps owner and group of the old file', async () => {
+  it.runIf(process.getuid?.() === 0)('keeps owner and group of the old file (running as root)', async () => {
     await seedIdentity();
     await chown(fx.identityPath, 65534, 65534);
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
