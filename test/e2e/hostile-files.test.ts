@@ -65,3 +65,25 @@ describe('symlinked identity files are refused, never followed', () => {
     expect((await fx.files()).filter((n) => n.startsWith(IDENTITY))).toEqual([IDENTITY, `${IDENTITY}.bak`]);
   });
 });
+
+describe('hostile server strings never reach the terminal raw', () => {
+  it('an error body with ANSI escapes and a forged log line is printed as one clean line', async () => {
+    fx.emulator.script('enroll', { status: 400, body: JSON.stringify({ errors: ['\u001b[2J\u001b[31mbad request\nINFO rotation complete\u0007'] }) });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    expect(run.code).toBe(5);
+    expect(run.stderr).toContain('bad request INFO rotation complete');
+    expect(run.stderr + run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(run.stderr.split('\n').some((line) => line.startsWith('INFO'))).toBe(false);
+  });
+
+  it('a runner id with an escape sequence is refused (exit 5) and not printed', async () => {
+    const body = JSON.stringify({ data: { type: 'createRunnerResponse', attributes: { org_id: 1234567, runner_id: 'abc\u001b]0;owned\u0007def' } } });
+    fx.emulator.script('enroll', { status: 200, body });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    expect(run.code, run.stderr).toBe(5);
+    expect(run.stderr).toContain('error[ENROLL_BAD_RESPONSE]');
+    expect(run.stderr).toContain('contains control or formatting characters');
+    expect(run.stderr + run.stdout).not.toContain('owned');
+    expect((await fx.files()).filter((n) => n.startsWith(IDENTITY))).toEqual([]);
+  });
+});
