@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { fsyncDirectory, readNoFollow, storageFailure, TEMP_MARK, tempName, writeSynced } from './file-primitives.js';
+import { refuseSymlink } from './identity-file.js';
 import { isRecoveryName, keepAside } from './recovery-files.js';
 
 // Crash-safe replacement of a small secret file: temp file in the same directory (0600, O_EXCL),
@@ -100,6 +101,9 @@ export async function removeStaleTemps(path: string): Promise<string[]> {
  */
 export async function replaceFileAtomically(path: string, content: string, options: { keepBackup: boolean | 'aside'; now?: Date }): Promise<WriteResult> {
   const warnings: string[] = [];
+  // Following a link would give the new key the owner of whatever the link points at.
+  await refuseSymlink(path);
+  if (options.keepBackup === true) await refuseSymlink(`${path}.bak`);
   await sweepInterruptedWrites(path, options.now);
   const old = await stat(path).catch(() => undefined);
   const owner = old ? { uid: old.uid, gid: old.gid } : undefined;
@@ -162,6 +166,7 @@ export async function swapIntoService(path: string, options: SwapOptions = {}): 
   const now = options.now ?? new Date();
   const backupPath = `${path}.bak`;
   const from = options.from ?? backupPath;
+  for (const file of new Set([path, backupPath, from])) await refuseSymlink(file);
   await sweepInterruptedWrites(path, now);
   const source = await readNoFollow(from);
   if (!source) throw storageFailure(Object.assign(new Error('ENOENT'), { code: 'ENOENT' }), from);

@@ -191,4 +191,17 @@ describe('symbolic links are refused, never followed', () => {
     expect((await stat(target)).mode & 0o777).toBe(0o644);
     expect((await lstat(path)).isSymbolicLink()).toBe(true);
   });
+
+  it.each(['replace', 'swap'])('%s refuses a symlinked live file or backup and leaves the target as it was', async (op) => {
+    const target = join(dir, 'elsewhere.json');
+    const text = identityText();
+    await writeFile(target, text, { mode: 0o644 });
+    await symlink(target, op === 'replace' ? path : `${path}.bak`);
+    if (op === 'swap') await writeFile(path, identityText());
+    const call = op === 'replace' ? replaceFileAtomically(path, identityText(), { keepBackup: true }) : swapIntoService(path);
+    const err = await call.catch((e: unknown) => e);
+    expect((err as StorageError).code).toBe('SYMLINK_REFUSED');
+    expect(await readFile(target, 'utf8')).toBe(text);
+    expect((await stat(target)).mode & 0o777).toBe(0o644);
+  });
 });
