@@ -9,6 +9,22 @@ import { type FileOwner, readNoFollow, tempName, writeSynced } from './file-prim
 //                               file and the backup (an enrolled key, or the identity being replaced)
 //   <name>.corrupt-<UTC stamp>  a live file that did not decode, kept aside instead of going onto .bak
 // Both are 0600 and created exclusively (never overwriting one another). `status` lists them.
+//
+// What a kill -9 at each failpoint leaves (L = identity in service, B = .bak, N = newly enrolled,
+// K = <name>.restore-*), and what the next run does ("sweep" = sweepInterruptedWrites):
+//   rotate  after-enroll              L live, B .bak; N nowhere on disk (orphan runner in Datadog)
+//           after-temp-write          L live, B .bak, N in a temp → sweep keeps it as K (status lists it)
+//           after-backup-temp-write   L live, B .bak, L in a temp (sweep deletes: same as live), N → K
+//           after-backup              L live and .bak, N → K
+//           after-rename, -dir-fsync  N live, L .bak: done
+//           after-keep-aside          corrupt live also in .corrupt-*, B .bak untouched, N → K
+//   swap    swap-after-temp-write     nothing changed; the temp equals .bak (or K) and is deleted
+//  (rollback) swap-after-keep-live    L live and K (K redundant: status says "same as the live file")
+//           swap-after-rename         B live and .bak, L only in K: status lists it; adoptRecoveryAsBackup
+//                                     (or `mv K <name>.bak`) finishes the rollback
+//           swap-after-backup, -remove-source, -dir-fsync   B live, L .bak: done
+//           swap-after-keep-backup    (from a K) the old .bak also kept as another K
+//   sweep   sweep-after-keep          the temp and its K both exist; the next sweep deletes the temp
 
 export type RecoveryKind = 'restore' | 'corrupt';
 
