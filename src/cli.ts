@@ -79,8 +79,13 @@ function ageThreshold(value: string): number {
   return seconds;
 }
 
+function waitLockFlag(): Option {
+  return new Option('--wait-lock <seconds>', "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11)").argParser(numberFlag('--wait-lock', (n) => n >= 0 && n <= 86_400, 'between 0 and 86400 seconds'));
+}
+
 function addRolloutFlags(cmd: Command): Command {
   return cmd
+    .addOption(waitLockFlag())
     .addOption(new Option('--if-older-than <duration>', 'rotate only when the identity in service is at least this old (90d, 12h, 30m); else exit 0 with status skipped').argParser(ageThreshold))
     .option('--rollout <workload>', 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)')
     .option('--fallback', 'with --rollout: allow the DaemonSet capacity fallback')
@@ -91,6 +96,7 @@ function rolloutOptions(raw: Raw) {
   return {
     ...(raw.rollout ? { rollout: raw.rollout as string } : {}),
     ...(raw.ifOlderThan !== undefined ? { ifOlderThanSeconds: raw.ifOlderThan as number } : {}),
+    ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
     fallback: Boolean(raw.fallback),
     rolloutTimeoutSeconds: raw.rolloutTimeout as number,
   };
@@ -232,7 +238,8 @@ export function buildProgram(io: Io): Command {
   addConfigFlags(rollback);
   rollback
     .option('--secret', "restore previous_* in the cluster agent's identity Secret instead of the file backup")
-    .option('--k8s-secret <name>', 'restore PREVIOUS_RUNNER_* in the Helm runner Secret instead of the file backup');
+    .option('--k8s-secret <name>', 'restore PREVIOUS_RUNNER_* in the Helm runner Secret instead of the file backup')
+    .addOption(waitLockFlag());
   addKubeFlags(rollback);
   rollback
     .option('--no-verify', 'skip the signed health check of the restored identity')
@@ -241,6 +248,7 @@ export function buildProgram(io: Io): Command {
     action(io, 'rollback', () => import('./commands/rollback.js'), (raw) => ({
       secret: Boolean(raw.secret),
       ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
+      ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
       ...localOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),

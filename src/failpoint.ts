@@ -1,7 +1,16 @@
 // Test-only crash switch: PAR_IDENTITY_FAILPOINT=<name> kills the process with SIGKILL at that step,
-// so end-to-end tests can prove that every crash point leaves a complete, loadable identity.
+// so end-to-end tests (and the fault matrix) can prove that every crash point leaves a complete,
+// loadable identity. FAILPOINTS lists every name, in the order a run reaches them.
 
-export type FailpointName = 'after-enroll' | 'after-temp-write' | 'after-backup' | 'after-rename' | 'after-dir-fsync' | 'after-secret-read';
+export const FAILPOINTS = {
+  enroll: ['after-enroll'],
+  replace: ['after-temp-write', 'after-keep-aside', 'after-backup-temp-write', 'after-backup', 'after-rename', 'after-dir-fsync'],
+  swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
+  sweep: ['sweep-after-keep'],
+  secret: ['after-secret-read'],
+} as const;
+
+export type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];
 
 export function failpoint(name: FailpointName): void {
   if (process.env.PAR_IDENTITY_FAILPOINT === name) process.kill(process.pid, 'SIGKILL');

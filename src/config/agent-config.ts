@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { commonJs } from '../lazy-module.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
+import { findDuplicateKey } from './yaml-keys.js';
 
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
 // over it, then DD_* environment variables over both, then the defaults of protocol §9.
@@ -53,8 +54,12 @@ async function findMainFile(cfgPath: string, fileNames: string[]): Promise<strin
   return undefined;
 }
 
+/** At most this many alias expansions per document: a "billion laughs" file is refused, not expanded. */
+export const MAX_YAML_ALIASES = 100;
+
 async function parseYamlFile(path: string): Promise<Tree> {
-  const { LineCounter, parseDocument } = commonJs(await import('yaml'));
+  const yaml = commonJs(await import('yaml'));
+  const { LineCounter, parseDocument } = yaml;
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -63,18 +68,27 @@ async function parseYamlFile(path: string): Promise<Tree> {
   }
   // Without prettyErrors the errors carry no linePos: a LineCounter maps the offset to a line.
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { prettyErrors: false, lineCounter });
+  const yamlError = (message: string, line: number | undefined) =>
+    new ConfigError('CONFIG_YAML', `${path}${line ? `:${line}` : ''}: invalid YAML: ${message}`, 'Fix the YAML at that line (the agent would refuse it too), then run again.', { file: path, line });
+  // uniqueKeys is checked by findDuplicateKey in linear time (the library's own check is quadratic).
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter, uniqueKeys: false });
   const first = doc.errors[0];
-  if (first) {
-    const line = first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line;
+  if (first) throw yamlError(first.message.split('\n')[0]!, first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line);
+  const duplicate = findDuplicateKey(doc.contents, yaml).duplicateAt;
+  if (duplicate !== undefined) throw yamlError('Map keys must be unique', lineCounter.linePos(duplicate).line);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as unknown;
+  } catch (err) {
+    // The library signals an alias bomb (and an alias to an undefined anchor) with a ReferenceError.
+    if (!(err instanceof ReferenceError)) throw err;
     throw new ConfigError(
-      'CONFIG_YAML',
-      `${path}${line ? `:${line}` : ''}: invalid YAML: ${first.message.split('\n')[0]}`,
-      'Fix the YAML at that line (the agent would refuse it too), then run again.',
-      { file: path, line },
+      'CONFIG_YAML_ALIASES',
+      `${path}: invalid YAML: ${/Excessive alias count/.test(err.message) ? `aliases expand beyond ${MAX_YAML_ALIASES} nodes (a YAML "billion laughs" document)` : err.message.split('\n')[0]}`,
+      'The file was not loaded. An agent config needs no deeply nested aliases: write the values out, then run again.',
+      { file: path },
     );
   }
-  const value = doc.toJS() as unknown;
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new ConfigError('CONFIG_YAML', `${path}: the top level is not a mapping`, 'An agent config file is a YAML mapping of keys.', { file: path });

@@ -55,7 +55,18 @@ async function fromFlag(path: string | undefined, label: string, stdinLines: () 
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('CREDENTIAL_UNREADABLE', `cannot read the ${label} file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, 'Check the path and its permissions.');
+    const code = (err as NodeJS.ErrnoException).code;
+    const flag = label === 'API key' ? '--api-key-file' : '--app-key-file';
+    if (code === 'ENOENT' || code === 'ENAMETOOLONG') {
+      // A value that names no file may be the key itself, passed where the path belongs: never echo it.
+      throw new ConfigError(
+        'CREDENTIAL_UNREADABLE',
+        `the ${label} file given with ${flag} does not exist (the value, ${path.length} characters long, is not printed in case it is the key itself): ${code}`,
+        `Pass the path of a file holding the ${label}, or - to read it from stdin. If you passed the key itself, it is now in your shell history and process list: consider rotating it.`,
+        { flag, valueLength: path.length },
+      );
+    }
+    throw new ConfigError('CREDENTIAL_UNREADABLE', `cannot read the ${label} file ${path}: ${code ?? err}`, 'Check the path and its permissions.');
   }
   const value = text.trim();
   if (!value) throw new ConfigError('CREDENTIAL_MISSING', `the ${label} file ${path} is empty`, `Write the ${label} into ${path}.`);

@@ -1,4 +1,5 @@
 import { EnrollmentError } from '../errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { checkRunnerId } from '../identity/urn.js';
 
 export interface EnrollmentResult {
@@ -43,10 +44,10 @@ export function serverMessage(body: string): string | undefined {
     const parts = (parsed.errors ?? []).map((e) =>
       typeof e === 'string' ? e : [((e as Record<string, unknown>).title as string) ?? '', ((e as Record<string, unknown>).detail as string) ?? ''].filter(Boolean).join(': '),
     );
-    const text = parts.filter(Boolean).join('; ');
-    return text ? text.slice(0, 300) : undefined;
+    const text = sanitizeServerString(parts.filter(Boolean).join('; '), 300);
+    return text || undefined;
   } catch {
-    const text = body.trim().slice(0, 200);
+    const text = sanitizeServerString(body.trim(), 200);
     return text || undefined;
   }
 }

@@ -19,9 +19,14 @@ export function buildUrn(parts: RunnerUrn): string {
   return `${PREFIX.join(':')}:${parts.region}:${parts.orgId}:${parts.runnerId}`;
 }
 
+/** Control, escape and bidi-formatting characters: a server-chosen id with these could rewrite a terminal or a log. */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
 export function checkRunnerId(runnerId: string): void {
   if (runnerId === '') throw new IdentityDecodeError('runner_id', 'is empty');
   if (runnerId.includes(':')) throw new IdentityDecodeError('runner_id', 'contains ":", which breaks the URN the Go agent parses');
+  if (UNPRINTABLE.test(runnerId)) throw new IdentityDecodeError('runner_id', 'contains control or formatting characters (not printed)');
+  if (runnerId.length > 256) throw new IdentityDecodeError('runner_id', `is ${runnerId.length} characters long (at most 256)`);
 }
 
 export function parseUrn(urn: string): RunnerUrn {
@@ -36,6 +41,7 @@ export function parseUrn(urn: string): RunnerUrn {
     throw new IdentityDecodeError('urn', 'org id is not a base-10 int64');
   }
   if (runnerId === '') throw new IdentityDecodeError('urn', 'runner id is empty');
+  if (UNPRINTABLE.test(urn)) throw new IdentityDecodeError('urn', 'contains control or formatting characters (not printed)');
   return { region, orgId: Number(org), runnerId };
 }
 

@@ -1,4 +1,4 @@
-import { KubernetesError, StorageError, VerificationError } from '../errors.js';
+import { KubernetesError, ParError, StorageError, VerificationError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
 import { ageOf, describeAge } from './age.js';
@@ -19,6 +19,17 @@ export interface InspectOptions extends OutputOptions, TargetOptions {
 export async function runInspect(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
   const { config, target } = await resolveTarget(kind, options, io, report, { requireEnabled: false, kubeDeadline: true });
+  // Status takes the lock only to finish what a crashed run left (the sweep keeps every identity);
+  // when a live run holds it, status just reads.
+  const held = await target.lock(0).catch((err: unknown) => {
+    if (err instanceof ParError && err.code === 'LOCKED') {
+      report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
+      return undefined;
+    }
+    throw err;
+  });
+  for (const warning of held?.warnings ?? []) report.warn(warning);
+  await held?.release();
   const current = await target.read().catch((err: unknown) => {
     // Status reports a missing Secret as missing rather than as a rotation would (create / refuse).
     if (err instanceof KubernetesError && err.code === 'SECRET_MISSING') return undefined;

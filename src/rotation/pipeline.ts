@@ -8,7 +8,7 @@ import { commandLine } from './command-line.js';
 import { createRunnerConnections, type CredentialFlags, type EnrollmentContext, enrollKey, resolveEnrollmentContext } from './enrollment-context.js';
 import { type ResolvedTarget, resolveTarget, type TargetOptions } from './resolve-target.js';
 import { precheckRollout, rolloutWorkload } from './rollout-step.js';
-import type { CurrentIdentity, NewIdentity, Preflight, TargetKind, WriteOutcome } from './target.js';
+import type { CurrentIdentity, NewIdentity, Preflight, TargetKind, TargetLock, WriteOutcome } from './target.js';
 import { describeVerify, type VerifyReport, verifyAfterRotation } from './verify-step.js';
 import { rotationDue } from './age.js';
 import { type ConnectionsOutcome, enrollmentPath, validateApiKey } from '../enrollment/index.js';
@@ -29,6 +29,8 @@ export interface RotationOptions extends OutputOptions, CredentialFlags, TargetO
   ifOlderThanSeconds?: number;
   /** false with --no-connections. */
   connections?: boolean;
+  /** --wait-lock: how long to wait for another run's lock on the target (0: fail at once). */
+  waitLockSeconds?: number;
 }
 
 export interface RotationSpec {
@@ -44,6 +46,7 @@ interface RotationRun {
   report: Reporter;
   startedMs: number;
   resolved?: ResolvedTarget;
+  lock?: TargetLock;
   current?: CurrentIdentity;
   preflight?: Preflight;
   ctx?: EnrollmentContext;
@@ -96,6 +99,21 @@ const resolve: Step = {
   async plan(r) {
     await resolve.run(r);
     return `target: ${need(r.resolved, 'target').target.label}`;
+  },
+};
+
+const lock: Step = {
+  name: 'lock',
+  title: 'lock the target',
+  async run(r) {
+    r.lock = await need(r.resolved, 'target').target.lock(r.spec.options.waitLockSeconds ?? 0);
+    for (const note of r.lock.notes) r.report.info(note);
+    for (const warning of r.lock.warnings) r.report.warn(warning);
+  },
+  async plan(r) {
+    // Taken and held like a real run, so the dry run fails (LOCKED) where the real run would.
+    await lock.run(r);
+    return `${need(r.lock, 'lock').notes.join('; ')} — free now; a real run holds it until it ends`;
   },
 };
 
@@ -278,7 +296,7 @@ const report: Step = {
   },
 };
 
-export const ROTATION_STEPS: readonly Step[] = [resolve, read, preflight, generate, enrollStep, write, readBack, verify, connections, rollout, report];
+export const ROTATION_STEPS: readonly Step[] = [resolve, lock, read, preflight, generate, enrollStep, write, readBack, verify, connections, rollout, report];
 
 const PREVIOUS_RUNNER_NOTE = 'note: The previous runner stays registered in Datadog (and keeps working) until you remove it there.';
 
@@ -371,12 +389,16 @@ function rotationResult(r: RotationRun): CommandResult {
 export async function runRotation(spec: RotationSpec, io: Io): Promise<CommandResult> {
   const r: RotationRun = { spec, io, report: createReporter(io, spec.options), startedMs: io.now().getTime() };
   const plan: { step: string; action: string }[] = [];
-  for (const step of ROTATION_STEPS) {
-    if (step === report) break;
-    r.report.step(spec.options.dryRun ? `[dry run] ${step.title}` : step.title);
-    if (spec.options.dryRun) plan.push({ step: step.name, action: await step.plan(r) });
-    else await step.run(r);
-    if (r.skipped) return skippedResult(r);
+  try {
+    for (const step of ROTATION_STEPS) {
+      if (step === report) break;
+      r.report.step(spec.options.dryRun ? `[dry run] ${step.title}` : step.title);
+      if (spec.options.dryRun) plan.push({ step: step.name, action: await step.plan(r) });
+      else await step.run(r);
+      if (r.skipped) return skippedResult(r);
+    }
+  } finally {
+    await r.lock?.release();
   }
   r.verify ??= { performed: false };
   if (spec.options.dryRun) {

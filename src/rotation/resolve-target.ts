@@ -4,7 +4,6 @@ import type { Io } from '../io.js';
 import { type ResolvedSecretTarget, resolveSecretTarget } from '../kube/index.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/index.js';
-import { removeStaleTemps } from '../storage/index.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
 import type { IdentityTarget, TargetKind } from './target.js';
@@ -84,8 +83,6 @@ export async function resolveTarget(
     if (checks.requireEnabled) requireRunnerEnabled(config);
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
-    const removed = await removeStaleTemps(path.path);
-    if (removed.length) report.warn(`removed ${removed.length} temporary file(s) left by an interrupted run: ${removed.join(', ')}`);
     return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname) };
   }
   if (kind === 'cluster-secret') {

@@ -12,14 +12,25 @@ import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-st
 export interface RestoreOptions extends OutputOptions, TargetOptions {
   verify: boolean;
   timeoutSeconds: number;
+  /** --wait-lock: how long to wait for another run's lock on the target. */
+  waitLockSeconds?: number;
 }
 
 export async function runRestore(kind: TargetKind, options: RestoreOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
   report.step('resolve config and target');
   const { config, target } = await resolveTarget(kind, options, io, report, { requireEnabled: false, kubeDeadline: true });
-  report.step(`restore the previous identity in ${target.label}`);
-  const outcome = await target.restore(await target.read());
+  report.step(`lock ${target.label}`);
+  const held = await target.lock(options.waitLockSeconds ?? 0);
+  for (const note of held.notes) report.info(note);
+  for (const warning of held.warnings) report.warn(warning);
+  let outcome: Awaited<ReturnType<typeof target.restore>>;
+  try {
+    report.step(`restore the previous identity in ${target.label}`);
+    outcome = await target.restore(await target.read());
+  } finally {
+    await held.release();
+  }
   for (const warning of outcome.warnings) report.warn(warning);
   const urn = outcome.restored.record.urn;
   let verify: VerifyReport = { performed: false };

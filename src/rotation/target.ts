@@ -73,6 +73,14 @@ export interface TargetFacts {
   warnings: string[];
 }
 
+/** Held while a run changes a target; released on every exit path. */
+export interface TargetLock {
+  release(): Promise<void>;
+  /** What the lock step reports (who holds it, what the sweep found). */
+  notes: string[];
+  warnings: string[];
+}
+
 export interface IdentityTarget {
   readonly kind: TargetKind;
   /** "identity file /etc/…", "Secret datadog/private-action-runner-identity". */
@@ -84,6 +92,11 @@ export interface IdentityTarget {
   readonly selector: string[];
   /** Base data fields every result about this target carries (identityFile, namespace, …). */
   readonly where: Record<string, unknown>;
+  /**
+   * Exclusive right to change the target: `<file>.lock` for the file (then the sweep of interrupted
+   * writes, under the lock); nothing for a Secret, whose resourceVersion guard is the lock.
+   */
+  lock(waitSeconds: number): Promise<TargetLock>;
   read(): Promise<CurrentIdentity>;
   /** Every check that would make the write fail, with no side effect. */
   preflight(current: CurrentIdentity, options: { dryRun: boolean }): Promise<Preflight>;

@@ -1,24 +1,30 @@
-import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { type FileHandle, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { StorageError } from '../errors.js';
 import { failpoint } from '../failpoint.js';
+import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
+import { fsyncDirectory, readNoFollow, storageFailure, TEMP_MARK, tempName, writeSynced } from './file-primitives.js';
+import { refuseSymlink } from './identity-file.js';
+import { isRecoveryName, keepAside } from './recovery-files.js';
 
 // Crash-safe replacement of a small secret file: temp file in the same directory (0600, O_EXCL),
 // fsync, previous content kept as <name>.bak, rename over the live file, fsync the directory.
-// At any crash point the live path holds either the old or the new complete content.
-
-const TEMP_MARK = '.tmp-';
+// At any instant a kill -9 can land, the live path holds either the old or the new complete content,
+// and every identity the operation touches is complete under a name the next run finds (live, .bak,
+// <name>.restore-*, or a temp file that the sweep turns into a .restore-* file instead of deleting).
 
 export interface WriteResult {
   path: string;
   backupPath?: string;
+  /** Where the replaced content was kept when it could not go onto .bak (a corrupt live file). */
+  keptAsidePath?: string;
   warnings: string[];
 }
 
-function tempName(path: string, suffix = ''): string {
-  return join(dirname(path), `.${basename(path)}${suffix}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`);
+export interface SweepResult {
+  /** Temp files removed: redundant copies (same bytes as the live file, the backup or a recovery file) or not an identity. */
+  removed: string[];
+  /** Temp files holding an identity found nowhere else, now kept as `<name>.restore-<stamp>`. */
+  recovered: string[];
 }
 
 function alive(pid: number): boolean {
@@ -30,88 +36,96 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes temp files a crashed earlier run left behind (their pid is gone); returns their names. */
-export async function removeStaleTemps(path: string): Promise<string[]> {
+function decodes(content: Buffer): boolean {
+  try {
+    decodeIdentity(parseIdentityFile(content.toString('utf8')));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Deals with temp files crashed earlier runs left beside `path` (their pid is gone, or it is ours).
+ * It never deletes the only copy of an identity: a temp is removed only when its bytes equal the live
+ * file, the backup or a recovery file, or when it does not decode as an identity; any other temp is
+ * an identity found nowhere else (an enrolled key whose write was interrupted) and is kept as
+ * `<name>.restore-<stamp>` for `status` to report. Run it while holding the lock of `path`.
+ */
+export async function sweepInterruptedWrites(path: string, now = new Date()): Promise<SweepResult> {
+  const dir = dirname(path);
   const prefix = `.${basename(path)}`;
+  const result: SweepResult = { removed: [], recovered: [] };
   let names: string[];
   try {
-    names = await readdir(dirname(path));
+    names = await readdir(dir);
   } catch {
-    return [];
+    return result;
   }
-  const removed: string[] = [];
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !name.includes(TEMP_MARK)) continue;
+  const temps = names.filter((name) => {
+    if (!name.startsWith(prefix) || !name.includes(TEMP_MARK)) return false;
     const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
-    if (Number.isInteger(pid) && pid !== process.pid && alive(pid)) continue;
-    await unlink(join(dirname(path), name)).catch(() => undefined);
-    removed.push(name);
+    return !(Number.isInteger(pid) && pid !== process.pid && alive(pid));
+  });
+  if (!temps.length) return result;
+  const known: Buffer[] = [];
+  for (const name of [basename(path), `${basename(path)}.bak`, ...names.filter((n) => isRecoveryName(path, n))]) {
+    const content = await readNoFollow(join(dir, name)).catch(() => undefined);
+    if (content) known.push(content);
   }
-  return removed;
-}
-
-async function writeSynced(path: string, content: Buffer | string, owner?: { uid: number; gid: number }, warnings: string[] = []): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
-    // The umask can only narrow 0600; chmod makes it exact even under an odd umask.
-    await handle.chmod(0o600);
-    await handle.writeFile(content);
-    if (owner && (owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) {
-      await handle.chown(owner.uid, owner.gid).catch((err: NodeJS.ErrnoException) => {
-        warnings.push(`could not keep owner ${owner.uid}:${owner.gid} (${err.code}); the file belongs to the user running par-identity`);
-      });
+  for (const name of temps) {
+    const full = join(dir, name);
+    const content = await readNoFollow(full).catch(() => undefined);
+    if (content && decodes(content) && !known.some((k) => k.equals(content))) {
+      const kept = await keepAside(full, path, 'restore', now);
+      known.push(content);
+      result.recovered.push(kept);
+      failpoint('sweep-after-keep');
+    } else {
+      result.removed.push(name);
     }
-    await handle.sync();
-  } finally {
-    await handle?.close();
+    await unlink(full).catch(() => undefined);
   }
+  return result;
 }
 
-async function fsyncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-function storageFailure(err: unknown, path: string): StorageError {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EBUSY' || code === 'EXDEV') {
-    return new StorageError(
-      'SINGLE_FILE_MOUNT',
-      `${path} is a single-file mount (rename gave ${code}), so it cannot be replaced atomically`,
-      'The live file was not changed. Mount the whole directory instead of the file (Kubernetes: no subPath), or write elsewhere with --identity-file and point the agent at it.',
-      { path, errno: code },
-      err,
-    );
-  }
-  return new StorageError('WRITE_FAILED', `could not write ${path}: ${code ?? (err as Error).message}`, 'The live file was not changed. Check free space and permissions of the directory, then run again.', { path, errno: code ?? null }, err);
+/** The names of the temp files the sweep removed (kept for callers that only report those). */
+export async function removeStaleTemps(path: string): Promise<string[]> {
+  return (await sweepInterruptedWrites(path)).removed;
 }
 
 /**
  * Replaces `path` with `content`. When `path` exists its exact bytes are first kept as `<path>.bak`
- * (0600). Owner and group of the old file are kept.
+ * (0600) — or, with `keepBackup: 'aside'`, as `<path>.corrupt-<stamp>` leaving .bak untouched (a live
+ * file that does not decode must never replace a good backup). Owner and group of the old file are kept.
  */
-export async function replaceFileAtomically(path: string, content: string, options: { keepBackup: boolean }): Promise<WriteResult> {
+export async function replaceFileAtomically(path: string, content: string, options: { keepBackup: boolean | 'aside'; now?: Date }): Promise<WriteResult> {
   const warnings: string[] = [];
-  await removeStaleTemps(path);
+  // Following a link would give the new key the owner of whatever the link points at.
+  await refuseSymlink(path);
+  if (options.keepBackup === true) await refuseSymlink(`${path}.bak`);
+  await sweepInterruptedWrites(path, options.now);
   const old = await stat(path).catch(() => undefined);
   const owner = old ? { uid: old.uid, gid: old.gid } : undefined;
   const temp = tempName(path);
   const backupTemp = tempName(path, '.bak');
   let backupPath: string | undefined;
+  let keptAsidePath: string | undefined;
   try {
     await writeSynced(temp, content, owner, warnings);
     failpoint('after-temp-write');
-    if (old && options.keepBackup) {
-      const { readFile } = await import('node:fs/promises');
-      await writeSynced(backupTemp, await readFile(path), owner, warnings);
-      backupPath = `${path}.bak`;
-      await rename(backupTemp, backupPath);
-      failpoint('after-backup');
+    if (old && options.keepBackup === 'aside') {
+      keptAsidePath = await keepAside(path, path, 'corrupt', options.now ?? new Date(), owner);
+      failpoint('after-keep-aside');
+    } else if (old && options.keepBackup) {
+      const previous = await readNoFollow(path);
+      if (previous) {
+        await writeSynced(backupTemp, previous, owner, warnings);
+        failpoint('after-backup-temp-write');
+        backupPath = `${path}.bak`;
+        await rename(backupTemp, backupPath);
+        failpoint('after-backup');
+      }
     }
     await rename(temp, path);
     failpoint('after-rename');
@@ -124,5 +138,85 @@ export async function replaceFileAtomically(path: string, content: string, optio
     warnings.push(`directory fsync failed (${err.code}); the new file is in place but may not survive a power loss`);
   });
   failpoint('after-dir-fsync');
-  return { path, ...(backupPath ? { backupPath } : {}), warnings };
+  return { path, ...(backupPath ? { backupPath } : {}), ...(keptAsidePath ? { keptAsidePath } : {}), warnings };
+}
+
+export interface SwapOptions {
+  /** The file whose content goes into service: `<path>.bak` (rollback) or a `.restore-*` file. */
+  from?: string;
+  /** The live file does not decode: keep it as `.corrupt-<stamp>` and leave .bak as it is. */
+  liveCorrupt?: boolean;
+  now?: Date;
+}
+
+/**
+ * Puts the content of `from` (default `<path>.bak`) into service and keeps the identity it replaces
+ * as the new `.bak`, so that a kill -9 at any instruction leaves both identities complete in files
+ * the next run finds:
+ *   1. temp ← copy of `from` (fsynced)              live = L, .bak = B
+ *   2. hard link live → `<path>.restore-<stamp>` (K)  L also in K
+ *   3. rename temp → live                          live = B, L only in K (a name no sweep deletes)
+ *   4. rename K → .bak                             live = B, .bak = L
+ *   5. fsync the directory
+ * With `from` a recovery file, a distinct .bak is first kept aside too, and `from` is removed last
+ * (it then equals the live file). A corrupt live file goes to `.corrupt-<stamp>` instead of .bak.
+ */
+export async function swapIntoService(path: string, options: SwapOptions = {}): Promise<WriteResult> {
+  const warnings: string[] = [];
+  const now = options.now ?? new Date();
+  const backupPath = `${path}.bak`;
+  const from = options.from ?? backupPath;
+  for (const file of new Set([path, backupPath, from])) await refuseSymlink(file);
+  await sweepInterruptedWrites(path, now);
+  const source = await readNoFollow(from);
+  if (!source) throw storageFailure(Object.assign(new Error('ENOENT'), { code: 'ENOENT' }), from);
+  const old = await stat(path).catch(() => undefined);
+  const owner = old ? { uid: old.uid, gid: old.gid } : undefined;
+  const temp = tempName(path);
+  let kept: string | undefined;
+  let keptAsidePath: string | undefined;
+  let finalBackup: string | undefined;
+  try {
+    await writeSynced(temp, source, owner, warnings);
+    failpoint('swap-after-temp-write');
+    if (from !== backupPath) {
+      const backup = await readNoFollow(backupPath);
+      const live = await readNoFollow(path);
+      if (backup && !backup.equals(source) && !live?.equals(backup)) {
+        await keepAside(backupPath, path, 'restore', now);
+        failpoint('swap-after-keep-backup');
+      }
+    }
+    if (old && options.liveCorrupt) {
+      keptAsidePath = await keepAside(path, path, 'corrupt', now, owner);
+    } else if (old) {
+      kept = await keepAside(path, path, 'restore', now, owner);
+    }
+    failpoint('swap-after-keep-live');
+    await rename(temp, path);
+    failpoint('swap-after-rename');
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    if (kept) await unlink(kept).catch(() => undefined);
+    throw storageFailure(err, path);
+  }
+  try {
+    if (kept) {
+      await rename(kept, backupPath);
+      finalBackup = backupPath;
+      failpoint('swap-after-backup');
+    }
+    if (from !== backupPath) {
+      await unlink(from);
+      failpoint('swap-after-remove-source');
+    }
+  } catch (err) {
+    // The new identity is in service; the replaced one is still complete in `kept`.
+    warnings.push(`could not finish (${(err as NodeJS.ErrnoException).code}): the replaced identity is kept as ${kept ?? 'its recovery file'}`);
+  }
+  await fsyncDirectory(dirname(path)).catch((err: NodeJS.ErrnoException) => {
+    warnings.push(`directory fsync failed (${err.code}); the restored file is in place but may not survive a power loss`);
+  });
+  failpoint('swap-after-dir-fsync');
+  return { path, ...(finalBackup ? { backupPath: finalBackup } : {}), ...(keptAsidePath ? { keptAsidePath } : {}), warnings };
 }

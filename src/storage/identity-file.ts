@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { access, open, readFile, stat, unlink } from 'node:fs/promises';
+import { access, lstat, open, readlink, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
 import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
@@ -13,19 +13,43 @@ export type IdentityFileState =
   | { state: 'ok'; path: string; text: string; identity: DecodedIdentity; stats: Stats }
   | { state: 'corrupt'; path: string; text: string; error: ParError; stats: Stats };
 
+/**
+ * Refuses a symbolic link where an identity file belongs: following it would read, replace or chown
+ * whatever it points at (another user's file, a file outside the agent's directory).
+ */
+export async function refuseSymlink(path: string): Promise<void> {
+  const stats = await lstat(path).catch(() => undefined);
+  if (!stats?.isSymbolicLink()) return;
+  const target = await readlink(path).catch(() => '(unreadable)');
+  throw new StorageError(
+    'SYMLINK_REFUSED',
+    `${path} is a symbolic link to ${target}; identity files are never followed through links`,
+    `Nothing was changed. Replace the link by the file itself (or point --identity-file at ${target} if that is the real identity file), then run again.`,
+    { path, target },
+  );
+}
+
 export async function readIdentityFile(path: string): Promise<IdentityFileState> {
   let text: string;
   let stats: Stats;
   try {
-    stats = await stat(path);
-    if (!stats.isFile()) {
-      throw new StorageError('NOT_A_FILE', `${path} exists but is not a regular file`, 'Point --identity-file at a file path.', { path });
+    await refuseSymlink(path);
+    // O_NOFOLLOW closes the window between the lstat above and the open; O_NONBLOCK keeps a FIFO from hanging us.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      stats = await handle.stat();
+      if (!stats.isFile()) {
+        throw new StorageError('NOT_A_FILE', `${path} exists but is not a regular file`, 'Point --identity-file at a file path.', { path });
+      }
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
     }
-    text = await readFile(path, 'utf8');
   } catch (err) {
     if (err instanceof ParError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'missing', path };
+    if (code === 'ELOOP') await refuseSymlink(path);
     throw new StorageError('READ_FAILED', `cannot read ${path}: ${code}`, 'Run par-identity as the user that owns the identity file (often root or dd-agent).', { path, errno: code ?? null });
   }
   try {
@@ -64,6 +88,8 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
   } finally {
     await unlink(probe).catch(() => undefined);
   }
+  await refuseSymlink(path);
+  await refuseSymlink(backupPathOf(path));
   const warnings: string[] = [];
   const fileStats = await stat(path).catch(() => undefined);
   if (fileStats) {

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FaultStep } from '../../src/emulators/enrollment/index.js';
 import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
 import { expectNoSecrets, IDENTITY, type LocalFixture, localFixture, secretsIn } from './local-fixture.js';
+import { portableBin } from './portable-bin.js';
 
 let fx: LocalFixture;
 beforeEach(async () => {
@@ -128,7 +129,12 @@ describe('rotate-identity refuses before enrolling', () => {
     const before = await seedIdentity();
     await chmod(fx.dir, 0o555);
     await chmod(join(fx.dir, 'datadog.yaml'), 0o644);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--identity-file', join(fx.dir, 'other.json')], { uid: 65534, gid: 65534 });
+    // root writes anywhere: run as nobody, from a copy of the binary nobody can reach wherever the checkout is.
+    const asRoot = process.getuid?.() === 0;
+    const portable = asRoot ? await portableBin() : undefined;
+    const run = await fx
+      .run(['rotate-identity', '-c', fx.dir, '--identity-file', join(fx.dir, 'other.json')], portable ? { uid: 65534, gid: 65534, bin: portable.bin } : {})
+      .finally(() => portable?.remove());
     await chmod(fx.dir, 0o755);
     expect(run.code, run.stderr).toBe(7);
     expect(run.stderr).toContain('error[DIRECTORY_NOT_WRITABLE]');
@@ -231,7 +237,7 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
   });
 
-  it('keeps owner and group of the old file', async () => {
+  it.runIf(process.getuid?.() === 0)('keeps owner and group of the old file (running as root)', async () => {
     await seedIdentity();
     await chown(fx.identityPath, 65534, 65534);
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
@@ -240,12 +246,23 @@ describe('rotate-identity with an unusual existing file', () => {
     expect([st.uid, st.gid]).toEqual([65534, 65534]);
   });
 
-  it('a corrupt existing file is reported and kept byte-identical as the backup', async () => {
+  it('a corrupt existing file is kept aside as .corrupt-<timestamp> (0600), never moved onto the good backup', async () => {
+    await seedIdentity();
+    const good = await seedIdentity();
+    await fx.run(['rotate-identity', '-c', fx.dir]);
+    const backupBefore = await fx.read(`${IDENTITY}.bak`);
+    expect(backupBefore).toBe(good);
     await writeFile(fx.identityPath, '{"private_key":"not-a-key","urn":"x"}', { mode: 0o600 });
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/warning: the current file does not decode/);
-    expect(await fx.read(`${IDENTITY}.bak`)).toBe('{"private_key":"not-a-key","urn":"x"}');
+    expect(await fx.read(`${IDENTITY}.bak`)).toBe(good);
+    const aside = (await fx.files()).filter((n) => n.startsWith(`${IDENTITY}.corrupt-`));
+    expect(aside).toHaveLength(1);
+    expect(aside[0]).toMatch(/\.corrupt-\d{8}T\d{6}Z$/);
+    expect(await fx.read(aside[0])).toBe('{"private_key":"not-a-key","urn":"x"}');
+    expect((await stat(join(fx.dir, aside[0]!))).mode & 0o777).toBe(0o600);
+    expect(run.stderr).toContain(`kept as ${join(fx.dir, aside[0]!)}`);
     expect(decodeIdentity(parseIdentityFile(await fx.read())).urn.orgId).toBe(1234567);
   });
 

@@ -173,8 +173,8 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout);
-    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout', 'report']);
-    expect(result.stderr).toMatch(/ 5\. enroll +API key accepted by \/api\/v1\/validate; would POST/);
+    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout', 'report']);
+    expect(result.stderr).toMatch(/ 6\. enroll +API key accepted by \/api\/v1\/validate; would POST/);
     expect(enrollRequests()).toHaveLength(0);
     expect(enrollment.requests.map((r) => r.route)).toEqual(['validate']);
   });
@@ -248,5 +248,27 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     expect(result.stderr).toContain('error[KUBE_FORBIDDEN]');
     expect(enrollRequests()).toHaveLength(0);
     expect(kube.getObject('v1', 'Secret', NS, SECRET)).toBeUndefined();
+  });
+});
+
+describe('one writer at a time on the identity file', () => {
+  it('a held lock → exit 11 LOCKED naming the holder, nothing enrolled; --wait-lock waits for its release', async () => {
+    await writeConfig('datadog.yaml');
+    const { acquireIdentityLock } = await import('../../src/storage/index.js');
+    const identityFile = join(dir, 'privateactionrunner_private_identity.json');
+    const held = await acquireIdentityLock(identityFile);
+    const refused = await run(['rotate-identity', '-c', dir]);
+    expect(refused.code, refused.stderr).toBe(11);
+    expect(refused.stderr).toContain('error[LOCKED]');
+    expect(refused.stderr).toContain(`pid ${process.pid}`);
+    expect(enrollRequests()).toHaveLength(0);
+    const rollback = await run(['rollback', '-c', dir]);
+    expect(rollback.code, rollback.stderr).toBe(11);
+    const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20', '--no-verify']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await held.release();
+    const done = await waiting;
+    expect(done.code, done.stderr).toBe(0);
+    expect(enrollRequests()).toHaveLength(1);
   });
 });

@@ -19,6 +19,8 @@ export interface RunOptions {
   uid?: number;
   gid?: number;
   timeoutMs?: number;
+  /** Another copy of the built binary (see portable-bin.ts), for runs as another user. */
+  bin?: string;
 }
 
 /** Environment without the caller's DD_* and proxies, so tests see only what they set. */
@@ -46,7 +48,7 @@ export interface RunningCli {
 
 /** Starts the built binary and keeps collecting its output; for long-running commands too. */
 export function startCli(args: string[], options: Omit<RunOptions, 'stdin' | 'timeoutMs'> = {}): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     env: cleanEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid }),

@@ -33,7 +33,7 @@ describe('status', () => {
       region: 'us1',
       runnerId: urn.split(':')[6],
       identityFile: fx.identityPath,
-      file: { mode: '0600', uid: 0, gid: 0 },
+      file: { mode: '0600', uid: process.getuid?.(), gid: process.getgid?.() },
       backup: { urn: parseIdentityFile(first).urn },
       agentWouldReEnroll: false,
       verify: { performed: true, ok: true },

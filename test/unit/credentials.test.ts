@@ -134,12 +134,30 @@ describe('"-" reads standard input', () => {
 });
 
 describe('credential files', () => {
-  it('a missing file is CREDENTIAL_UNREADABLE naming it', async () => {
+  it('a missing file is CREDENTIAL_UNREADABLE giving the length of the value, never the value', async () => {
     const cfg = await config(undefined);
     const path = join(dir, 'absent');
     const err = await configError(resolveCredentials(cfg, { apiKeyFile: path, readStdin: noStdin }, false));
     expect(err.code).toBe('CREDENTIAL_UNREADABLE');
-    expect(err.message).toBe(`cannot read the API key file ${path}: ENOENT`);
+    expect(err.message).toBe(`the API key file given with --api-key-file does not exist (the value, ${path.length} characters long, is not printed in case it is the key itself): ENOENT`);
+    expect(err.details).toEqual({ flag: '--api-key-file', valueLength: path.length });
+  });
+
+  it.each([
+    ['API key', 'apiKeyFile', '0123456789abcdef0123456789abcdef'],
+    ['application key', 'appKeyFile', 'fedcba9876543210fedcba9876543210fedcba98'],
+  ])('a key passed where the %s path belongs is not echoed', async (_label, flag, secret) => {
+    const cfg = await config(undefined);
+    const err = await configError(resolveCredentials(cfg, { apiKeyFile: await keyFile('api', 'k'), [flag]: secret, readStdin: noStdin }, true));
+    expect(err.code).toBe('CREDENTIAL_UNREADABLE');
+    expect(JSON.stringify({ m: err.message, h: err.hint, d: err.details })).not.toContain(secret.slice(0, 8));
+    expect(err.message).toContain(`${secret.length} characters long`);
+  });
+
+  it('an existing path that cannot be read is named (it is a path, not a key)', async () => {
+    const cfg = await config(undefined);
+    const err = await configError(resolveCredentials(cfg, { apiKeyFile: dir, readStdin: noStdin }, false));
+    expect(err.message).toBe(`cannot read the API key file ${dir}: EISDIR`);
   });
 
   it('an empty file is CREDENTIAL_MISSING', async () => {

@@ -72,8 +72,13 @@ describe('serverMessage', () => {
     expect(serverMessage(body)).toBe(message);
   });
 
-  it('shortens long bodies', () => {
-    expect(serverMessage('x'.repeat(1000))).toHaveLength(200);
-    expect(serverMessage(JSON.stringify({ errors: ['y'.repeat(1000)] }))).toHaveLength(300);
+  it('shortens long bodies, saying how much was cut', () => {
+    expect(serverMessage('x'.repeat(1000))).toBe(`${'x'.repeat(200)}… (800 more characters)`);
+    expect(serverMessage(JSON.stringify({ errors: ['y'.repeat(1000)] }))).toBe(`${'y'.repeat(300)}… (700 more characters)`);
+  });
+
+  it('strips escape sequences, control characters and newlines from what the server says', () => {
+    expect(serverMessage('{"errors":["\\u001b[2J\\u001b[31mdenied\\nINFO rotation ok"]}')).toBe('denied INFO rotation ok');
+    expect(serverMessage('oops\x1b]0;title\x07\r\nfake line')).toBe('oops fake line');
   });
 });

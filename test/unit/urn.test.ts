@@ -107,3 +107,20 @@ describe('apiKeyHash (protocol §4): lowercase hex SHA-256 of the raw key', () =
     expect(apiKeyHash(` ${key}`)).not.toBe(apiKeyHash(key));
   });
 });
+
+describe('hostile runner ids', () => {
+  it.each([
+    ['an ANSI escape', 'abc\u001b[2Jdef'],
+    ['a newline', 'abc\nINFO forged'],
+    ['a C1 control', 'abc\u009bdef'],
+    ['a bidi override', 'abc\u202edef'],
+  ])('a runner id with %s is refused without printing it', (_, runnerId) => {
+    expect(() => checkRunnerId(runnerId)).toThrow('runner_id: contains control or formatting characters (not printed)');
+    expect(() => parseUrn(`urn:dd:apps:on-prem-runner:us1:1:${runnerId}`)).toThrow('urn: contains control or formatting characters (not printed)');
+  });
+
+  it('an overlong runner id is refused', () => {
+    expect(() => checkRunnerId('r'.repeat(257))).toThrow('is 257 characters long');
+    expect(() => checkRunnerId('r'.repeat(256))).not.toThrow();
+  });
+});

@@ -2,11 +2,22 @@ import type { AgentConfig, IdentityPath } from '../../config/index.js';
 import { readAgentApiKey } from '../../config/credentials.js';
 import { type HostResolution, predictReenroll, resolveHost } from '../../host/index.js';
 import { restartHint } from '../../config/runtime-environment.js';
-import { StorageError } from '../../errors.js';
+import { ParError, StorageError } from '../../errors.js';
 import { type DecodedIdentity, encodePrivateJwk, type IdentityRecord, serializeIdentityFile } from '../../identity/index.js';
 import type { Io } from '../../io.js';
-import { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile, replaceFileAtomically } from '../../storage/index.js';
-import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, WriteOutcome } from '../target.js';
+import {
+  acquireIdentityLock,
+  backupPathOf,
+  type IdentityFileState,
+  listRecoverableIdentities,
+  lockPathOf,
+  preflightIdentityDirectory,
+  readIdentityFile,
+  replaceFileAtomically,
+  swapIntoService,
+  sweepInterruptedWrites,
+} from '../../storage/index.js';
+import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, WriteOutcome } from '../target.js';
 
 // The standalone / node runner's identity file (protocol §5), replaced atomically with the previous
 // content kept as <file>.bak.
@@ -22,7 +33,7 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentId
     current.notes.push(`current: ${live.identity.record.urn} (fingerprint ${live.identity.key.kid})`);
   } else if (live.state === 'corrupt') {
     current.problem = live.error;
-    current.warnings.push(`the current file does not decode (${live.error.message}); it will be kept as ${backupPathOf(live.path)}`);
+    current.warnings.push(`the current file does not decode (${live.error.message}); it will be kept aside as ${live.path}.corrupt-<UTC time> and ${backupPathOf(live.path)} left as it is`);
   } else {
     current.notes.push('no identity yet: this enrolls a first one');
   }
@@ -50,6 +61,27 @@ export class LocalFileTarget implements IdentityTarget {
     this.label = `identity file ${this.path}`;
     this.selector = ['--identity-file', this.path, ...configSelector];
     this.where = { identityFile: this.path };
+  }
+
+  async lock(waitSeconds: number): Promise<TargetLock> {
+    const held = await acquireIdentityLock(this.path, { waitSeconds }).catch(async (err: unknown) => {
+      if (err instanceof ParError) throw err;
+      // The lock file lives beside the identity: a missing or read-only directory is named as such.
+      await preflightIdentityDirectory(this.path);
+      throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
+    });
+    const notes = [`lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})`];
+    const warnings: string[] = [];
+    try {
+      // Under the lock, so no live run's temp file is mistaken for a crashed one's.
+      const swept = await sweepInterruptedWrites(this.path);
+      if (swept.removed.length) warnings.push(`removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.join(', ')}`);
+      for (const kept of swept.recovered) warnings.push(`an interrupted run left an identity found nowhere else; kept as ${kept} (see \`par-identity status\`)`);
+    } catch (err) {
+      await held.release();
+      throw err;
+    }
+    return { release: () => held.release(), notes, warnings };
   }
 
   async read(): Promise<CurrentIdentity> {
@@ -80,13 +112,14 @@ export class LocalFileTarget implements IdentityTarget {
     return `write ${this.path} atomically (temp file, fsync, rename, 0600)${current.state !== 'missing' ? `; keep the current file as ${backupPathOf(this.path)}` : ''}`;
   }
 
-  async write(_current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
-    const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup: true });
+  async write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
+    // A corrupt live file goes aside (<name>.corrupt-<time>), never onto a good backup.
+    const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup: current.state === 'corrupt' ? 'aside' : true });
     const backupFile = written.backupPath ?? null;
     return {
-      previousKept: Boolean(backupFile),
-      warnings: written.warnings,
-      data: { backupFile },
+      previousKept: Boolean(backupFile) || Boolean(current.previous),
+      warnings: [...written.warnings, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
+      data: { backupFile: backupFile ?? (current.previous ? backupPathOf(this.path) : null), keptAside: written.keptAsidePath ?? null },
       lines: [`  file:         ${this.path} (0600)`, `  backup:       ${backupFile ?? '(none: no previous file)'}`],
     };
   }
@@ -115,7 +148,7 @@ export class LocalFileTarget implements IdentityTarget {
       throw new StorageError('BACKUP_CORRUPT', `the backup ${backupPath} does not decode (${backup.error.message})`, 'Nothing was changed. Rotate again instead of rolling back.', { path: backupPath });
     }
     const live = await readIdentityFile(path);
-    const written = await replaceFileAtomically(path, backup.text, { keepBackup: live.state !== 'missing' });
+    const written = await swapIntoService(path, { liveCorrupt: live.state === 'corrupt' });
     const readBack = await readIdentityFile(path);
     if (readBack.state !== 'ok' || readBack.text !== backup.text) {
       throw new StorageError('READ_BACK_MISMATCH', `${path} does not read back as restored`, `Inspect ${path} and ${backupPath} by hand.`, { path });
@@ -124,7 +157,7 @@ export class LocalFileTarget implements IdentityTarget {
     return {
       restored: readBack.identity,
       replacedUrn,
-      warnings: written.warnings,
+      warnings: [...written.warnings, ...(written.keptAsidePath ? [`the corrupt live file is kept as ${written.keptAsidePath}`] : [])],
       data: { backupFile: written.backupPath ?? null },
       lines: [`  replaced:     ${replacedUrn ?? '(no decodable identity)'}, now kept as ${written.backupPath ?? '(none)'}`],
     };
@@ -155,13 +188,15 @@ export class LocalFileTarget implements IdentityTarget {
           ? { path: backup.path, corrupt: true }
           : null;
     const backupWrittenAt = backup.state === 'missing' ? null : backup.stats.mtime.toISOString();
+    const recoverable = await listRecoverableIdentities(this.path);
     return {
-      data: { source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
+      data: { recoverable, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
         `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}, written ${backupWrittenAt}` : '(none)'}`,
         `  hostname:     ${host.hostname || '""'} (${host.source})`,
         `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
+        ...recoverable.map((r) => `  recoverable:  ${r.path} (${r.urn ?? `does not decode: ${r.error}`}${r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : ''})`),
         `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
       ],
       warnings,

@@ -7,7 +7,7 @@ import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js'
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
 import { buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
-import type { CurrentIdentity, EnrollmentNaming, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, WriteOutcome } from '../target.js';
+import type { CurrentIdentity, EnrollmentNaming, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from '../target.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
@@ -87,6 +87,10 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const before = previous ? { urn: previous.record.urn, fingerprint: previous.key.kid } : {};
     const result = await recordEvent(this.session.conn, secretIdentityEvent(change, subject, current, before));
     return result.recorded ? [] : [result.warning];
+  }
+
+  async lock(): Promise<TargetLock> {
+    return { release: async () => undefined, notes: ['no lock file: the resourceVersion read now guards the write (a concurrent writer gets 409)'], warnings: [] };
   }
 
   async read(): Promise<CurrentIdentity> {
