@@ -1,7 +1,9 @@
-import { Command, CommanderError, Option } from 'commander';
+import { type Command, CommanderError, Option } from 'commander';
+import { choiceParser, RedactingCommand } from './cli/redacting-command.js';
 import { UsageError } from './errors.js';
 import { type Io, processIo } from './io.js';
 import { type CommandResult, renderError, renderResult, wantsColor } from './output.js';
+import { DURATIONS, duration } from './cli/duration-flags.js';
 import { VERSION } from './version.js';
 
 // Wiring only: flags → options objects → commands/<name>.ts run(). Commands are imported when
@@ -18,22 +20,13 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function seconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-function numberFlag(flag: string, valid: (n: number) => boolean, what: string) {
+function processId(flag: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || !valid(n)) throw new UsageError(`${flag} must be ${what}, got ${JSON.stringify(value)}`);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) throw new UsageError(`${flag} must be a process id, got a ${value.length}-character value`);
     return n;
   };
 }
-const nonNegative = (flag: string) => numberFlag(flag, (n) => n >= 0, 'a non-negative number');
-const positive = (flag: string) => numberFlag(flag, (n) => n > 0, 'a positive number');
-const processId = (flag: string) => numberFlag(flag, (n) => Number.isSafeInteger(n) && n > 0, 'a process id');
 
 function addOutputFlags(cmd: Command): Command {
   return cmd.option('--json', 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr').option('--no-color', 'never colour the output (NO_COLOR is honoured too)');
@@ -70,7 +63,7 @@ function addRolloutFlags(cmd: Command): Command {
   return cmd
     .option('--rollout <workload>', 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)')
     .option('--fallback', 'with --rollout: allow the DaemonSet capacity fallback')
-    .addOption(new Option('--rollout-timeout <seconds>', 'deadline for --rollout').default(600).argParser(seconds));
+    .addOption(new Option('--rollout-timeout <duration>', 'deadline for --rollout').default(600).argParser(duration(DURATIONS.rolloutTimeout)));
 }
 
 function rolloutOptions(raw: Raw) {
@@ -116,7 +109,7 @@ function action<O>(io: Io, name: string, load: () => Promise<CommandModule<O>>, 
 }
 
 export function buildProgram(io: Io): Command {
-  const program = new Command('par-identity')
+  const program = new RedactingCommand('par-identity')
     .description('Rotate the identity (ECDSA P-256 key + runner URN) of a Datadog Private Action Runner, safely.')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
@@ -130,7 +123,7 @@ export function buildProgram(io: Io): Command {
   addConfigFlags(rotate);
   addCredentialFlags(rotate);
   rotate
-    .addOption(new Option('--timeout <seconds>', 'deadline for enrollment and verification').default(120).argParser(seconds))
+    .addOption(new Option('--timeout <duration>', 'deadline for enrollment and verification').default(120).argParser(duration(DURATIONS.timeout)))
     .option('--dry-run', 'run every check and print every step; no enrollment, no write')
     .option('--no-verify', 'skip the signed health check of the new identity')
     .option('--k8s-secret <name>', 'rotate the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file')
@@ -163,7 +156,7 @@ export function buildProgram(io: Io): Command {
   addKubeFlags(rotatePar);
   addCredentialFlags(rotatePar);
   rotatePar
-    .addOption(new Option('--timeout <seconds>', 'deadline for enrollment and verification').default(120).argParser(seconds))
+    .addOption(new Option('--timeout <duration>', 'deadline for enrollment and verification').default(120).argParser(duration(DURATIONS.timeout)))
     .option('--dry-run', 'every read and the server-side dry-run update; no enrollment, no write')
     .option('--no-verify', 'skip the signed health check of the new identity')
     .option('--no-keep-previous', 'do not keep the previous identity as previous_urn / previous_private_key');
@@ -189,7 +182,7 @@ export function buildProgram(io: Io): Command {
   addKubeFlags(status);
   status
     .option('--verify', 'also prove online that the server accepts the identity (signed health check)')
-    .addOption(new Option('--timeout <seconds>', 'deadline for --verify').default(30).argParser(seconds));
+    .addOption(new Option('--timeout <duration>', 'deadline for --verify').default(30).argParser(duration(DURATIONS.timeout)));
   addOutputFlags(status).action(
     action(io, 'status', () => (status.opts().secret ? import('./commands/secret-status.js') : import('./commands/status.js')), (raw) => ({
       ...localOptions(raw),
@@ -206,7 +199,7 @@ export function buildProgram(io: Io): Command {
   addKubeFlags(rollback);
   rollback
     .option('--no-verify', 'skip the signed health check of the restored identity')
-    .addOption(new Option('--timeout <seconds>', 'deadline for verification').default(30).argParser(seconds));
+    .addOption(new Option('--timeout <duration>', 'deadline for verification').default(30).argParser(duration(DURATIONS.timeout)));
   addOutputFlags(rollback).action(
     action(io, 'rollback', () => (rollback.opts().secret ? import('./commands/secret-rollback.js') : import('./commands/rollback.js')), (raw) => ({
       ...localOptions(raw),
@@ -226,8 +219,8 @@ export function buildProgram(io: Io): Command {
     .option('-c, --cfgpath <dir>', 'with show: agent config whose keys take precedence', DEFAULT_CFGPATH)
     .option('-E, --extracfgpath <file>', 'with show: extra agent config file (repeatable)', collect, []);
   addOutputFlags(credentials).action(async (actionName: string, raw: Raw) =>
-    action(io, `credentials ${actionName}`, () => import('./commands/credentials.js'), (r) => {
-      if (!['set', 'show', 'delete'].includes(actionName)) throw new UsageError(`unknown credentials action ${JSON.stringify(actionName)}`, 'Use one of: set, show, delete.');
+    action(io, ['set', 'show', 'delete'].includes(actionName) ? `credentials ${actionName}` : 'credentials', () => import('./commands/credentials.js'), (r) => {
+      if (!["set", "show", "delete"].includes(actionName)) throw new UsageError(`unknown credentials action (a ${actionName.length}-character value)`, 'Use one of: set, show, delete.');
       return {
         ...outputOptions(r, io),
         action: actionName as 'set' | 'show' | 'delete',
@@ -251,8 +244,8 @@ export function buildProgram(io: Io): Command {
     .option('--no-surge', "restart with the workload's own strategy")
     .option('--fallback', 'DaemonSet: on a node too full for a second Pod, delete its old Pod first (within the maxUnavailable budget)')
     .option('--identity-secret <name>', 'Secret holding the identity whose fingerprint is stamped on the Pods')
-    .addOption(new Option('--timeout <seconds>', 'deadline for the rollout to complete').default(600).argParser(seconds))
-    .addOption(new Option('--poll-interval <ms>', 'how often progress is read').default(1000).argParser(Number))
+    .addOption(new Option('--timeout <duration>', 'deadline for the rollout to complete').default(600).argParser(duration(DURATIONS.rolloutCommandTimeout)))
+    .addOption(new Option('--poll-interval <ms>', 'how often progress is read').default(1000).argParser(duration(DURATIONS.pollInterval)))
     .option('--dry-run', 'print the patches and deletions it would make; no writes');
   addOutputFlags(rollout).action(async (target: string, raw: Raw) =>
     action(io, 'rollout', () => import('./commands/rollout.js'), (r) => ({
@@ -274,7 +267,10 @@ export function buildProgram(io: Io): Command {
     .description('print a shell completion script (bash, zsh or fish) for every command and flag')
     .argument('<shell>', 'bash | zsh | fish')
     .action(async (shell: string, raw: Raw) =>
-      action(io, 'completion', () => import('./commands/completion.js'), () => ({ shell, program }))(raw),
+      action(io, 'completion', () => import('./commands/completion.js'), () => {
+        if (!['bash', 'zsh', 'fish'].includes(shell)) throw new UsageError(`no completion for that shell (a ${shell.length}-character value)`, 'Use one of: bash, zsh, fish.');
+        return { shell, program };
+      })(raw),
     );
 
   const emulator = program.command('emulator').description('run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted');
@@ -308,12 +304,12 @@ export function buildProgram(io: Io): Command {
     .addOption(new Option('--signal <pid>', 'after a rotation is written to --output, signal this process').argParser(processId('--signal')).conflicts('pidfile'))
     .option('--pidfile <file>', 'like --signal, for the process id held in this file (read at every signal)')
     .option('--signal-name <name>', 'signal sent by --signal/--pidfile and by --on-change signal', 'HUP')
-    .addOption(new Option('--on-change <action>', 'what a rotation does to the supervised command').choices(['restart', 'signal']).default('restart'))
-    .addOption(new Option('--kill-timeout <seconds>', 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted').default(10).argParser(nonNegative('--kill-timeout')))
-    .addOption(new Option('--splay <ms>', 'wait a random 0…ms before applying a rotation, so replicas do not reload in lockstep').default(0).argParser(nonNegative('--splay')))
-    .addOption(new Option('--relist-interval <seconds>', 'full re-list period, the backstop for a silently dead watch (0: off)').default(600).argParser(nonNegative('--relist-interval')))
+    .addOption(new Option('--on-change <action>', 'what a rotation does to the supervised command').choices(['restart', 'signal']).argParser(choiceParser('--on-change', ['restart', 'signal'])).default('restart'))
+    .addOption(new Option('--kill-timeout <seconds>', 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted').default(10).argParser(duration(DURATIONS.killTimeout)))
+    .addOption(new Option('--splay <ms>', 'wait a random 0…ms before applying a rotation, so replicas do not reload in lockstep').default(0).argParser(duration(DURATIONS.splay)))
+    .addOption(new Option('--relist-interval <seconds>', 'full re-list period, the backstop for a silently dead watch (0: off)').default(600).argParser(duration(DURATIONS.relistInterval)))
     .option('--listen <addr>', 'serve /healthz, /readyz and /metrics on PORT, :PORT or HOST:PORT (off by default)')
-    .addOption(new Option('--healthz-stale <seconds>', '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 60)').argParser(positive('--healthz-stale')));
+    .addOption(new Option('--healthz-stale <seconds>', '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 60)').argParser(duration(DURATIONS.healthzStale)));
   watch
     .option('--json', 'events as JSON lines on stdout (schemaVersion 1), then the result object; human text goes to stderr')
     .option('--no-color', 'never colour the output (NO_COLOR is honoured too)')

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { retryPolicyFromEnv, systemClock } from '../enrollment/retry-policy.js';
+import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { ChildExitError, ConfigError, type ParError, toParError, UsageError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';

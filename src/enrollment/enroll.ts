@@ -3,7 +3,7 @@ import { classifyStatus } from './classify-status.js';
 import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-request.js';
 import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
 import { type HttpResponse, ResponseTooLargeError, describeNetworkError, exchange } from './http-exchange.js';
-import { type Attempt, type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
+import { type Attempt, type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
 
 export interface EnrollOptions {
   timeoutMs: number;

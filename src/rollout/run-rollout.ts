@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { InterruptedError, ParError } from '../errors.js';
+import { Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
@@ -75,14 +76,8 @@ function decideSurge(check: RolloutCheck, options: RolloutOptions): boolean {
   return true;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
+/** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
+const DEFAULT_POLL_MS = 1_000;
 
 export async function runRollout(api: RolloutApi, options: RolloutOptions): Promise<RolloutOutcome> {
   const started = options.now().getTime();
@@ -108,7 +103,9 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   let completed = false;
   try {
     await api.patchWorkload(options.ref, first);
-    const deadline = started + options.timeoutMs;
+    // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.
+    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
+    const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     for (;;) {
       if (options.signal?.aborted) throw new InterruptedError(`rollout of ${describeRef(options.ref)}`);
       const live = await api.readWorkload(options.ref);
@@ -131,14 +128,15 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
         completed = true;
         break;
       }
-      if (options.now().getTime() > deadline) {
+      if (deadline.expired()) {
         throw new RolloutError(
           'ROLLOUT_TIMEOUT',
           `${describeRef(options.ref)} did not finish rolling out within ${Math.round(options.timeoutMs / 1000)} s (${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
           'The restart was undone and the original strategy restored: Pods not yet replaced keep running with the identity they have. Check why the new Pods are not Ready (kubectl describe pod), then run the rollout again.',
         );
       }
-      await sleep(options.pollMs, options.signal);
+      // An abort ends the wait early; the loop's first line turns it into InterruptedError.
+      await deadline.sleep(pollMs, options.signal).catch(() => undefined);
     }
   } finally {
     // On failure the restart is undone in the same patch that restores the strategy: with the
