@@ -355,3 +355,9 @@ export async function renderManPage(): Promise<string> {
   const { renderManPage: render } = await import('./docs/man-page.js');
   return render(buildProgram(processIo()), VERSION);
 }
+
+/** README.md with its generated blocks rewritten (scripts/sync-readme.mjs). */
+export async function syncReadme(readme: string): Promise<string> {
+  const { syncReadme: sync } = await import('./docs/exit-status.js');
+  return sync(readme);
+}

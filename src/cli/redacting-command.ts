@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 // key. Only the option's name is quoted here (`--api-key`, `-k`), for the program and every command.
 
 /** `--name=value` → `--name`; `-kVALUE` → `-k`. */
-export function optionNameOf(arg: string): string {
+function optionNameOf(arg: string): string {
   if (arg.startsWith('--')) return arg.split('=', 1)[0]!;
   return arg.slice(0, 2);
 }

@@ -1,6 +1,6 @@
 import type { Command, Option } from 'commander';
 import { CONFIG_KEYS, envNameOf } from '../config/config-keys.js';
-import { EXIT_CODE_DOCS } from '../errors.js';
+import { exitStatusDocs } from './exit-status.js';
 
 // The man page is rendered from the commander definitions that also print --help, plus the
 // config-key and exit-code tables the code itself uses: nothing here can drift from behaviour.
@@ -90,7 +90,13 @@ export function renderManPage(program: Command, version: string): string {
     '.I Secret private\\-action\\-runner\\-identity',
     esc('cluster agent identity: data keys private_key, urn, orch_cluster_id, api_key_hash, and previous_private_key / previous_urn.'),
     '.SH EXIT STATUS',
-    ...EXIT_CODE_DOCS.flatMap((e) => ['.TP', `.B ${e.code}`, esc(`${e.meaning}.`)]),
+    esc('Each exit status, then the stable error codes (error[CODE] on stderr, "code" in --json) that end with it.'),
+    ...exitStatusDocs().flatMap((e) => [
+      '.TP',
+      `.B ${e.code}`,
+      esc(`${e.meaning}.`),
+      ...(e.errors.length > 0 ? ['.RS', ...e.errors.flatMap((err) => ['.TP', `.B ${esc(err.code)}`, esc(`${err.meaning}.`)]), '.RE'] : []),
+    ]),
     '.SH EXAMPLES',
     ...EXAMPLES.flatMap(([what, cmd]) => ['.PP', esc(what), '.RS', '.nf', cmd, '.fi', '.RE']),
     '.SH SEE ALSO',

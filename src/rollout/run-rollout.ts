@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { InterruptedError, ParError } from '../errors.js';
+import { InterruptedError, RolloutError } from '../errors.js';
 import { Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck } from './eligibility.js';
@@ -10,12 +10,6 @@ import { describeRef, type WorkloadRef } from './workload-ref.js';
 
 // check → (dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
 // fallback when asked → restore the user's strategy whatever happened (success, failure, Ctrl-C).
-
-export class RolloutError extends ParError {
-  constructor(code: string, message: string, hint: string) {
-    super(code, 'rolloutFailed', message, hint);
-  }
-}
 
 export interface RolloutOptions {
   ref: WorkloadRef;

@@ -39,7 +39,7 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 
 export type Attempt<T> = { done: true; value: T } | { done: false; reason: string; retryAfterMs?: number };
 
-export interface RetryOutcome<T> {
+interface RetryOutcome<T> {
   value?: T;
   attempts: number;
   lastReason?: string;

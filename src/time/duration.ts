@@ -7,7 +7,7 @@ import { MAX_TIMER_MS } from './clock.js';
 // so no setTimeout ever overflows into a 1 ms busy loop. Errors give the value's length, never the
 // value: a key pasted into the wrong flag must not land in a terminal or a log.
 
-export type DurationUnit = 'ms' | 's';
+type DurationUnit = 'ms' | 's';
 
 export interface DurationFlag {
   flag: string;
@@ -19,8 +19,8 @@ export interface DurationFlag {
   minMs?: number;
 }
 
-export const SECOND_MS = 1_000;
-export const MINUTE_MS = 60 * SECOND_MS;
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60 * SECOND_MS;
 export const HOUR_MS = 60 * MINUTE_MS;
 export const DAY_MS = 24 * HOUR_MS;
 /** Bound of every interval flag. */
