@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { UsageError } from '../errors.js';
 
 // commander quotes an unknown option as typed, value included: `--api-key=SECRET` would print the
 // key. Only the option's name is quoted here (`--api-key`, `-k`), for the program and every command.
@@ -21,10 +20,3 @@ export class RedactingCommand extends Command {
   }
 }
 
-/** Like commander's .choices(), whose message quotes the value: this one gives its length. */
-export function choiceParser(flag: string, choices: readonly string[]) {
-  return (value: string): string => {
-    if (choices.includes(value)) return value;
-    throw new UsageError(`${flag} must be one of ${choices.join(', ')}, got a ${value.length}-character value`);
-  };
-}

@@ -83,8 +83,8 @@ describe('no argument value is ever echoed', () => {
     ['--poll-interval SECRET', ['rollout', 'deployment/x', '--poll-interval', SECRET], `got a ${SECRET.length}-character value`],
     ['--on-change SECRET', ['watch', '--on-change', SECRET], '--on-change must be one of restart, signal'],
     ['--signal SECRET', ['watch', '--signal', SECRET], '--signal must be a process id'],
-    ['credentials SECRET', ['credentials', SECRET], 'unknown credentials action'],
-    ['completion SECRET', ['completion', SECRET], 'no completion for that shell'],
+    ['credentials SECRET', ['credentials', SECRET], '<action> must be one of set, show, delete'],
+    ['completion SECRET', ['completion', SECRET], '<shell> must be one of bash, zsh, fish'],
     ['rollout SECRET', ['rollout', SECRET], 'the workload must be deployment/<name> or daemonset/<name>'],
   ])('%s: exit 2, the value nowhere in the output', async (_name, args, message) => {
     // completion has no JSON form.
