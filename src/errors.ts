@@ -1,6 +1,10 @@
 // The one error family. Every failure the operator can meet is a ParError with a stable `code`
 // (scripts match on it), an exit status (runbooks branch on it) and a hint saying what to do next.
 // Messages never contain key material: callers pass names and fingerprints, never values.
+//
+// ERROR_CODES is the closed list of codes: a code missing from it fails tsc where it is thrown, and
+// test/unit/error-codes.test.ts fails when a code thrown anywhere in src/ is not in it or is thrown
+// with another class or exit than its row says. README and the man page print it.
 
 export const ExitCode = {
   ok: 0,
@@ -15,23 +19,157 @@ export const ExitCode = {
   kubernetes: 9,
   rolloutFailed: 10,
   locked: 11,
+  outcomeUnknown: 12,
+  unavailable: 13,
   interrupted: 130,
 } as const;
 
-export type ExitCodeName = keyof typeof ExitCode;
+type ExitCodeName = keyof typeof ExitCode;
 
-export interface ErrorDetails {
+/** The exit-code contract, as documented in README and the man page. */
+export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string }[] = [
+  { code: 0, name: 'ok', meaning: 'success (for a dry run: every check passed)' },
+  { code: 1, name: 'internal', meaning: 'unexpected failure (a bug): nothing is half-written, see the message' },
+  { code: 2, name: 'usage', meaning: 'unknown command or flag, or an invalid flag value' },
+  { code: 3, name: 'config', meaning: 'agent config unreadable or invalid, runner disabled, credentials missing' },
+  { code: 4, name: 'credentialsRejected', meaning: 'the Datadog API rejected the API/application key (HTTP 401/403)' },
+  { code: 5, name: 'enrollmentFailed', meaning: 'enrollment refused, bad response, redirect refused, TLS untrusted, or deadline exceeded' },
+  { code: 6, name: 'conflict', meaning: 'someone else changed the identity meanwhile; nothing was overwritten' },
+  { code: 7, name: 'storage', meaning: 'identity file or backup missing, corrupt, or not writable' },
+  { code: 8, name: 'verificationFailed', meaning: 'the new identity was stored but the server did not accept it' },
+  { code: 9, name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, timed out, or misconfigured' },
+  { code: 10, name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
+  { code: 11, name: 'locked', meaning: 'another run holds the lock on this target; nothing was changed' },
+  { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
+  { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
+  { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
+];
+
+/** The class a code is thrown with (ParError itself for codes without a family of their own). */
+type ErrorFamily =
+  | 'ParError'
+  | 'UsageError'
+  | 'ConfigError'
+  | 'IdentityDecodeError'
+  | 'CredentialsRejectedError'
+  | 'EnrollmentError'
+  | 'StorageError'
+  | 'ConflictError'
+  | 'VerificationError'
+  | 'KubernetesError'
+  | 'RolloutError'
+  | 'InterruptedError'
+  | 'ReloadApplyError'
+  | 'ChildExitError';
+
+interface ErrorCodeRow {
+  family: ErrorFamily;
+  exit: ExitCodeName;
+  meaning: string;
+}
+
+export const ERROR_CODES = {
+  INTERNAL: { family: 'ParError', exit: 'internal', meaning: 'an unexpected failure (a bug); the message says where' },
+  USAGE: { family: 'UsageError', exit: 'usage', meaning: 'unknown command or flag, or an invalid flag value' },
+
+  CONFIG_UNREADABLE: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file (-c, -E) is missing or cannot be read' },
+  CONFIG_YAML: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file is not valid YAML' },
+  CONFIG_VALUE: { family: 'ConfigError', exit: 'config', meaning: 'a config value has the wrong type or form' },
+  RUNNER_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'private_action_runner.enabled is false' },
+  IDENTITY_PATH_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'no config and no --identity-file: the identity file path is unknown' },
+  CREDENTIAL_MISSING: { family: 'ConfigError', exit: 'config', meaning: 'no API key or application key in any source' },
+  CREDENTIAL_UNREADABLE: { family: 'ConfigError', exit: 'config', meaning: 'the --api-key-file/--app-key-file cannot be read' },
+  CREDENTIAL_FORMAT: { family: 'ConfigError', exit: 'config', meaning: 'a key is not a plain key (whitespace, an ENC[] handle)' },
+  SECRET_HANDLE_UNSUPPORTED: { family: 'ConfigError', exit: 'config', meaning: 'a key is an ENC[] secret handle, which par-identity does not resolve' },
+  SECRET_STORAGE_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'the cluster agent config does not keep the identity in a Secret' },
+  WATCH_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'watch: the config does not keep an enabled runner identity in a Secret' },
+  CONFIG_YAML_ALIASES: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file expands too many YAML aliases (bounded against alias bombs)' },
+  PROXY_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'a proxy setting (proxy.*, DD_PROXY_*, HTTPS_PROXY) is not a usable URL' },
+  SECRET_BACKEND_CONFIG: { family: 'ConfigError', exit: 'config', meaning: 'secret_backend_config is not a JSON object' },
+  SECRET_BACKEND_FAILED: { family: 'ConfigError', exit: 'config', meaning: 'the secret_backend_command failed, timed out, or printed no usable JSON' },
+  SECRET_BACKEND_PERMISSIONS: { family: 'ConfigError', exit: 'config', meaning: 'the secret_backend_command file has rights the agent refuses' },
+  SECRET_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'an ENC[] handle was missing, empty or in error in the backend output' },
+  HOSTNAME_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'a hostname (--hostname, config) fails the agent validation rules' },
+  HOSTNAME_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'neither the running agent nor the hostname chain gave a valid hostname' },
+  AGENT_VERSION_INVALID: { family: 'ConfigError', exit: 'config', meaning: '--agent-version is not in the agent format (7.66.0+commit.abc1234)' },
+  KEYCHAIN_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the OS keychain is not available (no Secret Service, module not loadable)' },
+
+  CREDENTIALS_REJECTED: { family: 'CredentialsRejectedError', exit: 'credentialsRejected', meaning: 'the Datadog API answered 401/403 to the API/application key' },
+  API_KEY_INVALID: { family: 'ParError', exit: 'credentialsRejected', meaning: "Datadog's key validation endpoint says the API key is not valid" },
+
+  ENROLL_REJECTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API refused the request (4xx other than 401/403/429)' },
+  ENROLL_BAD_RESPONSE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API answer is malformed or too large' },
+  ENROLL_REDIRECT_REFUSED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API redirected; redirects are never followed' },
+  ENROLL_TIMEOUT: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'enrollment did not succeed before --timeout' },
+  TLS_UNTRUSTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: "the Datadog endpoint's TLS certificate is not trusted (see NODE_EXTRA_CA_CERTS); not retried" },
+
+  API_UNREACHABLE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'dry run: the Datadog API host cannot be reached' },
+  API_KEY_CHECK_FAILED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'dry run: the API key check answered an unexpected status' },
+
+  CONFLICT: { family: 'ConflictError', exit: 'conflict', meaning: 'the target changed between our read and our write; nothing was overwritten' },
+
+  IDENTITY_INVALID: { family: 'IdentityDecodeError', exit: 'storage', meaning: 'a stored or received identity does not decode' },
+  IDENTITY_MISSING: { family: 'StorageError', exit: 'storage', meaning: 'there is no identity file' },
+  IDENTITY_CORRUPT: { family: 'StorageError', exit: 'storage', meaning: 'the identity file is not a valid identity' },
+  NO_BACKUP: { family: 'StorageError', exit: 'storage', meaning: 'rollback: there is no previous identity to restore' },
+  BACKUP_CORRUPT: { family: 'StorageError', exit: 'storage', meaning: 'rollback: the previous identity is not valid' },
+  DIRECTORY_MISSING: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory does not exist" },
+  DIRECTORY_NOT_WRITABLE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is not writable" },
+  NOT_A_FILE: { family: 'StorageError', exit: 'storage', meaning: 'the identity path exists but is not a regular file' },
+  READ_FAILED: { family: 'StorageError', exit: 'storage', meaning: 'the identity file cannot be read' },
+  WRITE_FAILED: { family: 'StorageError', exit: 'storage', meaning: 'writing the identity file failed; the previous one is in place' },
+  SINGLE_FILE_MOUNT: { family: 'StorageError', exit: 'storage', meaning: 'the identity file is a single-file mount that cannot be replaced atomically' },
+  SYMLINK_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'the identity file or its backup is a symbolic link; it is never followed' },
+  RECOVERY_NOT_FOUND: { family: 'StorageError', exit: 'storage', meaning: 'the recovery file named is not there or does not decode' },
+  BACKUP_IN_USE: { family: 'StorageError', exit: 'storage', meaning: 'the backup holds an identity found nowhere else: it is not replaced' },
+  READ_BACK_MISMATCH: { family: 'StorageError', exit: 'storage', meaning: 'what was written does not read back as written' },
+
+  VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
+
+  KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, in-cluster service account or context to use' },
+  KUBE_UNREACHABLE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API cannot be reached' },
+  KUBE_UNAUTHORIZED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API rejected the credentials (401)' },
+  KUBE_FORBIDDEN: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'RBAC does not allow the request (403)' },
+  KUBE_INVALID: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'validation or admission refused the object (422)' },
+  KUBE_API_ERROR: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered another error status' },
+  KUBE_TIMEOUT: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes request got no answer within its deadline' },
+  KUBE_TLS_UNTRUSTED: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA" },
+  SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
+  SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },
+
+  WORKLOAD_MISSING: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'the --rollout workload does not exist (checked before enrolling)' },
+  FALLBACK_UNAVAILABLE: { family: 'RolloutError', exit: 'rolloutFailed', meaning: '--fallback needs node reads this token does not have' },
+  ROLLOUT_TIMEOUT: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'the rollout did not finish before its deadline; the restart was undone' },
+  SURGE_BLOCKED: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'a create-before-delete restart is not safe for this workload' },
+  NEEDS_FALLBACK: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'some nodes have no room for a second Pod and --fallback was not given' },
+
+  LOCKED: { family: 'ParError', exit: 'locked', meaning: 'another run holds the lock on this target (the message names it)' },
+  OUTCOME_UNKNOWN: { family: 'ParError', exit: 'outcomeUnknown', meaning: 'a write may have been applied and reading back could not tell' },
+
+  WATCH_MALFORMED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)' },
+  PIDFILE_UNREADABLE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile cannot be read' },
+  PIDFILE_INVALID: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile does not hold a process id' },
+  SIGNAL_FAILED: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the process to signal is gone or not ours to signal' },
+  CHILD_EXITED: { family: 'ChildExitError', exit: 'internal', meaning: "watch: the supervised command ended (watch exits with the command's status)" },
+  CHILD_START_FAILED: { family: 'ChildExitError', exit: 'internal', meaning: 'watch: the supervised command could not start (exit 127)' },
+
+  INTERRUPTED: { family: 'InterruptedError', exit: 'interrupted', meaning: 'SIGINT/SIGTERM stopped the run; see the message for what is in place' },
+} as const satisfies Record<string, ErrorCodeRow>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+interface ErrorDetails {
   [key: string]: string | number | boolean | null | undefined | string[];
 }
 
 export class ParError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly exitCode: number;
   readonly hint: string;
   readonly details: ErrorDetails;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     exit: ExitCodeName,
     message: string,
     hint: string,
@@ -54,7 +192,7 @@ export class UsageError extends ParError {
 }
 
 export class ConfigError extends ParError {
-  constructor(code: string, message: string, hint: string, details?: ErrorDetails) {
+  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails) {
     super(code, 'config', message, hint, details);
   }
 }
@@ -81,13 +219,13 @@ export class CredentialsRejectedError extends ParError {
 }
 
 export class EnrollmentError extends ParError {
-  constructor(code: string, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
     super(code, 'enrollmentFailed', message, hint, details, { cause });
   }
 }
 
 export class StorageError extends ParError {
-  constructor(code: string, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
     super(code, 'storage', message, hint, details, { cause });
   }
 }
@@ -105,7 +243,7 @@ export class VerificationError extends ParError {
 }
 
 export class KubernetesError extends ParError {
-  constructor(code: string, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
     super(code, 'kubernetes', message, hint, details, { cause });
   }
 }
@@ -118,7 +256,7 @@ export class InterruptedError extends ParError {
 
 /** `watch`: a loaded identity could not be handed on (signal target missing, bad pidfile). Reported, not fatal. */
 export class ReloadApplyError extends ParError {
-  constructor(code: string, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
     super(code, 'config', message, hint, details, { cause });
   }
 }
@@ -128,7 +266,7 @@ export class ReloadApplyError extends ParError {
  * command's own status (128 + signal number when a signal ended it, 127 when it could not start).
  */
 export class ChildExitError extends ParError {
-  constructor(code: string, message: string, hint: string, exitStatus: number, details?: ErrorDetails) {
+  constructor(code: ErrorCode, message: string, hint: string, exitStatus: number, details?: ErrorDetails) {
     super(code, 'internal', message, hint, details);
     (this as { exitCode: number }).exitCode = exitStatus;
   }
@@ -146,19 +284,9 @@ export function toParError(err: unknown): ParError {
   );
 }
 
-/** The exit-code contract, as documented in README and the man page. */
-export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string }[] = [
-  { code: 0, name: 'ok', meaning: 'success (for a dry run: every check passed)' },
-  { code: 1, name: 'internal', meaning: 'unexpected failure (a bug): nothing is half-written, see the message' },
-  { code: 2, name: 'usage', meaning: 'unknown command or flag, or an invalid flag value' },
-  { code: 3, name: 'config', meaning: 'agent config unreadable or invalid, runner disabled, credentials missing' },
-  { code: 4, name: 'credentialsRejected', meaning: 'the Datadog API rejected the API/application key (HTTP 401/403)' },
-  { code: 5, name: 'enrollmentFailed', meaning: 'enrollment refused, bad response, redirect refused, or deadline exceeded' },
-  { code: 6, name: 'conflict', meaning: 'someone else changed the identity meanwhile; nothing was overwritten' },
-  { code: 7, name: 'storage', meaning: 'identity file or backup missing, corrupt, or not writable' },
-  { code: 8, name: 'verificationFailed', meaning: 'the new identity was stored but the server did not accept it' },
-  { code: 9, name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, or misconfigured' },
-  { code: 10, name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
-  { code: 11, name: 'locked', meaning: 'another run holds the lock on this identity file; nothing was changed' },
-  { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
-];
+/** A rollout that did not complete; the message says what was undone. */
+export class RolloutError extends ParError {
+  constructor(code: ErrorCode, message: string, hint: string) {
+    super(code, 'rolloutFailed', message, hint);
+  }
+}

@@ -1,11 +1,11 @@
-import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
+import type { ProgramSpec } from '../cli/spec.js';
 import type { CommandResult } from '../output.js';
 
 export interface CompletionOptions {
   shell: string;
-  program: Command;
+  program: ProgramSpec;
 }
 
 /** Prints the script itself on stdout (no summary wrapping), so `source <(...)` works. */

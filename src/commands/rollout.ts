@@ -22,6 +22,8 @@ function renderCheck(outcome: RolloutOutcome): string[] {
 
 export async function run(options: RolloutCommandOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
+  // A malformed workload reference is a usage error before anything connects.
+  parseWorkloadRef(options.target, options.namespace ?? 'default');
   // The rollout keeps its own deadline, and must still restore the strategy after it: no request deadline here.
   const session = await clusterAccess({ ...options, timeoutSeconds: undefined }, {}, io, report)();
   const ref = parseWorkloadRef(options.target, session.namespace);

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { retryPolicyFromEnv, systemClock } from '../enrollment/retry-policy.js';
+import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { ChildExitError, ConfigError, ParError, StorageError, toParError, UsageError } from '../errors.js';
 import { preflightIdentityDirectory } from '../storage/index.js';
 import type { DecodedIdentity } from '../identity/index.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ParError } from '../errors.js';
 
 // The OS keychain through @napi-rs/keyring (keytar-compatible, its native binary ships inside the
 // npm package). Loaded only when a keychain is actually used, so the CLI runs where it is absent.
@@ -11,10 +11,12 @@ export type Profile = Partial<Record<ProfileField, string>>;
 type KeyringModule = typeof import('@napi-rs/keyring');
 let loaded: Promise<KeyringModule> | undefined;
 
-export class KeychainUnavailableError extends ConfigError {
+/** Exit 13 (unavailable), not a config error: nothing the operator configured is wrong. */
+export class KeychainUnavailableError extends ParError {
   constructor(reason: string) {
     super(
       'KEYCHAIN_UNAVAILABLE',
+      'unavailable',
       `the OS keychain is not available here: ${reason}`,
       'Use --api-key-file/--app-key-file or DD_API_KEY/DD_APP_KEY instead (containers usually have no Secret Service). On a Linux desktop, unlock GNOME Keyring or KWallet.',
       { reason },

@@ -1,6 +1,6 @@
-import type { Command } from 'commander';
+import { flagNames, type ProgramSpec } from '../cli/spec.js';
 
-// Completion scripts generated from the same command definitions as --help and the man page.
+// Completion scripts generated from the command table that also builds --help and the man page.
 
 interface Spec {
   name: string;
@@ -8,14 +8,13 @@ interface Spec {
   flags: string[];
 }
 
-function specs(program: Command): Spec[] {
-  return program.commands
-    .filter((c) => c.name() !== 'help')
-    .map((c) => ({
-      name: c.name(),
-      description: c.description(),
-      flags: c.createHelp().visibleOptions(c).flatMap((o) => [o.short, o.long].filter((f): f is string => Boolean(f))),
-    }));
+function specs(program: ProgramSpec): Spec[] {
+  return program.commands.map((c) => ({
+    name: c.name,
+    description: c.description,
+    // The flags --help lists, help flag included.
+    flags: [...c.flags.flatMap(flagNames), '-h', '--help'],
+  }));
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
@@ -74,7 +73,7 @@ function fish(all: Spec[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function renderCompletion(program: Command, shell: string): string | undefined {
+export function renderCompletion(program: ProgramSpec, shell: string): string | undefined {
   const all = specs(program);
   if (shell === 'bash') return bash(all);
   if (shell === 'zsh') return zsh(all);

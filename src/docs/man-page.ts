@@ -1,9 +1,9 @@
-import type { Command, Option } from 'commander';
+import type { CommandSpec, FlagSpec, ProgramSpec } from '../cli/spec.js';
 import { CONFIG_KEYS, envNameOf } from '../config/config-keys.js';
-import { EXIT_CODE_DOCS } from '../errors.js';
+import { exitStatusDocs } from './exit-status.js';
 
-// The man page is rendered from the commander definitions that also print --help, plus the
-// config-key and exit-code tables the code itself uses: nothing here can drift from behaviour.
+// The man page is rendered from the command table that also builds --help and the completion,
+// plus the config-key and exit-code tables the code itself uses: nothing here can drift from behaviour.
 
 // Non-ASCII characters become \[uXXXX] escapes: groff -ww warns on raw UTF-8 input.
 const esc = (text: string) =>
@@ -13,39 +13,35 @@ const esc = (text: string) =>
     .replace(/-/g, '\\-')
     .replace(/[^\x00-\x7f]/gu, (ch) => `\\[u${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
 
-function optionLines(option: Option): string[] {
-  const def = option.defaultValue !== undefined && !option.negate && !(Array.isArray(option.defaultValue) && option.defaultValue.length === 0);
-  return ['.TP', `.B ${esc(option.flags)}`, esc(`${option.description}${def ? ` (default: ${String(option.defaultValue)})` : ''}`)];
+const HELP_FLAG: FlagSpec = { flags: '-h, --help', help: 'show help for a command' };
+
+function flagLines(flag: FlagSpec): string[] {
+  const def = flag.default !== undefined && !(Array.isArray(flag.default) && flag.default.length === 0);
+  const choices = flag.choices ? ` (choices: ${flag.choices.join(', ')})` : '';
+  return ['.TP', `.B ${esc(flag.flags)}`, esc(`${flag.help}${choices}${def ? ` (default: ${String(flag.default)})` : ''}`)];
 }
 
-function commandSection(cmd: Command): string[] {
-  // visibleOptions is what --help prints (help flag included), so both list the same flags.
-  const options = cmd.createHelp().visibleOptions(cmd);
+function commandSection(cmd: CommandSpec): string[] {
+  const args = cmd.arguments ?? [];
   return [
-    `.SS ${esc(cmd.name())}`,
-    `.B par\\-identity ${esc(cmd.name())}`,
-    esc(cmd.usage()),
+    `.SS ${esc(cmd.name)}`,
+    `.B par\\-identity ${esc(cmd.name)}`,
+    esc(['[options]', ...args.map((a) => a.name)].join(' ')),
     '.PP',
-    esc(cmd.description()),
-    ...options.flatMap(optionLines),
+    esc(cmd.description),
+    ...args.flatMap((a) => ['.TP', `.I ${esc(a.name)}`, esc(a.help)]),
+    // The same flags as --help, help flag included.
+    ...[...cmd.flags, HELP_FLAG].flatMap(flagLines),
   ];
 }
 
-const EXAMPLES: [string, string][] = [
-  ['Rotate a node runner, verify it, and restart the service:', 'par\\-identity rotate\\-identity \\-c /etc/datadog\\-agent && sudo systemctl restart datadog\\-agent\\-action.service'],
-  ['Check everything without enrolling (for a change ticket):', 'par\\-identity rotate\\-identity \\-\\-dry\\-run \\-\\-json'],
-  ['Script on the exit status (4: key rejected, 8: not accepted):', 'par\\-identity rotate\\-identity \\-\\-json > result.json || echo "failed with $?"'],
-  ['Pipe keys from a secret manager, never through argv:', 'vault kv get \\-field=api_key secret/dd | par\\-identity rotate\\-identity \\-\\-api\\-key\\-file \\-'],
-  ['Undo the last rotation:', 'par\\-identity rollback'],
-  ['Rotate the cluster agent identity Secret from a workstation, checking RBAC first:', 'par\\-identity rotate\\-par\\-identity \\-\\-context prod \\-n datadog \\-\\-dry\\-run && par\\-identity rotate\\-par\\-identity \\-\\-context prod \\-n datadog'],
-  ['Show both identities kept in the Secret:', 'par\\-identity status \\-\\-secret \\-n datadog'],
-];
+const exampleLines = (cmd: CommandSpec) => cmd.examples.flatMap((e) => ['.PP', esc(`${e.what}:`), '.RS', '.nf', esc(e.command), '.fi', '.RE']);
 
-export function renderManPage(program: Command, version: string): string {
+export function renderManPage(program: ProgramSpec, version: string): string {
   const lines = [
     `.TH PAR\\-IDENTITY 1 "" "par\\-identity ${esc(version)}" "User Commands"`,
     '.SH NAME',
-    `par\\-identity \\- ${esc(program.description())}`,
+    `par\\-identity \\- ${esc(program.description)}`,
     '.SH SYNOPSIS',
     '.B par\\-identity',
     '.I command',
@@ -53,7 +49,7 @@ export function renderManPage(program: Command, version: string): string {
     '.SH DESCRIPTION',
     esc('par-identity generates a new ECDSA P-256 key, enrolls it with the Datadog API, stores it where the Datadog agent reads it (atomically, mode 0600, keeping the previous identity as a backup), and proves online that the server accepts it. Keys are never taken from flag values and never printed.'),
     '.SH COMMANDS',
-    ...program.commands.filter((c) => c.name() !== 'help').flatMap(commandSection),
+    ...program.commands.flatMap(commandSection),
     '.SH CONFIGURATION',
     esc('Keys read from datadog.yaml (in the -c directory) and the -E files; the environment variable DD_<KEY> (upper case, dots as underscores) overrides the files.'),
     ...CONFIG_KEYS.flatMap((k) => ['.TP', `.B ${esc(k.key)}`, esc(`${k.use}${k.default !== undefined ? ` (default: ${JSON.stringify(k.default)})` : ''}; env ${[envNameOf(k.key), ...(k.aliases ?? [])].join(', ')}`)]),
@@ -90,9 +86,15 @@ export function renderManPage(program: Command, version: string): string {
     '.I Secret private\\-action\\-runner\\-identity',
     esc('cluster agent identity: data keys private_key, urn, orch_cluster_id, api_key_hash, and previous_private_key / previous_urn.'),
     '.SH EXIT STATUS',
-    ...EXIT_CODE_DOCS.flatMap((e) => ['.TP', `.B ${e.code}`, esc(`${e.meaning}.`)]),
+    esc('Each exit status, then the stable error codes (error[CODE] on stderr, "code" in --json) that end with it.'),
+    ...exitStatusDocs().flatMap((e) => [
+      '.TP',
+      `.B ${e.code}`,
+      esc(`${e.meaning}.`),
+      ...(e.errors.length > 0 ? ['.RS', ...e.errors.flatMap((err) => ['.TP', `.B ${esc(err.code)}`, esc(`${err.meaning}.`)]), '.RE'] : []),
+    ]),
     '.SH EXAMPLES',
-    ...EXAMPLES.flatMap(([what, cmd]) => ['.PP', esc(what), '.RS', '.nf', cmd, '.fi', '.RE']),
+    ...program.commands.flatMap(exampleLines),
     '.SH SEE ALSO',
     'kubectl(1)',
     '',

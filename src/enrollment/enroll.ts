@@ -4,7 +4,7 @@ import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-reque
 import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
 import type { NetworkSettings } from '../config/network-settings.js';
 import { type HttpResponse, ResponseTooLargeError, describeNetworkError, exchange } from './http-exchange.js';
-import { type Attempt, type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
+import { type Attempt, type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
 import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
 export interface EnrollOptions {

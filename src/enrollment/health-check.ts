@@ -4,7 +4,7 @@ import { signRunnerJwt } from '../identity/runner-jwt.js';
 import { classifyStatus } from './classify-status.js';
 import { type AgentFlavor, setHeaders } from './enrollment-request.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
-import { type Clock, type RetryPolicy, defaultRetryPolicy, parseRetryAfter, retryUntil, systemClock } from './retry-policy.js';
+import { type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
 import { type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
 import { tlsCertificateErrorCode } from './tls-errors.js';
 

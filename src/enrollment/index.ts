@@ -5,6 +5,7 @@ export { type AgentFlavor, buildEnrollmentRequest, type EnrollmentInput, enrollm
 export { parseEnrollmentResponse } from './enrollment-response.js';
 export { HEALTH_CHECK_PATH, type HealthCheckInput, type HealthCheckResult, healthCheckOnce, healthCheckUrl, verifyOnline } from './health-check.js';
 export { MAX_RESPONSE_BYTES } from './http-exchange.js';
-export { backoffDelay, type Clock, parseRetryAfter, type RetryPolicy, retryPolicyFromEnv, retryUntil, systemClock } from './retry-policy.js';
+// Re-exported for the commands that build enrollment and verification inputs.
+export { type RetryPolicy, retryPolicyFromEnv } from '../time/index.js';
 export { detectPlatform, type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
 export { type KeyValidation, VALIDATE_PATH, validateApiKey } from './validate-key.js';

@@ -11,8 +11,6 @@ export {
   encodePrivateJwk,
   generateIdentityKey,
   type PrivateIdentityKey,
-  thumbprintOf,
 } from './private-jwk.js';
 export { publicKeyPem } from './public-pem.js';
-export { JWT_LIFETIME_SECONDS, signRunnerJwt } from './runner-jwt.js';
-export { buildUrn, checkRunnerId, parseUrn, type RunnerUrn, regionFromSite } from './urn.js';
+export { buildUrn, regionFromSite } from './urn.js';

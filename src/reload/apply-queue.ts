@@ -1,4 +1,4 @@
-import { backoffDelay, type Clock, type RetryPolicy } from '../enrollment/retry-policy.js';
+import { backoffDelay, type Clock, type RetryPolicy } from '../time/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 
 // Hands loaded identities on, one at a time and in order: write the file, then signal or restart.

@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { backoffDelay, type Clock, type RetryPolicy } from '../enrollment/retry-policy.js';
+import { backoffDelay, type Clock, type RetryPolicy } from '../time/index.js';
 import type { SecretInformer, SecretInformerFactory } from './secret-informer.js';
 import type { ListReason } from './watch-events.js';
 

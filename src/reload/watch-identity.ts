@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
-import { defaultRetryPolicy, type Clock, type RetryPolicy, systemClock } from '../enrollment/retry-policy.js';
+import { defaultRetryPolicy, type Clock, type RetryPolicy, systemClock } from '../time/index.js';
 import { InterruptedError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import { type ClusterConnection, kubeFailure, type SecretRef } from '../kube/index.js';

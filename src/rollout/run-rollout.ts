@@ -1,6 +1,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { InterruptedError, ParError } from '../errors.js';
+import { InterruptedError, ParError, RolloutError } from '../errors.js';
 import { EventReason, type EventReasonName } from '../kube/index.js';
+import { Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
@@ -10,12 +11,6 @@ import { describeRef, type WorkloadRef } from './workload-ref.js';
 
 // check → (dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
 // fallback when asked → restore the user's strategy whatever happened (success, failure, Ctrl-C).
-
-export class RolloutError extends ParError {
-  constructor(code: string, message: string, hint: string) {
-    super(code, 'rolloutFailed', message, hint);
-  }
-}
 
 export interface RolloutOptions {
   ref: WorkloadRef;
@@ -108,14 +103,8 @@ function decideSurge(check: RolloutCheck, options: RolloutOptions): boolean {
   return true;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
+/** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
+const DEFAULT_POLL_MS = 1_000;
 
 /** Records one audit Event on the workload; failures become warnings, never errors. */
 function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<ReturnType<RolloutApi['readWorkload']>>, events: RolloutOutcome['events']) {
@@ -173,7 +162,9 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   try {
     await api.patchWorkload(options.ref, first);
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
-    const deadline = started + options.timeoutMs;
+    // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.
+    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
+    const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     for (;;) {
       if (options.signal?.aborted) throw new InterruptedError(`rollout of ${describeRef(options.ref)}`);
       const live = await api.readWorkload(options.ref);
@@ -198,14 +189,15 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
         await audit(EventReason.RolloutCompleted, 'Normal', `every Pod runs the new template (${how}); ${identity}`);
         break;
       }
-      if (options.now().getTime() > deadline) {
+      if (deadline.expired()) {
         throw new RolloutError(
           'ROLLOUT_TIMEOUT',
           `${describeRef(options.ref)} did not finish rolling out within ${Math.round(options.timeoutMs / 1000)} s (${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
           'The restart was undone and the original strategy restored: Pods not yet replaced keep running with the identity they have. Check why the new Pods are not Ready (kubectl describe pod), then run the rollout again.',
         );
       }
-      await sleep(options.pollMs, options.signal);
+      // An abort ends the wait early; the loop's first line turns it into InterruptedError.
+      await deadline.sleep(pollMs, options.signal).catch(() => undefined);
     }
   } catch (err) {
     const why = err instanceof ParError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);

@@ -22,7 +22,7 @@ export function parseWorkloadRef(text: string, namespace: string): WorkloadRef {
   const [kindText, name, extra] = text.split('/');
   const kind = kindText ? KINDS[kindText.toLowerCase()] : undefined;
   if (!kind || !name || extra !== undefined) {
-    throw new UsageError(`${JSON.stringify(text)} is not a workload reference`, 'Use deployment/<name> or daemonset/<name>.');
+    throw new UsageError(`the workload must be deployment/<name> or daemonset/<name>, got a ${text.length}-character value`, 'Use deployment/<name> or daemonset/<name> (also deploy/ and ds/).');
   }
   return { kind, name, namespace };
 }

@@ -2,7 +2,8 @@ import { decodePrivateJwk } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, isNotFound, kubeFailure, readIdentitySecret } from '../kube/index.js';
 import type { Reporter } from '../output.js';
-import { describeRef, FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION, RolloutError, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
+import { RolloutError } from '../errors.js';
+import { describeRef, FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
 import type { ClusterSession } from './cluster-session.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import type { Clock } from '../../src/enrollment/retry-policy.js';
+import type { Clock } from '../../src/time/index.js';
 import type { SecretInformer, SecretInformerFactory, SecretInformerHooks } from '../../src/reload/index.js';
 
 // A clock whose sleeps end only when a test says so, and informers a test drives by hand.

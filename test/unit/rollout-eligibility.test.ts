@@ -151,6 +151,6 @@ describe('capacity fallback trigger', () => {
   it('workload references', () => {
     expect(parseWorkloadRef('ds/agent', 'datadog')).toEqual({ kind: 'daemonset', name: 'agent', namespace: 'datadog' });
     expect(parseWorkloadRef('deployment/par', 'x')).toEqual({ kind: 'deployment', name: 'par', namespace: 'x' });
-    expect(() => parseWorkloadRef('statefulset/x', 'x')).toThrow(/not a workload reference/);
+    expect(() => parseWorkloadRef('statefulset/x', 'x')).toThrow('the workload must be deployment/<name> or daemonset/<name>, got a 13-character value');
   });
 });

@@ -8,7 +8,7 @@ import {
   type RetryPolicy,
   retryPolicyFromEnv,
   retryUntil,
-} from '../../src/enrollment/retry-policy.js';
+} from '../../src/time/index.js';
 
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
 
@@ -190,5 +190,26 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
     const outcome = await retryUntil(async () => fail('down'), { deadlineMs: T0 + 200_000, clock, policy: policy(1) });
     expect(clock.sleeps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000, 30_000]);
     expect(outcome).toEqual({ attempts: 11, timedOut: true, lastReason: 'down' });
+  });
+});
+
+describe('Retry-After and the deadline', () => {
+  it.each<[string, number]>([
+    ['99999999999', 2 ** 31 - 1],
+    ['9'.repeat(400), 2 ** 31 - 1],
+    ['Fri, 31 Dec 9999 23:59:59 GMT', 2 ** 31 - 1],
+  ])('a Retry-After of %j is cut to what a timer holds (%d ms)', (value, ms) => {
+    expect(parseRetryAfter(value, T0)).toBe(ms);
+  });
+
+  it('a huge Retry-After within a long deadline is never slept on: the loop stops with the attempts made', async () => {
+    const clock = fakeClock();
+    const outcome = await retryUntil(async () => ({ done: false, reason: 'HTTP 429', retryAfterMs: parseRetryAfter('99999999999', clock.now()) }), {
+      deadlineMs: T0 + 3_600_000,
+      clock,
+      policy: policy(0),
+    });
+    expect(outcome).toEqual({ attempts: 1, timedOut: true, lastReason: 'HTTP 429' });
+    expect(clock.sleeps).toEqual([]);
   });
 });

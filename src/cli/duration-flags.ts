@@ -1,0 +1,34 @@
+import { UsageError } from '../errors.js';
+import { DAY_MS, type DurationFlag, durationMs, HOUR_MS, MAX_INTERVAL_MS, parseDurationFlag } from '../time/index.js';
+
+// The bounds of every duration flag, in one place (README "Durations" and the man page quote them).
+// Deadlines: enrollment and verification at most 1 h (a longer wait hides a broken network),
+// a rollout at most 24 h (a large DaemonSet can take hours). Intervals: at most 24 h. Grace before
+// SIGKILL: at most 1 h.
+
+export const DURATIONS = {
+  timeout: { flag: '--timeout', unit: 's', maxMs: HOUR_MS },
+  rolloutTimeout: { flag: '--rollout-timeout', unit: 's', maxMs: DAY_MS },
+  rolloutCommandTimeout: { flag: '--timeout', unit: 's', maxMs: DAY_MS },
+  pollInterval: { flag: '--poll-interval', unit: 'ms', minMs: 10, maxMs: MAX_INTERVAL_MS },
+  relistInterval: { flag: '--relist-interval', unit: 's', minMs: 0, maxMs: MAX_INTERVAL_MS },
+  killTimeout: { flag: '--kill-timeout', unit: 's', minMs: 0, maxMs: HOUR_MS },
+  splay: { flag: '--splay', unit: 'ms', minMs: 0, maxMs: MAX_INTERVAL_MS },
+  healthzStale: { flag: '--healthz-stale', unit: 's', maxMs: MAX_INTERVAL_MS },
+  waitLock: { flag: '--wait-lock', unit: 's', minMs: 0, maxMs: DAY_MS },
+} as const satisfies Record<string, DurationFlag>;
+
+/** A commander argParser for one of the flags above. */
+export const duration = (spec: DurationFlag) => (value: string) => parseDurationFlag(value, spec);
+
+/**
+ * --if-older-than: an age, not a timer, so it may exceed what setTimeout can hold (90d, 1y…); plain
+ * numbers are seconds; bounded to ten years. Returns seconds; the value is never echoed.
+ */
+export function ageThreshold(value: string): number {
+  const ms = durationMs(value, 's');
+  if (ms === undefined || ms <= 0 || ms > 3650 * DAY_MS) {
+    throw new UsageError(`--if-older-than must be an age like 90d, 12h or 30m, at most 3650d (got a ${value.length}-character value)`);
+  }
+  return ms / 1000;
+}

@@ -1,0 +1,72 @@
+import { DURATIONS, duration } from './duration-flags.js';
+import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG } from './shared-flags.js';
+import type { CommandSpec } from './spec.js';
+
+// Looking at the identity in place, and putting the previous one back.
+
+export const status: CommandSpec = {
+  name: 'status',
+  description: 'show where the identity is, what it is, and whether the agent would keep it',
+  flags: [
+    ...CONFIG_FLAGS,
+    { flags: '--secret', help: "show the cluster agent's identity Secret (current and previous) instead of the file" },
+    { flags: '--k8s-secret <name>', help: 'show the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of the file' },
+    { flags: '-A, --all-namespaces', help: 'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each' },
+    { flags: '--pods [workload]', help: 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed' },
+    HOSTNAME_FLAG('compare with this hostname instead of asking the running agent (IPC) or resolving it as the agent does'),
+    ...KUBE_FLAGS,
+    { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },
+    { flags: '--timeout <duration>', help: 'deadline for --verify', default: 30, parse: duration(DURATIONS.timeout) },
+    ...OUTPUT_FLAGS,
+  ],
+  examples: [
+    { what: 'Show the local identity and prove the server accepts it', command: 'par-identity status --verify' },
+    { what: 'Show both identities kept in the Secret', command: 'par-identity status --secret -n datadog' },
+  ],
+  run: {
+    load: () => import('../commands/status.js'),
+    toOptions: (raw, io) => ({
+      secret: Boolean(raw.secret),
+      ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
+      ...(raw.allNamespaces ? { allNamespaces: true } : {}),
+      ...(raw.pods ? { pods: raw.pods as string | true } : {}),
+      ...localOptions(raw),
+      ...kubeOptions(raw),
+      ...outputOptions(raw, io),
+      verify: Boolean(raw.verify),
+      timeoutSeconds: raw.timeout as number,
+    }),
+  },
+};
+
+export const rollback: CommandSpec = {
+  name: 'rollback',
+  description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
+  flags: [
+    ...CONFIG_FLAGS,
+    { flags: '--secret', help: "restore previous_* in the cluster agent's identity Secret instead of the file backup" },
+    { flags: '--k8s-secret <name>', help: 'restore PREVIOUS_RUNNER_* in the Helm runner Secret instead of the file backup' },
+    WAIT_LOCK_FLAG,
+    ...KUBE_FLAGS,
+    { flags: '--no-verify', help: 'skip the signed health check of the restored identity' },
+    { flags: '--timeout <duration>', help: 'deadline for verification', default: 30, parse: duration(DURATIONS.timeout) },
+    ...OUTPUT_FLAGS,
+  ],
+  examples: [
+    { what: 'Undo the last rotation', command: 'par-identity rollback' },
+    { what: "Restore the previous identity kept in the cluster agent's Secret", command: 'par-identity rollback --secret -n datadog' },
+  ],
+  run: {
+    load: () => import('../commands/rollback.js'),
+    toOptions: (raw, io) => ({
+      secret: Boolean(raw.secret),
+      ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
+      ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
+      ...localOptions(raw),
+      ...kubeOptions(raw),
+      ...outputOptions(raw, io),
+      verify: raw.verify !== false,
+      timeoutSeconds: raw.timeout as number,
+    }),
+  },
+};

@@ -1,0 +1,66 @@
+import { Argument, type Command, Option } from 'commander';
+import type { Io } from '../io.js';
+import { renderError, renderResult } from '../output.js';
+import { VERSION } from '../version.js';
+import { RedactingCommand } from './redacting-command.js';
+import { outputOptions } from './shared-flags.js';
+import { argumentKey, type CommandSpec, type FlagSpec, type ProgramSpec, type Raw } from './spec.js';
+import { choiceParser } from './value-parsers.js';
+
+// commander's program, built from the command table. Commands are imported when chosen, so
+// `--help` never loads the Kubernetes client, undici or jose.
+
+function option(flag: FlagSpec): Option {
+  const opt = new Option(flag.flags, flag.help);
+  // choices() for the help line, then our parser, whose error does not quote the value.
+  if (flag.choices) opt.choices(flag.choices).argParser(choiceParser(opt.long ?? flag.flags, flag.choices));
+  if (flag.parse) opt.argParser(flag.parse as (value: string, previous: unknown) => unknown);
+  if (flag.default !== undefined) opt.default(flag.default);
+  if (flag.conflicts) opt.conflicts(flag.conflicts);
+  return opt;
+}
+
+function examplesText(spec: CommandSpec): string {
+  if (spec.examples.length === 0) return '';
+  return `\nExamples:\n${spec.examples.map((e) => `  # ${e.what}\n  $ ${e.command}`).join('\n')}\n`;
+}
+
+/** The one error boundary: a result is rendered, an error becomes output plus process.exitCode. */
+async function runCommand(spec: CommandSpec, raw: Raw, io: Io): Promise<void> {
+  const out = outputOptions(raw, io);
+  try {
+    const options = spec.run.toOptions(raw, io);
+    const result = await (await spec.run.load(raw)).run(options, io);
+    renderResult(result, io, out);
+  } catch (err) {
+    process.exitCode = renderError(err, io, { ...out, command: spec.resultName?.(raw) ?? spec.name });
+  }
+}
+
+function addCommand(program: Command, spec: CommandSpec, io: Io): void {
+  const cmd = program.command(spec.name).description(spec.description);
+  for (const arg of spec.arguments ?? []) {
+    const argument = new Argument(arg.name, arg.help);
+    if (arg.choices) argument.argParser(choiceParser(`<${argumentKey(arg)}>`, arg.choices));
+    cmd.addArgument(argument);
+  }
+  for (const flag of spec.flags) cmd.addOption(option(flag));
+  cmd.addHelpText('after', examplesText(spec));
+  cmd.action(async (...args: unknown[]) => {
+    const positional = Object.fromEntries((spec.arguments ?? []).map((arg, i) => [argumentKey(arg), args[i]]));
+    const raw: Raw = { ...(args[(spec.arguments ?? []).length] as Raw), ...positional };
+    await runCommand(spec, raw, io);
+  });
+}
+
+export function buildProgram(table: ProgramSpec, io: Io): Command {
+  const program = new RedactingCommand(table.name)
+    .description(table.description)
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for a command')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .exitOverride();
+  for (const spec of table.commands) addCommand(program, spec, io);
+  return program;
+}

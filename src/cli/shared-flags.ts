@@ -1,0 +1,102 @@
+import type { Io } from '../io.js';
+import { wantsColor } from '../output.js';
+import { ageThreshold, DURATIONS, duration } from './duration-flags.js';
+import type { FlagSpec, Raw } from './spec.js';
+
+// Flag groups several commands share, and the option fields they map to.
+
+export const DEFAULT_CFGPATH = '/etc/datadog-agent';
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export const cfgpathFlag = (help = 'agent config directory (or a .yaml file)'): FlagSpec => ({ flags: '-c, --cfgpath <dir>', help, default: DEFAULT_CFGPATH });
+export const extraCfgFlag = (help = 'extra agent config file merged over the main one (repeatable)'): FlagSpec => ({
+  flags: '-E, --extracfgpath <file>',
+  help,
+  default: [],
+  parse: collect as FlagSpec['parse'],
+});
+
+export const CONFIG_FLAGS: FlagSpec[] = [
+  cfgpathFlag(),
+  extraCfgFlag(),
+  { flags: '--identity-file <path>', help: 'identity file to use instead of the one the config points at' },
+];
+
+export const CLUSTER_CONFIG_FLAGS: FlagSpec[] = [cfgpathFlag('cluster agent config directory (datadog-cluster.yaml, else datadog.yaml)'), extraCfgFlag()];
+
+export const CREDENTIAL_FLAGS: FlagSpec[] = [
+  { flags: '--api-key-file <path>', help: 'read the API key from this file (- for stdin); never pass keys as flag values' },
+  { flags: '--app-key-file <path>', help: 'read the application key from this file (- for stdin)' },
+  { flags: '--profile <name>', help: 'OS keychain profile used when no other source has a key (see `credentials set`)', default: 'default' },
+  { flags: '--agent-version <version>', help: 'X-Datadog-OnPrem-Version (like 7.66.0+commit.abc1234) when the running agent does not answer on its IPC API' },
+  { flags: '--no-connections', help: "do not create the runner's connections after enrolling (the agent creates them per actions_allowlist)" },
+];
+
+export const WAIT_LOCK_FLAG: FlagSpec = {
+  flags: '--wait-lock <duration>',
+  help: "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11)",
+  parse: duration(DURATIONS.waitLock),
+};
+
+export const HOSTNAME_FLAG = (help: string): FlagSpec => ({ flags: '--hostname <name>', help });
+
+export const KUBE_FLAGS: FlagSpec[] = [
+  { flags: '--kubeconfig <path>', help: 'kubeconfig file (else KUBECONFIG, kubernetes_kubeconfig_path, the service account, ~/.kube/config)' },
+  { flags: '--context <name>', help: 'kubeconfig context' },
+  { flags: '-n, --namespace <ns>', help: 'namespace of the identity Secret (else kube_resources_namespace, the service-account namespace, default)' },
+  { flags: '--secret-name <name>', help: 'identity Secret name (else private_action_runner.identity_secret_name, private-action-runner-identity)' },
+];
+
+export const ROLLOUT_FLAGS: FlagSpec[] = [
+  { flags: '--if-older-than <age>', help: 'rotate only when the identity in service is at least this old (90d, 12h, 30m); else exit 0 with status skipped', parse: ageThreshold },
+  WAIT_LOCK_FLAG,
+  { flags: '--rollout <workload>', help: 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)' },
+  { flags: '--fallback', help: 'with --rollout: allow the DaemonSet capacity fallback' },
+  { flags: '--rollout-timeout <duration>', help: 'deadline for --rollout', default: 600, parse: duration(DURATIONS.rolloutTimeout) },
+];
+
+export const OUTPUT_FLAGS: FlagSpec[] = [
+  { flags: '--json', help: 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr' },
+  { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)' },
+];
+
+export function kubeOptions(raw: Raw) {
+  const pick = (key: string) => (raw[key] ? { [key]: raw[key] as string } : {});
+  return { ...pick('kubeconfig'), ...pick('context'), ...pick('namespace'), ...pick('secretName') };
+}
+
+export function rolloutOptions(raw: Raw) {
+  return {
+    ...(raw.rollout ? { rollout: raw.rollout as string } : {}),
+    ...(raw.ifOlderThan !== undefined ? { ifOlderThanSeconds: raw.ifOlderThan as number } : {}),
+    ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
+    fallback: Boolean(raw.fallback),
+    rolloutTimeoutSeconds: raw.rolloutTimeout as number,
+  };
+}
+
+export function credentialOptions(raw: Raw) {
+  return {
+    ...(raw.apiKeyFile ? { apiKeyFile: raw.apiKeyFile as string } : {}),
+    ...(raw.appKeyFile ? { appKeyFile: raw.appKeyFile as string } : {}),
+    profile: raw.profile as string,
+    ...(raw.agentVersion ? { agentVersion: raw.agentVersion as string } : {}),
+    ...(raw.connections === false ? { connections: false } : {}),
+  };
+}
+
+export function outputOptions(raw: Raw, io: Io) {
+  return { json: Boolean(raw.json), color: wantsColor(io, raw.color === false) };
+}
+
+export function localOptions(raw: Raw) {
+  return {
+    cfgPath: raw.cfgpath as string,
+    extraCfg: raw.extracfgpath as string[],
+    ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
+    ...(raw.hostname ? { hostname: raw.hostname as string } : {}),
+  };
+}

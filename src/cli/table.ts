@@ -1,0 +1,29 @@
+import { rollout, watch } from './cluster-commands.js';
+import { rollback, status } from './inspection-commands.js';
+import { rotateIdentity, rotateParIdentity } from './rotation-commands.js';
+import type { CommandSpec, ProgramSpec } from './spec.js';
+import { credentials, emulator } from './tool-commands.js';
+
+// The one command table: commander's program (src/cli/program.ts), the man page
+// (src/docs/man-page.ts) and the shell completion (src/docs/completion.ts) all read it.
+
+const completion: CommandSpec = {
+  name: 'completion',
+  description: 'print a shell completion script (bash, zsh or fish) for every command and flag',
+  arguments: [{ name: '<shell>', help: 'bash | zsh | fish', choices: ['bash', 'zsh', 'fish'] }],
+  flags: [],
+  examples: [
+    { what: 'Complete commands and flags in bash', command: 'source <(par-identity completion bash)' },
+    { what: 'Install for fish', command: 'par-identity completion fish > ~/.config/fish/completions/par-identity.fish' },
+  ],
+  run: {
+    load: () => import('../commands/completion.js'),
+    toOptions: (raw) => ({ shell: raw.shell as string, program: PROGRAM }),
+  },
+};
+
+export const PROGRAM: ProgramSpec = {
+  name: 'par-identity',
+  description: 'Rotate the identity (ECDSA P-256 key + runner URN) of a Datadog Private Action Runner, safely.',
+  commands: [rotateIdentity, rotateParIdentity, status, rollback, credentials, rollout, completion, emulator, watch],
+};
