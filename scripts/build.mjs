@@ -16,7 +16,7 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'esm',
   sourcemap: 'linked',
   legalComments: 'none',
