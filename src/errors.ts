@@ -14,6 +14,7 @@ export const ExitCode = {
   verificationFailed: 8,
   kubernetes: 9,
   rolloutFailed: 10,
+  unavailable: 13,
   interrupted: 130,
 } as const;
 
@@ -158,5 +159,6 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 8, name: 'verificationFailed', meaning: 'the new identity was stored but the server did not accept it' },
   { code: 9, name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, or misconfigured' },
   { code: 10, name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
+  { code: 13, name: 'unavailable', meaning: 'a facility is not available here (the OS keychain, or the emulators in the single executable)' },
   { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
 ];

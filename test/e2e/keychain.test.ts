@@ -87,7 +87,7 @@ describe('credentials without a keychain', () => {
       encoding: 'utf8',
       env: { PATH: process.env.PATH, HOME: process.env.HOME, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' },
     });
-    expect(run.status).toBe(3);
+    expect(run.status).toBe(13);
     expect(run.stderr).toContain('error[KEYCHAIN_UNAVAILABLE]');
     expect(run.stderr).not.toContain('some-key');
   });
