@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { startCli } from './run-cli.js';
 
 // What the npm package ships, checked on the built dist/ (npm test builds first).
 
@@ -66,5 +68,22 @@ describe('emulator bundle split', () => {
     expect(read('src/emulators/bundle.ts')).toContain(EMULATOR_MARKER);
     expect(productFiles).toContain('dist/par-identity.js');
     for (const file of productFiles) expect(read(file).includes(EMULATOR_MARKER), file).toBe(false);
+  });
+});
+
+describe('par-identity emulator', () => {
+  it('loads dist/emulators.js at run time and serves both emulators', async () => {
+    const cli = startCli(['emulator', '--kube', '--json']);
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: cli.child.stdout }).once('line', resolve);
+        cli.exit.then(({ code }) => reject(new Error(`emulator exited (${code}): ${cli.stderr()}`)), reject);
+      });
+      const info = JSON.parse(first) as { status: string; enrollmentUrl: string; kubeUrl: string };
+      expect(info).toMatchObject({ status: 'listening', enrollmentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), kubeUrl: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/) });
+    } finally {
+      cli.child.kill('SIGTERM');
+      expect((await cli.exit).code).toBe(0);
+    }
   });
 });
