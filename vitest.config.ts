@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Checks of the single executables run with `npm run test:sea`, after `npm run build:sea`.
+    exclude: [...configDefaults.exclude, 'test/sea/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

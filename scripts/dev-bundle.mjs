@@ -16,7 +16,7 @@ export async function bundleSources(name, entries) {
     splitting: true,
     format: 'esm',
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     packages: 'external',
     define: { __PAR_VERSION__: JSON.stringify(`${name}-dev`) },
     logLevel: 'warning',

@@ -2,7 +2,7 @@
 // Run after `npm run build`; test/unit/readme-sync.test.ts fails until README is in step.
 import { readFile, writeFile } from 'node:fs/promises';
 
-const { syncReadme } = await import('../dist/cli.js');
+const { syncReadme } = await import('../dist/par-identity.js');
 const url = new URL('../README.md', import.meta.url);
 const before = await readFile(url, 'utf8');
 const after = await syncReadme(before);

@@ -8,10 +8,14 @@ b64url() { basenc --base64url -w0 | tr -d '='; }
 openssl ecparam -name prime256v1 -genkey -noout -out "$work/key.pem" 2>/dev/null
 openssl ec -in "$work/key.pem" -pubout -out "$work/pub.pem" 2>/dev/null
 hex=$(openssl ec -in "$work/key.pem" -text -noout 2>/dev/null | tr -d ' :\n')
-d=$(sed -E 's/.*priv(.*)pub.*/\1/' <<<"$hex" | tail -c 64 | xxd -r -p | b64url)
+# Hex digits are cut with parameter expansion, not head/tail -c on a here-string: that one ends in a
+# newline, so `tail -c 64` kept 63 digits and y/d came out 31 bytes (an identity the agent rejects).
+priv=$(sed -E 's/.*priv(.*)pub.*/\1/' <<<"$hex")
+priv=$(printf '%064s' "${priv: -64}" | tr ' ' 0)   # the last 32 bytes, left-padded: d is exactly 32 bytes
 pub=$(sed -E 's/.*pub04(.{128}).*/\1/' <<<"$hex")
-x=$(head -c 64 <<<"$pub" | xxd -r -p | b64url)
-y=$(tail -c 64 <<<"$pub" | xxd -r -p | b64url)
+d=$(printf '%s' "$priv" | xxd -r -p | b64url)
+x=$(printf '%s' "${pub:0:64}" | xxd -r -p | b64url)
+y=$(printf '%s' "${pub:64:64}" | xxd -r -p | b64url)
 kid=$(printf '{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}' "$x" "$y" | openssl dgst -sha256 -binary | b64url)
 body=$(jq -cn --arg pem "$(cat "$work/pub.pem")"$'\n' --arg name "$(hostname)-$(date -u +%Y%m%d%H%M%S)" --arg host "$(hostname)" \
   '{data:{type:"createRunnerRequest",attributes:{runner_name:$name,runner_modes:["pull"],runner_host:"",public_key_pem:$pem,agent_hostname:$host,agent_flavor:"private_action_runner"}}}')

@@ -1,5 +1,8 @@
+import type * as EmulatorBundle from '../emulators/bundle.js';
+import { ParError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { CommandResult, OutputOptions } from '../output.js';
+import { runningAsSingleExecutable } from '../single-executable.js';
 
 export interface EmulatorOptions extends OutputOptions {
   port: number;
@@ -22,15 +25,31 @@ function untilSignal(): Promise<string> {
   });
 }
 
+/**
+ * The emulators are their own bundle, dist/emulators.js, next to the files of this bundle. The
+ * specifier is computed at run time so the product bundler never follows it into the emulator code.
+ */
+async function loadEmulators(): Promise<typeof EmulatorBundle> {
+  if (runningAsSingleExecutable()) {
+    throw new ParError(
+      'EMULATOR_UNAVAILABLE',
+      'unavailable',
+      'the single executable does not contain the emulators',
+      'Run `par-identity emulator` from the npm package (npx par-identity emulator) or a checkout (npm run build).',
+    );
+  }
+  const bundle = new URL('./emulators.js', import.meta.url).href;
+  return (await import(bundle)) as typeof EmulatorBundle;
+}
+
 /** Long-running: prints where the emulators listen at once (a JSON line with --json), stops on SIGINT/SIGTERM. */
 export async function run(options: EmulatorOptions, io: Io): Promise<CommandResult> {
-  const { startEnrollmentEmulator, describeEmulator } = await import('../emulators/enrollment/index.js');
+  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces } = await loadEmulators();
   const enrollment = await startEnrollmentEmulator({ port: options.port });
   const info: Record<string, unknown> = { enrollmentUrl: enrollment.url, otherHostUrl: enrollment.otherHostUrl };
   const lines = describeEmulator(enrollment);
   let closeKube: (() => Promise<void>) | undefined;
   if (options.kube) {
-    const { startKubeEmulator, seedNamespaces } = await import('../emulators/kube/index.js');
     // Kubernetes time runs 10× faster than the wall clock so a demo rollout takes seconds.
     const simulation = options.simulateNodes
       ? { nodes: Array.from({ length: options.simulateNodes }, (_, i) => ({ name: `node-${i + 1}`, cpu: '2', memory: '4Gi' })), secondMs: 100, tickMs: 100, kubelet: { startDelayMs: 300, readyDelayMs: 400 } }

@@ -1,4 +1,5 @@
 import { ParError } from '../errors.js';
+import { runningAsSingleExecutable } from '../single-executable.js';
 
 // The OS keychain through @napi-rs/keyring (keytar-compatible, its native binary ships inside the
 // npm package). Loaded only when a keychain is actually used, so the CLI runs where it is absent.
@@ -11,20 +12,29 @@ export type Profile = Partial<Record<ProfileField, string>>;
 type KeyringModule = typeof import('@napi-rs/keyring');
 let loaded: Promise<KeyringModule> | undefined;
 
-/** Exit 13 (unavailable), not a config error: nothing the operator configured is wrong. */
+const NO_KEYCHAIN_HINT =
+  'Use --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY instead (containers usually have no Secret Service). On a Linux desktop, unlock GNOME Keyring or KWallet.';
+
 export class KeychainUnavailableError extends ParError {
-  constructor(reason: string) {
+  constructor(reason: string, hint = NO_KEYCHAIN_HINT) {
     super(
       'KEYCHAIN_UNAVAILABLE',
       'unavailable',
       `the OS keychain is not available here: ${reason}`,
-      'Use --api-key-file/--app-key-file or DD_API_KEY/DD_APP_KEY instead (containers usually have no Secret Service). On a Linux desktop, unlock GNOME Keyring or KWallet.',
+      hint,
       { reason },
     );
   }
 }
 
 async function keyring(): Promise<KeyringModule> {
+  // The single executable cannot load a native module from its blob: say so instead of a "module not found".
+  if (runningAsSingleExecutable()) {
+    throw new KeychainUnavailableError(
+      'the single executable has no keychain (the native keychain module ships only with the npm package)',
+      'Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, or api_key/app_key in the agent config; or use the npm package (npm install -g par-identity) where a keychain is needed.',
+    );
+  }
   loaded ??= import('@napi-rs/keyring').catch((err: Error) => {
     loaded = undefined;
     throw new KeychainUnavailableError(`the keychain module could not be loaded (${err.message.split('\n')[0]})`);

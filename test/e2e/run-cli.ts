@@ -1,10 +1,26 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLOSED_METADATA_URL, isLoopbackUrl } from '../setup/no-cloud-metadata.js';
 
 // Starts the built binary exactly as an operator would: a real process, real argv, real env.
 
 export const BIN = fileURLToPath(new URL('../../bin/par-identity.js', import.meta.url));
+
+// PAR_IDENTITY_TEST_BIN (npm run test:sea) names a single executable to test instead: started like
+// `env -i`, with only the variables the test sets and a PATH (an empty folder) that has no node.
+const SINGLE_EXECUTABLE = process.env.PAR_IDENTITY_TEST_BIN ? resolve(fileURLToPath(new URL('../../', import.meta.url)), process.env.PAR_IDENTITY_TEST_BIN) : undefined;
+let pathWithoutNode: string | undefined;
+function singleExecutableEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  pathWithoutNode ??= mkdtempSync(join(tmpdir(), 'par-path-without-node-'));
+  const env: NodeJS.ProcessEnv = { PATH: pathWithoutNode };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  // The same guard as cleanEnv: cloud metadata only ever on loopback.
+  env.PAR_IDENTITY_CLOUD_METADATA_URL = cleanEnv(extra).PAR_IDENTITY_CLOUD_METADATA_URL;
+  return env;
+}
 
 export interface CliRun {
   code: number | null;
@@ -48,8 +64,8 @@ export interface RunningCli {
 
 /** Starts the built binary and keeps collecting its output; for long-running commands too. */
 export function startCli(args: string[], options: Omit<RunOptions, 'stdin' | 'timeoutMs'> = {}): RunningCli {
-  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
-    env: cleanEnv(options.env),
+  const child = spawn(SINGLE_EXECUTABLE ?? process.execPath, SINGLE_EXECUTABLE ? args : [options.bin ?? BIN, ...args], {
+    env: SINGLE_EXECUTABLE ? singleExecutableEnv(options.env ?? {}) : cleanEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid }),
     ...(options.gid === undefined ? {} : { gid: options.gid }),

@@ -91,10 +91,10 @@ describe('request log', () => {
   });
 
   it('records unknown paths with route null and 404', async () => {
-    const res = await request(`${emu.url}/api/v1/validate`);
+    const res = await request(`${emu.url}/api/v1/not-emulated`);
     await res.body.dump();
     expect(res.statusCode).toBe(404);
-    expect(emu.requests[0]).toMatchObject({ route: null, status: 404, path: '/api/v1/validate' });
+    expect(emu.requests[0]).toMatchObject({ route: null, status: 404, path: '/api/v1/not-emulated' });
   });
 
   it('logs requests to the other listener as listener "other"', async () => {
@@ -160,7 +160,7 @@ describe('control API', () => {
   });
 
   it.each([
-    ['an unknown route', { route: 'validate', steps: [] }, /route must be/],
+    ['an unknown route', { route: 'not-a-route', steps: [] }, /route must be/],
     ['steps not an array', { route: 'enroll', steps: { status: 500 } }, /steps must be an array/],
     ['an invalid step', { route: 'enroll', steps: [{ status: 500 }, { bogus: true }] }, /fault step 1 .*unknown field "bogus"/],
     ['a body that is not JSON', '{route:', /not valid JSON/],

@@ -1,4 +1,4 @@
-import type { KubeEmulator } from '../index.js';
+import type { EmulatorStoreAccess } from './store-access.js';
 import type { DeleteOptions } from '../registry.js';
 import { isApiError } from '../status-errors.js';
 import type { KubeObject } from '../types.js';
@@ -8,7 +8,7 @@ import type { ClusterSimulationOptions, Pod, PodBehavior } from './types.js';
 
 /** What every simulated component gets: store access that tolerates races, time, wake-ups and events. */
 export interface SimContext {
-  readonly emu: KubeEmulator;
+  readonly emu: EmulatorStoreAccess;
   readonly options: ClusterSimulationOptions;
   readonly secondMs: number;
   readonly tracker: ObjectTracker;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { KubeEmulator } from '../index.js';
+import type { EmulatorStoreAccess } from './store-access.js';
 import type { KubeObject } from '../types.js';
 import { nowTimestamp } from './objects.js';
 
@@ -11,7 +11,7 @@ export class EventRecorder {
   private readonly seen = new Map<string, string>();
 
   constructor(
-    private readonly emu: KubeEmulator,
+    private readonly emu: EmulatorStoreAccess,
     private readonly enabled: boolean,
   ) {}
 

