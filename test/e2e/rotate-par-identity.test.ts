@@ -276,3 +276,56 @@ describe('status --secret and rollback --secret', () => {
     expect(run.stderr).toContain('error[NO_BACKUP]');
   });
 });
+
+describe('unknown outcomes are resolved by reading the Secret back, never guessed', () => {
+  const realUpdate = { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' };
+
+  it.each([
+    ['500 after the update was applied', { code: 500, afterApply: true as const }],
+    ['504 after the update was applied', { code: 504, afterApply: true as const }],
+    ['connection reset after the update was applied', { afterApply: 'reset' as const }],
+  ])('%s → success, the new identity in service, said plainly', async (_name, fault) => {
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    fx.kube.faults.failNext(realUpdate, fault);
+    const run = await fx.rotate(['--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const out = json(run.stdout);
+    expect(fx.secretData().urn).toBe(out.urn);
+    expect(run.stderr).toMatch(/reading the Secret back shows the new identity: it was applied/);
+    expect(run.stderr).not.toMatch(/remove it in Datadog/);
+  });
+
+  it('a 500 that was NOT applied → exit 9, the Secret unchanged, the enrolled runner reported as an orphan', async () => {
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    const before = fx.secretData();
+    fx.kube.faults.failNext(realUpdate, { code: 500 });
+    const run = await fx.rotate(['--json']);
+    expect(run.code, run.stderr).toBe(9);
+    expect(fx.secretData()).toEqual(before);
+    const error = json(run.stdout) as { details: { orphanedUrn: string } };
+    expect(error.details.orphanedUrn).toMatch(/^urn:dd:apps:on-prem-runner:/);
+    expect(error.details.orphanedUrn).not.toBe(before.urn);
+  });
+
+  it('applied, then the read back fails too → exit 12 OUTCOME_UNKNOWN, which never suggests removing a runner', async () => {
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    fx.kube.faults.failNext(realUpdate, { code: 503, afterApply: true });
+    // From the update on, reads fail too: the outcome cannot be told.
+    fx.kube.faults.beforeNext(realUpdate, () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 3 }));
+    const run = await fx.rotate(['--no-verify']);
+    expect(run.code, run.stderr).toBe(12);
+    expect(run.stderr).toContain('error[OUTCOME_UNKNOWN]');
+    expect(run.stderr).toContain('Do not remove any runner in Datadog until you have checked');
+    expect(run.stderr).toContain('par-identity status --secret');
+  });
+
+  it('rollback --secret: a 500 after the swap was applied → success', async () => {
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    const first = fx.secretData().urn;
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    fx.kube.faults.failNext(realUpdate, { code: 500, afterApply: true });
+    const run = await fx.run(['rollback', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--no-verify']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(fx.secretData().urn).toBe(first);
+  });
+});

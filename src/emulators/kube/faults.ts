@@ -42,6 +42,11 @@ export interface FailOptions {
   message?: string;
   /** Replaces the Status body entirely. */
   body?: unknown;
+  /**
+   * The request is served (and a write applied) first; then the client gets the failure instead of
+   * the real answer (`reset`: the connection is dropped) — an outcome the client cannot know.
+   */
+  afterApply?: boolean | 'reset';
 }
 
 interface Rule {
@@ -166,7 +171,7 @@ export class FaultController {
   }
 
   /** @internal Runs hooks and delays; returns the failure to answer with, if any. */
-  async apply(req: FaultRequest): Promise<{ code: number; body: unknown } | undefined> {
+  async apply(req: FaultRequest): Promise<{ code: number; body: unknown; afterApply?: boolean | 'reset' } | undefined> {
     for (const r of this.take('before', req)) await r.fn!(req);
     for (const r of this.take('hang', req)) {
       this.hanging.add(r);
@@ -179,7 +184,8 @@ export class FaultController {
     if (!failing) return undefined;
     const f = failing.fail!;
     const code = f.code ?? 500;
-    if (f.body !== undefined) return { code, body: f.body };
+    const after = f.afterApply ? { afterApply: f.afterApply } : {};
+    if (f.body !== undefined) return { code, body: f.body, ...after };
     const status: Status = {
       kind: 'Status',
       apiVersion: 'v1',
@@ -189,7 +195,7 @@ export class FaultController {
       reason: f.reason ?? defaultReason(code),
       code,
     };
-    return { code, body: status };
+    return { code, body: status, ...after };
   }
 }
 

@@ -88,7 +88,21 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
 
   const faultReq: FaultRequest = { ...record, user: record.user };
   const injected = await ctx.faults.apply(faultReq);
-  if (injected) {
+  if (injected?.afterApply) {
+    // Serve (and apply) the request, but answer with the fault: the write happened, the client cannot tell.
+    const realWriteHead = res.writeHead.bind(res);
+    const realEnd = res.end.bind(res);
+    res.writeHead = (() => res) as typeof res.writeHead;
+    res.end = (() => {
+      if (injected.afterApply === 'reset') res.socket?.destroy();
+      else {
+        const text = JSON.stringify(injected.body);
+        realWriteHead(injected.code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        realEnd(text);
+      }
+      return res;
+    }) as typeof res.end;
+  } else if (injected) {
     sendJson(res, injected.code, injected.body);
     return;
   }

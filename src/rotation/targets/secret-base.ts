@@ -1,12 +1,13 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { AgentConfig } from '../../config/index.js';
 import type { AgentFlavor } from '../../enrollment/index.js';
-import { ConflictError, KubernetesError, type ParError, StorageError } from '../../errors.js';
+import { ConflictError, KubernetesError, ParError, StorageError } from '../../errors.js';
 import { failpoint } from '../../failpoint.js';
 import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js';
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
-import { buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
+import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
+import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from '../target.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
@@ -46,6 +47,12 @@ export function rotatedAtOf(secret: V1Secret): { at: string; source: string } | 
 /** The Secret to write, stamped with the time the identity goes in service. */
 function stamped(secret: V1Secret, now: Date): V1Secret {
   return { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [ROTATED_AT_ANNOTATION]: rfc3339(now) } } };
+}
+
+/** A write whose outcome the answer does not tell: 5xx, timeout, dropped connection (4xx is a definite no). */
+function outcomeUnknown(err: unknown): boolean {
+  const { code } = apiStatus(err);
+  return code === undefined || code >= 500;
 }
 
 export abstract class SecretTargetBase implements IdentityTarget {
@@ -152,22 +159,49 @@ export abstract class SecretTargetBase implements IdentityTarget {
       values[layout.previousUrn] = current.identity.record.urn;
     }
     let written: V1Secret;
+    const outcomeWarnings: string[] = [];
     try {
       const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
       written = await writeIdentitySecret(this.core, this.ref, body, { create: created, dryRun: false });
     } catch (err) {
-      throw orphanedRunner(kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.'), next.urn);
+      const failure = kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.');
+      if (!outcomeUnknown(err)) throw orphanedRunner(failure, next.urn);
+      // The request may have been applied: read the Secret back and decide, never guess.
+      const settled = await this.settle(state, { urn: next.urn, fingerprint: next.key.kid }, failure, `the rotation to ${next.urn}`, next.urn);
+      if (!settled) throw orphanedRunner(failure, next.urn);
+      written = settled;
+      outcomeWarnings.push(`the ${created ? 'create' : 'update'} answered "${failure.message}", but reading the Secret back shows the new identity: it was applied`);
     }
     const resourceVersion = written.metadata?.resourceVersion ?? '';
     return {
       previousKept,
-      warnings: await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity),
+      warnings: [...outcomeWarnings, ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
         ...(previousKept ? [`  kept:         ${current.identity?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}`] : []),
         `  secret:       ${this.ref.namespace}/${this.ref.name} ${created ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
       ],
     };
+  }
+
+  /**
+   * After a write whose outcome is unknown (5xx, timeout, reset): the Secret read back decides.
+   * Returns the Secret when it holds `wanted` (applied), undefined when it is as we read it (not
+   * applied), and throws OUTCOME_UNKNOWN when it is neither or cannot be read.
+   */
+  private async settle(before: IdentitySecretState, wanted: IdentitySummary, failure: ParError, what: string, enrolledUrn?: string): Promise<V1Secret | undefined> {
+    const after = await readIdentitySecret(this.core, this.ref, this.layout).catch(() => undefined);
+    if (after?.state === 'present' && after.identity?.record.urn === wanted.urn && after.identity?.key.kid === wanted.fingerprint) return after.secret;
+    const unchanged = after !== undefined && (after.state === 'missing' ? before.state === 'missing' : before.state === 'present' && after.resourceVersion === before.resourceVersion);
+    if (unchanged) return undefined;
+    const check = commandLine(['par-identity', 'status', ...this.selector]);
+    throw new ParError(
+      'OUTCOME_UNKNOWN',
+      'outcomeUnknown',
+      `${what} in ${this.label} may or may not have been applied: the API answered "${failure.message}" and ${after ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back'}`,
+      `Check before acting: \`${check}\` (or kubectl -n ${this.ref.namespace} get secret ${this.ref.name}). ${enrolledUrn ? `If it shows ${enrolledUrn}, the rotation is in place; if not, ${enrolledUrn} is enrolled but stored nowhere. Do not remove any runner in Datadog until you have checked which one the Secret holds.` : 'Do not remove any runner in Datadog until you have checked which one the Secret holds.'}`,
+      { ...(enrolledUrn ? { enrolledUrn } : {}), namespace: this.ref.namespace, secretName: this.ref.name },
+    );
   }
 
   async readBack(next: NewIdentity): Promise<DecodedIdentity> {
@@ -198,7 +232,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
     try {
       written = await writeIdentitySecret(this.core, this.ref, stamped(buildIdentitySecret(this.ref, state.secret, values, layout), this.now()), { create: false, dryRun: false });
     } catch (err) {
-      throw kubeFailure(err, `updating ${this.label}`, 'The Secret was not changed; read it again with `par-identity status` and retry.');
+      const failure = kubeFailure(err, `updating ${this.label}`, 'The Secret was not changed; read it again with `par-identity status` and retry.');
+      if (!outcomeUnknown(err)) throw failure;
+      const settled = await this.settle(state, { urn: state.previous.record.urn, fingerprint: state.previous.key.kid }, failure, `the rollback to ${state.previous.record.urn}`);
+      if (!settled) throw failure;
+      written = settled;
     }
     const replacedUrn = state.identity?.record.urn ?? null;
     return {
