@@ -3,8 +3,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Checks of the single executables run with `npm run test:sea`, after `npm run build:sea`.
-    exclude: [...configDefaults.exclude, 'test/sea/**'],
+    // Checks of the single executables run with `npm run test:sea` (after `npm run build:sea`), the
+    // fault matrix with `npm run test:faults`.
+    exclude: [...configDefaults.exclude, 'test/sea/**', 'test/faults/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

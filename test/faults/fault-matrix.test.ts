@@ -1,0 +1,209 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FAILPOINTS } from '../../src/failpoint.js';
+import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
+import type { CliRun } from '../e2e/run-cli.js';
+import { clusterFixture } from '../e2e/cluster-fixture.js';
+import { IDENTITY, type LocalFixture, localFixture, secretsIn } from '../e2e/local-fixture.js';
+
+// The fault matrix (issue 13): the built binary driven through crashes, concurrent writers, unknown
+// outcomes, a hung apiserver, bad durations, TLS overrides and hostile server strings. Each run checks
+// the invariants: a complete identity is in service, every identity a run reported is recoverable,
+// the reported outcome matches what is stored, and no secret appears in any output. It ends by
+// printing the table that README quotes (case, runs, held).
+
+const rows = new Map<string, { runs: number; held: number }>();
+function record(name: string, held: boolean): void {
+  const row = rows.get(name) ?? { runs: 0, held: 0 };
+  row.runs++;
+  if (held) row.held++;
+  rows.set(name, row);
+}
+
+afterAll(() => {
+  const lines = ['| case | runs | held |', '|---|---|---|', ...[...rows].map(([name, r]) => `| ${name} | ${r.runs} | ${r.held} (${Math.round((100 * r.held) / r.runs)} %) |`)];
+  process.stdout.write(`\nfault matrix\n${lines.join('\n')}\n`);
+});
+
+/** Every identity a next run finds: live, .bak, .restore-*, .corrupt-*; the URNs they hold. */
+async function stableUrns(fx: LocalFixture): Promise<string[]> {
+  const names = (await readdir(fx.dir)).filter((n) => n === IDENTITY || n.startsWith(`${IDENTITY}.`)).filter((n) => !n.endsWith('.lock'));
+  const urns: string[] = [];
+  for (const n of names) {
+    try {
+      urns.push(parseIdentityFile(await readFile(join(fx.dir, n), 'utf8')).urn);
+    } catch {
+      // A corrupt copy holds no identity to recover.
+    }
+  }
+  return urns;
+}
+
+async function liveDecodes(fx: LocalFixture): Promise<boolean> {
+  try {
+    decodeIdentity(parseIdentityFile(await fx.read()));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const reportedUrn = (run: CliRun): string | undefined => /^(?:rotated|rolled back to): (\S+)/m.exec(run.stdout)?.[1] ?? /rolled back .* to: (\S+)/.exec(run.stdout)?.[1];
+const leaks = (run: CliRun, secrets: string[]) => secrets.some((s) => run.stdout.includes(s) || run.stderr.includes(s));
+
+describe('kill -9 at every failpoint', () => {
+  const rotatePoints = ['after-enroll', ...FAILPOINTS.replace.filter((p) => p !== 'after-keep-aside')];
+  it.each(rotatePoints)('rotate-identity killed %s', async (point) => {
+    const fx = await localFixture();
+    try {
+      await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+      const before = parseIdentityFile(await fx.read()).urn;
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
+      const status = await fx.run(['status', '-c', fx.dir, '--json']);
+      const held = run.signal === 'SIGKILL' && status.code === 0 && (await liveDecodes(fx)) && (await stableUrns(fx)).includes(before);
+      record(`rotate killed ${point}`, held);
+      expect(held, `${point}: ${status.stderr}`).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  const swapPoints = FAILPOINTS.swap.filter((p) => p !== 'swap-after-keep-backup' && p !== 'swap-after-remove-source');
+  it.each(swapPoints)('rollback killed %s', async (point) => {
+    const fx = await localFixture();
+    try {
+      await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+      const older = parseIdentityFile(await fx.read()).urn;
+      await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+      const newer = parseIdentityFile(await fx.read()).urn;
+      const run = await fx.run(['rollback', '-c', fx.dir, '--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
+      const status = await fx.run(['status', '-c', fx.dir, '--json']);
+      const urns = await stableUrns(fx);
+      const held = run.signal === 'SIGKILL' && status.code === 0 && (await liveDecodes(fx)) && urns.includes(older) && urns.includes(newer);
+      record(`rollback killed ${point}`, held);
+      expect(held, `${point}: ${urns.join(', ')}`).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
+describe('two concurrent writers on the same identity file', () => {
+  const pairs: [string, string][] = [
+    ['rotate-identity', 'rotate-identity'],
+    ['rotate-identity', 'rollback'],
+    ['rollback', 'rollback'],
+  ];
+  it.each(pairs)('%s ‖ %s, 20 rounds', async (a, b) => {
+    const fx = await localFixture();
+    try {
+      await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+      await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+      const secrets = secretsIn(await fx.read());
+      for (let round = 0; round < 20; round++) {
+        const runs = await Promise.all([a, b].map((cmd) => fx.run([cmd, '-c', fx.dir, '--no-verify'])));
+        const urns = await stableUrns(fx);
+        const live = parseIdentityFile(await fx.read()).urn;
+        // Each run either did its work or was refused by the lock; what it reported is on disk.
+        const outcomesOk = runs.every((r) => r.code === 0 || r.code === 11);
+        const reportedKept = runs.filter((r) => r.code === 0).every((r) => {
+          const urn = reportedUrn(r);
+          return urn !== undefined && urns.includes(urn);
+        });
+        const held = outcomesOk && reportedKept && (await liveDecodes(fx)) && urns.includes(live) && !runs.some((r) => leaks(r, secrets));
+        record(`${a} ‖ ${b}`, held);
+        expect(held, runs.map((r) => `${r.code}: ${r.stderr.slice(-300)}`).join('\n')).toBe(true);
+      }
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
+describe('Secret writes with an unknown outcome', () => {
+  const realUpdate = { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' };
+  it.each([
+    ['500 after the write was applied', { code: 500, afterApply: true as const }, 0],
+    ['504 after the write was applied', { code: 504, afterApply: true as const }, 0],
+    ['reset after the write was applied', { afterApply: 'reset' as const }, 0],
+    ['500, not applied', { code: 500 }, 9],
+  ])('rotate-par-identity: %s', async (name, fault, exit) => {
+    const fx = await clusterFixture();
+    try {
+      await fx.rotate(['--no-verify']);
+      const before = fx.secretData().urn;
+      fx.kube.faults.failNext(realUpdate, fault);
+      const run = await fx.rotate(['--no-verify', '--json']);
+      const stored = fx.secretData().urn;
+      const out = JSON.parse(run.stdout) as { urn?: string };
+      const matches = exit === 0 ? run.code === 0 && out.urn === stored : run.code === exit && stored === before;
+      record(`Secret write: ${name}`, matches);
+      expect(matches, run.stderr).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
+describe('deadlines, durations, TLS and hostile strings', () => {
+  it('a hung apiserver: status --secret gives up with KUBE_TIMEOUT', async () => {
+    const fx = await clusterFixture();
+    try {
+      fx.kube.faults.hang({ verb: 'get', resource: 'secrets' });
+      const run = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--timeout', '3s']);
+      const held = run.code === 9 && run.stderr.includes('KUBE_TIMEOUT');
+      record('hung apiserver', held);
+      expect(held, run.stderr).toBe(true);
+    } finally {
+      fx.kube.faults.clear();
+      await fx.close();
+    }
+  });
+
+  it.each([
+    ['rollout', 'deployment/x', '--poll-interval', 'NaN'],
+    ['watch', '--relist-interval', '3000000'],
+    ['rotate-identity', '--timeout', '99999999999'],
+    ['rotate-identity', '--if-older-than', '-3d'],
+  ])('%s %s %s %s → usage error before any network call', async (...argv) => {
+    const fx = await localFixture();
+    try {
+      const run = await fx.run(argv);
+      const held = run.code === 2 && fx.emulator.requests.length === 0;
+      record('huge, negative and NaN durations', held);
+      expect(held, run.stderr).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('NODE_TLS_REJECT_UNAUTHORIZED=0 does not turn TLS off', async () => {
+    const fx = await clusterFixture();
+    try {
+      // A kubeconfig without the emulator's CA: only verification can refuse it.
+      const noCa = join(fx.dir, 'no-ca.kubeconfig');
+      const text = (await readFile(fx.adminKubeconfig, 'utf8')).replace(/^\s*certificate-authority-data:.*$/m, '');
+      await (await import('node:fs/promises')).writeFile(noCa, text);
+      const run = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', noCa], { env: { NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+      const held = run.code === 9 && /NODE_TLS_REJECT_UNAUTHORIZED/.test(run.stderr) && fx.kube.requests.length === 0;
+      record('NODE_TLS_REJECT_UNAUTHORIZED=0', held);
+      expect(held, run.stderr).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('hostile server strings never reach the terminal raw', async () => {
+    const fx = await localFixture();
+    try {
+      fx.emulator.script('enroll', { status: 400, body: JSON.stringify({ errors: ['\u001b[2J\u001b]0;pwned\u0007bad\nrequest\r'] }) });
+      const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+      const held = run.code === 5 && !run.stderr.includes('\u001b') && !run.stderr.includes('\u0007') && !run.stderr.includes('bad\nrequest');
+      record('hostile server strings', held);
+      expect(held, JSON.stringify(run.stderr)).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+});
