@@ -93,3 +93,64 @@ describe('identity Secrets', () => {
     expect(json(due.stdout).status).toBe('ok');
   });
 });
+
+describe('status across the fleet', () => {
+  let fx: ClusterFixture;
+  afterEach(async () => fx.close());
+
+  it('--all-namespaces lists both layouts, one row each, and names a namespace it cannot read', async () => {
+    fx = await clusterFixture();
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    const key = generateIdentityKey();
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'par-runner', namespace: 'other' },
+      type: 'Opaque',
+      data: { RUNNER_PRIVATE_KEY: Buffer.from(encodePrivateJwk(key)).toString('base64'), RUNNER_URN: Buffer.from(buildUrn({ region: 'us1', orgId: 5, runnerId: 'helm' })).toString('base64') },
+    } as never);
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: 'other' }, type: 'Opaque', data: { password: 'eA==' } } as never);
+    const admin = await fx.run(['status', '-A', '--kubeconfig', fx.adminKubeconfig, '--json']);
+    expect(admin.code, admin.stderr).toBe(0);
+    const rows = (json(admin.stdout).secrets as { namespace: string; name: string; layout: string; fingerprint: string }[]).map((r) => `${r.namespace}/${r.name}:${r.layout}`).sort();
+    expect(rows).toEqual([`${NS}/${SECRET}:cluster-agent`, 'other/par-runner:helm-runner']);
+    expect(admin.stderr + admin.stdout).not.toContain(encodePrivateJwk(key));
+
+    // A token that may list namespaces and read Secrets in one of them only.
+    // (kubeconfigFor grants within NS; the cluster-wide grant is added to the same token.)
+    const scoped = await fx.kubeconfigFor('fleet-viewer', [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }], NS);
+    fx.kube.addToken('token-fleet-viewer', { user: `system:serviceaccount:${NS}:fleet-viewer`, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }] });
+    const partial = await fx.run(['status', '-A', '--kubeconfig', scoped, '--json']);
+    expect(partial.code, partial.stderr).toBe(0);
+    const out = json(partial.stdout) as { secrets: unknown[]; unreadableNamespaces: { namespace: string }[] };
+    expect(out.unreadableNamespaces.map((u) => u.namespace)).toContain('other');
+    expect(partial.stderr).toMatch(/namespace other: Secrets not readable/);
+  });
+
+  it('--pods tells which Pod runs which identity, and whether the previous runner can go', async () => {
+    fx = await clusterFixture();
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    const fingerprint = String(json((await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json'])).stdout).fingerprint);
+    fx.kube.createObject({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'datadog-cluster-agent', namespace: NS },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'dca' } }, template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'a', image: 'x' }] } } },
+    } as never);
+    const pod = (name: string, fp: string) =>
+      fx.kube.createObject({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: NS, labels: { app: 'dca' }, annotations: { 'par-identity.datadoghq.com/identity-fingerprint': fp } },
+        spec: { containers: [{ name: 'a', image: 'x' }] },
+      } as never);
+    pod('dca-1', fingerprint);
+    pod('dca-2', 'an-older-fingerprint');
+    const mixed = await fx.run(['status', '--secret', '--pods', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json']);
+    expect(mixed.code, mixed.stderr).toBe(0);
+    const view = json(mixed.stdout) as { pods: { name: string; runsCurrent: boolean }[]; previousRunnerRemovable: boolean };
+    expect(view.pods.map((p) => `${p.name}:${p.runsCurrent}`).sort()).toEqual(['dca-1:true', 'dca-2:false']);
+    expect(view.previousRunnerRemovable).toBe(false);
+    expect(mixed.stdout).toContain('keep the previous runner');
+  });
+});
