@@ -57,8 +57,9 @@ function progressPrinter(io: Io, report: Reporter) {
  */
 export async function precheckRollout(session: ClusterSession, ref: WorkloadRef): Promise<string> {
   const api = await rolloutApi(session.conn);
+  let workload: Awaited<ReturnType<typeof api.readWorkload>>;
   try {
-    await api.readWorkload(ref);
+    workload = await api.readWorkload(ref);
   } catch (err) {
     const cause = (err as { cause?: unknown }).cause ?? err;
     if (isNotFound(cause) || (err as { details?: { httpStatus?: number } }).details?.httpStatus === 404) {
@@ -66,6 +67,8 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
     }
     throw err;
   }
+  // The rollout follows the workload's Pods: a token that cannot list them would fail after enrolling.
+  await api.podsOf(ref, workload);
   const k8s = await import('@kubernetes/client-node');
   const apps = session.conn.kc.makeApiClient(k8s.AppsV1Api);
   const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
@@ -76,7 +79,7 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
   } catch (err) {
     throw kubeFailure(err, `server-side dry run of the restart patch of ${describeRef(ref)}`, 'Nothing was enrolled and nothing was changed.');
   }
-  return `rollout of ${describeRef(ref)}: the workload exists and the restart patch is allowed (server-side dry run)`;
+  return `rollout of ${describeRef(ref)}: the workload exists, its Pods can be listed, and the restart patch is allowed (server-side dry run)`;
 }
 
 export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef, request: RolloutRequest, io: Io, report: Reporter): Promise<RolloutOutcome> {
