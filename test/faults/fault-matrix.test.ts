@@ -89,6 +89,23 @@ describe('kill -9 at every failpoint', () => {
   });
 });
 
+describe('kill -9 on the Secret path', () => {
+  it.each(['after-secret-read', 'after-enroll'])('rotate-par-identity killed %s: the Secret still holds the identity in service', async (point) => {
+    const fx = await clusterFixture();
+    try {
+      await fx.rotate(['--no-verify']);
+      const before = fx.secretData();
+      const run = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
+      const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig]);
+      const held = run.signal === 'SIGKILL' && status.code === 0 && fx.secretData().urn === before.urn && fx.secretData().private_key === before.private_key;
+      record(`rotate-par-identity killed ${point}`, held);
+      expect(held, status.stderr).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
 describe('two concurrent writers on the same identity file', () => {
   const pairs: [string, string][] = [
     ['rotate-identity', 'rotate-identity'],
