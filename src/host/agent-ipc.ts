@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import { boundedExchange } from './bounded-exchange.js';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
@@ -74,43 +75,28 @@ export interface IpcAnswer {
 }
 
 function ipcGet(endpoint: IpcEndpoint, path: string, timeoutMs: number): Promise<IpcAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: endpoint.host,
-        port: endpoint.port,
-        path,
-        method: 'GET',
-        headers: { Authorization: `Bearer ${endpoint.token}`, Accept: 'application/json' },
-        ca: endpoint.cert,
-        cert: endpoint.cert,
-        key: endpoint.key,
-        // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED can never turn verification off.
-        rejectUnauthorized: true,
-        agent: false,
-        timeout: timeoutMs,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > 64 * 1024) req.destroy(new Error('IPC answer too large'));
-          else chunks.push(chunk);
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on('close', () => clearTimeout(timer));
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    req.end();
-  });
+  return boundedExchange(
+    (onResponse) =>
+      request(
+        {
+          host: endpoint.host,
+          port: endpoint.port,
+          path,
+          method: 'GET',
+          headers: { Authorization: `Bearer ${endpoint.token}`, Accept: 'application/json' },
+          ca: endpoint.cert,
+          cert: endpoint.cert,
+          key: endpoint.key,
+          // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED can never turn verification off.
+          rejectUnauthorized: true,
+          agent: false,
+          timeout: timeoutMs,
+        },
+        onResponse,
+      ),
+    timeoutMs,
+    'IPC',
+  );
 }
 
 export interface IpcOptions {
