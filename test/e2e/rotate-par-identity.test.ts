@@ -329,3 +329,20 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
     expect(fx.secretData().urn).toBe(first);
   });
 });
+
+describe('a corrupt current identity in the Secret', () => {
+  it('keeps the valid previous_* keys instead of dropping them', async () => {
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+    const good = fx.secretData();
+    const secret = structuredClone(fx.secret()!) as { data: Record<string, string> };
+    secret.data.private_key = Buffer.from('not-a-key').toString('base64');
+    fx.kube.updateObject(secret as never);
+    const run = await fx.rotate(['--no-verify']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('the valid previous identity already there stays');
+    const after = fx.secretData();
+    expect(after.previous_urn).toBe(good.previous_urn);
+    expect(after.previous_private_key).toBe(good.previous_private_key);
+  });
+});

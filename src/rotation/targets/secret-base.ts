@@ -115,7 +115,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
       current.notes.push(`current: ${state.identity.record.urn} (fingerprint ${state.identity.key.kid}, resourceVersion ${state.resourceVersion})`);
     } else {
       if (state.error) current.problem = state.error;
-      current.warnings.push(`the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}`);
+      current.warnings.push(`the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}${state.previous ? ', and the valid previous identity already there stays' : ''}`);
     }
     if (state.previous) current.previous = state.previous;
     return current;
@@ -153,10 +153,13 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const created = state.state === 'missing';
     const { layout } = this;
     const values: Record<string, string> = { [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
-    const previousKept = this.keepPrevious && Boolean(current.identity);
-    if (previousKept && current.identity) {
-      values[layout.previousPrivateKey] = current.identity.record.privateKey;
-      values[layout.previousUrn] = current.identity.record.urn;
+    // The identity in service becomes the previous one; when it is corrupt, a valid previous identity
+    // already kept stays (it is the last good one), never dropped.
+    const kept = current.identity ?? current.previous;
+    const previousKept = this.keepPrevious && Boolean(kept);
+    if (previousKept && kept) {
+      values[layout.previousPrivateKey] = kept.record.privateKey;
+      values[layout.previousUrn] = kept.record.urn;
     }
     let written: V1Secret;
     const outcomeWarnings: string[] = [];
@@ -178,7 +181,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
       warnings: [...outcomeWarnings, ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
-        ...(previousKept ? [`  kept:         ${current.identity?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}`] : []),
+        ...(previousKept ? [`  kept:         ${kept?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}${current.identity ? '' : ' (the current one did not decode; the previous is kept)'}`] : []),
         `  secret:       ${this.ref.namespace}/${this.ref.name} ${created ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
       ],
     };
