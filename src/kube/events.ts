@@ -1,6 +1,6 @@
 import { hostname as osHostname } from 'node:os';
 import type { EventsV1Api, EventsV1Event } from '@kubernetes/client-node';
-import type { KubeConnection } from './kube-connection.js';
+import type { ClusterConnection } from './cluster-connection.js';
 import { apiStatus } from './kube-errors.js';
 
 // The audit trail in the cluster: one events.k8s.io/v1 Event per rotation, rollback and rollout
@@ -131,7 +131,7 @@ function eventName(subject: EventSubject, date: Date): string {
   return `${subject.name.slice(0, 200)}.${nanos.toString(16)}`;
 }
 
-async function writerFor(target: KubeConnection | EventsWriter): Promise<EventsWriter> {
+async function writerFor(target: ClusterConnection | EventsWriter): Promise<EventsWriter> {
   if ('createNamespacedEvent' in target) return target;
   const k8s = await import('@kubernetes/client-node');
   return target.kc.makeApiClient(k8s.EventsV1Api);
@@ -162,7 +162,7 @@ export function buildEvent(input: RecordEventInput, options: RecordEventOptions 
  * Posts one events.k8s.io/v1 Event. Never throws: a 403 (no `create` on events.events.k8s.io)
  * and any other failure come back as a warning the caller prints.
  */
-export async function recordEvent(target: KubeConnection | EventsWriter, input: RecordEventInput, options: RecordEventOptions = {}): Promise<RecordEventResult> {
+export async function recordEvent(target: ClusterConnection | EventsWriter, input: RecordEventInput, options: RecordEventOptions = {}): Promise<RecordEventResult> {
   const where = `${input.regarding.kind} ${input.regarding.namespace}/${input.regarding.name}`;
   try {
     const body = buildEvent(input, options);

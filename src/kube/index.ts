@@ -14,7 +14,6 @@ export {
   writeIdentitySecret,
 } from './identity-secret.js';
 export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resolveSecretTarget } from './secret-target.js';
-export { connectKube, coreApi, type KubeConnection, type KubeConnectionOptions } from './kube-connection.js';
 export {
   agentNamespace,
   type ClusterConnection,

@@ -1,5 +1,5 @@
 import type { AppsV1Api, CoreV1Api, V1DaemonSet, V1Deployment, V1Node, V1Pod } from '@kubernetes/client-node';
-import type { KubeConnection, RecordEventInput, RecordEventResult } from '../kube/index.js';
+import type { ClusterConnection, RecordEventInput, RecordEventResult } from '../kube/index.js';
 import { apiStatus, isNotFound, kubeFailure, recordEvent } from '../kube/index.js';
 import type { Workload } from './eligibility.js';
 import type { WorkloadRef } from './workload-ref.js';
@@ -31,7 +31,7 @@ function selectorOf(workload: Workload): string {
     .join(',');
 }
 
-export async function rolloutApi(conn: KubeConnection): Promise<RolloutApi> {
+export async function rolloutApi(conn: ClusterConnection): Promise<RolloutApi> {
   const k8s = await import('@kubernetes/client-node');
   const apps: AppsV1Api = conn.apps();
   const core: CoreV1Api = conn.core();

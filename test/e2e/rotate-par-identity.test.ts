@@ -335,7 +335,7 @@ describe('a corrupt current identity in the Secret', () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     const good = fx.secretData();
-    const secret = structuredClone(fx.secret()!) as { data: Record<string, string> };
+    const secret = structuredClone(fx.secret()!) as unknown as { data: Record<string, string> };
     secret.data.private_key = Buffer.from('not-a-key').toString('base64');
     fx.kube.updateObject(secret as never);
     const run = await fx.rotate(['--no-verify']);

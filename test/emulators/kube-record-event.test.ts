@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
-import { connectKube } from '../../src/kube/kube-connection.js';
+import { resolveCluster } from '../../src/kube/cluster-connection.js';
 import { EventReason, identityNote, recordEvent } from '../../src/kube/events.js';
 import { secret, startSeeded } from './kube-helpers.js';
 
@@ -19,7 +19,7 @@ const URN = 'urn:dd:apps:on-prem-runner:us1:123:11111111-2222-3333-4444-55555555
 async function connection(token: string) {
   const path = join(dir, `${token}.kubeconfig`);
   await emu.writeKubeconfig(path, { token, namespace: 'ns1' });
-  return connectKube({ kubeconfig: path, env: {} });
+  return resolveCluster({ kubeconfig: path, env: {} });
 }
 
 beforeAll(async () => {
