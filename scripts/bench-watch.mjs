@@ -9,9 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { bundleSources, ROOT, until } from './dev-bundle.mjs';
 
-// Cloud metadata on a closed loopback port for every process started here: never 169.254.169.254.
-process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:1';
-
+process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9'; // never the real metadata address
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 100);
 const ROTATIONS = Number(process.env.BENCH_ROTATIONS ?? 5);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);

@@ -1,26 +1,43 @@
-// `npm run bench`: wall time of whole commands, side by side in one run (median and p90).
-import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+// `npm run bench`: every figure of issue 15, each beside its baseline measured in the same run, on the
+// newest supported Node (the one running this script): wall time of whole commands (median and p90 of
+// BENCH_RUNS, after 2 warm-ups), peak and idle RSS, and the global install size.
+// Nothing here may reach a non-loopback address: every process gets PAR_IDENTITY_CLOUD_METADATA_URL
+// pointing at a closed loopback port, and the Datadog and Kubernetes APIs are the local emulators.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { SEA_NODE_VERSION, seaNodeBinary } from './bundle-options.mjs';
+import { measureInstallSize } from './install-size.mjs';
 import { BIN, startEmulator } from './start-emulator.mjs';
 
-// Cloud metadata on a closed loopback port for every process started here: never 169.254.169.254.
-process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:1';
-
+process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const API_KEY = '00000000000000000000000000emu0ak';
 const APP_KEY = '0000000000000000000000000000000000emu0pk';
-const runbook = fileURLToPath(new URL('./bench/manual-runbook.sh', import.meta.url));
+const NAMESPACE = 'datadog';
+const SECRET = 'private-action-runner-identity';
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const runbook = here('./bench/manual-runbook.sh');
+const k8sRunbook = here('./bench/manual-k8s-runbook.sh');
+const SEA = here('../dist/sea/par-identity-linux-x64');
+const bareNode26 = seaNodeBinary('x64').bin;
+const npmCli = (args) => [process.execPath, [BIN, ...args]];
+const seaCli = (args) => [SEA, args];
 
-function time(cmd, args, env) {
+if (Number(process.versions.node.split('.')[0]) < 26) console.warn(`warning: the bench should run on the newest supported Node (26); this is ${process.version}`);
+for (const needed of [SEA, bareNode26]) if (!existsSync(needed)) throw new Error(`${needed} is missing: run npm run build:sea first (npm run bench does)`);
+
+function time([cmd, args], env) {
   const samples = [];
   for (let i = 0; i < RUNS + 2; i++) {
     const start = process.hrtime.bigint();
     const run = spawnSync(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    if (run.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${run.stderr}`);
+    if (run.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${run.status}): ${run.stderr}`);
     if (i >= 2) samples.push(ms); // two warm-up runs fill the page cache
   }
   samples.sort((a, b) => a - b);
@@ -28,27 +45,102 @@ function time(cmd, args, env) {
   return { median: pick(0.5), p90: pick(0.9) };
 }
 
-const { info, stop } = await startEmulator();
-const dir = await mkdtemp(join(tmpdir(), 'par-bench-'));
-try {
-  await writeFile(
-    join(dir, 'datadog.yaml'),
-    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'private_action_runner:', '  enabled: true', ''].join('\n'),
-  );
-  const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_API_KEY: API_KEY, DD_APP_KEY: APP_KEY };
-  const rows = [
-    ['node -e 0', time(process.execPath, ['-e', '0'], env)],
-    ['par-identity --help', time(process.execPath, [BIN, '--help'], env)],
-    ['par-identity rotate-identity (enroll + write + verify)', time(process.execPath, [BIN, 'rotate-identity', '-c', dir], env)],
-    ['par-identity rotate-identity --no-verify', time(process.execPath, [BIN, 'rotate-identity', '-c', dir, '--no-verify'], env)],
-    ['manual runbook (openssl + curl + jq + mv)', time('bash', [runbook, info.enrollmentUrl, join(dir, 'manual.json')], env)],
-  ];
-  const base = rows[0][1].median;
-  console.log(`node ${process.version}, ${RUNS} runs each (after 2 warm-ups), wall time in ms\n`);
-  console.log(`${'command'.padEnd(56)} ${'median'.padStart(8)} ${'p90'.padStart(8)} ${'× node'.padStart(8)}`);
-  for (const [name, t] of rows) {
-    console.log(`${name.padEnd(56)} ${t.median.toFixed(1).padStart(8)} ${t.p90.toFixed(1).padStart(8)} ${(t.median / base).toFixed(2).padStart(8)}`);
+/** Peak RSS (MiB) of one run: getrusage(RUSAGE_CHILDREN) through python3, median of 5 runs. */
+function peakRss([cmd, args], env) {
+  const script = 'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
+  const peaks = [];
+  for (let i = 0; i < 5; i++) {
+    const out = spawnSync('python3', ['-c', script, cmd, ...args], { env, encoding: 'utf8' }).stdout.trim().split(' ');
+    if (out[0] !== '0') throw new Error(`${cmd} ${args.join(' ')} failed (${out[0]})`);
+    peaks.push(Number(out[1]) / 1024);
   }
+  return peaks.sort((a, b) => a - b)[2];
+}
+
+/** RSS (MiB) of one idle `watch`, 2 s after it loaded the identity. */
+async function idleWatchRss([cmd, args], env) {
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines = createInterface({ input: child.stdout });
+  await new Promise((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (line.startsWith('{') && JSON.parse(line).event === 'loaded') resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`watch exited early (${code})`)));
+  });
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+}
+
+/** The baseline must produce an identity the product accepts, or the comparison is not honest. */
+function assertDecodes(label, args, env) {
+  const run = spawnSync(process.execPath, [BIN, 'status', ...args, '--json'], { env, encoding: 'utf8' });
+  const result = run.stdout ? JSON.parse(run.stdout) : {};
+  const urn = result.urn ?? result.current?.urn;
+  if (run.status !== 0 || !urn) throw new Error(`${label}: its identity does not decode (${result.code ?? run.status}: ${result.message ?? run.stderr})`);
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'par-bench-'));
+const kubeconfig = join(dir, 'kubeconfig');
+const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeconfig]);
+const rows = [];
+try {
+  const local = join(dir, 'local');
+  const cluster = join(dir, 'cluster');
+  for (const d of [local, cluster]) spawnSync('mkdir', ['-p', d]);
+  const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
+  await writeFile(join(local, 'datadog.yaml'), [...creds, 'private_action_runner:', '  enabled: true', ''].join('\n'));
+  await writeFile(join(cluster, 'datadog-cluster.yaml'), [...creds, `kube_resources_namespace: ${NAMESPACE}`, 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+  // Nothing from the caller's environment that could point elsewhere (proxies, DD_*, KUBECONFIG).
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL,
+    DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+    DD_API_KEY: API_KEY,
+    DD_APP_KEY: APP_KEY,
+  };
+  const rotateLocal = ['rotate-identity', '-c', local];
+  const rotateCluster = ['rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig];
+
+  // Baselines first checked for validity.
+  const manualFile = join(dir, 'manual.json');
+  spawnSync('bash', [runbook, info.enrollmentUrl, manualFile], { env, stdio: 'inherit' });
+  assertDecodes('manual runbook', ['-c', local, '--identity-file', manualFile], env);
+  spawnSync(process.execPath, [BIN, ...rotateCluster], { env, stdio: 'ignore' }); // creates the Secret the baseline replaces
+  const k8sBaseline = ['bash', [k8sRunbook, info.enrollmentUrl, kubeconfig, NAMESPACE, SECRET]];
+  if (spawnSync(...k8sBaseline, { env, stdio: 'inherit' }).status !== 0) throw new Error('manual Kubernetes runbook failed');
+  assertDecodes('manual runbook + kubectl replace', ['--secret', '-c', cluster, '--kubeconfig', kubeconfig], env);
+
+  const nodeE0 = time([process.execPath, ['-e', '0']], env);
+  const bare26 = time([bareNode26, ['-e', '0']], env);
+  const manual = time(['bash', [runbook, info.enrollmentUrl, manualFile]], env);
+  const manualK8s = time(k8sBaseline, env);
+  rows.push(['--help, npm build', `node -e 0 (${process.version})`, nodeE0, time(npmCli(['--help']), env), undefined, 1.3]);
+  rows.push(['--help, single executable', `node ${SEA_NODE_VERSION} -e 0`, bare26, undefined, time(seaCli(['--help']), env), 1.5]);
+  rows.push(['rotate-identity (enroll + write + verify)', 'manual runbook', manual, time(npmCli(rotateLocal), env), time(seaCli(rotateLocal), env), 1.0]);
+  rows.push(['rotate-identity --no-verify', 'manual runbook', manual, time(npmCli([...rotateLocal, '--no-verify']), env), time(seaCli([...rotateLocal, '--no-verify']), env), 1.0]);
+  rows.push(['rotate-par-identity', 'runbook + kubectl replace', manualK8s, time(npmCli(rotateCluster), env), time(seaCli(rotateCluster), env), 1.2]);
+
+  const watchArgs = ['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'];
+  const memory = [
+    ['idle watch RSS', 'bare node -e (idle)', await idleWatchRss([process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log(JSON.stringify({ event: "loaded" }))']], env), await idleWatchRss(npmCli(watchArgs), env), await idleWatchRss(seaCli(watchArgs), env), 60],
+    ['peak RSS of rotate-identity', 'node -e 0', peakRss([process.execPath, ['-e', '0']], env), peakRss(npmCli(rotateLocal), env), peakRss(seaCli(rotateLocal), env), 60],
+  ];
+  const { installedBytes, tarballBytes } = measureInstallSize();
+
+  console.log(`\nnode ${process.version} (npm build), single executable from node ${SEA_NODE_VERSION}; ${RUNS} runs each after 2 warm-ups; wall time median (p90) in ms`);
+  const cells = [['figure', 'baseline', 'baseline', 'npm build', '× base', 'single exe', '× base', 'goal']];
+  const fmt = (t) => (t ? `${t.median.toFixed(1)} (${t.p90.toFixed(1)})` : '–');
+  const ratio = (t, base) => (t ? `${(t.median / base.median).toFixed(2)}×` : '–');
+  for (const [name, baseName, base, npm, sea, goal] of rows) cells.push([name, baseName, fmt(base), fmt(npm), ratio(npm, base), fmt(sea), ratio(sea, base), `≤ ${goal.toFixed(1)}×`]);
+  for (const [name, baseName, base, npm, sea, goal] of memory) cells.push([name, baseName, `${base.toFixed(1)} MiB`, `${npm.toFixed(1)} MiB`, '', `${sea.toFixed(1)} MiB`, '', `≤ ${goal} MiB`]);
+  cells.push(['global npm install', 'before this change', '104 MB', `${(installedBytes / 1e6).toFixed(1)} MB`, `tgz ${(tarballBytes / 1e6).toFixed(2)} MB`, '–', '', '≤ 15 MB']);
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  for (const r of cells) console.log(r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
 } finally {
   await stop();
   await rm(dir, { recursive: true, force: true });
