@@ -125,6 +125,14 @@ try {
   rows.push(['rotate-identity --no-verify', 'manual runbook', manual, time(npmCli([...rotateLocal, '--no-verify']), env), time(seaCli([...rotateLocal, '--no-verify']), env), 1.0]);
   rows.push(['rotate-par-identity', 'runbook + kubectl replace', manualK8s, time(npmCli(rotateCluster), env), time(seaCli(rotateCluster), env), 1.2]);
 
+  // Config loading is linear (issue 13): `status` on a 50 000-key datadog.yaml beside the same config as is.
+  const big = join(dir, 'big');
+  spawnSync('mkdir', ['-p', big]);
+  const extraKeys = Array.from({ length: 50_000 }, (_, i) => `bench_key_${i}: value-${i}`).join('\n');
+  await writeFile(join(big, 'datadog.yaml'), `${await readFile(join(local, 'datadog.yaml'), 'utf8')}\n${extraKeys}\n`);
+  const statusSmall = time(npmCli(['status', '-c', local, '--identity-file', manualFile]), env);
+  const statusBig = time(npmCli(['status', '-c', big, '--identity-file', manualFile]), env);
+
   const watchArgs = ['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'];
   const memory = [
     ['idle watch RSS', 'bare node -e (idle)', await idleWatchRss([process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log(JSON.stringify({ event: "loaded" }))']], env), await idleWatchRss(npmCli(watchArgs), env), await idleWatchRss(seaCli(watchArgs), env), 60],
@@ -141,6 +149,7 @@ try {
   cells.push(['global npm install', 'before this change', '104 MB', `${(installedBytes / 1e6).toFixed(1)} MB`, `tgz ${(tarballBytes / 1e6).toFixed(2)} MB`, '–', '', '≤ 15 MB']);
   const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   for (const r of cells) console.log(r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+  console.log(`\nconfig loading: status with a 50 000-key datadog.yaml ${statusBig.median.toFixed(1)} ms (p90 ${statusBig.p90.toFixed(1)}) beside the plain config ${statusSmall.median.toFixed(1)} ms: ${(statusBig.median - statusSmall.median).toFixed(1)} ms for 50 000 keys (goal: well under 1 s)`);
 } finally {
   await stop();
   await rm(dir, { recursive: true, force: true });
