@@ -42,10 +42,11 @@ const CHILD = `
 const fs = require('node:fs');
 const log = (line) => fs.appendFileSync(process.argv[1], line + '\\n');
 const urn = () => JSON.parse(fs.readFileSync(process.env.PAR_IDENTITY_FILE, 'utf8')).urn;
-log('start ' + process.env.PAR_IDENTITY_FINGERPRINT + ' ' + urn());
 process.on('SIGHUP', () => log('hup ' + urn()));
 process.on('SIGUSR1', () => log('usr1'));
 process.on('SIGTERM', () => { log('term'); process.exit(Number(process.env.EXIT_ON_TERM ?? 0)); });
+// Logged only once the handlers are in place: a test that signals after "start" never races them.
+log('start ' + process.env.PAR_IDENTITY_FINGERPRINT + ' ' + urn());
 setInterval(() => {}, 1000);
 `;
 
