@@ -89,8 +89,9 @@ describe('par-identity watch (built binary)', () => {
     const script = [
       "const fs = require('node:fs');",
       "const urn = () => JSON.parse(fs.readFileSync(process.env.PAR_IDENTITY_FILE, 'utf8')).urn;",
-      "fs.appendFileSync(process.argv[1], 'start ' + urn() + '\\n');",
+      // The handler first, then "start": a signal sent after "start" never races it.
       "process.on('SIGTERM', () => { fs.appendFileSync(process.argv[1], 'term\\n'); process.exit(0); });",
+      "fs.appendFileSync(process.argv[1], 'start ' + urn() + '\\n');",
       'setInterval(() => {}, 1000);',
     ].join('\n');
     const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--', process.execPath, '-e', script, log]);
