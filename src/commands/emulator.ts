@@ -66,9 +66,11 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
       lines.push(`  admin kubeconfig:  ${options.kubeconfigOut}`);
     }
   }
+  // Listen for the signals before saying "listening": a caller may stop us the moment it reads that.
+  const stopped = untilSignal();
   if (options.json) io.stdout(`${JSON.stringify({ schemaVersion: 1, status: 'listening', command: 'emulator', ...info })}\n`);
   else io.stdout(`${lines.join('\n')}\nPress Ctrl-C to stop.\n`);
-  const signal = await untilSignal();
+  const signal = await stopped;
   await Promise.all([enrollment.close(), closeKube?.()]);
   return { command: 'emulator', data: { stoppedBy: signal, requests: enrollment.requests.length }, summary: [`emulator stopped (${signal})`] };
 }
