@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { commonJs } from '../lazy-module.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
+import { parseSimpleYaml } from './simple-yaml.js';
 import { findDuplicateKey } from './yaml-keys.js';
 
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
@@ -58,14 +59,22 @@ async function findMainFile(cfgPath: string, fileNames: string[]): Promise<strin
 export const MAX_YAML_ALIASES = 100;
 
 async function parseYamlFile(path: string): Promise<Tree> {
-  const yaml = commonJs(await import('yaml'));
-  const { LineCounter, parseDocument } = yaml;
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new ConfigError('CONFIG_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, 'Check the path given with -c/-E and its permissions.', { file: path });
   }
+  // Most agent configs are plain block mappings: read those in one pass; anything else, and every
+  // error, goes through the yaml library below.
+  const simple = parseSimpleYaml(text);
+  if (simple !== undefined) return simple ?? {};
+  return parseWithLibrary(path, text);
+}
+
+async function parseWithLibrary(path: string, text: string): Promise<Tree> {
+  const yaml = commonJs(await import('yaml'));
+  const { LineCounter, parseDocument } = yaml;
   // Without prettyErrors the errors carry no linePos: a LineCounter maps the offset to a line.
   const lineCounter = new LineCounter();
   const yamlError = (message: string, line: number | undefined) =>

@@ -58,8 +58,15 @@ describe('config loading is linear in the number of keys', () => {
   it("the library's quadratic uniqueness check is off; our check visits each node once", async () => {
     const parse = vi.mocked(yaml.parseDocument);
     parse.mockClear();
+    // A plain config is read by the one-pass fast path: the library is not even called.
     await writeFile(join(dir, 'datadog.yaml'), flatConfig(10));
-    await loadAgentConfig({ cfgPath: dir, env: {} });
+    expect((await loadAgentConfig({ cfgPath: dir, env: {} })).getString('key_9')).toBe('value_9');
+    expect(parse).not.toHaveBeenCalled();
+    // An anchor is outside the fast path: the library parses it, with its own uniqueness check off.
+    await writeFile(join(dir, 'datadog.yaml'), `${flatConfig(10)}anchored: &a x
+alias: *a
+`);
+    expect((await loadAgentConfig({ cfgPath: dir, env: {} })).getString('alias')).toBe('x');
     expect(parse).toHaveBeenCalledTimes(1);
     expect(parse.mock.calls[0]![1]).toMatchObject({ uniqueKeys: false });
 
@@ -69,12 +76,14 @@ describe('config loading is linear in the number of keys', () => {
     expect(visits(50_000)).toBe(50_000 + 3);
   });
 
-  it('a 50 000-key datadog.yaml loads, and a duplicate at its very end is still found with its line', async () => {
+  it('a 50 000-key datadog.yaml loads by either path, and a duplicate at its very end is still found with its line', async () => {
     const main = join(dir, 'datadog.yaml');
-    await writeFile(main, flatConfig(50_000));
-    const config = await loadAgentConfig({ cfgPath: dir, env: {} });
-    expect(config.getString('key_49999')).toBe('value_49999');
-    expect(config.getBool('private_action_runner.enabled')).toBe(true);
+    for (const tail of ['', 'anchored: &a x\n']) {
+      await writeFile(main, `${flatConfig(50_000)}${tail}`);
+      const config = await loadAgentConfig({ cfgPath: dir, env: {} });
+      expect(config.getString('key_49999')).toBe('value_49999');
+      expect(config.getBool('private_action_runner.enabled')).toBe(true);
+    }
     await writeFile(main, `${flatConfig(50_000)}key_7: again\n`);
     const err = await configError(loadAgentConfig({ cfgPath: dir, env: {} }));
     expect(err.message).toBe(`${main}:50003: invalid YAML: Map keys must be unique`);
