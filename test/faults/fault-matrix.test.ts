@@ -6,12 +6,13 @@ import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
 import type { CliRun } from '../e2e/run-cli.js';
 import { clusterFixture } from '../e2e/cluster-fixture.js';
 import { IDENTITY, type LocalFixture, localFixture, secretsIn } from '../e2e/local-fixture.js';
+import { HOSTILE_STREAM_CASES, runHostileStreamCase } from '../e2e/watch-hostile-scenario.js';
 
 // The fault matrix (issue 13): the built binary driven through crashes, concurrent writers, unknown
-// outcomes, a hung apiserver, bad durations, TLS overrides and hostile server strings. Each run checks
-// the invariants: a complete identity is in service, every identity a run reported is recoverable,
-// the reported outcome matches what is stored, and no secret appears in any output. It ends by
-// printing the table that README quotes (case, runs, held).
+// outcomes, malformed watch events, a hung apiserver, bad durations, TLS overrides and hostile server
+// strings. Each run checks the invariants: a complete identity is in service, every identity a run
+// reported is recoverable, the reported outcome matches what is stored, and no secret appears in any
+// output. It ends by printing the table that README quotes (case, runs, held).
 
 const rows = new Map<string, { runs: number; held: number }>();
 function record(name: string, held: boolean): void {
@@ -160,6 +161,15 @@ describe('Secret writes with an unknown outcome', () => {
     } finally {
       await fx.close();
     }
+  });
+});
+
+describe('malformed watch events', () => {
+  it.each(HOSTILE_STREAM_CASES)('watch given $kind', async (kase) => {
+    const report = await runHostileStreamCase(kase);
+    const held = report.counted && report.kept && report.recovered && report.stoppedCleanly && report.noKeyInOutput;
+    record(`watch: ${kase.kind}`, held);
+    expect(held, report.notes.join('; ')).toBe(true);
   });
 });
 
