@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCli } from './run-cli.js';
+import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, kubeFixture, NAMESPACE, newIdentity, SECRET, type TestIdentity } from './watch-fixture.js';
 
@@ -52,6 +52,39 @@ function keyForms(id: TestIdentity): string[] {
   return [id.privateKey, Buffer.from(id.privateKey).toString('base64')];
 }
 
+const must = (ok: boolean, what: string) => {
+  if (!ok) throw new Error(what);
+};
+
+export interface WatchingCli extends RunningCli {
+  address: string;
+  /** stdout JSON lines so far. */
+  lines(): Array<Record<string, unknown>>;
+  metrics(): Promise<string>;
+}
+
+/** Starts `watch --json` with a metrics listener and resolves once it listens. */
+export async function startJsonWatch(dir: string, kubeconfig: string, output: string, extra: string[] = []): Promise<WatchingCli> {
+  const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--listen', '127.0.0.1:0', '--json', ...extra], { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' } });
+  const lines = () =>
+    run
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  try {
+    const address = await eventually(() => {
+      const l = lines().find((e) => e.event === 'listening');
+      must(l !== undefined, `never listened: ${run.stderr()}`);
+      return l!.address as string;
+    }, 10_000);
+    return { ...run, lines, address, metrics: async () => (await fetch(`http://${address}/metrics`)).text() };
+  } catch (err) {
+    run.child.kill('SIGKILL');
+    throw err;
+  }
+}
+
 export async function runHostileStreamCase(kase: HostileStreamCase): Promise<HostileStreamReport> {
   const kube = await kubeFixture();
   const dir = await mkdtemp(join(tmpdir(), 'par-watch-hostile-'));
@@ -72,23 +105,10 @@ export async function runHostileStreamCase(kase: HostileStreamCase): Promise<Hos
   const first = newIdentity();
   const second = newIdentity();
   kube.create(identityData(first));
-  const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--listen', '127.0.0.1:0', '--json'], { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' } });
-  const lines = () =>
-    run
-      .stdout()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const must = (ok: boolean, what: string) => {
-    if (!ok) throw new Error(what);
-  };
+  let run: WatchingCli | undefined;
   try {
-    const address = await eventually(() => {
-      const l = lines().find((e) => e.event === 'listening');
-      must(l !== undefined, `never listened: ${run.stderr()}`);
-      return l!.address as string;
-    }, 10_000);
-    const metrics = async () => (await fetch(`http://${address}/metrics`)).text();
+    run = await startJsonWatch(dir, kubeconfig, output);
+    const { lines, metrics } = run;
     await eventually(() => must(lines().filter((l) => l.event === 'written').length === 1, 'first identity not written'), 10_000);
     await eventually(() => must(kube.emu.openWatches === 1, 'no watch open'), 10_000);
     must(kube.emu.faults.injectWatchLines(...kase.lines) === 1, 'lines not injected into one watch');
@@ -121,19 +141,19 @@ export async function runHostileStreamCase(kase: HostileStreamCase): Promise<Hos
       must(JSON.parse(await readFile(output, 'utf8')).urn === second.urn, 'next rotation not in the output file');
     });
     await check('stoppedCleanly', async () => {
-      run.child.kill('SIGTERM');
-      const exit = await run.exit;
-      must(exit.code === 0 && exit.signal === null, `exit ${JSON.stringify(exit)}: ${run.stderr()}`);
-      must(!/Unhandled|TypeError/.test(run.stderr()), `stderr: ${run.stderr()}`);
+      run!.child.kill('SIGTERM');
+      const exit = await run!.exit;
+      must(exit.code === 0 && exit.signal === null, `exit ${JSON.stringify(exit)}: ${run!.stderr()}`);
+      must(!/Unhandled|TypeError/.test(run!.stderr()), `stderr: ${run!.stderr()}`);
     });
     await check('noKeyInOutput', () => {
-      const all = run.stdout() + run.stderr();
+      const all = run!.stdout() + run!.stderr();
       must(![...keyForms(first), ...keyForms(second)].some((k) => all.includes(k)), 'a private key was printed');
     });
   } catch (err) {
     notes.push((err as Error).message);
   } finally {
-    run.child.kill('SIGKILL');
+    run?.child.kill('SIGKILL');
     await kube.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -3,10 +3,10 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningCli, runCli, startCli } from './run-cli.js';
+import { runCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
-import { HOSTILE_STREAM_CASES, runHostileStreamCase } from './watch-hostile-scenario.js';
+import { HOSTILE_STREAM_CASES, runHostileStreamCase, startJsonWatch, type WatchingCli } from './watch-hostile-scenario.js';
 
 // `par-identity watch` (the BUILT binary) against an apiserver that sends what it should not
 // (the scenario and its invariants are in watch-hostile-scenario.ts, shared with the fault matrix),
@@ -30,27 +30,10 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Watching extends RunningCli {
-  address: string;
-  lines(): Array<Record<string, unknown>>;
-  metrics(): Promise<string>;
-}
-
-async function startWatch(output: string, extra: string[] = []): Promise<Watching> {
-  const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--listen', '127.0.0.1:0', '--json', ...extra], { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' } });
+async function startWatch(output: string, extra: string[] = []): Promise<WatchingCli> {
+  const run = await startJsonWatch(dir, kubeconfig, output, extra);
   running.push(run.child);
-  const lines = () =>
-    run
-      .stdout()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const address = await eventually(() => {
-    const l = lines().find((e) => e.event === 'listening');
-    expect(l, run.stderr()).toBeDefined();
-    return l!.address as string;
-  }, 10_000);
-  return { ...run, lines, address, metrics: async () => (await fetch(`http://${address}/metrics`)).text() };
+  return run;
 }
 
 describe('watch survives a hostile watch stream', () => {
