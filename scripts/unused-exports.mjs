@@ -1,6 +1,7 @@
 // Lists exports of src/ that no other file imports (src/, test/, scripts/), with the TypeScript
 // checker: imports, re-exports, `(await import(...)).name` and destructured dynamic imports all
-// count. The bundle entry's exports (src/cli.ts: bin/ and scripts/ import them from dist/) are kept.
+// count. The bundle entries' exports are kept (src/cli.ts: bin/ and scripts/ import them from dist/;
+// src/api.ts and the types it re-exports with `export type *`, src/api/types.ts: the package's API).
 // Usage: node scripts/unused-exports.mjs   (exit 1 when something is unused)
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -12,7 +13,7 @@ const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sy
 const scripts = readdirSync(join(root, 'scripts')).filter((f) => f.endsWith('.mjs')).map((f) => join(root, 'scripts', f));
 const program = ts.createProgram([...config.fileNames, ...scripts], { ...config.options, allowJs: true, checkJs: false });
 const checker = program.getTypeChecker();
-const ENTRY = join(root, 'src/cli.ts');
+const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts')]);
 // Command modules are loaded with import() through a typed loader: their `run` is always used.
 const isCommandRun = (file, name) => file.startsWith(join(root, 'src/commands/')) && name === 'run';
 
@@ -25,7 +26,12 @@ function markChain(symbol, fromFile) {
     const decl = s.declarations?.[0];
     if (decl && decl.getSourceFile().fileName !== fromFile) used.add(s);
     if (!(s.flags & ts.SymbolFlags.Alias)) break;
-    s = checker.getImmediateAliasedSymbol(s);
+    try {
+      s = checker.getImmediateAliasedSymbol(s);
+    } catch {
+      // `export type * from` has no single aliased symbol.
+      break;
+    }
   }
 }
 
@@ -48,7 +54,7 @@ for (const sf of program.getSourceFiles().filter(mine)) {
 
 const unused = [];
 for (const sf of program.getSourceFiles().filter(mine)) {
-  if (!sf.fileName.startsWith(join(root, 'src/')) || sf.fileName === ENTRY) continue;
+  if (!sf.fileName.startsWith(join(root, 'src/')) || ENTRIES.has(sf.fileName)) continue;
   const moduleSymbol = checker.getSymbolAtLocation(sf);
   if (!moduleSymbol) continue;
   for (const exp of checker.getExportsOfModule(moduleSymbol)) {

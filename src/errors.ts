@@ -282,6 +282,8 @@ export function toParError(err: unknown): ParError {
     'internal',
     `unexpected failure: ${message}`,
     'This is a bug in par-identity. Run `par-identity status` to see what is in place, and report the message above.',
+    {},
+    { cause: err },
   );
 }
 

@@ -13,6 +13,11 @@ export interface Io {
   stdinIsTTY: boolean;
   /** Asks on stderr and reads one line from the terminal without echoing it. */
   promptHidden(question: string): Promise<string>;
+  /**
+   * Where progress goes instead of text on stderr: the programmatic API (src/api) hands it to its
+   * caller's onProgress. Unset for the CLI.
+   */
+  progress?: (level: 'step' | 'info' | 'warn', text: string) => void;
 }
 
 function promptHidden(question: string): Promise<string> {

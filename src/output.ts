@@ -34,6 +34,8 @@ export function wantsColor(io: Io, noColorFlag: boolean): boolean {
 }
 
 export function createReporter(io: Io, options: OutputOptions): Reporter {
+  const progress = io.progress;
+  if (progress) return { step: (text) => progress('step', text), info: (text) => progress('info', text), warn: (text) => progress('warn', text) };
   return {
     step: (text) => io.stderr(`${paint(options.color, 36, '→')} ${text}\n`),
     info: (text) => io.stderr(`  ${text}\n`),
@@ -41,9 +43,14 @@ export function createReporter(io: Io, options: OutputOptions): Reporter {
   };
 }
 
+/** The --json object of a result (also what the programmatic API returns, after a JSON round trip). */
+export function resultObject(result: CommandResult): Record<string, unknown> {
+  return { schemaVersion: SCHEMA_VERSION, status: result.status ?? 'ok', command: result.command, ...result.data };
+}
+
 export function renderResult(result: CommandResult, io: Io, options: OutputOptions): void {
   if (options.json) {
-    io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, status: result.status ?? 'ok', command: result.command, ...result.data })}\n`);
+    io.stdout(`${JSON.stringify(resultObject(result))}\n`);
     for (const line of result.summary) io.stderr(`${line}\n`);
     return;
   }

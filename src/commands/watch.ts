@@ -7,7 +7,7 @@ import { ChildExitError, ConfigError, ParError, StorageError, toParError, UsageE
 import { preflightIdentityDirectory } from '../storage/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
-import { HELM_SECRET_NAME } from '../kube/index.js';
+import { type ClusterConnection, HELM_SECRET_NAME, type SecretRef } from '../kube/index.js';
 import { type CommandResult, createReporter, type OutputOptions, type Reporter, SCHEMA_VERSION } from '../output.js';
 import {
   ApplyQueue,
@@ -145,15 +145,25 @@ function eventWriter(io: Io, options: OutputOptions, report: Reporter, secretNam
 
 type EventWriter = ReturnType<typeof eventWriter>;
 
+/** The hand-over step that keeps `path` up to date: atomic, 0600, the previous identity as PATH.bak. */
+export function outputStep(path: string, on: { warning(message: string): void; written(path: string, fingerprint: string): void }): ApplyStep {
+  return async (identity) => {
+    const written = await writeIdentityOutput(path, identity);
+    for (const warning of written.warnings) on.warning(warning);
+    on.written(path, identity.key.kid);
+  };
+}
+
 /** The hand-over steps the flags ask for, in order: file, then signal, then the supervised command. */
 function applySteps(options: WatchOptions, p: Plan, outputPath: string | undefined, child: SupervisedChild | undefined, io: Io, out: EventWriter): ApplyStep[] {
   const steps: ApplyStep[] = [];
   if (outputPath) {
-    steps.push(async (identity) => {
-      const written = await writeIdentityOutput(outputPath, identity);
-      for (const warning of written.warnings) out.note('warning', { message: warning }, `warning: ${warning}`);
-      out.note('written', { path: outputPath, fingerprint: identity.key.kid }, `wrote ${outputPath} (fingerprint ${identity.key.kid})`);
-    });
+    steps.push(
+      outputStep(outputPath, {
+        warning: (warning) => out.note('warning', { message: warning }, `warning: ${warning}`),
+        written: (path, fingerprint) => out.note('written', { path, fingerprint }, `wrote ${path} (fingerprint ${fingerprint})`),
+      }),
+    );
   }
   if (p.signalTarget) {
     const target = p.signalTarget;
@@ -214,8 +224,24 @@ function listenForSignals(signals: SignalSource, getChild: () => SupervisedChild
   return { stopped, detach };
 }
 
+/**
+ * The Secret `watch` follows and the connection to follow it on: the cluster agent config, the
+ * run's cluster connection, the Secret's namespace and name, and the check that this config keeps
+ * an enabled runner identity in a Secret. Shared with the API's watchIdentity (src/api).
+ */
+export async function resolveWatchedSecret(
+  options: Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName'>,
+  io: Io,
+  report: Reporter,
+): Promise<{ conn: ClusterConnection; ref: SecretRef }> {
+  const config = await loadTargetConfig('cluster-secret', options, io, report);
+  const { session, resolved } = await locateClusterSecret(config, clusterAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
+  requireWatchEnabled(config);
+  return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
+}
+
 /** An --output that cannot be written is found now, not at the first rotation. */
-async function checkOutput(output: string): Promise<void> {
+export async function checkOutput(output: string): Promise<void> {
   try {
     await preflightIdentityDirectory(output);
   } catch (err) {
@@ -245,10 +271,7 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
   let removeTempOnExit: (() => void) | undefined;
   try {
     report.step('resolve config and cluster');
-    const config = await loadTargetConfig('cluster-secret', options, io, report);
-    const { session, resolved } = await locateClusterSecret(config, clusterAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
-    const cluster = { config, conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
-    requireWatchEnabled(cluster.config);
+    const cluster = await resolveWatchedSecret(options, io, report);
     const out = eventWriter(io, options, report, cluster.ref.name);
     if (hasChild && !options.output) {
       tempDir = await mkdtemp(join(tmpdir(), 'par-identity-watch-'));

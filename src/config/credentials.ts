@@ -21,6 +21,9 @@ export interface Credentials {
 }
 
 export interface CredentialSources {
+  /** Key values handed over by a program (the API's apiKey/appKey options); never from argv. */
+  apiKey?: string;
+  appKey?: string;
   apiKeyFile?: string;
   appKeyFile?: string;
   readStdin: () => Promise<string>;
@@ -73,6 +76,13 @@ async function fromFlag(path: string | undefined, label: string, stdinLines: () 
   return { value, source: `file ${path}` };
 }
 
+function fromValue(value: string | undefined, label: string, option: string): Credential | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (!trimmed) throw new ConfigError('CREDENTIAL_MISSING', `the ${option} option is empty`, `Pass the ${label} itself as ${option}, or leave ${option} out to use the other sources.`);
+  return { value: trimmed, source: `the ${option} option` };
+}
+
 function fromConfig(config: AgentConfig, key: 'api_key' | 'app_key'): Credential | undefined {
   const value = config.getString(key);
   return value ? { value, source: config.sourceOf(key) } : undefined;
@@ -120,8 +130,8 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
   const bothStdin = sources.apiKeyFile === '-' && sources.appKeyFile === '-';
   const fromAgent = await fromConfigResolved(config, ['api_key', 'app_key'], sources.env ?? process.env);
   const agentApiKey = fromAgent.api_key;
-  let apiKey = (await fromFlag(sources.apiKeyFile, 'API key', stdinLines, 0)) ?? agentApiKey;
-  let appKey = (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ?? fromAgent.app_key;
+  let apiKey = fromValue(sources.apiKey, 'API key', 'apiKey') ?? (await fromFlag(sources.apiKeyFile, 'API key', stdinLines, 0)) ?? agentApiKey;
+  let appKey = fromValue(sources.appKey, 'application key', 'appKey') ?? (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ?? fromAgent.app_key;
   if ((!apiKey || (needAppKey && !appKey)) && sources.keychain) {
     const stored = await sources.keychain();
     if (stored?.apiKey && !apiKey) apiKey = { value: stored.apiKey, source: `keychain profile ${stored.profile}` };

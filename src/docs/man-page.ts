@@ -35,6 +35,17 @@ function commandSection(cmd: CommandSpec): string[] {
   ];
 }
 
+/** The programmatic API (src/api.ts), one line each: the CLI command it runs and what it answers. */
+const API_FUNCTIONS = [
+  { signature: 'rotateIdentity(options)', what: 'rotate-identity: resolves with the --json result (RotationResult).' },
+  { signature: 'rotateParIdentity(options)', what: 'rotate-par-identity: resolves with the --json result (RotationResult).' },
+  { signature: 'status(options)', what: 'status: resolves with the --json result (StatusResult).' },
+  {
+    signature: 'watchIdentity(options)',
+    what: 'watch without the supervision: resolves with a handle (ready, current(), events, onLoaded/onWritten/onError callbacks, metrics, stop()) that keeps the last valid identity of the Secret, and with output the identity file, up to date.',
+  },
+];
+
 const exampleLines = (cmd: CommandSpec) => cmd.examples.flatMap((e) => ['.PP', esc(`${e.what}:`), '.RS', '.nf', esc(e.command), '.fi', '.RE']);
 
 export function renderManPage(program: ProgramSpec, version: string): string {
@@ -93,6 +104,13 @@ export function renderManPage(program: ProgramSpec, version: string): string {
       esc(`${e.meaning}.`),
       ...(e.errors.length > 0 ? ['.RS', ...e.errors.flatMap((err) => ['.TP', `.B ${esc(err.code)}`, esc(`${err.meaning}.`)]), '.RE'] : []),
     ]),
+    '.SH NODE.JS API',
+    esc("The package is also a library: import { rotateIdentity, rotateParIdentity, status, watchIdentity, ParError } from 'par-identity' (ESM, TypeScript declarations included)."),
+    ...API_FUNCTIONS.flatMap((f) => ['.TP', `.B ${esc(f.signature)}`, esc(f.what)]),
+    '.PP',
+    esc(
+      'Options are the flags above in camelCase, with the same defaults; durations are numbers in the unit their name says (timeoutSeconds, splayMs). The keys may be passed as values (apiKey, appKey) or files (apiKeyFile, appKeyFile); env (default process.env) is only read. The functions print nothing, install no signal handlers and never set the exit status: they resolve with the object --json prints and reject with a ParError whose code is one of those under EXIT STATUS. An AbortSignal (signal) stops a rotation before it enrolls, a rollout, or a watch. See README.md, "Use from Node".',
+    ),
     '.SH EXAMPLES',
     ...program.commands.flatMap(exampleLines),
     '.SH SEE ALSO',

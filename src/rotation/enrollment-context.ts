@@ -23,6 +23,12 @@ import { VERSION } from '../version.js';
 // the API key hash the agent will compare on its next start.
 
 export interface CredentialFlags {
+  /**
+   * The keys themselves, handed over by a program through the API (src/api). The CLI never sets
+   * them: a flag value is world-readable in /proc, so it only reads key files and stdin.
+   */
+  apiKey?: string;
+  appKey?: string;
   apiKeyFile?: string;
   appKeyFile?: string;
   /** Keychain profile consulted last (default "default"). */

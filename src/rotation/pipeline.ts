@@ -1,4 +1,4 @@
-import { VerificationError } from '../errors.js';
+import { InterruptedError, VerificationError } from '../errors.js';
 import { generateIdentityKey, type DecodedIdentity, type PrivateIdentityKey } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, type Reporter } from '../output.js';
@@ -31,6 +31,12 @@ export interface RotationOptions extends OutputOptions, CredentialFlags, TargetO
   connections?: boolean;
   /** --wait-lock: how long to wait for another run's lock on the target (0: fail at once). */
   waitLockSeconds?: number;
+  /**
+   * The API caller's AbortSignal (the CLI has none: SIGINT ends the process, or the rollout undoes
+   * itself on it). Honoured before each step up to enrolling, and by the rollout; once a key is
+   * being enrolled the run goes on to store and verify it, so no enrolled runner is left stored nowhere.
+   */
+  signal?: AbortSignal;
 }
 
 export interface RotationSpec {
@@ -275,6 +281,7 @@ const rollout: Step = {
         pollMs: Number(r.io.env.PAR_IDENTITY_ROLLOUT_POLL_MS ?? 1000),
         dryRun: false,
         fingerprint: need(r.next, 'new identity').key.kid,
+        ...(o.signal ? { signal: o.signal } : {}),
       },
       r.io,
       r.report,
@@ -390,8 +397,11 @@ export async function runRotation(spec: RotationSpec, io: Io): Promise<CommandRe
   const r: RotationRun = { spec, io, report: createReporter(io, spec.options), startedMs: io.now().getTime() };
   const plan: { step: string; action: string }[] = [];
   try {
+    let enrolling = false;
     for (const step of ROTATION_STEPS) {
       if (step === report) break;
+      enrolling ||= step === enrollStep;
+      if (!enrolling && spec.options.signal?.aborted) throw new InterruptedError(`${step.title} (aborted by the caller before it started; nothing was enrolled or changed)`);
       r.report.step(spec.options.dryRun ? `[dry run] ${step.title}` : step.title);
       if (spec.options.dryRun) plan.push({ step: step.name, action: await step.plan(r) });
       else await step.run(r);

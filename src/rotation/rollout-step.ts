@@ -21,6 +21,8 @@ export interface RolloutRequest {
   fingerprint?: string;
   /** reportingInstance of the rollout Events: the hostname the rotation resolved. */
   eventInstance?: string;
+  /** Stops the rollout (which then undoes its restart); without it, SIGINT/SIGTERM of this process do. */
+  signal?: AbortSignal;
 }
 
 /** The fingerprint of the identity the Pods should run: from the identity Secret when one is found. */
@@ -87,8 +89,15 @@ export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef,
   const fingerprint = request.fingerprint ?? (await secretFingerprint(session, ref.namespace, secretNames));
   const controller = new AbortController();
   const onSignal = () => controller.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // A caller with its own signal (the API) gets no process signal handlers it did not ask for.
+  const viaProcess = !request.signal;
+  if (request.signal) {
+    if (request.signal.aborted) controller.abort();
+    else request.signal.addEventListener('abort', onSignal, { once: true });
+  } else {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
   try {
     report.step(`${request.checkOnly ? 'check' : 'roll out'} ${describeRef(ref)}${fingerprint ? ` (identity fingerprint ${fingerprint})` : ''}`);
     return await runRollout(await rolloutApi(session.conn), {
@@ -108,7 +117,9 @@ export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef,
       ...(request.eventInstance ? { eventInstance: request.eventInstance } : {}),
     });
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    if (viaProcess) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    } else request.signal?.removeEventListener('abort', onSignal);
   }
 }

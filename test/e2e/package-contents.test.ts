@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startCli } from './run-cli.js';
@@ -20,15 +21,22 @@ const packed: string[] = (JSON.parse(execFileSync('npm', ['pack', '--dry-run', '
   .sort();
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
 const productFiles = packed.filter((p) => p.startsWith('dist/') && p !== 'dist/emulators.js');
+const declarations = packed.filter((p) => p.endsWith('.d.ts'));
 
 describe('npm pack contents', () => {
-  it('ships the launcher, the two bundles and their chunks, the man page: nothing else', () => {
+  it('ships the launcher, the CLI and API bundles and their chunks, the API declarations, the emulators, the man page: nothing else', () => {
     // Chunk names carry a content hash; every other file is pinned by name.
     expect(packed.filter((p) => !CHUNK.test(p))).toEqual([
       'README.md',
       'bin/par-identity.js',
+      'dist/api.js',
       'dist/emulators.js',
       'dist/par-identity.js',
+      'dist/types/api.d.ts',
+      'dist/types/api/types.d.ts',
+      'dist/types/errors.d.ts',
+      'dist/types/reload/watch-events.d.ts',
+      'dist/types/version.d.ts',
       'man/par-identity.1',
       'package.json',
     ]);
@@ -36,11 +44,30 @@ describe('npm pack contents', () => {
   });
 
   it('every relative import of a bundle file is itself in the package', () => {
-    for (const file of packed.filter((p) => p.startsWith('dist/'))) {
+    for (const file of packed.filter((p) => p.startsWith('dist/') && p.endsWith('.js'))) {
       for (const [, spec] of read(file).matchAll(/(?:from|import\()\s*["'](\.\/[^"']+)["']/g)) {
         expect(packed, `${file} imports ${spec}`).toContain(`dist/${spec!.slice(2)}`);
       }
     }
+  });
+
+  it('the API declarations import only each other and node:* (nothing dangles in an installed package)', () => {
+    expect(declarations.length).toBeGreaterThan(0);
+    for (const file of declarations) {
+      for (const [, spec] of read(file).matchAll(/(?:from|import\()\s*["']([^"']+)["']/g)) {
+        if (spec!.startsWith('node:')) continue;
+        expect(spec, `${file} imports ${spec}`).toMatch(/^\.\.?\//);
+        expect(packed, `${file} imports ${spec}`).toContain(posix.join(posix.dirname(file), spec!.replace(/\.js$/, '.d.ts')));
+      }
+    }
+  });
+
+  it('package.json: the API is the root export with its types, the CLI is the bin', () => {
+    const pkg = JSON.parse(read('package.json')) as { exports: Record<string, unknown>; types: string; bin: Record<string, string> };
+    expect(pkg.exports).toEqual({ '.': { types: './dist/types/api.d.ts', default: './dist/api.js' }, './package.json': './package.json' });
+    expect(pkg.types).toBe('./dist/types/api.d.ts');
+    expect(pkg.bin).toEqual({ 'par-identity': 'bin/par-identity.js' });
+    for (const path of [pkg.types, (pkg.exports['.'] as { default: string }).default, pkg.bin['par-identity']!]) expect(packed).toContain(path.replace(/^\.\//, ''));
   });
 
   it('what is bundled is not a runtime dependency: only the native keychain module is', () => {

@@ -95,6 +95,28 @@ describe('order: file flag > env > config file > keychain', () => {
   });
 });
 
+describe('key values from a program (the API): first of all sources', () => {
+  it('apiKey/appKey win over files, env and config; the agent key is still recorded', async () => {
+    const cfg = await config('api_key: file-api\napp_key: file-app\n', { DD_API_KEY: 'env-api', DD_APP_KEY: 'env-app' });
+    const keychain = vi.fn(async () => ({ apiKey: 'kc-api', appKey: 'kc-app', profile: 'p' }));
+    const creds = await resolveCredentials(cfg, { apiKey: ' value-api\n', appKey: 'value-app', readStdin: noStdin, keychain }, true);
+    expect(creds).toEqual({
+      apiKey: { value: 'value-api', source: 'the apiKey option' },
+      appKey: { value: 'value-app', source: 'the appKey option' },
+      agentApiKey: { value: 'env-api', source: 'env DD_API_KEY' },
+    });
+    expect(keychain).not.toHaveBeenCalled();
+  });
+
+  it('an empty value is CREDENTIAL_MISSING, and a value with inner whitespace CREDENTIAL_FORMAT, never echoed', async () => {
+    const cfg = await config(undefined);
+    expect((await configError(resolveCredentials(cfg, { apiKey: '  ', readStdin: noStdin }, false))).code).toBe('CREDENTIAL_MISSING');
+    const err = await configError(resolveCredentials(cfg, { apiKey: 'abc def', readStdin: noStdin }, false));
+    expect(err.code).toBe('CREDENTIAL_FORMAT');
+    expect(`${err.message} ${err.hint}`).not.toContain('abc def');
+  });
+});
+
 describe('"-" reads standard input', () => {
   it('one flag "-": the first line, trimmed (CRLF tolerated)', async () => {
     const cfg = await config(undefined, { DD_API_KEY: 'env-api' });

@@ -1,0 +1,259 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { rotateIdentity, rotateParIdentity, status } from '../../src/api.js';
+import { API_DEFAULTS, apiIo, checkOptions, SCHEMAS } from '../../src/api/options.js';
+import { DURATIONS } from '../../src/cli/duration-flags.js';
+import { buildProgram } from '../../src/cli/program.js';
+import { flagNames } from '../../src/cli/spec.js';
+import { PROGRAM } from '../../src/cli/table.js';
+import type { Io } from '../../src/io.js';
+import { createReporter } from '../../src/output.js';
+
+// The API and the CLI hand the same command modules the same options: the command modules are
+// replaced by recorders, then the same request goes through the API and through commander.
+
+const seen = vi.hoisted(() => [] as { module: string; options: Record<string, unknown> }[]);
+const recorder = (module: string) => ({
+  run: async (options: Record<string, unknown>) => {
+    seen.push({ module, options });
+    return { command: module, data: { answer: 42, when: new Date(0), nothing: undefined }, summary: ['not printed by the API'] };
+  },
+});
+vi.mock('../../src/commands/rotate-identity.js', () => recorder('rotate-identity'));
+vi.mock('../../src/commands/rotate-par-identity.js', () => recorder('rotate-par-identity'));
+vi.mock('../../src/commands/status.js', () => recorder('status'));
+
+afterEach(() => {
+  seen.splice(0);
+});
+
+function io(): Io {
+  return { stdout: () => undefined, stderr: () => undefined, env: {}, now: () => new Date(0), isTTY: false, stdinIsTTY: false, readStdin: async () => '', promptHidden: async () => '' };
+}
+
+async function viaCli(argv: string[]): Promise<{ module: string; options: Record<string, unknown> }> {
+  seen.splice(0);
+  process.exitCode = undefined;
+  await buildProgram(PROGRAM, io()).parseAsync(['node', 'par-identity', ...argv]);
+  expect(process.exitCode).toBeUndefined();
+  return seen.pop()!;
+}
+
+async function viaApi(call: () => Promise<unknown>): Promise<{ module: string; options: Record<string, unknown>; result: unknown }> {
+  seen.splice(0);
+  const result = await call();
+  return { ...seen.pop()!, result };
+}
+
+/** Output options differ on purpose (the API answers in the --json shape and never colours). */
+const withoutOutput = ({ json: _json, color: _color, ...rest }: Record<string, unknown>) => rest;
+
+describe('the API hands the commands what the CLI hands them', () => {
+  it.each<[string[], () => Promise<unknown>]>([
+    [['rotate-identity'], () => rotateIdentity()],
+    [
+      ['rotate-identity', '--k8s-secret', 'runner', '-n', 'ns', '--no-verify', '--rollout', 'deployment/x', '--rollout-timeout', '1h', '--api-key-file', '/k', '--fallback', '--dry-run'],
+      () => rotateIdentity({ k8sSecret: 'runner', namespace: 'ns', verify: false, rollout: 'deployment/x', rolloutTimeoutSeconds: 3600, apiKeyFile: '/k', fallback: true, dryRun: true }),
+    ],
+    [
+      ['rotate-identity', '-c', '/cfg', '--identity-file', '/cfg/id.json', '--hostname', 'h1', '--timeout', '30s', '--profile', 'p', '--if-older-than', '90d'],
+      () => rotateIdentity({ cfgPath: '/cfg', identityFile: '/cfg/id.json', hostname: 'h1', timeoutSeconds: 30, profile: 'p', ifOlderThanSeconds: 90 * 86_400 }),
+    ],
+    [
+      ['rotate-par-identity', '-E', 'a.yaml', '-E', 'b.yaml', '--context', 'prod', '--secret-name', 's', '--no-keep-previous', '--if-older-than', '90d', '--wait-lock', '1m', '--no-connections', '--agent-version', '7.66.0'],
+      () => rotateParIdentity({ extraCfg: ['a.yaml', 'b.yaml'], context: 'prod', secretName: 's', keepPrevious: false, ifOlderThanSeconds: 90 * 86_400, waitLockSeconds: 60, connections: false, agentVersion: '7.66.0' }),
+    ],
+    [['status'], () => status()],
+    [['status', '--verify', '--timeout', '1500ms'], () => status({ verify: true, timeoutSeconds: 1.5 })],
+    [['status', '--secret', '-n', 'datadog', '--kubeconfig', '/kc'], () => status({ secret: true, namespace: 'datadog', kubeconfig: '/kc' })],
+    [['status', '-A', '--hostname', 'h1'], () => status({ allNamespaces: true, hostname: 'h1' })],
+    [['status', '--k8s-secret', 'r', '--pods', 'deployment/par'], () => status({ k8sSecret: 'r', pods: 'deployment/par' })],
+    [['status', '--secret', '--pods'], () => status({ secret: true, pods: true })],
+  ])('%j', async (argv, call) => {
+    const cli = await viaCli(argv);
+    const api = await viaApi(call);
+    expect(api.module).toBe(cli.module);
+    // The API always hands the rotations a signal (the caller's, or one that never aborts).
+    const { signal, ...options } = withoutOutput(api.options);
+    expect(signal === undefined || signal instanceof AbortSignal).toBe(true);
+    expect(options).toEqual(withoutOutput(cli.options));
+  });
+
+  it('answers with the --json object, after a JSON round trip (no undefined, dates as strings); the summary is not printed', async () => {
+    const stdout = vi.spyOn(process.stdout, 'write');
+    const stderr = vi.spyOn(process.stderr, 'write');
+    try {
+      const { result } = await viaApi(() => status());
+      expect(result).toEqual({ schemaVersion: 1, status: 'ok', command: 'status', answer: 42, when: '1970-01-01T00:00:00.000Z' });
+      expect(stdout).not.toHaveBeenCalled();
+      expect(stderr).not.toHaveBeenCalled();
+    } finally {
+      stdout.mockRestore();
+      stderr.mockRestore();
+    }
+  });
+
+  it('passes what only a program can give: key values and an AbortSignal', async () => {
+    const signal = new AbortController().signal;
+    const { options } = await viaApi(() => rotateIdentity({ apiKey: 'the-api-key', appKey: 'the-app-key', signal }));
+    expect(options).toMatchObject({ apiKey: 'the-api-key', appKey: 'the-app-key', signal });
+    const { options: defaulted } = await viaApi(() => rotateParIdentity());
+    expect(defaulted.signal).toBeInstanceOf(AbortSignal);
+    expect((defaulted.signal as AbortSignal).aborted).toBe(false);
+  });
+});
+
+describe('option names and bounds follow the flags', () => {
+  /** Flags whose option the API names with its unit, or differently. */
+  const RENAMED: Record<string, string> = {
+    cfgpath: 'cfgPath',
+    extracfgpath: 'extraCfg',
+    timeout: 'timeoutSeconds',
+    ifOlderThan: 'ifOlderThanSeconds',
+    waitLock: 'waitLockSeconds',
+    rolloutTimeout: 'rolloutTimeoutSeconds',
+    relistInterval: 'relistIntervalMs',
+    splay: 'splayMs',
+  };
+  /** Flags of the process, not of the work: the API returns objects and leaves supervision to its caller. */
+  const CLI_ONLY = new Set(['json', 'color', 'help', 'signal', 'pidfile', 'signalName', 'onChange', 'killTimeout', 'listen', 'healthzStale']);
+  const camel = (flag: string) => flag.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+  it.each([
+    ['rotate-identity', 'rotateIdentity'],
+    ['rotate-par-identity', 'rotateParIdentity'],
+    ['status', 'status'],
+    ['watch', 'watchIdentity'],
+  ] as const)('every flag of %s is an option of %s', (command, fn) => {
+    const spec = PROGRAM.commands.find((c) => c.name === command)!;
+    const options = Object.keys(SCHEMAS[fn]);
+    for (const flag of spec.flags) {
+      const long = flagNames(flag).find((n) => n.startsWith('--'))!;
+      const key = camel(long);
+      if (CLI_ONLY.has(key)) continue;
+      expect(options, `${command} ${long}`).toContain(RENAMED[key] ?? key);
+    }
+  });
+
+  it('defaults are the flag defaults', () => {
+    const flag = (command: string, long: string) =>
+      PROGRAM.commands.find((c) => c.name === command)!.flags.find((f) => flagNames(f).includes(long))!.default;
+    expect(API_DEFAULTS).toEqual({
+      cfgPath: flag('rotate-identity', '--cfgpath'),
+      profile: flag('rotate-identity', '--profile'),
+      rotationTimeoutSeconds: flag('rotate-identity', '--timeout'),
+      statusTimeoutSeconds: flag('status', '--timeout'),
+      rolloutTimeoutSeconds: flag('rotate-par-identity', '--rollout-timeout'),
+      relistIntervalSeconds: flag('watch', '--relist-interval'),
+      splayMs: flag('watch', '--splay'),
+    });
+    for (const command of ['rotate-par-identity', 'status', 'watch']) expect(flag(command, '--cfgpath')).toBe(API_DEFAULTS.cfgPath);
+  });
+
+  it('duration bounds are the flag bounds', () => {
+    const max = (kind: unknown) => (kind as { max: number }).max;
+    expect(max(SCHEMAS.rotateIdentity.timeoutSeconds) * 1000).toBe(DURATIONS.timeout.maxMs);
+    expect(max(SCHEMAS.status.timeoutSeconds) * 1000).toBe(DURATIONS.timeout.maxMs);
+    expect(max(SCHEMAS.rotateParIdentity.rolloutTimeoutSeconds) * 1000).toBe(DURATIONS.rolloutTimeout.maxMs);
+    expect(max(SCHEMAS.rotateParIdentity.waitLockSeconds) * 1000).toBe(DURATIONS.waitLock.maxMs);
+    expect(max(SCHEMAS.watchIdentity.relistIntervalMs)).toBe(DURATIONS.relistInterval.maxMs);
+    expect(max(SCHEMAS.watchIdentity.splayMs)).toBe(DURATIONS.splay.maxMs);
+  });
+});
+
+describe('checkOptions (what a JavaScript caller gets instead of a compiler)', () => {
+  const check = (options: unknown) => () => checkOptions('rotateIdentity', SCHEMAS.rotateIdentity, options as object);
+
+  it.each<[unknown, string]>([
+    [{ apikey: 'secret-value' }, 'rotateIdentity: unknown option "apikey"'],
+    [{ apiKey: 42 }, 'rotateIdentity: option apiKey must be a non-empty string'],
+    [{ apiKey: '' }, 'rotateIdentity: option apiKey must be a non-empty string'],
+    [{ timeoutSeconds: '2m' }, 'rotateIdentity: option timeoutSeconds must be a number of seconds more than 0, at most 3600'],
+    [{ timeoutSeconds: 0 }, 'rotateIdentity: option timeoutSeconds must be a number of seconds more than 0, at most 3600'],
+    [{ timeoutSeconds: Number.NaN }, 'rotateIdentity: option timeoutSeconds must be a number of seconds more than 0, at most 3600'],
+    [{ waitLockSeconds: -1 }, 'rotateIdentity: option waitLockSeconds must be a number of seconds from 0 to 86400'],
+    [{ extraCfg: 'one.yaml' }, 'rotateIdentity: option extraCfg must be an array of non-empty strings'],
+    [{ signal: { aborted: false } }, 'rotateIdentity: option signal must be an AbortSignal'],
+    [{ env: { DD_SITE: 1 } }, 'rotateIdentity: option env must be an object of strings (like process.env)'],
+    [{ apiKey: 'secret-value', apiKeyFile: '/k' }, 'rotateIdentity: apiKey and apiKeyFile are two sources of the same key: give one of them'],
+    [{ appKeyFile: '-' }, 'rotateIdentity: appKeyFile "-" (standard input) is for the CLI'],
+    ['secret-value', 'rotateIdentity: options must be an object'],
+    [['secret-value'], 'rotateIdentity: options must be an object'],
+  ])('%j → USAGE', (options, message) => {
+    expect(check(options)).toThrow(expect.objectContaining({ code: 'USAGE', exitCode: 2, message }));
+    try {
+      check(options)();
+    } catch (err) {
+      expect(JSON.stringify({ message: (err as Error).message, hint: (err as { hint: string }).hint })).not.toContain('secret-value');
+    }
+  });
+
+  it('accepts undefined values and no options at all', () => {
+    expect(check({ apiKey: undefined, waitLockSeconds: 0, hostname: undefined })).not.toThrow();
+    expect(checkOptions('status', SCHEMAS.status, undefined)).toEqual({});
+    expect(() => checkOptions('status', SCHEMAS.status, { pods: true })).not.toThrow();
+  });
+
+  it('rejects through the promise, like every other failure of the API', async () => {
+    await expect(rotateIdentity({ apikey: 'x' } as never)).rejects.toMatchObject({ code: 'USAGE' });
+  });
+});
+
+describe('apiIo', () => {
+  it('routes progress to onProgress, prints nothing, and survives a throwing onProgress', () => {
+    const got: unknown[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write');
+    try {
+      const report = createReporter(apiIo({ env: {}, onProgress: (p) => got.push(p) }), { json: true, color: false });
+      report.step('resolve');
+      report.info('note');
+      report.warn('careful');
+      const throwing = createReporter(
+        apiIo({
+          onProgress: () => {
+            throw new Error('logger down');
+          },
+        }),
+        { json: true, color: false },
+      );
+      expect(() => throwing.step('x')).not.toThrow();
+      expect(stderr).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(got).toEqual([
+      { level: 'step', message: 'resolve' },
+      { level: 'info', message: 'note' },
+      { level: 'warn', message: 'careful' },
+    ]);
+  });
+
+  it('reads the env it is given (default process.env) and never reads stdin', async () => {
+    const env = { DD_SITE: 'datadoghq.eu' };
+    expect(apiIo({ env }).env).toBe(env);
+    expect(apiIo({}).env).toBe(process.env);
+    expect(await apiIo({}).readStdin()).toBe('');
+  });
+});
+
+describe('layering (docs/architecture.md)', () => {
+  const SRC = new URL('../../src/', import.meta.url).pathname;
+  async function imports(): Promise<{ file: string; spec: string }[]> {
+    const files = (await readdir(SRC, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const found: { file: string; spec: string }[] = [];
+    for (const file of files) {
+      const text = await readFile(join(SRC, file), 'utf8');
+      for (const [, spec] of text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)) found.push({ file, spec: relative(SRC, join(SRC, file, '..', spec!)) });
+    }
+    return found;
+  }
+
+  it('nothing in src/ imports the API; the API does not import the CLI', async () => {
+    const all = await imports();
+    expect(all).toContainEqual({ file: 'api/commands.ts', spec: 'commands/rotate-identity.js' });
+    const isApi = (path: string) => path === 'api.ts' || path === 'api.js' || path.startsWith('api/');
+    expect(all.filter((i) => !isApi(i.file) && isApi(i.spec))).toEqual([]);
+    expect(all.filter((i) => isApi(i.file) && (i.spec.startsWith('cli/') || i.spec === 'cli.js'))).toEqual([]);
+  });
+});
