@@ -13,7 +13,7 @@ export type Feature = 'docker' | 'kubernetes' | 'ecsec2' | 'ecsfargate' | 'eksfa
 const KNOWN: Feature[] = ['docker', 'kubernetes', 'ecsec2', 'ecsfargate', 'eksfargate'];
 
 /** socketTimeout of environment_containers.go: a docker socket that does not accept within this is not docker. */
-export const SOCKET_PROBE_MS = 500;
+const SOCKET_PROBE_MS = 500;
 
 export interface AgentEnvironment {
   /** DOCKER_DD_AGENT is set: the agent's own image says it runs in a container (env.IsContainerized). */

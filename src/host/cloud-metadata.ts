@@ -1,4 +1,5 @@
 import type { AgentConfig } from '../config/agent-config.js';
+import { describeFailure } from './bounded-exchange.js';
 import { configFlag, configFlagOr, configList, configNumber, DEFAULT_CLOUD_PROVIDERS } from './config-values.js';
 import { hostnameProblem, MAX_HOSTNAME_LENGTH } from './hostname-validation.js';
 import { metadataRequest } from './metadata-http.js';
@@ -10,11 +11,6 @@ export type ProviderResult = { ok: true; hostname: string } | { ok: false; reaso
 
 export function cloudProviderEnabled(config: AgentConfig, name: 'aws' | 'gcp' | 'azure'): boolean {
   return configList(config, 'cloud_provider_metadata', DEFAULT_CLOUD_PROVIDERS).some((p) => p.toLowerCase() === name);
-}
-
-function describe(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  return e.code ?? e.message ?? String(err);
 }
 
 function bounded(body: string, what: string): ProviderResult {
@@ -32,7 +28,7 @@ export async function gceHostname(config: AgentConfig, baseUrl: string): Promise
     // Upstream checks length and emptiness only, not the RFC 1123 rules.
     return bounded(res.body, 'GCE');
   } catch (err) {
-    return { ok: false, reason: `GCE: ${describe(err)}` };
+    return { ok: false, reason: `GCE: ${describeFailure(err)}` };
   }
 }
 
@@ -48,7 +44,7 @@ export async function azureHostname(config: AgentConfig, baseUrl: string): Promi
     if (res.status !== 200) return { ok: false, reason: `Azure: HTTP ${res.status}` };
     meta = JSON.parse(res.body) as Record<string, unknown>;
   } catch (err) {
-    return { ok: false, reason: `Azure: ${describe(err)}` };
+    return { ok: false, reason: `Azure: ${describeFailure(err)}` };
   }
   // Go's encoding/json matches field names case-insensitively: vmId fills VMID.
   const field = (name: string) => {
@@ -96,7 +92,7 @@ export async function fetchEc2InstanceId(config: AgentConfig, baseUrl: string): 
     if (res.body.length > max) return { ok: false, reason: `EC2: answer longer than ${max} characters` };
     return { ok: true, instanceId: res.body };
   } catch (err) {
-    return { ok: false, reason: `EC2: ${describe(err)}` };
+    return { ok: false, reason: `EC2: ${describeFailure(err)}` };
   }
 }
 

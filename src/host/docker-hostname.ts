@@ -17,7 +17,7 @@ const MAX_INFO_BYTES = 1024 * 1024;
 type Endpoint = { socketPath: string; label: string } | { host: string; port: number; label: string };
 
 /** DOCKER_HOST as client.FromEnv reads it; undefined + reason when this tool cannot speak it. */
-export function dockerEndpoint(dockerHost: string | undefined, env: NodeJS.ProcessEnv): Endpoint | { unsupported: string } {
+function dockerEndpoint(dockerHost: string | undefined, env: NodeJS.ProcessEnv): Endpoint | { unsupported: string } {
   const value = dockerHost?.trim() || `unix://${hostPath(env, DOCKER_SOCKET)}`;
   const match = /^([a-z]+):\/\/(.*)$/.exec(value);
   if (!match) return { unsupported: `DOCKER_HOST ${value} is not <scheme>://<address>` };

@@ -10,7 +10,7 @@ import type { HostProbes } from './host-probes.js';
 // ec2_use_dmi (default true) turns it off. The product/hypervisor UUID checks of dmi.go only tell the
 // agent it is on EC2 (inventory metadata); they never give a hostname, so they are not read here.
 
-export const DMI_BOARD_VENDOR_EC2 = 'Amazon EC2';
+const DMI_BOARD_VENDOR_EC2 = 'Amazon EC2';
 
 async function dmiValue(probes: HostProbes, env: NodeJS.ProcessEnv, name: string): Promise<string> {
   try {

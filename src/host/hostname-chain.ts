@@ -88,7 +88,8 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
   let source = '';
   const osUsable = configFlag(config, 'hostname_trust_uts_namespace') || (await probes.inHostUtsNamespace()) !== false;
   // 6. FQDN — continue
-  if (configFlag(config, 'hostname_fqdn')) {
+  if (!configFlag(config, 'hostname_fqdn')) skipped.push('FQDN: hostname_fqdn is off');
+  else {
     if (!osUsable) skipped.push('FQDN: not in the host UTS namespace');
     else {
       try {
@@ -112,10 +113,11 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
       hostname = probes.osHostname();
       source = 'OS hostname';
     } else skipped.push('OS hostname: not in the host UTS namespace (set hostname_trust_uts_namespace to use it)');
-  }
+  } else skipped.push(`OS hostname: not used, ${source} already gave one`);
   // 9. EC2 instance id on ECS, on an EC2 default name, or when asked to prefer it — continue
   const trigger = await ec2Trigger(ctx, environment, hostname);
-  if (trigger !== undefined) {
+  if (trigger === undefined) skipped.push(`EC2: not asked (not on ECS, ${JSON.stringify(hostname)} is no EC2 default name, ec2_prioritize_instance_id_as_hostname is off)`);
+  else {
     let fetched = await fetchEc2InstanceId(config, ctx.metadataUrl);
     let via = '';
     if (!fetched.ok) {

@@ -83,7 +83,7 @@ export interface KubeletEndpoint {
 export const describeEndpoint = (e: KubeletEndpoint) => `${e.scheme}://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
 
 /** The pod list of a busy node is a few megabytes; this bounds a broken or hostile answer. */
-export const MAX_KUBELET_BODY = 32 * 1024 * 1024;
+const MAX_KUBELET_BODY = 32 * 1024 * 1024;
 
 export function kubeletGet(endpoint: KubeletEndpoint, settings: KubeletSettings, path: string, timeoutMs: number): Promise<SmallAnswer> {
   const common = { hostname: endpoint.host, port: endpoint.port, path, method: 'GET', agent: false as const, timeout: timeoutMs };

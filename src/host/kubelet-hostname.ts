@@ -113,7 +113,7 @@ export async function kubeletHostname(lookup: KubeletLookup): Promise<KubeletHos
   const deadline = new LookupDeadline(lookup.limits.totalMs);
   const found = await findKubelet(hosts, settings, deadline, lookup.limits.requestMs);
   if (!found.endpoint) return { ok: false, reason: `no kubelet reached: ${found.tried.join('; ')}`, notes };
-  if (found.tried.length > 0) notes.push(`kubelet: not reached first: ${found.tried.join('; ')}`);
+  if (found.tried.length > 0) notes.push(`not reached first: ${found.tried.join('; ')}`);
 
   const path = settings.useApiServer ? '/stats/summary' : '/pods';
   const where = `${describeEndpoint(found.endpoint)}${path}`;

@@ -90,6 +90,29 @@ describe('container provider: when the agent asks at all', () => {
     expect(docker.requests).toEqual([]);
   });
 
+  it('a plain host (no DOCKER_DD_AGENT, no Kubernetes, no ECS): no docker socket is probed, no daemon or kubelet asked', async () => {
+    const probed: string[] = [];
+    const probes = podProbes({}, {
+      inHostUtsNamespace: async () => true,
+      osHostname: () => 'web-7',
+      socketReachable: async (path) => {
+        probed.push(path);
+        return false;
+      },
+    });
+    const r = await resolve(kubeletYaml(), { probes });
+    expect(r).toMatchObject({ hostname: 'web-7', source: 'OS hostname' });
+    expect(probed).toEqual([]);
+    expect([...kubelet.requests, ...docker.requests]).toEqual([]);
+    expect(r.notes).toContain('EC2: not asked (not on ECS, "web-7" is no EC2 default name, ec2_prioritize_instance_id_as_hostname is off)');
+  });
+
+  it('container is a "continue" provider after FQDN: the docker name replaces the FQDN, and the OS hostname is then not used', async () => {
+    const r = await resolve('hostname_fqdn: true\n', { env: { DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost }, probes: podProbes({}, { inHostUtsNamespace: async () => true }) });
+    expect(r).toMatchObject({ hostname: 'docker-host-1', source: 'docker daemon hostname' });
+    expect(r.notes).toContain('OS hostname: not used, docker daemon hostname already gave one');
+  });
+
   it('Kubernetes is KUBERNETES_SERVICE_PORT or KUBERNETES, as the agent detects it; KUBERNETES_SERVICE_HOST alone is not', async () => {
     const hostOnly = await resolve(kubeletYaml(), { env: { DOCKER_DD_AGENT: 'true', KUBERNETES_SERVICE_HOST: '127.0.0.1' }, probes: podProbes({}, { inHostUtsNamespace: async () => true }) });
     expect(hostOnly.source).toBe('OS hostname');
