@@ -9,7 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Every test file and every process it spawns sees PAR_IDENTITY_CLOUD_METADATA_URL on loopback.
-    setupFiles: ['test/setup/no-cloud-metadata.ts'],
+    // Every test file and every process it spawns sees PAR_IDENTITY_CLOUD_METADATA_URL on loopback, and
+    // no docker daemon, kubelet, ECS or DMI of the machine (PAR_IDENTITY_HOST_ROOT, no DOCKER_*).
+    setupFiles: ['test/setup/no-cloud-metadata.ts', 'test/setup/no-host-services.ts'],
   },
 });

@@ -7,6 +7,6 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    setupFiles: ['test/setup/no-cloud-metadata.ts'],
+    setupFiles: ['test/setup/no-cloud-metadata.ts', 'test/setup/no-host-services.ts'],
   },
 });

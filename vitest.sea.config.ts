@@ -15,6 +15,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    setupFiles: ['test/setup/no-cloud-metadata.ts'],
+    setupFiles: ['test/setup/no-cloud-metadata.ts', 'test/setup/no-host-services.ts'],
   },
 });

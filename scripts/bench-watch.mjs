@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { bundleSources, ROOT, until } from './dev-bundle.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9'; // never the real metadata address
+process.env.DOCKER_DD_AGENT = ''; // never the container provider: no docker daemon or kubelet of this machine
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 100);
 const ROTATIONS = Number(process.env.BENCH_ROTATIONS ?? 5);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);

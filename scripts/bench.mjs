@@ -99,6 +99,8 @@ try {
     PATH: process.env.PATH,
     HOME: dir,
     PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL,
+    // Not the agent's container: no docker daemon or kubelet of this machine is asked for the hostname.
+    DOCKER_DD_AGENT: '',
     DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
     DD_API_KEY: API_KEY,
     DD_APP_KEY: APP_KEY,

@@ -21,7 +21,8 @@ const dir = await mkdtemp(join(tmpdir(), 'par-demo-watch-'));
 const kubeconfig = join(dir, 'kubeconfig');
 const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeconfig]);
 // Cloud metadata on a closed loopback port: the demo never reaches 169.254.169.254.
-const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1' };
+// DOCKER_DD_AGENT '': never the agent's container provider, so no docker daemon or kubelet of this machine is asked.
+const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1', DOCKER_DD_AGENT: '' };
 let replicas;
 let failed = false;
 

@@ -12,7 +12,8 @@ const bold = (s) => (process.stdout.isTTY ? `\u001b[1m${s}\u001b[0m` : s);
 const dir = await mkdtemp(join(tmpdir(), 'par-demo-'));
 const { info, stop } = await startEmulator(['--kube', '--simulate', '3', '--kubeconfig-out', join(dir, 'kubeconfig')]);
 // Cloud metadata on a closed loopback port: the demo never reaches 169.254.169.254.
-const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1' };
+// DOCKER_DD_AGENT '': never the agent's container provider, so no docker daemon or kubelet of this machine is asked.
+const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1', DOCKER_DD_AGENT: '' };
 let failed = false;
 
 function par(...args) {

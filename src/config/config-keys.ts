@@ -16,7 +16,7 @@ export const CONFIG_KEYS: ConfigKey[] = [
   { key: 'site', default: 'datadoghq.com', use: 'Datadog site: API host and URN region' },
   { key: 'dd_url', default: undefined, use: 'intake URL; its host decides the site when it is a Datadog host', aliases: ['DD_URL'] },
   { key: 'hostname', default: undefined, use: 'hostname written to the identity file (else the OS hostname)' },
-  { key: 'cluster_name', default: undefined, use: 'runner-name prefix on the cluster agent' },
+  { key: 'cluster_name', default: undefined, use: 'runner-name prefix on the cluster agent; appended to a Kubernetes node name as the hostname (only a valid lower-case name)' },
   { key: 'kube_resources_namespace', default: undefined, use: 'namespace of the identity Secret' },
   { key: 'kubernetes_kubeconfig_path', default: undefined, use: 'kubeconfig used outside a Pod' },
   { key: 'auth_token_file_path', default: undefined, use: 'its directory is the identity-file fallback directory' },

@@ -1,5 +1,6 @@
 import type { AgentConfig } from '../config/agent-config.js';
-import { configFlag, configList, configNumber, DEFAULT_CLOUD_PROVIDERS } from './config-values.js';
+import { describeFailure } from './bounded-exchange.js';
+import { configFlag, configFlagOr, configList, configNumber, DEFAULT_CLOUD_PROVIDERS } from './config-values.js';
 import { hostnameProblem, MAX_HOSTNAME_LENGTH } from './hostname-validation.js';
 import { metadataRequest } from './metadata-http.js';
 
@@ -10,11 +11,6 @@ export type ProviderResult = { ok: true; hostname: string } | { ok: false; reaso
 
 export function cloudProviderEnabled(config: AgentConfig, name: 'aws' | 'gcp' | 'azure'): boolean {
   return configList(config, 'cloud_provider_metadata', DEFAULT_CLOUD_PROVIDERS).some((p) => p.toLowerCase() === name);
-}
-
-function describe(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  return e.code ?? e.message ?? String(err);
 }
 
 function bounded(body: string, what: string): ProviderResult {
@@ -32,7 +28,7 @@ export async function gceHostname(config: AgentConfig, baseUrl: string): Promise
     // Upstream checks length and emptiness only, not the RFC 1123 rules.
     return bounded(res.body, 'GCE');
   } catch (err) {
-    return { ok: false, reason: `GCE: ${describe(err)}` };
+    return { ok: false, reason: `GCE: ${describeFailure(err)}` };
   }
 }
 
@@ -48,7 +44,7 @@ export async function azureHostname(config: AgentConfig, baseUrl: string): Promi
     if (res.status !== 200) return { ok: false, reason: `Azure: HTTP ${res.status}` };
     meta = JSON.parse(res.body) as Record<string, unknown>;
   } catch (err) {
-    return { ok: false, reason: `Azure: ${describe(err)}` };
+    return { ok: false, reason: `Azure: ${describeFailure(err)}` };
   }
   // Go's encoding/json matches field names case-insensitively: vmId fills VMID.
   const field = (name: string) => {
@@ -67,17 +63,20 @@ export async function azureHostname(config: AgentConfig, baseUrl: string): Promi
   return problem ? { ok: false, reason: `Azure: ${problem}` } : { ok: true, hostname: name };
 }
 
+export type Ec2InstanceIdFetch = { ok: true; instanceId: string } | { ok: false; reason: string };
+
 /**
- * The EC2 instance id. IMDSv2 (a session token) is tried first when ec2_prefer_imdsv2 or
- * ec2_imdsv2_transition_payload_enabled (default true in current agents) is on, falling back to
- * IMDSv1 when the token cannot be had, as upstream does.
+ * The EC2 instance id from IMDS, not yet validated (pkg/util/ec2 getMetadataItemWithMaxLength). IMDSv2
+ * (a session token) is tried first when ec2_prefer_imdsv2 or ec2_imdsv2_transition_payload_enabled
+ * (default true in current agents) is on, falling back to IMDSv1 when the token cannot be had, as
+ * upstream does. A failure here (disabled, unreachable, not 200, too long) is what lets the agent
+ * fall back on DMI (ec2-dmi.ts); an empty or invalid id is not a failure of this step.
  */
-export async function ec2InstanceId(config: AgentConfig, baseUrl: string): Promise<ProviderResult> {
+export async function fetchEc2InstanceId(config: AgentConfig, baseUrl: string): Promise<Ec2InstanceIdFetch> {
   if (!cloudProviderEnabled(config, 'aws')) return { ok: false, reason: 'EC2: disabled by cloud_provider_metadata' };
   const timeout = configNumber(config, 'ec2_metadata_timeout', 300);
-  const transition = config.get('ec2_imdsv2_transition_payload_enabled') === undefined ? true : configFlag(config, 'ec2_imdsv2_transition_payload_enabled');
   const headers: Record<string, string> = {};
-  if (configFlag(config, 'ec2_prefer_imdsv2') || transition) {
+  if (configFlag(config, 'ec2_prefer_imdsv2') || imdsv2TransitionEnabled(config)) {
     const ttl = configNumber(config, 'ec2_metadata_token_lifetime', 21600);
     try {
       const res = await metadataRequest('PUT', `${baseUrl}/latest/api/token`, { 'X-aws-ec2-metadata-token-ttl-seconds': String(ttl) }, timeout);
@@ -89,11 +88,15 @@ export async function ec2InstanceId(config: AgentConfig, baseUrl: string): Promi
   try {
     const res = await metadataRequest('GET', `${baseUrl}/latest/meta-data/instance-id`, headers, timeout);
     if (res.status !== 200) return { ok: false, reason: `EC2: HTTP ${res.status}` };
-    const bound = bounded(res.body, 'EC2');
-    if (!bound.ok) return bound;
-    const problem = hostnameProblem(bound.hostname);
-    return problem ? { ok: false, reason: `EC2: instance id ${problem}` } : bound;
+    const max = configNumber(config, 'metadata_endpoints_max_hostname_size', MAX_HOSTNAME_LENGTH);
+    if (res.body.length > max) return { ok: false, reason: `EC2: answer longer than ${max} characters` };
+    return { ok: true, instanceId: res.body };
   } catch (err) {
-    return { ok: false, reason: `EC2: ${describe(err)}` };
+    return { ok: false, reason: `EC2: ${describeFailure(err)}` };
   }
+}
+
+/** ec2_imdsv2_transition_payload_enabled, default true: IMDSv2 first, and DMI when IMDS fails. */
+export function imdsv2TransitionEnabled(config: AgentConfig): boolean {
+  return configFlagOr(config, 'ec2_imdsv2_transition_payload_enabled', true);
 }

@@ -26,3 +26,10 @@ export function configFlag(config: AgentConfig, key: string): boolean {
 
 /** The agent's default `cloud_provider_metadata`: every provider it knows. */
 export const DEFAULT_CLOUD_PROVIDERS = ['aws', 'gcp', 'azure', 'alibaba', 'oracle', 'ibm'];
+
+/** A boolean whose Go default is not false (ec2_use_dmi, autoconfig_from_environment, …). */
+export function configFlagOr(config: AgentConfig, key: string, fallback: boolean): boolean {
+  const value = config.get(key);
+  if (value === undefined || value === null) return fallback;
+  return config.getBool(key);
+}

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
+import { createConnection } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 
 // What the hostname chain reads from the machine itself, behind one interface so unit tests can
@@ -13,10 +14,28 @@ export interface HostProbes {
   /** True/false when known; undefined when it cannot be told (the agent then trusts the OS hostname). */
   inHostUtsNamespace(): Promise<boolean | undefined>;
   readFile(path: string): Promise<string>;
+  /** Whether a path exists (os.Stat succeeding, as the agent checks /etc/ecs/ecs.config). */
+  exists(path: string): Promise<boolean>;
+  /** Whether a unix socket accepts a connection within the time (the agent's socket.IsAvailable). */
+  socketReachable(path: string, timeoutMs: number): Promise<boolean>;
 }
 
 /** The inode of the initial UTS namespace (PROC_UTS_INIT_INO), which the agent compares /proc/self/ns/uts with. */
 const HOST_UTS_INODE = 0xeffffffe;
+
+function connectsWithin(path: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ path });
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
 
 export function systemProbes(env: NodeJS.ProcessEnv): HostProbes {
   return {
@@ -35,5 +54,18 @@ export function systemProbes(env: NodeJS.ProcessEnv): HostProbes {
       }
     },
     readFile: (path) => readFile(path, 'utf8'),
+    exists: (path) =>
+      access(path).then(
+        () => true,
+        () => false,
+      ),
+    async socketReachable(path, timeoutMs) {
+      try {
+        if (!(await stat(path)).isSocket()) return false;
+      } catch {
+        return false;
+      }
+      return connectsWithin(path, timeoutMs);
+    },
   };
 }

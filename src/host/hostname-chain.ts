@@ -1,12 +1,15 @@
 import type { AgentConfig } from '../config/agent-config.js';
-import { azureHostname, ec2InstanceId, gceHostname, type ProviderResult } from './cloud-metadata.js';
+import { type AgentEnvironment, detectAgentEnvironment } from './agent-features.js';
+import { azureHostname, fetchEc2InstanceId, gceHostname, imdsv2TransitionEnabled, type ProviderResult } from './cloud-metadata.js';
 import { configFlag } from './config-values.js';
+import { type ContainerLimits, containerHostname, DEFAULT_CONTAINER_LIMITS } from './container-hostname.js';
+import { instanceIdFromDmi } from './ec2-dmi.js';
 import type { HostProbes } from './host-probes.js';
-import { clusterNameSuffix, hostnameProblem, isEc2DefaultHostname } from './hostname-validation.js';
+import { hostnameProblem, isEc2DefaultHostname } from './hostname-validation.js';
 
-// The agent's own hostname chain (comp/core/hostname, pkg/util/hostname/providers.go), in its
-// order and with its stop/continue rules: config, hostname_file, Fargate, GCE and Azure stop on
-// success; FQDN, container, OS and EC2 only refine what earlier providers found.
+// The agent's own hostname chain (comp/core/hostname/impl providers.go, provider_callbacks.go,
+// container.go), in its order and with its stop/continue rules: config, hostname_file, Fargate, GCE
+// and Azure stop on success; FQDN, container, OS and EC2 only refine what earlier providers found.
 
 export interface ChainResult {
   hostname: string;
@@ -20,16 +23,25 @@ export interface ChainContext {
   env: NodeJS.ProcessEnv;
   probes: HostProbes;
   metadataUrl: string;
+  /** Deadlines of the docker and kubelet lookups (tests shorten them). */
+  containerLimits?: ContainerLimits;
 }
 
-function isFargate(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.ECS_FARGATE) || env.AWS_EXECUTION_ENV === 'AWS_ECS_FARGATE' || /^(1|true)$/i.test(env.DD_EKS_FARGATE ?? '');
+/** fargate.IsSidecar: ECS Fargate, EKS Fargate, or ECS managed instances in sidecar mode have no hostname. */
+async function sidecar(environment: AgentEnvironment): Promise<string | undefined> {
+  if (await environment.has('ecsfargate')) return 'Fargate (no hostname)';
+  if (await environment.has('eksfargate')) return 'EKS Fargate (no hostname)';
+  if (environment.ecsManagedInstances() === 'sidecar') return 'ECS managed instances sidecar (no hostname)';
+  return undefined;
 }
 
-/** The node name of a Pod, as the agent's container provider gets it (env or config, not the kubelet API). */
-function kubernetesNodeName(ctx: ChainContext): string | undefined {
-  if (!ctx.env.KUBERNETES_SERVICE_HOST) return undefined;
-  return ctx.config.getString('kubernetes_kubelet_nodename');
+/** Why the agent would use the EC2 instance id, in its order of tests; undefined = it would not. */
+async function ec2Trigger(ctx: ChainContext, environment: AgentEnvironment, current: string): Promise<string | undefined> {
+  if (await environment.has('ecsec2')) return ' (ECS)';
+  if (environment.ecsManagedInstances() === 'daemon') return ' (ECS managed instances)';
+  if (isEc2DefaultHostname(current, configFlag(ctx.config, 'ec2_use_windows_prefix_detection'))) return '';
+  if (configFlag(ctx.config, 'ec2_prioritize_instance_id_as_hostname')) return '';
+  return undefined;
 }
 
 export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult | { failed: true; skipped: string[] }> {
@@ -56,8 +68,11 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
       skipped.push(`hostname_file: cannot read ${hostnameFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
     }
   }
-  // 3. Fargate: no hostname at all — stop
-  if (isFargate(ctx.env)) return stop('', 'Fargate (no hostname)');
+  const environment = detectAgentEnvironment(config, ctx.env, probes);
+  skipped.push(...environment.notes);
+  // 3. Fargate and other sidecars: no hostname at all — stop
+  const sidecarSource = await sidecar(environment);
+  if (sidecarSource) return stop('', sidecarSource);
   // 4. GCE — stop; 5. Azure — stop
   const fromCloud = async (result: ProviderResult, source: string) => {
     if (result.ok) return stop(result.hostname, source);
@@ -73,7 +88,8 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
   let source = '';
   const osUsable = configFlag(config, 'hostname_trust_uts_namespace') || (await probes.inHostUtsNamespace()) !== false;
   // 6. FQDN — continue
-  if (configFlag(config, 'hostname_fqdn')) {
+  if (!configFlag(config, 'hostname_fqdn')) skipped.push('FQDN: hostname_fqdn is off');
+  else {
     if (!osUsable) skipped.push('FQDN: not in the host UTS namespace');
     else {
       try {
@@ -84,17 +100,12 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
       }
     }
   }
-  // 7. container: Kubernetes node name + -<cluster_name> — continue
-  const nodeName = kubernetesNodeName(ctx);
-  if (nodeName) {
-    const cluster = clusterNameSuffix(config.getString('cluster_name'));
-    const candidate = cluster ? `${nodeName}-${cluster}` : nodeName;
-    const problem = hostnameProblem(candidate);
-    if (problem) skipped.push(`Kubernetes node name: ${problem}`);
-    else {
-      hostname = candidate;
-      source = cluster ? 'Kubernetes node name + cluster_name' : 'Kubernetes node name';
-    }
+  // 7. container: kube-apiserver (cluster agent only), docker, kubelet — continue
+  const container = await containerHostname({ config, env: ctx.env, probes, environment, limits: ctx.containerLimits ?? DEFAULT_CONTAINER_LIMITS });
+  skipped.push(...container.skipped);
+  if (container.hostname !== undefined) {
+    hostname = container.hostname;
+    source = container.source;
   }
   // 8. OS hostname, only when nothing was found and the UTS namespace is the host's — continue
   if (hostname === '') {
@@ -102,15 +113,29 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
       hostname = probes.osHostname();
       source = 'OS hostname';
     } else skipped.push('OS hostname: not in the host UTS namespace (set hostname_trust_uts_namespace to use it)');
-  }
-  // 9. EC2 instance id when the name is an EC2 default one, or when asked to prefer it — continue
-  const prioritize = configFlag(config, 'ec2_prioritize_instance_id_as_hostname');
-  if (prioritize || isEc2DefaultHostname(hostname, configFlag(config, 'ec2_use_windows_prefix_detection'))) {
-    const ec2 = await ec2InstanceId(config, ctx.metadataUrl);
-    if (ec2.ok) {
-      hostname = ec2.hostname;
-      source = 'EC2 instance id';
-    } else skipped.push(ec2.reason);
+  } else skipped.push(`OS hostname: not used, ${source} already gave one`);
+  // 9. EC2 instance id on ECS, on an EC2 default name, or when asked to prefer it — continue
+  const trigger = await ec2Trigger(ctx, environment, hostname);
+  if (trigger === undefined) skipped.push(`EC2: not asked (not on ECS, ${JSON.stringify(hostname)} is no EC2 default name, ec2_prioritize_instance_id_as_hostname is off)`);
+  else {
+    let fetched = await fetchEc2InstanceId(config, ctx.metadataUrl);
+    let via = '';
+    if (!fetched.ok) {
+      skipped.push(fetched.reason);
+      if (imdsv2TransitionEnabled(config)) {
+        fetched = await instanceIdFromDmi(config, ctx.env, probes);
+        if (fetched.ok) via = ' from DMI';
+        else skipped.push(fetched.reason);
+      }
+    }
+    if (fetched.ok) {
+      const problem = hostnameProblem(fetched.instanceId);
+      if (problem) skipped.push(`EC2: instance id ${problem}`);
+      else {
+        hostname = fetched.instanceId;
+        source = `EC2 instance id${via}${trigger}`;
+      }
+    }
   }
   if (hostname !== '') return { hostname, source, skipped };
   return { failed: true, skipped };

@@ -20,10 +20,3 @@ export function isEc2DefaultHostname(name: string, useWindowsPrefix: boolean): b
   const prefixes = useWindowsPrefix ? ['ip-', 'domu', 'ec2amaz-'] : ['ip-', 'domu'];
   return prefixes.some((p) => lower.startsWith(p));
 }
-
-/** Kubernetes cluster name as the agent appends it to the node name: lower case, `_` → `-`; undefined when still not a DNS label chain. */
-export function clusterNameSuffix(clusterName: string | undefined): string | undefined {
-  if (!clusterName) return undefined;
-  const name = clusterName.toLowerCase().replaceAll('_', '-');
-  return /^([a-z]([a-z0-9-]*[a-z0-9])?\.)*([a-z]([a-z0-9-]*[a-z0-9])?)$/.test(name) && name.length <= 40 ? name : undefined;
-}

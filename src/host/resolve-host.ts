@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
 import { agentHostname, type IpcOptions, ipcSetup } from './agent-ipc.js';
+import type { ContainerLimits } from './container-hostname.js';
 import { runHostnameChain } from './hostname-chain.js';
 import { type HostProbes, systemProbes } from './host-probes.js';
 import { hostnameProblem } from './hostname-validation.js';
@@ -23,6 +24,8 @@ export interface ResolveHostOptions {
   override?: string;
   probes?: HostProbes;
   ipc?: IpcOptions;
+  /** Deadlines of the docker and kubelet lookups (tests shorten them). */
+  containerLimits?: ContainerLimits;
 }
 
 export async function resolveHost(config: AgentConfig, options: ResolveHostOptions): Promise<HostResolution> {
@@ -41,7 +44,13 @@ export async function resolveHost(config: AgentConfig, options: ResolveHostOptio
     notes.push(`agent IPC on ${setup.endpoint.host}:${setup.endpoint.port}: ${asked.reason}`);
   } else notes.push(`agent IPC not asked: ${setup.reason}`);
 
-  const chain = await runHostnameChain({ config, env: options.env, probes: options.probes ?? systemProbes(options.env), metadataUrl: metadataBaseUrl(options.env) });
+  const chain = await runHostnameChain({
+    config,
+    env: options.env,
+    probes: options.probes ?? systemProbes(options.env),
+    metadataUrl: metadataBaseUrl(options.env),
+    ...(options.containerLimits ? { containerLimits: options.containerLimits } : {}),
+  });
   notes.push(...chain.skipped);
   if ('failed' in chain) {
     throw new ConfigError(

@@ -1,8 +1,11 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../src/emulators/agent-ipc/index.js';
-import { type CloudMetadataEmulator, startCloudMetadataEmulator } from '../../src/emulators/cloud-metadata/index.js';
+import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../src/emulators/cloud-metadata/index.js';
+import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
+import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
 import { parseIdentityFile } from '../../src/identity/index.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
@@ -13,20 +16,24 @@ import { type LocalFixture, localFixture } from './local-fixture.js';
 let fx: LocalFixture;
 let cloud: CloudMetadataEmulator;
 let ipc: AgentIpcEmulator;
+let kubelet: KubeletEmulator;
+let docker: DockerDaemonEmulator;
 const INSTANCE_ID = 'i-0abc123def4567890';
 
 beforeAll(async () => {
-  cloud = await startCloudMetadataEmulator();
-  ipc = await startAgentIpcEmulator();
+  [cloud, ipc, kubelet, docker] = await Promise.all([startCloudMetadataEmulator(), startAgentIpcEmulator(), startKubeletEmulator(), startDockerDaemonEmulator()]);
 });
 afterAll(async () => {
-  await cloud.close();
-  await ipc.close();
+  await Promise.all([cloud.close(), ipc.close(), kubelet.close(), docker.close()]);
 });
 beforeEach(async () => {
   fx = await localFixture();
   cloud.set({ ec2: { instanceId: INSTANCE_ID, imdsv2: 'required' } });
   cloud.requests.length = 0;
+  kubelet.set({ nodeName: 'gke-pool-1-node-a', delayMs: 0, failStatus: 0 });
+  kubelet.requests.length = 0;
+  docker.set({ name: 'docker-host-1', failStatus: 0 });
+  docker.requests.length = 0;
 });
 afterEach(() => fx.close());
 
@@ -64,29 +71,121 @@ describe('hostname on a simulated EC2 host (OS name ip-10-0-0-1)', () => {
   });
 });
 
-describe('hostname in a simulated Pod', () => {
-  it('node name + -<cluster_name>, not the Pod name', async () => {
-    await agentConfig('cluster_name: Prod_EU');
-    const env = {
-      PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url,
-      PAR_IDENTITY_OS_HOSTNAME: 'datadog-agent-x7k2p',
-      KUBERNETES_SERVICE_HOST: '127.0.0.1',
-      DD_KUBERNETES_KUBELET_NODENAME: 'gke-pool-1-node-a',
-    };
+/** The agent's container in a Pod: its image's DOCKER_DD_AGENT, Kubernetes' variables, the kubelet found as the Helm chart configures it (here on loopback). */
+async function podEnv(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  const files = await kubelet.writeFiles(fx.dir);
+  return {
+    PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url,
+    PAR_IDENTITY_OS_HOSTNAME: 'datadog-agent-x7k2p',
+    DOCKER_DD_AGENT: 'true',
+    KUBERNETES_SERVICE_HOST: '127.0.0.1',
+    KUBERNETES_SERVICE_PORT: '443',
+    DD_KUBERNETES_KUBELET_HOST: '127.0.0.1',
+    DD_KUBERNETES_HTTPS_KUBELET_PORT: String(kubelet.httpsPort),
+    DD_KUBERNETES_HTTP_KUBELET_PORT: '0',
+    DD_KUBELET_CLIENT_CA: files.ca,
+    DD_KUBELET_AUTH_TOKEN_PATH: files.token,
+    ...extra,
+  };
+}
+
+describe('hostname in a simulated Pod (the kubelet names the node)', () => {
+  it('node name from the kubelet + -<cluster_name>, not the Pod name; status agrees, then sees the Pod moved to another node', async () => {
+    await agentConfig('cluster_name: prod-eu');
+    const env = await podEnv();
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
     expect(rotated.code, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', hostnameSource: 'Kubernetes node name (kubelet) + cluster_name' });
     expect(parseIdentityFile(await fx.read()).hostname).toBe('gke-pool-1-node-a-prod-eu');
-    const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
-    expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', hostnameSource: 'Kubernetes node name + cluster_name', agentWouldReEnroll: false });
+    expect(kubelet.requests.map((r) => `${r.scheme} ${r.path} ${r.status}`)).toEqual(['https /spec 200', 'https /pods 200']);
+    expect(kubelet.requests.every((r) => r.authorization === `Bearer ${kubelet.token}`)).toBe(true);
+    expect(rotated.stdout + rotated.stderr).not.toContain(kubelet.token);
+    const same = await fx.run(['status', '-c', fx.dir, '--json'], { env });
+    expect(JSON.parse(same.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', agentWouldReEnroll: false, reEnrollReasons: [] });
     // Not an EC2 default hostname: no instance-id lookup.
     expect(cloud.requests.filter((r) => r.provider === 'ec2')).toEqual([]);
+
+    kubelet.set({ nodeName: 'gke-pool-1-node-b' });
+    const moved = await fx.run(['status', '-c', fx.dir], { env });
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain('hostname:     gke-pool-1-node-b-prod-eu (Kubernetes node name (kubelet) + cluster_name)');
+    expect(moved.stdout).toContain('re-enroll:    YES on next agent start: stored hostname gke-pool-1-node-a-prod-eu differs from the hostname the agent resolves (gke-pool-1-node-b-prod-eu)');
+  });
+
+  it('DD_KUBERNETES_KUBELET_NODENAME does not name the host: the kubelet does, as for the agent', async () => {
+    await agentConfig('cluster_name: prod');
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv({ DD_KUBERNETES_KUBELET_NODENAME: 'from-downward-api' }) });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod', hostnameSource: 'Kubernetes node name (kubelet) + cluster_name' });
+  });
+
+  it('a cluster_name the agent refuses (Prod_EU) is left off, as the agent does', async () => {
+    await agentConfig('cluster_name: Prod_EU');
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv() });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a', hostnameSource: 'Kubernetes node name (kubelet)' });
   });
 
   it('on EKS the node name starts with ip-, so the agent (and this tool) ends on the EC2 instance id', async () => {
     await agentConfig('cluster_name: prod');
-    const env = { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url, KUBERNETES_SERVICE_HOST: '127.0.0.1', DD_KUBERNETES_KUBELET_NODENAME: 'ip-10-0-0-1.ec2.internal' };
-    const status = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
-    expect(JSON.parse(status.stdout)).toMatchObject({ hostname: INSTANCE_ID, hostnameSource: 'EC2 instance id' });
+    kubelet.set({ nodeName: 'ip-10-0-0-1.ec2.internal' });
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv() });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: INSTANCE_ID, hostnameSource: 'EC2 instance id' });
+  });
+
+  it('no kubelet reachable (its token refused): no node name, the chain goes on (here to the OS hostname), and the token was asked for once', async () => {
+    await agentConfig('cluster_name: prod');
+    const env = await podEnv();
+    await writeFile(env.DD_KUBELET_AUTH_TOKEN_PATH!, 'wrong-token');
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'datadog-agent-x7k2p', hostnameSource: 'OS hostname' });
+    expect(kubelet.requests.map((r) => `${r.path} ${r.status}`)).toEqual(['/spec 401']);
+  });
+});
+
+describe('hostname on a simulated docker host and on ECS', () => {
+  it('the agent in a container with the docker socket: the daemon\'s Name; status agrees', async () => {
+    await agentConfig();
+    const env = { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url, PAR_IDENTITY_OS_HOSTNAME: '3f2a9c1d7b6e', DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost };
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'docker-host-1', hostnameSource: 'docker daemon hostname' });
+    expect(docker.requests.map((r) => r.path)).toEqual(['/_ping', '/v1.47/info']);
+    const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
+    expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'docker-host-1', hostnameSource: 'docker daemon hostname', agentWouldReEnroll: false });
+  });
+
+  it('ECS on EC2: the instance id, even though the docker name is not an EC2 default one; an identity holding the docker name will be discarded', async () => {
+    await agentConfig();
+    docker.set({ name: 'ecs-host-7' });
+    const env = { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url, DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost, AWS_EXECUTION_ENV: 'AWS_ECS_EC2' };
+    const old = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { ...env, DD_HOSTNAME: 'ecs-host-7' } });
+    expect(old.code, old.stderr).toBe(0);
+    const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      hostname: INSTANCE_ID,
+      hostnameSource: 'EC2 instance id (ECS)',
+      agentWouldReEnroll: true,
+      reEnrollReasons: [`stored hostname ecs-host-7 differs from the hostname the agent resolves (${INSTANCE_ID})`],
+    });
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: INSTANCE_ID, hostnameSource: 'EC2 instance id (ECS)' });
+    expect(parseIdentityFile(await fx.read()).hostname).toBe(INSTANCE_ID);
+  });
+
+  it('EC2 with IMDS unreachable: the instance id of the DMI board asset tag (a Nitro host, under PAR_IDENTITY_HOST_ROOT)', async () => {
+    await agentConfig();
+    const root = await mkdtemp(join(tmpdir(), 'par-host-root-'));
+    try {
+      await mkdir(join(root, 'sys/devices/virtual/dmi/id'), { recursive: true });
+      await writeFile(join(root, 'sys/devices/virtual/dmi/id/board_vendor'), 'Amazon EC2\n');
+      await writeFile(join(root, 'sys/devices/virtual/dmi/id/board_asset_tag'), `${INSTANCE_ID}\n`);
+      const env = { PAR_IDENTITY_CLOUD_METADATA_URL: await closedLoopbackUrl(), PAR_IDENTITY_OS_HOSTNAME: 'ip-10-0-0-1', PAR_IDENTITY_HOST_ROOT: root };
+      const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
+      expect(rotated.code, rotated.stderr).toBe(0);
+      expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: INSTANCE_ID, hostnameSource: 'EC2 instance id from DMI' });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 

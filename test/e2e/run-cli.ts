@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLOSED_METADATA_URL, isLoopbackUrl } from '../setup/no-cloud-metadata.js';
+import { isHostEnvironmentVariable, NO_HOST_ROOT } from '../setup/no-host-services.js';
 
 // Starts the built binary exactly as an operator would: a real process, real argv, real env.
 
@@ -17,8 +18,10 @@ function singleExecutableEnv(extra: Record<string, string | undefined>): NodeJS.
   pathWithoutNode ??= mkdtempSync(join(tmpdir(), 'par-path-without-node-'));
   const env: NodeJS.ProcessEnv = { PATH: pathWithoutNode };
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
-  // The same guard as cleanEnv: cloud metadata only ever on loopback.
-  env.PAR_IDENTITY_CLOUD_METADATA_URL = cleanEnv(extra).PAR_IDENTITY_CLOUD_METADATA_URL;
+  // The same guards as cleanEnv: cloud metadata only ever on loopback, no host services of the machine.
+  const guarded = cleanEnv(extra);
+  env.PAR_IDENTITY_CLOUD_METADATA_URL = guarded.PAR_IDENTITY_CLOUD_METADATA_URL;
+  env.PAR_IDENTITY_HOST_ROOT = guarded.PAR_IDENTITY_HOST_ROOT;
   return env;
 }
 
@@ -39,11 +42,14 @@ export interface RunOptions {
   bin?: string;
 }
 
-/** Environment without the caller's DD_* and proxies, so tests see only what they set. */
+/**
+ * Environment without the caller's DD_*, proxies and container/cloud-platform variables (docker,
+ * Kubernetes, ECS), so tests see only what they set.
+ */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('DD_') && !/_PROXY$/i.test(k) && !k.startsWith('KUBERNETES_') && k !== 'PAR_IDENTITY_FAILPOINT') env[k] = v;
+    if (!k.startsWith('DD_') && !/_PROXY$/i.test(k) && !isHostEnvironmentVariable(k) && k !== 'PAR_IDENTITY_FAILPOINT') env[k] = v;
   }
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
@@ -52,6 +58,8 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   // Cloud metadata only ever on loopback: a closed port unless the test points it at an emulator.
   if (env.PAR_IDENTITY_CLOUD_METADATA_URL === undefined) env.PAR_IDENTITY_CLOUD_METADATA_URL = CLOSED_METADATA_URL;
   if (!isLoopbackUrl(env.PAR_IDENTITY_CLOUD_METADATA_URL)) throw new Error(`PAR_IDENTITY_CLOUD_METADATA_URL must be a loopback URL in tests, got ${env.PAR_IDENTITY_CLOUD_METADATA_URL}`);
+  // No docker socket, ECS config, DMI table or service account of the machine: only what a test sets up.
+  if (env.PAR_IDENTITY_HOST_ROOT === undefined) env.PAR_IDENTITY_HOST_ROOT = NO_HOST_ROOT;
   return env;
 }
 

@@ -38,6 +38,8 @@ function probes(over: Partial<HostProbes> = {}): HostProbes {
     readFile: async () => {
       throw Object.assign(new Error('no'), { code: 'ENOENT' });
     },
+    exists: async () => false,
+    socketReachable: async () => false,
     ...over,
   };
 }
@@ -123,13 +125,6 @@ describe('the agent chain: stop providers', () => {
 describe('the agent chain: continue providers', () => {
   it('FQDN (hostname_fqdn) replaces the OS hostname', async () => {
     expect(await resolve('hostname_fqdn: true\n')).toMatchObject({ hostname: 'os-host.example.com', source: 'FQDN (hostname_fqdn)' });
-  });
-
-  it('in a Pod: node name + -<cluster_name> made RFC 1123 (lower case, _ → -), not the Pod hostname', async () => {
-    const env = { KUBERNETES_SERVICE_HOST: '10.0.0.1', DD_KUBERNETES_KUBELET_NODENAME: 'node-a' };
-    const r = await resolve('cluster_name: Prod_EU\n', { env, probes: { osHostname: () => 'datadog-agent-xyz12', inHostUtsNamespace: async () => false } });
-    expect(r).toMatchObject({ hostname: 'node-a-prod-eu', source: 'Kubernetes node name + cluster_name' });
-    expect((await resolve('', { env })).hostname).toBe('node-a');
   });
 
   it('the OS hostname is used only in the host UTS namespace, or with hostname_trust_uts_namespace', async () => {
