@@ -247,11 +247,18 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
       await w.waitFor((o) => o.includes('"kwatchjson"'));
       await watchEstablished('kwatchjson');
       const updated = emu.updateObject({ ...s, data: { k: Buffer.from('watched').toString('base64') } });
-      await w.waitFor((o) => o.includes(`"resourceVersion": "${updated.metadata.resourceVersion}"`));
-      const docs = w
-        .out()
-        .split(/\n(?=\{)/)
-        .map((d) => JSON.parse(d));
+      // kubectl writes a document in several chunks: wait for the whole of the one with the new version.
+      const parsed = (o: string) => o.split(/\n(?=\{)/).map((d) => JSON.parse(d) as { data: unknown; metadata: { uid: string } });
+      const complete = (o: string) => {
+        try {
+          parsed(o);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await w.waitFor((o) => o.includes(`"resourceVersion": "${updated.metadata.resourceVersion}"`) && complete(o));
+      const docs = parsed(w.out());
       const last = docs[docs.length - 1];
       expect(last.data).toEqual({ k: Buffer.from('watched').toString('base64') });
       expect(last.metadata.uid).toBe(s.metadata.uid);
