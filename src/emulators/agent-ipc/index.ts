@@ -5,13 +5,14 @@
  * object). It can write `auth_token` and `ipc_cert.pem` where the agent would. Imports nothing
  * from the product.
  */
+
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
+import { serverLifecycle } from '../server-lifecycle.js';
 import { generateIpcCertificate } from './ipc-certificate.js';
 
 /** The JSON of the agent's version.Version (Go field names, no tags). */
@@ -68,7 +69,7 @@ export async function startAgentIpcEmulator(initial: Partial<AgentIpcState> = {}
   const token = randomBytes(32).toString('hex');
   let state: AgentIpcState = { hostname: 'agent-host', version: DEFAULT_AGENT_VERSION, ...initial };
   const requests: IpcRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const life = serverLifecycle();
 
   const answer = (req: IncomingMessage): { status: number; body: unknown } => {
     const auth = req.headers.authorization;
@@ -93,24 +94,13 @@ export async function startAgentIpcEmulator(initial: Partial<AgentIpcState> = {}
       clientCert: socket.authorized === true,
       status,
     });
-    const send = () => {
+    life.reply(state.delayMs, () => {
       if (res.destroyed) return;
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(body));
-    };
-    if (!state.delayMs) return send();
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send();
-    }, state.delayMs);
-    timers.add(timer);
+    });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  let closed: Promise<void> | undefined;
+  const port = await life.listen(server);
   return {
     host: '127.0.0.1',
     port,
@@ -128,13 +118,6 @@ export async function startAgentIpcEmulator(initial: Partial<AgentIpcState> = {}
       await writeFile(ipcCert, cert.pem, { mode: 0o600 });
       return { authToken, ipcCert };
     },
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
+    close: life.close,
   };
 }

@@ -6,9 +6,11 @@
  * metadata service of another cloud answers; for no service at all use closedLoopbackUrl()), or slow.
  * Imports nothing from the product.
  */
+
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverLifecycle } from '../server-lifecycle.js';
 
 export interface Ec2State {
   instanceId: string;
@@ -111,7 +113,7 @@ export async function startCloudMetadataEmulator(initial: CloudMetadataState = {
   let state = initial;
   const requests: MetadataRequest[] = [];
   const tokens = new Set<string>();
-  const timers = new Set<NodeJS.Timeout>();
+  const life = serverLifecycle();
 
   const respond = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://metadata');
@@ -122,44 +124,26 @@ export async function startCloudMetadataEmulator(initial: CloudMetadataState = {
     else if (provider === 'azure') answer = answerAzure(req, url.pathname, url.searchParams, state.azure);
     else answer = text(404, 'Not Found');
     requests.push({ method: req.method ?? '', path: url.pathname + url.search, headers: { ...req.headers }, provider, status: answer.status });
-    const send = () => {
+    const delay = provider === 'unknown' ? 0 : (state.delayMs?.[provider] ?? 0);
+    life.reply(Math.max(0, delay), () => {
       if (res.destroyed) return;
       res.writeHead(answer.status, { 'Content-Type': answer.type ?? 'text/plain' });
       res.end(answer.body);
-    };
-    const delay = provider === 'unknown' ? 0 : (state.delayMs?.[provider] ?? 0);
-    if (delay <= 0) return send();
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send();
-    }, delay);
-    timers.add(timer);
+    });
   };
 
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => respond(req, res));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  let closed: Promise<void> | undefined;
+  const port = await life.listen(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
     set(next) {
       state = next;
     },
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
+    close: life.close,
   };
 }
 

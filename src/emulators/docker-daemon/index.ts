@@ -5,11 +5,12 @@
  * API-Version header the client negotiates with; GET /info and /v<version>/info answer the daemon's
  * info, whose `Name` is the host's name. Imports nothing from the product.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverLifecycle } from '../server-lifecycle.js';
 
 export interface DockerDaemonState {
   /** The daemon's Name (the host's hostname on a real daemon). */
@@ -65,31 +66,21 @@ export async function startDockerDaemonEmulator(options: DockerDaemonEmulatorOpt
   const { tcp, socketDir, ...initial } = options;
   let state: DockerDaemonState = { name: 'docker-host-1', apiVersion: '1.47', ...initial };
   const requests: DockerRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const life = serverLifecycle();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     const a = answer(state, req);
     requests.push({ method: req.method ?? '', path: req.url ?? '/', status: a.status });
-    const send = () => {
+    life.reply(state.delayMs, () => {
       if (res.destroyed) return;
       res.writeHead(a.status, { 'Content-Type': a.body.startsWith('{') ? 'application/json' : 'text/plain', ...a.headers });
       res.end(a.body);
-    };
-    if (!state.delayMs) return send();
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send();
-    }, state.delayMs);
-    timers.add(timer);
+    });
   });
   const ownDir = tcp || socketDir ? undefined : await mkdtemp(join(tmpdir(), 'docker-emulator-'));
   const socketPath = tcp ? undefined : join(socketDir ?? ownDir!, 'docker.sock');
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    if (socketPath) server.listen(socketPath, () => resolve());
-    else server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const dockerHost = socketPath ? `unix://${socketPath}` : `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await life.listen(server, socketPath);
+  const dockerHost = socketPath ? `unix://${socketPath}` : `tcp://127.0.0.1:${port}`;
   let closed: Promise<void> | undefined;
   return {
     dockerHost,
@@ -99,11 +90,7 @@ export async function startDockerDaemonEmulator(options: DockerDaemonEmulatorOpt
       state = { ...state, ...patch };
     },
     close() {
-      closed ??= new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }).then(() => (ownDir ? rm(ownDir, { recursive: true, force: true }) : undefined));
+      closed ??= life.close().then(() => (ownDir ? rm(ownDir, { recursive: true, force: true }) : undefined));
       return closed;
     },
   };

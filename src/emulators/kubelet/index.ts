@@ -7,13 +7,14 @@
  * kubelet_auth_token_path and kubelet_client_ca. Imports nothing from the product but the shared
  * certificate helper.
  */
+
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { selfSignedCert } from '../self-signed-cert.js';
+import { serverLifecycle } from '../server-lifecycle.js';
 
 export interface KubeletState {
   nodeName: string;
@@ -87,7 +88,7 @@ export async function startKubeletEmulator(options: KubeletEmulatorOptions = {})
   const { readOnlyPort, ...initial } = options;
   let state: KubeletState = { nodeName: 'node-a', pods: ['datadog-agent-x7k2p', 'coredns-5d78c9869d-abcde'], ...initial };
   const requests: KubeletRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const life = serverLifecycle();
 
   const handler = (scheme: 'https' | 'http') => (req: IncomingMessage, res: ServerResponse) => {
     req.resume();
@@ -99,34 +100,15 @@ export async function startKubeletEmulator(options: KubeletEmulatorOptions = {})
     else if (scheme === 'https' && auth !== `Bearer ${token}`) answer = { status: 401, body: 'Unauthorized' };
     else answer = route(state, path);
     requests.push({ scheme, method: req.method ?? '', path: req.url ?? '/', ...(auth ? { authorization: auth } : {}), status: answer.status });
-    const send = () => {
+    life.reply(state.delayMs, () => {
       if (res.destroyed) return;
       res.writeHead(answer.status, { 'Content-Type': answer.body.startsWith('{') ? 'application/json' : 'text/plain' });
       res.end(answer.body);
-    };
-    if (!state.delayMs) return send();
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send();
-    }, state.delayMs);
-    timers.add(timer);
+    });
   };
 
-  const listen = (server: Server) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
-    });
-  const secure = createHttpsServer({ cert: cert.cert, key: cert.key }, handler('https'));
-  const servers: Server[] = [secure];
-  const httpsPort = await listen(secure);
-  let httpPort: number | undefined;
-  if (readOnlyPort) {
-    const plain = createHttpServer(handler('http'));
-    servers.push(plain);
-    httpPort = await listen(plain);
-  }
-  let closed: Promise<void> | undefined;
+  const httpsPort = await life.listen(createHttpsServer({ cert: cert.cert, key: cert.key }, handler('https')));
+  const httpPort = readOnlyPort ? await life.listen(createHttpServer(handler('http'))) : undefined;
   return {
     host: '127.0.0.1',
     httpsPort,
@@ -143,19 +125,6 @@ export async function startKubeletEmulator(options: KubeletEmulatorOptions = {})
       await writeFile(paths.ca, cert.cert);
       return paths;
     },
-    close() {
-      closed ??= Promise.all(
-        servers.map(
-          (server) =>
-            new Promise<void>((resolve) => {
-              server.close(() => resolve());
-              server.closeAllConnections();
-            }),
-        ),
-      ).then(() => {
-        for (const timer of timers) clearTimeout(timer);
-      });
-      return closed;
-    },
+    close: life.close,
   };
 }
