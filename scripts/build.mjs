@@ -6,7 +6,7 @@
 // Then the man page is regenerated from the same command definitions that produce --help.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { build } from 'esbuild';
-import { esmRequireBanner, productOptions } from './bundle-options.mjs';
+import { builtinsThroughRequire, esmRequireBanner, productOptions } from './bundle-options.mjs';
 
 await rm(new URL('../dist/', import.meta.url), { recursive: true, force: true });
 
@@ -22,6 +22,7 @@ const [product, emulators] = await Promise.all([
     sourcemap: 'linked',
     metafile: true,
     banner: { js: esmRequireBanner },
+    plugins: [builtinsThroughRequire],
   }),
   build({
     ...productOptions,
