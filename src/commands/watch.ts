@@ -26,7 +26,7 @@ import {
   watchIdentity,
   writeIdentityOutput,
 } from '../reload/index.js';
-import { clusterAccess, loadTargetConfig, locateClusterSecret, type TargetOptions } from '../rotation/index.js';
+import { clusterTargetAccess, loadTargetConfig, locateClusterSecret, type TargetOptions } from '../rotation/index.js';
 
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a
 // signal, a supervised command — until SIGTERM/SIGINT (protocol §8). Events go to stderr as log
@@ -246,7 +246,9 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
   try {
     report.step('resolve config and cluster');
     const config = await loadTargetConfig('cluster-secret', options, io, report);
-    const { session, resolved } = await locateClusterSecret(config, clusterAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
+    // The cluster is resolved without @kubernetes/client-node, and the watch does not load it either
+    // (kube/kube-http.ts): an idle watcher stays small.
+    const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
     const cluster = { config, conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
     requireWatchEnabled(cluster.config);
     const out = eventWriter(io, options, report, cluster.ref.name);

@@ -98,13 +98,13 @@ export async function resolveTarget(
 }
 
 /** The cluster agent's identity Secret on the run's connection (also what `watch` follows). */
-export async function locateClusterSecret(
+export async function locateClusterSecret<S extends { namespace: string; namespaceSource: string } = ClusterSession>(
   config: AgentConfig,
-  cluster: ClusterAccess,
+  cluster: () => Promise<S>,
   flags: { namespace?: string; secretName?: string },
   io: Io,
   report: Reporter,
-): Promise<{ session: ClusterSession; resolved: ResolvedSecretTarget }> {
+): Promise<{ session: S; resolved: ResolvedSecretTarget }> {
   const session = await cluster();
   const resolved = resolveSecretTarget(config, io.env, {
     ...flags,
