@@ -1,8 +1,9 @@
-import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { KubernetesError } from '../errors.js';
 import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
 import { type KubeHttp, readBody } from '../kube/kube-http.js';
-import { sanitiseServerText, type SecretRef } from '../kube/index.js';
+import type { SecretRef } from '../kube/identity-secret.js';
+import { sanitiseServerText } from '../kube/kube-errors.js';
 
 // One watch request on the identity Secret over node:https (kube-http.ts), reading the stream
 // itself: client-node's Watch drops non-JSON lines silently and hands anything else to its ListWatch,
@@ -59,6 +60,37 @@ export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   }
   if (object.data !== undefined && !isObject(object.data)) return fail(`a ${type} event whose data is not a map`);
   return { action: 'pass' };
+}
+
+/**
+ * The stream's lines as readline gives them with crlfDelay: Infinity (split at \n, \r\n or a lone
+ * \r; a last line without a newline comes at the end), then `onEnd`. Not readline itself: its
+ * modules are half a MiB of an idle watcher's memory, for a split on newlines.
+ */
+export function readLines(stream: Readable, onLine: (line: string) => void, onEnd: () => void): void {
+  let pending = '';
+  let sawReturn = false;
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    // A \r\n split across two chunks is one line break.
+    const text = sawReturn && chunk.startsWith('\n') ? chunk.slice(1) : chunk;
+    sawReturn = false;
+    const breaks = /\r\n|\n|\r/g;
+    let start = 0;
+    for (let m = breaks.exec(text); m; m = breaks.exec(text)) {
+      const line = pending + text.slice(start, m.index);
+      pending = '';
+      start = m.index + m[0].length;
+      if (m[0] === '\r' && start === text.length) sawReturn = true;
+      onLine(line);
+    }
+    pending += text.slice(start);
+  });
+  stream.once('end', () => {
+    if (pending !== '') onLine(pending);
+    pending = '';
+    onEnd();
+  });
 }
 
 /** Calls a handler that may be async, sending a throw or a rejection to `onError` instead of the process. */
@@ -121,12 +153,11 @@ export async function strictWatch(
       }
       throw Object.assign(new Error(`HTTP ${status}`), { code: status, statusCode: status, body });
     }
+    // The body's errors (our own abort included) need a listener, or they would kill the process.
     response.on('error', finish);
-    const lines = createInterface({ input: response, crlfDelay: Number.POSITIVE_INFINITY });
-    // readline re-emits the body's errors (our own abort included): without a listener they would kill the process.
-    lines.on('error', finish);
-    lines.on('close', () => finish(null));
-    lines.on('line', (line: string) => {
+    // Closed without its end (nor an error): the stream is over all the same.
+    response.on('close', () => finish(new Error('the watch stream closed before its end')));
+    readLines(response, (line: string) => {
       if (finished || line.trim() === '') return;
       let event: unknown;
       try {
@@ -145,7 +176,7 @@ export async function strictWatch(
           (err) => finish(err),
         );
       }
-    });
+    }, () => finish(null));
   };
   run().catch((err: unknown) => {
     clearTimeout(connectTimer);
