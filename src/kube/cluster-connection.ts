@@ -1,13 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import type { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { KubernetesError } from '../errors.js';
-import { SERVICE_ACCOUNT_DIR } from '../config/runtime-environment.js';
 import { type ApiClass, enforceTlsVerification, makeClient, type RequestLimits, tlsEnvironmentWarning } from './kube-clients.js';
 import { findNamed, type KubeCluster, type KubeconfigData, type KubeUser } from './kubeconfig.js';
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
+import { agentNamespace, serviceAccountDir, serviceAccountNamespace } from './service-account.js';
+
+export { agentNamespace, serviceAccountDir, serviceAccountNamespace };
 
 // One cluster connection per run, resolved as kubectl resolves it, and said out loud.
 // Sources, first match wins: --kubeconfig > KUBECONFIG (every listed file, merged with kubectl's
@@ -73,24 +75,6 @@ export interface ClusterConnection extends ClusterTarget {
   core(): CoreV1Api;
   apps(): AppsV1Api;
   client<T>(api: ApiClass<T>): T;
-}
-
-/** Test hook: a directory standing in for / when looking for the service-account files. */
-export function serviceAccountDir(env: NodeJS.ProcessEnv): string {
-  return `${env.PAR_IDENTITY_SA_ROOT ?? ''}${SERVICE_ACCOUNT_DIR}`;
-}
-
-export function serviceAccountNamespace(env: NodeJS.ProcessEnv): string | undefined {
-  try {
-    return readFileSync(join(serviceAccountDir(env), 'namespace'), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The cluster agent's own namespace, as the agent computes it for the cluster-id ConfigMap. */
-export function agentNamespace(env: NodeJS.ProcessEnv): string {
-  return serviceAccountNamespace(env) ?? 'default';
 }
 
 function notConfigured(message: string, hint: string): KubernetesError {

@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { KubernetesError } from '../errors.js';
 import type { KubeHttp } from '../kube/kube-http.js';
-import type { SecretRef } from '../kube/index.js';
+import type { SecretRef } from '../kube/identity-secret.js';
 import { strictWatch, type WatchCallback, type WatchDone } from './strict-watch.js';
 
 // One list+watch on exactly one Secret. The field selector metadata.name=<name> is on the list AND the

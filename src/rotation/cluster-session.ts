@@ -1,11 +1,12 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Io } from '../io.js';
-import { type ClusterConnection, type ClusterTarget, type ResolveClusterOptions, resolveCluster, resolveClusterTarget } from '../kube/index.js';
+import type { ClusterConnection, ClusterTarget, ResolveClusterOptions } from '../kube/cluster-connection.js';
 import type { Reporter } from '../output.js';
 
 // One Kubernetes connection per run: resolved the first time a step needs the cluster, then handed
 // to every later step (Secret, cluster-id ConfigMap, audit Events, rollout), so a run can never write
-// the Secret on one cluster and roll out on another. Resolution follows kubectl (src/kube).
+// the Secret on one cluster and roll out on another. Resolution follows kubectl (src/kube); its code is
+// loaded the first time a run needs the cluster, so a local file run never loads it.
 
 export interface ClusterFlags {
   kubeconfig?: string;
@@ -62,6 +63,7 @@ export function clusterAccess(flags: ClusterFlags, agent: AgentClusterSettings, 
   const options = resolveOptions(flags, agent, io);
   return () => {
     session ??= (async () => {
+      const { resolveCluster } = await import('../kube/cluster-connection.js');
       const conn = await resolveCluster(options);
       announce(conn, report);
       return { conn, core: conn.core(), namespace: conn.namespace, namespaceSource: conn.namespaceSource };
@@ -76,6 +78,7 @@ export function clusterTargetAccess(flags: ClusterFlags, agent: AgentClusterSett
   const options = resolveOptions(flags, agent, io);
   return () => {
     session ??= (async () => {
+      const { resolveClusterTarget } = await import('../kube/cluster-connection.js');
       const conn = await resolveClusterTarget(options);
       announce(conn, report);
       return { conn, namespace: conn.namespace, namespaceSource: conn.namespaceSource };
