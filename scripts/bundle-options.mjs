@@ -26,6 +26,18 @@ export const productOptions = {
   logLevel: 'warning',
 };
 
+/**
+ * The large libraries the product loads with import() only, each bundled as a module of its own
+ * (scripts/build.mjs; the single executable keeps client-node as an asset, scripts/build-sea.mjs).
+ * `wrapper` is that module's source: yaml is CommonJS, so its exports go out as `default`, which the
+ * product unwraps (src/lazy-module.ts).
+ */
+export const LAZY_LIBRARIES = [
+  { pkg: '@kubernetes/client-node', name: 'client-node', wrapper: "export * from '@kubernetes/client-node';\n" },
+  { pkg: 'yaml', name: 'yaml', wrapper: "import * as yaml from 'yaml';\nexport default yaml;\n" },
+  { pkg: 'js-yaml', name: 'js-yaml', wrapper: "export * from 'js-yaml';\n" },
+];
+
 // CommonJS dependencies call require(); an ESM bundle gets one from createRequire.
 export const esmRequireBanner = "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);";
 
