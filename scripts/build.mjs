@@ -1,22 +1,78 @@
 // Bundles the npm package into dist/:
-// - par-identity.js, the one entry the bin runs, with every dependency inside the bundle (no
-//   node_modules resolution at run time except the native keychain module). Modules imported lazily
-//   (Kubernetes client, undici, jose, commands) become chunks beside it, so `--help` parses little.
-// - api.js, the programmatic API (package.json "exports" "."), an entry of the same split build:
-//   it shares the chunks of the commands with the CLI and so the one copy of the error classes.
+// - par-identity.js, the one entry the bin runs: all of the product's own code and its small
+//   dependencies in ONE module, every dependency inside (no node_modules resolution at run time except
+//   the native keychain module). Not split into chunks: each ES module node loads costs memory and
+//   time of its own (an idle `watch` loaded 30 of them), while code that is only imported lazily sits in
+//   the file as a function V8 does not compile until a command calls it.
+// - client-node-<hash>.js, yaml-<hash>.js, js-yaml-<hash>.js: the three large libraries, each a
+//   module of its own that the product import()s when a command needs it, so `--help` never reads
+//   them and a local rotate-identity never reads the Kubernetes client (4 MB).
+// - api.js, the programmatic API (package.json "exports" "."): a second entry built the same way, so
+//   it loads the same library modules; it has its own copy of the product code (and of the error
+//   classes it exports, which are the ones it throws).
 // - types/, the API's declarations: emitted by tsc from src/api.ts, and only the files its
 //   declarations import (checked: nothing outside them, no package but node:*), so nothing dangles.
 // - emulators.js, the emulator bundle, loaded by `par-identity emulator` only (never by the product).
 // Then the man page is regenerated from the same command definitions that produce --help.
+import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { esmRequireBanner, productOptions } from './bundle-options.mjs';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+import { builtinsThroughRequire, esmRequireBanner, LAZY_LIBRARIES, productOptions } from './bundle-options.mjs';
 
 await rm(new URL('../dist/', import.meta.url), { recursive: true, force: true });
+await mkdir(new URL('../dist/', import.meta.url), { recursive: true });
+
+/** esbuild's [hash] style: 8 characters of base32 (A–Z, 2–7) from the content. */
+const contentHash = (bytes) => {
+  const digest = createHash('sha256').update(bytes).digest();
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of digest) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < 8) {
+      out += 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
+};
+
+// Each library on its own, written under a name carrying its content hash.
+const libraries = await Promise.all(
+  LAZY_LIBRARIES.map(async (lib) => {
+    const result = await build({
+      ...productOptions,
+      stdin: { contents: lib.wrapper, resolveDir: new URL('..', import.meta.url).pathname, sourcefile: `${lib.name}-module.js`, loader: 'js' },
+      outfile: `dist/${lib.name}.js`,
+      format: 'esm',
+      banner: { js: esmRequireBanner },
+      write: false,
+      metafile: true,
+    });
+    const { contents } = result.outputFiles[0];
+    const file = `${lib.name}-${contentHash(contents)}.js`;
+    await writeFile(new URL(`../dist/${file}`, import.meta.url), contents);
+    return { ...lib, file, metafile: result.metafile };
+  }),
+);
+const fileOf = new Map(libraries.map((lib) => [lib.pkg, lib.file]));
+
+/** import() of a library becomes import() of its module beside par-identity.js. */
+const librariesAsModules = {
+  name: 'libraries-as-modules',
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^(${LAZY_LIBRARIES.map((l) => l.pkg.replace(/[/.]/g, '\\$&')).join('|')})$`) }, (args) => {
+      if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
+      return { path: `./${fileOf.get(args.path)}`, external: true };
+    });
+  },
+};
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * The declarations of src/api.ts, as { path relative to dist/types: text }: tsc emits one per source
@@ -54,13 +110,11 @@ const [product, emulators] = await Promise.all([
     ...productOptions,
     entryPoints: { 'par-identity': 'src/cli.ts', api: 'src/api.ts' },
     outdir: 'dist',
-    splitting: true,
-    // Chunks sit beside par-identity.js so every one of them finds emulators.js at './emulators.js'.
-    chunkNames: '[name]-[hash]',
     format: 'esm',
     sourcemap: 'linked',
     metafile: true,
     banner: { js: esmRequireBanner },
+    plugins: [builtinsThroughRequire, librariesAsModules],
   }),
   build({
     ...productOptions,
@@ -79,7 +133,14 @@ for (const [file, text] of await apiDeclarations()) {
 }
 
 // What each output imports from outside the bundle; not shipped (the package has dist/*.js only), read by
-// test/e2e/package-contents.test.ts.
+// test/e2e/package-contents.test.ts. The libraries' modules are outputs of this build, not externals.
+const libraryPaths = new Map(libraries.map((lib) => [`./${lib.file}`, `dist/${lib.file}`]));
+for (const output of Object.values(product.metafile.outputs)) {
+  output.imports = output.imports.map((i) => (libraryPaths.has(i.path) ? { path: libraryPaths.get(i.path), kind: i.kind } : i));
+}
+for (const lib of libraries) {
+  for (const [path, output] of Object.entries(lib.metafile.outputs)) product.metafile.outputs[path.replace(`${lib.name}.js`, lib.file)] = output;
+}
 await writeFile(new URL('../dist/metafile.json', import.meta.url), JSON.stringify({ product: product.metafile, emulators: emulators.metafile }));
 
 const { renderManPage } = await import(`../dist/par-identity.js?${Date.now()}`);

@@ -26,5 +26,33 @@ export const productOptions = {
   logLevel: 'warning',
 };
 
+/**
+ * The large libraries the product loads with import() only, each bundled as a module of its own
+ * (scripts/build.mjs; the single executable keeps client-node as an asset, scripts/build-sea.mjs).
+ * `wrapper` is that module's source: yaml is CommonJS, so its exports go out as `default`, which the
+ * product unwraps (src/lazy-module.ts).
+ */
+export const LAZY_LIBRARIES = [
+  { pkg: '@kubernetes/client-node', name: 'client-node', wrapper: "export * from '@kubernetes/client-node';\n" },
+  { pkg: 'yaml', name: 'yaml', wrapper: "import * as yaml from 'yaml';\nexport default yaml;\n" },
+  { pkg: 'js-yaml', name: 'js-yaml', wrapper: "export * from 'js-yaml';\n" },
+];
+
 // CommonJS dependencies call require(); an ESM bundle gets one from createRequire.
 export const esmRequireBanner = "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);";
+
+/**
+ * ESM bundles take node's built-in modules through require(), not `import`: node builds the ES module
+ * of a built-in by reading every export, which runs its lazy getters. `import … from 'node:http'` so
+ * reads http.WebSocket and loads node's internal undici with http2, zlib, worker_threads and
+ * perf_hooks (about 90 modules, +13 MiB RSS in every command that talks HTTP). require() returns the
+ * exports object and leaves the getters alone; esbuild's interop reads a named import when it is used.
+ */
+export const builtinsThroughRequire = {
+  name: 'builtins-through-require',
+  setup(build) {
+    // Only ESM imports are rerouted; require() calls (CommonJS dependencies, and the module below) stay external.
+    build.onResolve({ filter: /^node:/ }, (args) => (args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: args.path, namespace: 'node-builtin' } : { path: args.path, external: true }));
+    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};

@@ -8,7 +8,7 @@ import { argumentKey, type CommandSpec, type FlagSpec, type ProgramSpec, type Ra
 import { choiceParser } from './value-parsers.js';
 
 // commander's program, built from the command table. Commands are imported when chosen, so
-// `--help` never loads the Kubernetes client, undici or jose.
+// `--help` never loads the Kubernetes client, nor the YAML parsers.
 
 function option(flag: FlagSpec): Option {
   const opt = new Option(flag.flags, flag.help);

@@ -1,6 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type RestoreOptions, runRestore, targetKindOf } from '../rotation/index.js';
+import { targetKindOf } from '../rotation/resolve-target.js';
+import { type RestoreOptions, runRestore } from '../rotation/restore.js';
 
 export interface RollbackOptions extends RestoreOptions {
   /** The cluster agent's Secret instead of the file. */

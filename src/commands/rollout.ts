@@ -1,7 +1,9 @@
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
-import { parseWorkloadRef, type RolloutOutcome } from '../rollout/index.js';
-import { clusterAccess, type RolloutRequest, rolloutWorkload } from '../rotation/index.js';
+import type { RolloutOutcome } from '../rollout/run-rollout.js';
+import { parseWorkloadRef } from '../rollout/workload-ref.js';
+import { clusterAccess } from '../rotation/cluster-session.js';
+import { type RolloutRequest, rolloutWorkload } from '../rotation/rollout-step.js';
 
 export interface RolloutCommandOptions extends OutputOptions, RolloutRequest {
   target: string;

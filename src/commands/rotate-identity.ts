@@ -1,6 +1,6 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type RotationOptions, runRotation } from '../rotation/index.js';
+import { type RotationOptions, runRotation } from '../rotation/pipeline.js';
 
 // Standalone / node runner: the local identity file, or with --k8s-secret the Secret of a runner
 // installed with the Helm chart. Same pipeline, different target.

@@ -1,6 +1,6 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type RotationOptions, runRotation } from '../rotation/index.js';
+import { type RotationOptions, runRotation } from '../rotation/pipeline.js';
 
 // Cluster agent: the shared identity Secret, guarded by its resourceVersion.
 

@@ -1,6 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type InspectOptions, runAllNamespacesStatus, runInspect, runPodsStatus, targetKindOf } from '../rotation/index.js';
+import { type InspectOptions, runInspect } from '../rotation/inspect.js';
+import { targetKindOf } from '../rotation/resolve-target.js';
 
 export interface StatusOptions extends InspectOptions {
   /** The cluster agent's Secret instead of the file. */
@@ -12,7 +13,13 @@ export interface StatusOptions extends InspectOptions {
 }
 
 export function run(options: StatusOptions, io: Io): Promise<CommandResult> {
-  if (options.allNamespaces) return runAllNamespacesStatus(options, io);
-  if (options.pods) return runPodsStatus(targetKindOf(options), options.pods, options, io);
+  if (options.allNamespaces || options.pods) return fleetStatus(options, io);
   return runInspect(targetKindOf(options), options, io);
+}
+
+/** The fleet views list Secrets and Pods through the Kubernetes client: loaded for them only. */
+async function fleetStatus(options: StatusOptions, io: Io): Promise<CommandResult> {
+  const { runAllNamespacesStatus, runPodsStatus } = await import('../rotation/fleet-status.js');
+  if (options.allNamespaces) return runAllNamespacesStatus(options, io);
+  return runPodsStatus(targetKindOf(options), options.pods!, options, io);
 }

@@ -1,3 +1,5 @@
+import { isoString } from '../time/index.js';
+
 // The enrollment request exactly as the Go agent sends it (protocol §3).
 
 export type AgentFlavor = 'private_action_runner' | 'cluster_agent';
@@ -28,7 +30,7 @@ export interface PreparedRequest {
 
 /** UTC YYYYMMDDHHMMSS, the suffix the Go agent puts on runner names. */
 export function runnerNameSuffix(now: Date): string {
-  return now.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+  return isoString(now).replace(/[-:T]/g, '').slice(0, 14);
 }
 
 export function enrollmentPath(apiKeyOnly: boolean): string {

@@ -1,7 +1,5 @@
 import { type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { DEFAULT_NETWORK, type NetworkSettings, type ProxyTarget } from '../config/network-settings.js';
 import { proxyFor } from './proxy-choice.js';
 
@@ -9,7 +7,11 @@ import { proxyFor } from './proxy-choice.js';
 // no redirect following (a redirect must never carry the API key to another host), a hard cap on
 // the response body, the agent's proxy settings (a CONNECT tunnel for https), and TLS verification
 // passed explicitly so NODE_TLS_REJECT_UNAUTHORIZED cannot turn it off. Extra CAs come from
-// NODE_EXTRA_CA_CERTS through node's TLS defaults.
+// NODE_EXTRA_CA_CERTS through node's TLS defaults. node:https and node:tls are loaded for an https
+// URL or proxy only: loading them (OpenSSL's TLS side) costs a process about 4 MiB, which a
+// plain-http endpoint (an emulator, a local relay) does not need.
+
+const https = () => import('node:https');
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
@@ -37,14 +39,14 @@ function tlsOptions(network: NetworkSettings, host: string) {
 }
 
 /** Opens a tunnel through the proxy to host:port and returns the raw socket (TLS is layered by the caller). */
-function openTunnel(proxy: ProxyTarget, host: string, port: string, network: NetworkSettings, signal: AbortSignal): Promise<Socket> {
+async function openTunnel(proxy: ProxyTarget, host: string, port: string, network: NetworkSettings, signal: AbortSignal): Promise<Socket> {
+  const httpsRequest = proxy.protocol === 'https:' ? (await https()).request : undefined;
   return new Promise((resolve, reject) => {
     const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     const headers: Record<string, string> = { Host: authority };
     if (proxy.authorization) headers['Proxy-Authorization'] = proxy.authorization;
     const options: RequestOptions = { host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: authority, headers, signal, agent: false };
-    const req =
-      proxy.protocol === 'https:' ? httpsRequest({ ...options, ...tlsOptions(network, proxy.hostname) }) : httpRequest(options);
+    const req = httpsRequest ? httpsRequest({ ...options, ...tlsOptions(network, proxy.hostname) }) : httpRequest(options);
     req.once('connect', (res: IncomingMessage, socket: Socket) => {
       if (res.statusCode === 200) return resolve(socket);
       socket.destroy();
@@ -64,10 +66,11 @@ async function send(method: string, url: URL, headers: Record<string, string>, b
   if (url.protocol === 'https:') {
     if (proxy) {
       const raw = await openTunnel(proxy, hostname, port, network, signal);
+      const { connect: tlsConnect } = await import('node:tls');
       const secure = tlsConnect({ socket: raw, ...tlsOptions(network, hostname) });
       req = httpRequest({ ...base, host: hostname, port, path: url.pathname + url.search, createConnection: () => secure });
     } else {
-      req = httpsRequest({ ...base, host: hostname, port, path: url.pathname + url.search, agent: false, ...tlsOptions(network, hostname) });
+      req = (await https()).request({ ...base, host: hostname, port, path: url.pathname + url.search, agent: false, ...tlsOptions(network, hostname) });
     }
   } else if (proxy) {
     const proxyHeaders = proxy.authorization ? { 'Proxy-Authorization': proxy.authorization } : {};

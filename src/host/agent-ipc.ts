@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { boundedExchange } from './bounded-exchange.js';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -74,7 +73,9 @@ export interface IpcAnswer {
   body: string;
 }
 
-function ipcGet(endpoint: IpcEndpoint, path: string, timeoutMs: number): Promise<IpcAnswer> {
+async function ipcGet(endpoint: IpcEndpoint, path: string, timeoutMs: number): Promise<IpcAnswer> {
+  // Loaded when an agent is there to ask: TLS costs a process about 4 MiB (see http-exchange.ts).
+  const { request } = await import('node:https');
   return boundedExchange(
     (onResponse) =>
       request(

@@ -1,17 +1,22 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import type { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { KubernetesError } from '../errors.js';
-import { SERVICE_ACCOUNT_DIR } from '../config/runtime-environment.js';
 import { type ApiClass, enforceTlsVerification, makeClient, type RequestLimits, tlsEnvironmentWarning } from './kube-clients.js';
+import { findNamed, type KubeCluster, type KubeconfigData, type KubeUser } from './kubeconfig.js';
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
+import { agentNamespace, serviceAccountDir, serviceAccountNamespace } from './service-account.js';
+
+export { agentNamespace, serviceAccountDir, serviceAccountNamespace };
 
 // One cluster connection per run, resolved as kubectl resolves it, and said out loud.
 // Sources, first match wins: --kubeconfig > KUBECONFIG (every listed file, merged with kubectl's
 // rules) > kubernetes_kubeconfig_path (agent config) > in-cluster service account > ~/.kube/config.
 // client-node's loadFromDefault() ends at http://localhost:8080 when it finds nothing; we never do.
+// resolveClusterTarget() does all of it without @kubernetes/client-node (kubeconfig.ts): `watch` stops
+// there and talks to the API itself (kube-http.ts); resolveCluster() adds client-node's API clients.
 
 export interface ResolveClusterOptions {
   /** --kubeconfig */
@@ -34,11 +39,8 @@ export interface ResolveClusterOptions {
 
 export type ClusterSourceKind = 'flag' | 'KUBECONFIG' | 'agent-config' | 'in-cluster' | 'home';
 
-export interface ClusterConnection {
-  /** The client-node KubeConfig, with the chosen context current and TLS verification enforced. */
-  kubeconfig: KubeConfig;
-  /** @deprecated same object as `kubeconfig`, for callers written against connectKube(). */
-  kc: KubeConfig;
+/** The cluster a run talks to, resolved without loading @kubernetes/client-node. */
+export interface ClusterTarget {
   /** e.g. "KUBECONFIG /a:/b", "--kubeconfig /x", "in-cluster service account (/var/run/...)". */
   source: string;
   sourceKind: ClusterSourceKind;
@@ -55,82 +57,73 @@ export interface ClusterConnection {
   /** Lines the command should print as warnings (e.g. NODE_TLS_REJECT_UNAUTHORIZED ignored, KUBECONFIG files missing). */
   warnings: string[];
   limits: RequestLimits;
-  /** Lazily created API clients, one per class, all with the per-request timeout. */
-  core(): CoreV1Api;
-  apps(): AppsV1Api;
-  client<T>(api: ApiClass<T>): T;
+  /** The merged kubeconfig, its current context the chosen one (client-node's shapes). */
+  config: KubeconfigData;
+  /** The current context's cluster and user entries. */
+  clusterEntry: KubeCluster;
+  userEntry?: KubeUser;
   /** One line: "<server> (<source>, context <name>, namespace <ns> from <source>)". */
   describe(): string;
 }
 
-/** Test hook: a directory standing in for / when looking for the service-account files. */
-export function serviceAccountDir(env: NodeJS.ProcessEnv): string {
-  return `${env.PAR_IDENTITY_SA_ROOT ?? ''}${SERVICE_ACCOUNT_DIR}`;
-}
-
-export function serviceAccountNamespace(env: NodeJS.ProcessEnv): string | undefined {
-  try {
-    return readFileSync(join(serviceAccountDir(env), 'namespace'), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The cluster agent's own namespace, as the agent computes it for the cluster-id ConfigMap. */
-export function agentNamespace(env: NodeJS.ProcessEnv): string {
-  return serviceAccountNamespace(env) ?? 'default';
+export interface ClusterConnection extends ClusterTarget {
+  /** The client-node KubeConfig, with the chosen context current and TLS verification enforced. */
+  kubeconfig: KubeConfig;
+  /** @deprecated same object as `kubeconfig`, for callers written against connectKube(). */
+  kc: KubeConfig;
+  /** Lazily created API clients, one per class, all with the per-request timeout. */
+  core(): CoreV1Api;
+  apps(): AppsV1Api;
+  client<T>(api: ApiClass<T>): T;
 }
 
 function notConfigured(message: string, hint: string): KubernetesError {
   return new KubernetesError('KUBE_NOT_CONFIGURED', message, `Nothing was changed. ${hint}`);
 }
 
-type K8s = typeof import('@kubernetes/client-node');
-
 interface Loaded {
-  kc: KubeConfig;
+  config: KubeconfigData;
   source: string;
   sourceKind: ClusterSourceKind;
   files: string[];
   warnings: string[];
 }
 
-function loadFiles(k8s: K8s, files: string[], source: string, sourceKind: ClusterSourceKind): Loaded {
+async function loadFiles(files: string[], source: string, sourceKind: ClusterSourceKind): Promise<Loaded> {
   try {
-    return { kc: loadMerged(k8s.KubeConfig, files), source, sourceKind, files, warnings: [] };
+    return { config: await loadMerged(files), source, sourceKind, files, warnings: [] };
   } catch (err) {
     throw notConfigured(`cannot load the Kubernetes configuration from ${source}: ${(err as Error).message.split('\n')[0]}`, 'Check the kubeconfig file.');
   }
 }
 
-function inCluster(k8s: K8s, env: NodeJS.ProcessEnv): Loaded | undefined {
+function inCluster(env: NodeJS.ProcessEnv): Loaded | undefined {
   const host = env.KUBERNETES_SERVICE_HOST;
   const saDir = serviceAccountDir(env);
   if (!host || !existsSync(join(saDir, 'token'))) return undefined;
   const port = env.KUBERNETES_SERVICE_PORT ?? '443';
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
+  const config: KubeconfigData = {
     clusters: [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(saDir, 'ca.crt'), skipTLSVerify: false }],
     users: [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: join(saDir, 'token') } } }],
     contexts: [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' }],
     currentContext: 'inClusterContext',
-  });
-  return { kc, source: `in-cluster service account (${saDir})`, sourceKind: 'in-cluster', files: [], warnings: [] };
+  };
+  return { config, source: `in-cluster service account (${saDir})`, sourceKind: 'in-cluster', files: [], warnings: [] };
 }
 
-function pickSource(k8s: K8s, options: ResolveClusterOptions): Loaded {
+async function pickSource(options: ResolveClusterOptions): Promise<Loaded> {
   const { env } = options;
   if (options.kubeconfig) {
     // kubectl: an explicit --kubeconfig must exist.
     if (!existsSync(options.kubeconfig)) throw notConfigured(`--kubeconfig ${options.kubeconfig} does not exist`, 'Pass the path of an existing kubeconfig file.');
-    return loadFiles(k8s, [options.kubeconfig], `--kubeconfig ${options.kubeconfig}`, 'flag');
+    return loadFiles([options.kubeconfig], `--kubeconfig ${options.kubeconfig}`, 'flag');
   }
   const warnings: string[] = [];
   const listed = splitKubeconfigList(env.KUBECONFIG ?? '');
   if (listed.length > 0) {
     const { found, missing } = existingFiles(listed);
     if (found.length > 0) {
-      const loaded = loadFiles(k8s, found, `KUBECONFIG ${found.join(env.KUBECONFIG?.includes(';') ? ';' : ':')}`, 'KUBECONFIG');
+      const loaded = await loadFiles(found, `KUBECONFIG ${found.join(env.KUBECONFIG?.includes(';') ? ';' : ':')}`, 'KUBECONFIG');
       if (missing.length > 0) loaded.warnings.push(`KUBECONFIG lists files that do not exist (ignored, as kubectl does): ${missing.join(', ')}`);
       return loaded;
     }
@@ -141,17 +134,17 @@ function pickSource(k8s: K8s, options: ResolveClusterOptions): Loaded {
     if (!existsSync(options.configKubeconfig)) {
       throw notConfigured(`kubernetes_kubeconfig_path ${options.configKubeconfig} (agent config) does not exist`, 'Fix kubernetes_kubeconfig_path, or pass --kubeconfig PATH.');
     }
-    const loaded = loadFiles(k8s, [options.configKubeconfig], `kubernetes_kubeconfig_path ${options.configKubeconfig}`, 'agent-config');
+    const loaded = await loadFiles([options.configKubeconfig], `kubernetes_kubeconfig_path ${options.configKubeconfig}`, 'agent-config');
     loaded.warnings.unshift(...warnings);
     return loaded;
   }
-  const cluster = inCluster(k8s, env);
+  const cluster = inCluster(env);
   if (cluster) {
     cluster.warnings.unshift(...warnings);
     return cluster;
   }
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  if (listed.length === 0 && existsSync(home)) return loadFiles(k8s, [home], home, 'home');
+  if (listed.length === 0 && existsSync(home)) return loadFiles([home], home, 'home');
   throw notConfigured(
     'no Kubernetes configuration found (no --kubeconfig, KUBECONFIG, kubernetes_kubeconfig_path, service account, or ~/.kube/config)',
     'Run inside the cluster agent Pod, or pass --kubeconfig PATH [--context NAME]. par-identity never falls back to http://localhost:8080.',
@@ -168,58 +161,71 @@ function pickNamespace(options: ResolveClusterOptions, contextNamespace: string 
 }
 
 /**
- * Resolves the one cluster connection of a run. Throws KubernetesError KUBE_NOT_CONFIGURED (exit 9)
- * when nothing usable is found, a named context does not exist, or the context has no cluster.
+ * Resolves the one cluster of a run, without @kubernetes/client-node. Throws KubernetesError
+ * KUBE_NOT_CONFIGURED (exit 9) when nothing usable is found, a named context does not exist, or the
+ * context has no cluster.
  */
-export async function resolveCluster(options: ResolveClusterOptions): Promise<ClusterConnection> {
-  const k8s = await import('@kubernetes/client-node');
-  const loaded = pickSource(k8s, options);
-  const { kc, source } = loaded;
+export async function resolveClusterTarget(options: ResolveClusterOptions): Promise<ClusterTarget> {
+  const loaded = await pickSource(options);
+  const { config, source } = loaded;
   if (options.context) {
-    if (!kc.getContextObject(options.context)) {
-      throw notConfigured(`context ${options.context} is not in ${source}`, `Pick one of: ${kc.getContexts().map((c) => c.name).join(', ') || '(none)'}.`);
+    if (!findNamed(config.contexts, options.context)) {
+      throw notConfigured(`context ${options.context} is not in ${source}`, `Pick one of: ${config.contexts.map((c) => c.name).join(', ') || '(none)'}.`);
     }
-    kc.setCurrentContext(options.context);
+    config.currentContext = options.context;
   }
-  const contextName = kc.getCurrentContext() || undefined;
-  const context = contextName ? kc.getContextObject(contextName) : null;
+  const contextName = config.currentContext || undefined;
+  const context = contextName ? findNamed(config.contexts, contextName) : undefined;
   if (contextName && !context) throw notConfigured(`current-context ${contextName} is not defined in ${source}`, 'Set a current context that exists, or pass --context NAME.');
-  if (!contextName) throw notConfigured(`${source} has no current context`, 'Set current-context, or pass --context NAME.');
-  const cluster = kc.getCurrentCluster();
+  if (!contextName || !context) throw notConfigured(`${source} has no current context`, 'Set current-context, or pass --context NAME.');
+  const cluster = findNamed(config.clusters, context.cluster);
   if (!cluster?.server) throw notConfigured(`context ${contextName} in ${source} names no cluster with a server`, 'Fix the kubeconfig, or pass --context NAME.');
-  enforceTlsVerification(kc);
+  const userEntry = findNamed(config.users, context.user);
   const warnings = [...loaded.warnings];
   const tlsWarning = tlsEnvironmentWarning(options.env);
   if (tlsWarning) warnings.push(tlsWarning);
-  const { namespace, namespaceSource } = pickNamespace(options, loaded.sourceKind === 'in-cluster' ? undefined : context?.namespace, contextName);
-  const limits = options.limits ?? {};
-  const clients = new Map<unknown, unknown>();
-  const client = <T>(api: ApiClass<T>): T => {
-    let c = clients.get(api) as T | undefined;
-    if (!c) {
-      c = makeClient(k8s, kc, api, limits);
-      clients.set(api, c);
-    }
-    return c;
-  };
-  const conn: ClusterConnection = {
-    kubeconfig: kc,
-    kc,
+  const { namespace, namespaceSource } = pickNamespace(options, loaded.sourceKind === 'in-cluster' ? undefined : context.namespace, contextName);
+  return {
     source,
     sourceKind: loaded.sourceKind,
     files: loaded.files,
     server: cluster.server,
-    ...(contextName ? { context: contextName } : {}),
-    ...(context?.user ? { user: context.user } : {}),
+    context: contextName,
+    ...(context.user ? { user: context.user } : {}),
     namespace,
     namespaceSource,
     agentNamespace: agentNamespace(options.env),
     warnings,
-    limits,
-    core: () => client(k8s.CoreV1Api),
-    apps: () => client(k8s.AppsV1Api),
-    client,
-    describe: () => `${cluster.server} (${source}${contextName ? `, context ${contextName}` : ''}; namespace ${namespace} from ${namespaceSource})`,
+    limits: options.limits ?? {},
+    config,
+    clusterEntry: cluster,
+    ...(userEntry ? { userEntry } : {}),
+    describe: () => `${cluster.server} (${source}, context ${contextName}; namespace ${namespace} from ${namespaceSource})`,
   };
-  return conn;
+}
+
+/** The client-node KubeConfig of a resolved cluster: its context current, TLS verification enforced. */
+export async function clientNodeKubeConfig(target: ClusterTarget): Promise<KubeConfig> {
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({ ...target.config, currentContext: target.context ?? '' });
+  enforceTlsVerification(kc);
+  return kc;
+}
+
+/** resolveClusterTarget() plus client-node's API clients (every command but `watch`). */
+export async function resolveCluster(options: ResolveClusterOptions): Promise<ClusterConnection> {
+  const target = await resolveClusterTarget(options);
+  const k8s = await import('@kubernetes/client-node');
+  const kc = await clientNodeKubeConfig(target);
+  const clients = new Map<unknown, unknown>();
+  const client = <T>(api: ApiClass<T>): T => {
+    let c = clients.get(api) as T | undefined;
+    if (!c) {
+      c = makeClient(k8s, kc, api, target.limits);
+      clients.set(api, c);
+    }
+    return c;
+  };
+  return { ...target, kubeconfig: kc, kc, core: () => client(k8s.CoreV1Api), apps: () => client(k8s.AppsV1Api), client };
 }

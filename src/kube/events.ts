@@ -2,6 +2,7 @@ import { hostname as osHostname } from 'node:os';
 import type { EventsV1Api, EventsV1Event } from '@kubernetes/client-node';
 import type { ClusterConnection } from './cluster-connection.js';
 import { apiStatus } from './kube-errors.js';
+import { isoString } from '../time/index.js';
 
 // The audit trail in the cluster: one events.k8s.io/v1 Event per rotation, rollback and rollout
 // step, on the Secret or the workload, so `kubectl events --for secret/NAME` and `kubectl describe
@@ -122,7 +123,7 @@ function reference(s: EventSubject) {
 
 /** metav1.MicroTime wants exactly six fractional digits (toISOString gives three, which the apiserver refuses). */
 export function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  return isoString(date).replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /** Like client-go's events recorder: the regarding object's name and a hex timestamp. */

@@ -16,10 +16,13 @@ export {
 export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resolveSecretTarget } from './secret-target.js';
 export {
   agentNamespace,
+  clientNodeKubeConfig,
   type ClusterConnection,
   type ClusterSourceKind,
+  type ClusterTarget,
   type ResolveClusterOptions,
   resolveCluster,
+  resolveClusterTarget,
   serviceAccountNamespace,
 } from './cluster-connection.js';
 export { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, type RequestLimits, requestSignal } from './kube-clients.js';

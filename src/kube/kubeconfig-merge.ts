@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
-import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
+import { type KubeconfigData, parseKubeconfigFile } from './kubeconfig.js';
 
 // kubectl's rules for a KUBECONFIG list (client-go clientcmd loader.go, ClientConfigLoadingRules.Load):
 // paths are split on the OS list separator and de-duplicated, empty entries and missing files are
@@ -34,34 +34,24 @@ export function existingFiles(paths: string[]): KubeconfigFiles {
   return { found, missing };
 }
 
-interface LoadedFile {
-  clusters: Cluster[];
-  users: User[];
-  contexts: Context[];
-  currentContext: string;
-}
-
 function firstWins<T extends { name: string }>(lists: T[][]): T[] {
   const byName = new Map<string, T>();
   for (const list of lists) for (const item of list) if (!byName.has(item.name)) byName.set(item.name, item);
   return [...byName.values()];
 }
 
-/** Loads every file with client-node's parser (which makes relative paths absolute per file) and merges them as kubectl does. */
-export function loadMerged(KubeConfigClass: new () => KubeConfig, files: string[]): KubeConfig {
-  const loaded: LoadedFile[] = files.map((file) => {
-    const kc = new KubeConfigClass();
+/** Reads every file (as client-node's parser does: relative paths made absolute per file) and merges them as kubectl does. */
+export async function loadMerged(files: string[]): Promise<KubeconfigData> {
+  const loaded: KubeconfigData[] = [];
+  for (const file of files) {
     // An empty file is an empty config to kubectl; client-node's parser would throw on it.
-    if (readFileSync(file, 'utf8').trim() === '') return { clusters: [], users: [], contexts: [], currentContext: '' };
-    kc.loadFromFile(file);
-    return { clusters: kc.clusters, users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext };
-  });
-  const merged = new KubeConfigClass();
-  merged.loadFromOptions({
+    if (readFileSync(file, 'utf8').trim() === '') loaded.push({ clusters: [], users: [], contexts: [], currentContext: '' });
+    else loaded.push(await parseKubeconfigFile(file));
+  }
+  return {
     clusters: firstWins(loaded.map((f) => f.clusters)),
     users: firstWins(loaded.map((f) => f.users)),
     contexts: firstWins(loaded.map((f) => f.contexts)),
     currentContext: loaded.find((f) => f.currentContext)?.currentContext ?? '',
-  });
-  return merged;
+  };
 }

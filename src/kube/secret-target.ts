@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../config/index.js';
-import { serviceAccountNamespace } from './cluster-connection.js';
+import { serviceAccountNamespace } from './service-account.js';
 
 // Which Secret: flag, then agent config, then the connection's namespace (context, service account), then the default.
 

@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { IdentityDecodeError, type ParError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
-import { describeSecret, SECRET_KEYS, type SecretRef } from '../kube/index.js';
+import { describeSecret, SECRET_KEYS, type SecretRef } from '../kube/identity-secret.js';
 import type { ChangedField } from './watch-events.js';
 
 // Decides what a replica does with each observation of its identity Secret (protocol §8): reload

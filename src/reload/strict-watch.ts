@@ -1,13 +1,13 @@
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Readable } from 'node:stream';
 import { KubernetesError } from '../errors.js';
 import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
-import { sanitiseServerText, type SecretRef } from '../kube/index.js';
+import { type KubeHttp, readBody } from '../kube/kube-http.js';
+import type { SecretRef } from '../kube/identity-secret.js';
+import { sanitiseServerText } from '../kube/kube-errors.js';
 
-// One watch request on the identity Secret, reading the stream itself instead of through
-// client-node's Watch, which drops non-JSON lines silently and hands anything else to ListWatch,
-// where a malformed event throws inside an async handler (an unhandled rejection that killed the
+// One watch request on the identity Secret over node:https (kube-http.ts), reading the stream
+// itself: client-node's Watch drops non-JSON lines silently and hands anything else to its ListWatch,
+// where a malformed event threw inside an async handler (an unhandled rejection that killed the
 // process). Here every line is checked first: an event for another Secret is ignored, anything
 // malformed (not JSON, unknown type, another kind, missing fields) or an ERROR other than 410
 // ends the stream with an error, so the supervisor restarts the informer with backoff and the
@@ -62,6 +62,37 @@ export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   return { action: 'pass' };
 }
 
+/**
+ * The stream's lines as readline gives them with crlfDelay: Infinity (split at \n, \r\n or a lone
+ * \r; a last line without a newline comes at the end), then `onEnd`. Not readline itself: its
+ * modules are half a MiB of an idle watcher's memory, for a split on newlines.
+ */
+export function readLines(stream: Readable, onLine: (line: string) => void, onEnd: () => void): void {
+  let pending = '';
+  let sawReturn = false;
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    // A \r\n split across two chunks is one line break.
+    const text = sawReturn && chunk.startsWith('\n') ? chunk.slice(1) : chunk;
+    sawReturn = false;
+    const breaks = /\r\n|\n|\r/g;
+    let start = 0;
+    for (let m = breaks.exec(text); m; m = breaks.exec(text)) {
+      const line = pending + text.slice(start, m.index);
+      pending = '';
+      start = m.index + m[0].length;
+      if (m[0] === '\r' && start === text.length) sawReturn = true;
+      onLine(line);
+    }
+    pending += text.slice(start);
+  });
+  stream.once('end', () => {
+    if (pending !== '') onLine(pending);
+    pending = '';
+    onEnd();
+  });
+}
+
 /** Calls a handler that may be async, sending a throw or a rejection to `onError` instead of the process. */
 function guarded(fn: () => unknown, onError: (err: unknown) => void): void {
   try {
@@ -73,17 +104,16 @@ function guarded(fn: () => unknown, onError: (err: unknown) => void): void {
 }
 
 /**
- * The Watch.watch() contract ListWatch relies on: resolves with an AbortController once the
- * request is under way; `done` is called exactly once, unless the caller aborted.
+ * The Watch.watch() contract of client-node's ListWatch (kept by secret-informer.ts): resolves with an
+ * AbortController once the request is under way; `done` is called exactly once, unless the caller aborted.
  */
 export async function strictWatch(
-  k8s: typeof import('@kubernetes/client-node'),
-  kc: KubeConfig,
+  http: KubeHttp,
   ref: SecretRef,
   limits: RequestLimits,
   hooks: StrictWatchHooks,
   path: string,
-  query: Record<string, unknown>,
+  query: Record<string, string | boolean | undefined>,
   callback: WatchCallback,
   done: WatchDone,
 ): Promise<AbortController> {
@@ -105,44 +135,29 @@ export async function strictWatch(
       () => undefined,
     );
   };
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) {
-    finish(new Error('No currently active cluster'));
-    return controller;
-  }
-  const url = new URL(cluster.server + path);
-  url.searchParams.set('watch', 'true');
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-
   // The per-request timeout covers the wait for the answer's headers; the stream itself may then be quiet for long.
   const { ms, limitedBy } = effectiveTimeout(limits);
   const connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
   connectTimer.unref();
   const run = async () => {
-    const ctx = new k8s.RequestContext(url.toString(), k8s.HttpMethod.GET);
-    await kc.applySecurityAuthentication(ctx);
-    ctx.setSignal(controller.signal);
-    const response = await new k8s.IsomorphicFetchHttpLibrary().send(ctx).toPromise();
+    const response = await http.get(path, { watch: 'true', ...query }, controller.signal);
     clearTimeout(connectTimer);
-    if (response.httpStatusCode !== 200) {
-      const text = await response.body.text().catch(() => '');
-      let body: unknown = text.slice(0, MAX_ERROR_BODY);
+    const status = response.statusCode ?? 0;
+    if (status !== 200) {
+      const text = await readBody(response, MAX_ERROR_BODY).catch(() => '');
+      let body: unknown = text;
       try {
         body = JSON.parse(text);
       } catch {
         // keep the text
       }
-      throw Object.assign(new Error(`HTTP ${response.httpStatusCode}`), { code: response.httpStatusCode, statusCode: response.httpStatusCode, body });
+      throw Object.assign(new Error(`HTTP ${status}`), { code: status, statusCode: status, body });
     }
-    const stream = (await response.body.stream()) as unknown as import('node:stream/web').ReadableStream | undefined;
-    if (!stream) throw malformedEvent(ref, 'a watch answer without a body');
-    const body = Readable.fromWeb(stream);
-    body.on('error', finish);
-    const lines = createInterface({ input: body, crlfDelay: Number.POSITIVE_INFINITY });
-    // readline re-emits the body's errors (our own abort included): without a listener they would kill the process.
-    lines.on('error', finish);
-    lines.on('close', () => finish(null));
-    lines.on('line', (line: string) => {
+    // The body's errors (our own abort included) need a listener, or they would kill the process.
+    response.on('error', finish);
+    // Closed without its end (nor an error): the stream is over all the same.
+    response.on('close', () => finish(new Error('the watch stream closed before its end')));
+    readLines(response, (line: string) => {
       if (finished || line.trim() === '') return;
       let event: unknown;
       try {
@@ -161,7 +176,7 @@ export async function strictWatch(
           (err) => finish(err),
         );
       }
-    });
+    }, () => finish(null));
   };
   run().catch((err: unknown) => {
     clearTimeout(connectTimer);

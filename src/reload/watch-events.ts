@@ -1,4 +1,5 @@
 import type { ParError } from '../errors.js';
+import { isoString } from '../time/index.js';
 
 // What a watcher reports. Events carry URNs, fingerprints (RFC 7638 thumbprints) and
 // resourceVersions only: never key material, so every consumer may log them as they are.
@@ -37,7 +38,7 @@ export type WatchEventType = WatchEvent['type'];
 /** JSON form of an event (the `--json` line of `par-identity watch`): dates as ISO strings, errors as code/message/hint. */
 export function eventToJson(event: WatchEvent): Record<string, unknown> {
   const { at, type, ...rest } = event;
-  const out: Record<string, unknown> = { event: type, time: at.toISOString() };
+  const out: Record<string, unknown> = { event: type, time: isoString(at) };
   for (const [key, value] of Object.entries(rest)) {
     if (value === undefined) continue;
     const err = value as ParError;

@@ -3,7 +3,10 @@ import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import { defaultRetryPolicy, type Clock, type RetryPolicy, systemClock } from '../time/index.js';
 import { InterruptedError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
-import { type ClusterConnection, kubeFailure, type SecretRef } from '../kube/index.js';
+import { type ClusterTarget, clientNodeKubeConfig } from '../kube/cluster-connection.js';
+import type { SecretRef } from '../kube/identity-secret.js';
+import { kubeFailure } from '../kube/kube-errors.js';
+import { KubeHttp } from '../kube/kube-http.js';
 import { KubernetesError } from '../errors.js';
 import { changedFields, IdentityTracker, type TrackerDecision } from './identity-tracker.js';
 import { DEFAULT_RELIST_INTERVAL_MS, InformerSupervisor } from './informer-supervisor.js';
@@ -17,8 +20,11 @@ import type { ListReason, WatchEvent } from './watch-events.js';
 export interface WatchIdentityOptions {
   /** Where the Secret lives: any client-node KubeConfig (ignored when `connection` is given). */
   kubeConfig?: KubeConfig;
-  /** The run's cluster connection (resolveCluster): its API client and per-request timeout are used. */
-  connection?: ClusterConnection;
+  /**
+   * The run's cluster (resolveClusterTarget, or a ClusterConnection from resolveCluster): its per-request
+   * timeout is used and its TLS rule (verified unless the kubeconfig skips it) applies.
+   */
+  connection?: ClusterTarget;
   namespace: string;
   name: string;
   /** Full re-list on a fresh watch this often, the backstop for a silently dead watch. Default 10 min; 0 turns it off. */
@@ -152,8 +158,13 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
     },
   };
 
+  let http: KubeHttp | undefined;
   const started = (async () => {
-    const factory = options.informerFactory ?? (await secretInformerFactory(informerConnection(options), ref));
+    let factory = options.informerFactory;
+    if (!factory) {
+      http = informerHttp(options);
+      factory = secretInformerFactory(http, ref);
+    }
     if (stopped) return;
     supervisor = new InformerSupervisor({
       factory,
@@ -178,15 +189,40 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
       splay.timer?.abort();
       await started.catch(() => undefined);
       supervisor?.stop();
+      http?.close();
       rejectReady(new InterruptedError(`waiting for the first identity from Secret ${ref.namespace}/${ref.name}`));
     },
   };
 }
 
-function informerConnection(options: WatchIdentityOptions) {
-  if (options.connection) return { kubeConfig: options.connection.kubeconfig, core: options.connection.core(), limits: options.connection.limits };
-  if (!options.kubeConfig) throw new TypeError('watchIdentity needs `connection` or `kubeConfig`');
-  return { kubeConfig: options.kubeConfig };
+/** The list and watch requests go over node:https; client-node is loaded only for what kube-http.ts does not do itself. */
+function informerHttp(options: WatchIdentityOptions): KubeHttp {
+  const target = options.connection;
+  if (target) {
+    const kc = (target as { kubeconfig?: KubeConfig }).kubeconfig;
+    return new KubeHttp({
+      cluster: target.clusterEntry,
+      ...(target.userEntry ? { user: target.userEntry } : {}),
+      enforceTls: true,
+      limits: target.limits,
+      clientNode: async () => kc ?? (await clientNodeKubeConfig(target)),
+    });
+  }
+  const kc = options.kubeConfig;
+  if (!kc) throw new TypeError('watchIdentity needs `connection` or `kubeConfig`');
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('No active cluster!');
+  const user = kc.getCurrentUser();
+  const custom = (kc as unknown as { custom_authenticators?: unknown[] }).custom_authenticators;
+  return new KubeHttp({
+    cluster,
+    ...(user ? { user } : {}),
+    // The caller's KubeConfig keeps client-node's own TLS default.
+    enforceTls: false,
+    limits: {},
+    clientNode: async () => kc,
+    forceClientNode: (custom?.length ?? 0) > 0,
+  });
 }
 
 /** client-node's Watch reports a non-200 answer as `statusCode`; kubeFailure reads `code`. */

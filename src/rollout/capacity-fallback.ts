@@ -3,6 +3,7 @@ import { freeOnNode, podRequests } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
 import { isReady } from './rollout-status.js';
 import type { WorkloadRef } from './workload-ref.js';
+import { isoString } from '../time/index.js';
 
 // Delete-before-create for one node whose surge Pod cannot fit (rollout.md §6). Fail closed: every
 // condition is re-read from the live cluster, one node per step, and the old Pod is deleted with a
@@ -111,7 +112,7 @@ export async function fallbackStep(ctx: FallbackContext, pods: V1Pod[]): Promise
   const terminatingNodes = new Set(livePods.filter((p) => p.metadata?.deletionTimestamp).map((p) => p.spec?.nodeName));
   const used = (ds.status?.numberUnavailable ?? 0) + terminatingNodes.size;
   if (used >= ctx.budget) return skip(`budget used: ${ds.status?.numberUnavailable ?? 0} unavailable + ${terminatingNodes.size} terminating ≥ ${ctx.budget}`);
-  await ctx.api.annotatePod(ctx.ref.namespace, candidate.metadata!.name!, { [RESERVATION_ANNOTATION]: `${node} ${ctx.now().toISOString()} replaces ${oldPod.metadata?.name}` });
+  await ctx.api.annotatePod(ctx.ref.namespace, candidate.metadata!.name!, { [RESERVATION_ANNOTATION]: `${node} ${isoString(ctx.now())} replaces ${oldPod.metadata?.name}` });
   try {
     await ctx.api.deletePod(ctx.ref.namespace, oldPod.metadata!.name!, oldPod.metadata!.uid!);
   } catch (err) {

@@ -1,6 +1,7 @@
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import type { Workload } from './eligibility.js';
 import type { WorkloadKind } from './workload-ref.js';
+import { isoString } from '../time/index.js';
 
 // Create-before-delete for the length of one rollout, and back to exactly what the user had.
 
@@ -40,7 +41,7 @@ export function restorePatch(original: StrategySnapshot): object {
 }
 
 export function restartPatch(now: Date, fingerprint: string | undefined): object {
-  const annotations: Record<string, string> = { [RESTARTED_AT_ANNOTATION]: now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  const annotations: Record<string, string> = { [RESTARTED_AT_ANNOTATION]: isoString(now).replace(/\.\d{3}Z$/, 'Z') };
   if (fingerprint) annotations[FINGERPRINT_ANNOTATION] = fingerprint;
   return { spec: { template: { metadata: { annotations } } } };
 }

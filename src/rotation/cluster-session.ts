@@ -1,11 +1,12 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Io } from '../io.js';
-import { type ClusterConnection, resolveCluster } from '../kube/index.js';
+import type { ClusterConnection, ClusterTarget, ResolveClusterOptions } from '../kube/cluster-connection.js';
 import type { Reporter } from '../output.js';
 
 // One Kubernetes connection per run: resolved the first time a step needs the cluster, then handed
 // to every later step (Secret, cluster-id ConfigMap, audit Events, rollout), so a run can never write
-// the Secret on one cluster and roll out on another. Resolution follows kubectl (src/kube).
+// the Secret on one cluster and roll out on another. Resolution follows kubectl (src/kube); its code is
+// loaded the first time a run needs the cluster, so a local file run never loads it.
 
 export interface ClusterFlags {
   kubeconfig?: string;
@@ -25,6 +26,13 @@ export interface ClusterSession {
 
 export type ClusterAccess = () => Promise<ClusterSession>;
 
+/** A session on the resolved cluster only, without client-node's API clients (what `watch` uses). */
+export interface ClusterTargetSession {
+  conn: ClusterTarget;
+  namespace: string;
+  namespaceSource: string;
+}
+
 export interface AgentClusterSettings {
   /** kubernetes_kubeconfig_path from the agent config. */
   kubeconfig?: string;
@@ -32,23 +40,48 @@ export interface AgentClusterSettings {
   namespace?: { value: string; source: string };
 }
 
+function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io): ResolveClusterOptions {
+  const deadlineAt = flags.timeoutSeconds ? io.now().getTime() + flags.timeoutSeconds * 1000 : undefined;
+  return {
+    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(flags.context ? { context: flags.context } : {}),
+    ...(flags.namespace ? { namespace: flags.namespace } : {}),
+    ...(agent.kubeconfig ? { configKubeconfig: agent.kubeconfig } : {}),
+    ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
+    env: io.env,
+    ...(deadlineAt ? { limits: { remainingMs: () => deadlineAt - io.now().getTime() } } : {}),
+  };
+}
+
+function announce(conn: ClusterTarget, report: Reporter): void {
+  for (const warning of conn.warnings) report.warn(warning);
+  report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);
+}
+
 export function clusterAccess(flags: ClusterFlags, agent: AgentClusterSettings, io: Io, report: Reporter): ClusterAccess {
   let session: Promise<ClusterSession> | undefined;
-  const deadlineAt = flags.timeoutSeconds ? io.now().getTime() + flags.timeoutSeconds * 1000 : undefined;
+  const options = resolveOptions(flags, agent, io);
   return () => {
     session ??= (async () => {
-      const conn = await resolveCluster({
-        ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
-        ...(flags.context ? { context: flags.context } : {}),
-        ...(flags.namespace ? { namespace: flags.namespace } : {}),
-        ...(agent.kubeconfig ? { configKubeconfig: agent.kubeconfig } : {}),
-        ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
-        env: io.env,
-        ...(deadlineAt ? { limits: { remainingMs: () => deadlineAt - io.now().getTime() } } : {}),
-      });
-      for (const warning of conn.warnings) report.warn(warning);
-      report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);
+      const { resolveCluster } = await import('../kube/cluster-connection.js');
+      const conn = await resolveCluster(options);
+      announce(conn, report);
       return { conn, core: conn.core(), namespace: conn.namespace, namespaceSource: conn.namespaceSource };
+    })();
+    return session;
+  };
+}
+
+/** clusterAccess() without @kubernetes/client-node: the same resolution and the same lines, for `watch`. */
+export function clusterTargetAccess(flags: ClusterFlags, agent: AgentClusterSettings, io: Io, report: Reporter): () => Promise<ClusterTargetSession> {
+  let session: Promise<ClusterTargetSession> | undefined;
+  const options = resolveOptions(flags, agent, io);
+  return () => {
+    session ??= (async () => {
+      const { resolveClusterTarget } = await import('../kube/cluster-connection.js');
+      const conn = await resolveClusterTarget(options);
+      announce(conn, report);
+      return { conn, namespace: conn.namespace, namespaceSource: conn.namespaceSource };
     })();
     return session;
   };

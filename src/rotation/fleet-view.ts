@@ -4,6 +4,7 @@ import { describeRef, FINGERPRINT_ANNOTATION, rolloutApi, type WorkloadRef } fro
 import { ageOf } from './age.js';
 import type { ClusterSession } from './cluster-session.js';
 import { rotatedAtOf } from './targets/secret-base.js';
+import { isoString } from '../time/index.js';
 
 // Read-only views across a fleet: every identity Secret the token can see (`status --all-namespaces`)
 // and which Pod of a workload runs which identity (`status --pods`).
@@ -101,7 +102,7 @@ export async function podsOfWorkload(session: ClusterSession, ref: WorkloadRef, 
       ready: podReady(pod),
       fingerprint,
       runsCurrent: currentFingerprint !== null && fingerprint === currentFingerprint,
-      ageSeconds: created ? ageOf(new Date(created as unknown as string).toISOString(), now) : null,
+      ageSeconds: created ? ageOf(isoString(new Date(created as unknown as string)), now) : null,
     };
   });
   const stale = pods.filter((p) => !p.runsCurrent);

@@ -1,4 +1,4 @@
-export { type ClusterAccess, type ClusterFlags, type ClusterSession, clusterAccess } from './cluster-session.js';
+export { type ClusterAccess, type ClusterFlags, type ClusterSession, type ClusterTargetSession, clusterAccess, clusterTargetAccess } from './cluster-session.js';
 export { commandLine, shellQuote } from './command-line.js';
 export type { CredentialFlags } from './enrollment-context.js';
 export { runAllNamespacesStatus, runPodsStatus } from './fleet-status.js';

@@ -4,8 +4,7 @@ import { type CommandResult, createReporter, type OutputOptions } from '../outpu
 import { ageOf, describeAge } from './age.js';
 import { commandLine } from './command-line.js';
 import { resolveTarget, type TargetOptions } from './resolve-target.js';
-import type { TargetKind } from './target.js';
-import { summaryOf } from './targets/secret-base.js';
+import { summaryOf, type TargetKind } from './target.js';
 import { describeVerify, type VerifyReport, verifyWithConfig } from './verify-step.js';
 
 // `status` for every target: what is in service, what a rollback would restore, the target's own

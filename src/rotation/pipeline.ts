@@ -2,12 +2,12 @@ import { InterruptedError, VerificationError } from '../errors.js';
 import { generateIdentityKey, type DecodedIdentity, type PrivateIdentityKey } from '../identity/index.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, type Reporter } from '../output.js';
-import { parseWorkloadRef, type RolloutOutcome, type WorkloadRef } from '../rollout/index.js';
+import type { RolloutOutcome } from '../rollout/run-rollout.js';
+import { parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterSession } from './cluster-session.js';
 import { commandLine } from './command-line.js';
 import { createRunnerConnections, type CredentialFlags, type EnrollmentContext, enrollKey, resolveEnrollmentContext } from './enrollment-context.js';
 import { type ResolvedTarget, resolveTarget, type TargetOptions } from './resolve-target.js';
-import { precheckRollout, rolloutWorkload } from './rollout-step.js';
 import type { CurrentIdentity, NewIdentity, Preflight, TargetKind, TargetLock, WriteOutcome } from './target.js';
 import { describeVerify, type VerifyReport, verifyAfterRotation } from './verify-step.js';
 import { rotationDue } from './age.js';
@@ -158,6 +158,8 @@ const preflight: Step = {
       const session = await cluster();
       const namespace = typeof target.where.namespace === 'string' ? target.where.namespace : session.namespace;
       const ref = parseWorkloadRef(r.spec.options.rollout, namespace);
+      // The roll-out code (and the Kubernetes client it uses) is loaded only for --rollout.
+      const { precheckRollout } = await import('./rollout-step.js');
       r.report.info(await precheckRollout(session, ref));
       r.rollout = { session, ref };
     }
@@ -270,6 +272,7 @@ const rollout: Step = {
   async run(r) {
     if (!r.rollout) return;
     const o = r.spec.options;
+    const { rolloutWorkload } = await import('./rollout-step.js');
     r.rolledOut = await rolloutWorkload(
       r.rollout.session,
       r.rollout.ref,

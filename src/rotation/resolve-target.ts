@@ -1,17 +1,16 @@
 import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveIdentityPath } from '../config/index.js';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import { type ResolvedSecretTarget, resolveSecretTarget } from '../kube/index.js';
+import { type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
 import type { Reporter } from '../output.js';
-import { parseWorkloadRef } from '../rollout/index.js';
+import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
 import type { IdentityTarget, TargetKind } from './target.js';
-import { ClusterAgentSecretTarget, requireSecretStorage } from './targets/cluster-agent-secret.js';
-import { HelmRunnerSecretTarget } from './targets/helm-runner-secret.js';
-import { LocalFileTarget } from './targets/local-file.js';
 
-// Options → the one target a run acts on, its agent config, and the run's cluster access.
+// Options → the one target a run acts on, its agent config, and the run's cluster access. Each
+// target's code is imported for its kind only: a local file run never loads the Secret targets, the
+// Kubernetes code they use, nor the roll-out.
 
 export const DEFAULT_CFGPATH = '/etc/datadog-agent';
 
@@ -83,9 +82,11 @@ export async function resolveTarget(
     if (checks.requireEnabled) requireRunnerEnabled(config);
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
+    const { LocalFileTarget } = await import('./targets/local-file.js');
     return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname) };
   }
   if (kind === 'cluster-secret') {
+    const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
     if (checks.requireEnabled) requireSecretStorage(config);
     const { session, resolved } = await locateClusterSecret(config, cluster, options, io, report);
     return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io) };
@@ -94,17 +95,18 @@ export async function resolveTarget(
   const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
   report.info(`secret: ${ref.namespace}/${ref.name} (namespace from ${session.namespaceSource}; keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);
   const workloadName = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace).name : undefined;
+  const { HelmRunnerSecretTarget } = await import('./targets/helm-runner-secret.js');
   return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName, () => io.now(), io.env) };
 }
 
 /** The cluster agent's identity Secret on the run's connection (also what `watch` follows). */
-export async function locateClusterSecret(
+export async function locateClusterSecret<S extends { namespace: string; namespaceSource: string } = ClusterSession>(
   config: AgentConfig,
-  cluster: ClusterAccess,
+  cluster: () => Promise<S>,
   flags: { namespace?: string; secretName?: string },
   io: Io,
   report: Reporter,
-): Promise<{ session: ClusterSession; resolved: ResolvedSecretTarget }> {
+): Promise<{ session: S; resolved: ResolvedSecretTarget }> {
   const session = await cluster();
   const resolved = resolveSecretTarget(config, io.env, {
     ...flags,

@@ -5,6 +5,7 @@ import type { Reporter } from '../output.js';
 import { RolloutError } from '../errors.js';
 import { describeRef, FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
 import type { ClusterSession } from './cluster-session.js';
+import { isoString } from '../time/index.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster
 // connection: used by `rollout` and by the roll-out step of every rotation.
@@ -74,7 +75,7 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
   const k8s = await import('@kubernetes/client-node');
   const apps = session.conn.kc.makeApiClient(k8s.AppsV1Api);
   const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
-  const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: new Date(0).toISOString(), [FINGERPRINT_ANNOTATION]: 'dry-run' } } } } };
+  const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: isoString(0), [FINGERPRINT_ANNOTATION]: 'dry-run' } } } } };
   const request = { name: ref.name, namespace: ref.namespace, body, fieldManager: 'par-identity', dryRun: 'All' };
   try {
     await (ref.kind === 'deployment' ? apps.patchNamespacedDeployment(request, strategic) : apps.patchNamespacedDaemonSet(request, strategic));

@@ -114,3 +114,8 @@ export interface IdentityTarget {
   /** The restart command alone when there is one, else the advice. */
   restartCommand(): string;
 }
+
+/** What status and the Secret targets print about an identity: names and fingerprint, never the key. */
+export function summaryOf(identity: DecodedIdentity | undefined) {
+  return identity ? { urn: identity.record.urn, orgId: identity.urn.orgId, runnerId: identity.urn.runnerId, region: identity.urn.region, fingerprint: identity.key.kid } : null;
+}

@@ -4,6 +4,7 @@ import { link, lstat, open, readdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ParError } from '../errors.js';
+import { isoString } from '../time/index.js';
 
 // One writer per identity file: `<identity-file>.lock` holds the holder's pid, host and start time.
 //
@@ -230,7 +231,7 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
   const me: LockHolder = {
     pid: process.pid,
     host: hostname(),
-    since: new Date(clock.now()).toISOString(),
+    since: isoString(clock.now()),
     ...(procStart === undefined ? {} : { procStart }),
     nonce: randomBytes(8).toString('hex'),
   };

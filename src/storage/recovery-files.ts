@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { StorageError } from '../errors.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { type FileOwner, readNoFollow, tempName, writeSynced } from './file-primitives.js';
+import { isoString } from '../time/index.js';
 
 // Identities kept beside the live file under names no sweep ever deletes:
 //   <name>.restore-<UTC stamp>  a complete identity an interrupted write or swap left outside the live
@@ -42,7 +43,7 @@ export interface RecoverableIdentity {
 
 /** 20261203T090512Z: sortable, no characters a shell or a filesystem minds. */
 export function utcStamp(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return isoString(date).replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
 }
 
 const KIND_MARK: Record<RecoveryKind, string> = { restore: '.restore-', corrupt: '.corrupt-' };

@@ -18,6 +18,7 @@ import {
   sweepInterruptedWrites,
 } from '../../storage/index.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, WriteOutcome } from '../target.js';
+import { isoString } from '../../time/index.js';
 
 // The standalone / node runner's identity file (protocol §5), replaced atomically with the previous
 // content kept as <file>.bak.
@@ -25,7 +26,7 @@ import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOu
 function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentIdentity {
   const current: CurrentIdentity = { state: live.state === 'ok' ? 'ok' : live.state, notes: [], warnings: [] };
   if (live.state !== 'missing') {
-    current.rotatedAt = live.stats.mtime.toISOString();
+    current.rotatedAt = isoString(live.stats.mtime);
     current.rotatedAtSource = 'file modification time';
   }
   if (live.state === 'ok') {
@@ -187,7 +188,7 @@ export class LocalFileTarget implements IdentityTarget {
         : backup.state === 'corrupt'
           ? { path: backup.path, corrupt: true }
           : null;
-    const backupWrittenAt = backup.state === 'missing' ? null : backup.stats.mtime.toISOString();
+    const backupWrittenAt = backup.state === 'missing' ? null : isoString(backup.stats.mtime);
     const recoverable = await listRecoverableIdentities(this.path);
     return {
       data: { recoverable, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },

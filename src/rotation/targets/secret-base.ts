@@ -8,15 +8,14 @@ import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../ku
 import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
-import type { CurrentIdentity, EnrollmentNaming, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from '../target.js';
+import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type WriteOutcome } from '../target.js';
+import { isoString } from '../../time/index.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
 // write, the read back, and the swap with the previous identity.
 
-export function summaryOf(identity: DecodedIdentity | undefined) {
-  return identity ? { urn: identity.record.urn, orgId: identity.urn.orgId, runnerId: identity.urn.runnerId, region: identity.urn.region, fingerprint: identity.key.kid } : null;
-}
+export { summaryOf };
 
 function orphanedRunner(err: ParError, urn: string): ParError {
   const hint = `${err.hint} The new runner ${urn} was enrolled but is not stored anywhere: remove it in Datadog.`;
@@ -31,7 +30,7 @@ export const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
 
 /** RFC 3339 without fractions, as Kubernetes writes times. */
 function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return isoString(date).replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The annotation, else the newest managedFields time (a Secret written by the Go agent has no annotation). */
