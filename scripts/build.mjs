@@ -2,7 +2,7 @@
 // - par-identity.js, the one entry the bin runs: all of the product's own code and its small
 //   dependencies in ONE module, every dependency inside (no node_modules resolution at run time except
 //   the native keychain module). Not split into chunks: each ES module node loads costs memory and
-//   time of its own (an idle `watch` loaded 30 of them), while code that is only imported lazily sits in
+//   time of its own (split into chunks, a local rotate-identity loaded 34), while code only imported lazily sits in
 //   the file as a function V8 does not compile until a command calls it.
 // - client-node-<hash>.js, yaml-<hash>.js, js-yaml-<hash>.js: the three large libraries, each a
 //   module of its own that the product import()s when a command needs it, so `--help` never reads

@@ -1,5 +1,4 @@
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { AgentConfig } from '../config/agent-config.js';
 import { boundedExchange, type SmallAnswer } from './bounded-exchange.js';
 import { configFlagOr, configNumber } from './config-values.js';
@@ -85,11 +84,13 @@ export const describeEndpoint = (e: KubeletEndpoint) => `${e.scheme}://${e.host.
 /** The pod list of a busy node is a few megabytes; this bounds a broken or hostile answer. */
 const MAX_KUBELET_BODY = 32 * 1024 * 1024;
 
-export function kubeletGet(endpoint: KubeletEndpoint, settings: KubeletSettings, path: string, timeoutMs: number): Promise<SmallAnswer> {
+export async function kubeletGet(endpoint: KubeletEndpoint, settings: KubeletSettings, path: string, timeoutMs: number): Promise<SmallAnswer> {
   const common = { hostname: endpoint.host, port: endpoint.port, path, method: 'GET', agent: false as const, timeout: timeoutMs };
   if (endpoint.scheme === 'http') {
     return boundedExchange((onResponse) => httpRequest({ ...common, headers: { Accept: 'application/json' } }, onResponse), timeoutMs, 'kubelet', MAX_KUBELET_BODY);
   }
+  // Loaded only when a kubelet is asked over HTTPS: TLS costs every other run ~1.6 MiB (docs/architecture.md, "Memory").
+  const { request: httpsRequest } = await import('node:https');
   return boundedExchange(
     (onResponse) =>
       httpsRequest(

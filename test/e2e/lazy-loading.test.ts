@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type LocalFixture, localFixture } from './local-fixture.js';
+import { BIN, cleanEnv } from './run-cli.js';
+import { CLUSTER_CONFIG } from './watch-command-fixture.js';
+import { identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+
+// What the BUILT npm bundle loads for a command: each command loads only what it runs (docs/architecture.md,
+// "Memory"). Recorded from inside the process: the modules node loads from dist/ (module.registerHooks),
+// and node's own built-in modules (process.moduleLoadList), written when the process exits.
+
+const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
+const RECORDER = `
+const { registerHooks } = require('node:module');
+const { writeFileSync } = require('node:fs');
+const files = new Set();
+registerHooks({ load(url, context, next) { files.add(url); return next(url, context); } });
+process.on('exit', () => writeFileSync(process.env.PAR_TEST_LOADED, JSON.stringify({ files: [...files], builtins: process.moduleLoadList })));
+`;
+
+interface Loaded {
+  /** Files of dist/ the process loaded, hashes cut: par-identity.js, yaml.js, client-node.js… */
+  dist: string[];
+  builtins: string[];
+}
+
+let work: string;
+beforeEach(async () => {
+  work = await mkdtemp(join(tmpdir(), 'par-lazy-'));
+  await writeFile(join(work, 'recorder.cjs'), RECORDER);
+});
+afterEach(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+async function loadedBy(output: string): Promise<Loaded> {
+  const { files, builtins } = JSON.parse(await readFile(output, 'utf8')) as { files: string[]; builtins: string[] };
+  const dist = files
+    .filter((url) => url.startsWith('file://') && fileURLToPath(url).startsWith(DIST))
+    .map((url) => basename(fileURLToPath(url)).replace(/-[A-Z0-9]{8}\.js$/, '.js'))
+    .sort();
+  return { dist, builtins: builtins.filter((b) => b.startsWith('NativeModule ')).map((b) => b.slice('NativeModule '.length)) };
+}
+
+/** Runs the built bin with the recorder; resolves once it exited. */
+async function record(args: string[], env: Record<string, string>): Promise<Loaded> {
+  const output = join(work, `loaded-${Date.now()}.json`);
+  const child = spawn(process.execPath, ['--require', join(work, 'recorder.cjs'), BIN, ...args], { env: cleanEnv({ ...env, PAR_TEST_LOADED: output, HOME: work }) });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout.resume();
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code, stderr).toBe(0);
+  return loadedBy(output);
+}
+
+describe('what a command loads', () => {
+  let fx: LocalFixture;
+  beforeEach(async () => {
+    fx = await localFixture();
+  });
+  afterEach(async () => {
+    await fx.close();
+  });
+
+  it('--help: the product module only', async () => {
+    const loaded = await record(['--help'], fx.env);
+    expect(loaded.dist).toEqual(['par-identity.js']);
+    expect(loaded.builtins).not.toContain('crypto');
+  });
+
+  it('rotate-identity on a local file, plain-http endpoint: no YAML library for a plain config, no Kubernetes client, no TLS', async () => {
+    const loaded = await record(['rotate-identity', '-c', fx.dir], fx.env);
+    expect(loaded.dist).toEqual(['par-identity.js']);
+    for (const builtin of ['tls', 'https', 'http2', 'internal/deps/undici/undici', 'readline', 'zlib', 'worker_threads']) expect(loaded.builtins, builtin).not.toContain(builtin);
+  });
+
+  it('rotate-identity with a config outside the one-pass reader (an anchor): the YAML library, still nothing else', async () => {
+    const config = join(fx.dir, 'datadog.yaml');
+    await writeFile(config, `${await readFile(config, 'utf8')}\nanchored: &a value\naliased: *a\n`);
+    const loaded = await record(['rotate-identity', '-c', fx.dir], fx.env);
+    expect(loaded.dist).toEqual(['par-identity.js', 'yaml.js']);
+    expect(loaded.builtins).not.toContain('tls');
+  });
+});
+
+describe('what watch loads', () => {
+  let kube: KubeFixture;
+  beforeEach(async () => {
+    kube = await kubeFixture();
+  });
+  afterEach(async () => {
+    await kube.close();
+  });
+
+  it('follows the Secret without the Kubernetes client (list and watch over node:https)', async () => {
+    kube.create(identityData(newIdentity()));
+    await writeFile(join(work, 'datadog-cluster.yaml'), CLUSTER_CONFIG);
+    const kubeconfig = join(work, 'kubeconfig');
+    await kube.emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
+    const output = join(work, 'loaded-watch.json');
+    const child = spawn(process.execPath, ['--require', join(work, 'recorder.cjs'), BIN, 'watch', '-c', work, '--kubeconfig', kubeconfig, '--json'], {
+      env: cleanEnv({ PAR_TEST_LOADED: output, HOME: work }),
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if ((JSON.parse(line) as { event?: string }).event === 'loaded') resolve();
+      });
+      void exited.then((code) => reject(new Error(`watch exited early (${code})`)));
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const loaded = await loadedBy(output);
+    // The kubeconfig is read with js-yaml, as client-node reads it; the client itself stays on disk, and
+    // the plain agent config needs no YAML library.
+    expect(loaded.dist).toEqual(['js-yaml.js', 'par-identity.js']);
+    for (const builtin of ['http2', 'internal/deps/undici/undici', 'readline', 'zlib', 'worker_threads']) expect(loaded.builtins, builtin).not.toContain(builtin);
+  });
+});

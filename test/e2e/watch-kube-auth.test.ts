@@ -1,0 +1,85 @@
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startCli } from './run-cli.js';
+import { CLUSTER_CONFIG } from './watch-command-fixture.js';
+import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+
+// `par-identity watch` (the BUILT binary) authenticates as client-node would, without loading it
+// (src/kube/kube-http.ts): the kubeconfig's token file and exec credential plugin.
+
+const running: ChildProcessWithoutNullStreams[] = [];
+let kube: KubeFixture;
+let dir: string;
+
+beforeEach(async () => {
+  kube = await kubeFixture();
+  dir = await mkdtemp(join(tmpdir(), 'par-watch-auth-'));
+  await writeFile(join(dir, 'datadog-cluster.yaml'), CLUSTER_CONFIG);
+});
+afterEach(async () => {
+  for (const child of running.splice(0)) child.kill('SIGKILL');
+  await kube.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The emulator's kubeconfig with its user replaced by `user`. */
+async function kubeconfigWithUser(user: Record<string, unknown>): Promise<string> {
+  const doc = parse(kube.emu.kubeconfig({ namespace: NAMESPACE })) as { users: Array<{ name: string; user: unknown }> };
+  doc.users[0]!.user = user;
+  const path = join(dir, 'kubeconfig');
+  await writeFile(path, stringify(doc), { mode: 0o600 });
+  return path;
+}
+
+async function watchLoads(kubeconfig: string): Promise<void> {
+  const id = newIdentity();
+  kube.create(identityData(id));
+  const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--json'], { env: { NO_COLOR: '1' } });
+  running.push(run.child);
+  const loaded = await eventually(() => {
+    const line = run
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.event === 'loaded');
+    expect(line, run.stderr()).toBeDefined();
+    return line!;
+  }, 10_000);
+  expect(loaded.fingerprint).toBe(id.fingerprint);
+  await eventually(() => expect(kube.emu.openWatches).toBe(1), 10_000);
+  run.child.kill('SIGTERM');
+  expect((await run.exit).code, run.stderr()).toBe(0);
+}
+
+describe('watch authenticates as the kubeconfig says', () => {
+  it('token-file: the token read from the file (a trailing newline is not part of it)', async () => {
+    kube.emu.addToken('token-from-file', { user: 'file-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+    await writeFile(join(dir, 'token'), 'token-from-file\n');
+    await watchLoads(await kubeconfigWithUser({ 'token-file': join(dir, 'token') }));
+    expect(new Set(kube.emu.requests.filter((r) => r.resource === 'secrets').map((r) => r.user))).toEqual(new Set(['file-user']));
+  });
+
+  it('exec plugin: its token, the plugin run once for the list and the watch', async () => {
+    kube.emu.addToken('token-from-exec', { user: 'exec-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+    const calls = join(dir, 'calls');
+    const plugin = join(dir, 'credential-plugin.js');
+    await writeFile(
+      plugin,
+      `require('node:fs').appendFileSync(${JSON.stringify(calls)}, 'x');
+process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: process.env.PLUGIN_TOKEN } }));`,
+    );
+    await chmod(plugin, 0o755);
+    await watchLoads(
+      await kubeconfigWithUser({
+        exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env: [{ name: 'PLUGIN_TOKEN', value: 'token-from-exec' }], interactiveMode: 'Never' },
+      }),
+    );
+    expect(new Set(kube.emu.requests.filter((r) => r.resource === 'secrets').map((r) => r.user))).toEqual(new Set(['exec-user']));
+    expect(await readFile(calls, 'utf8')).toBe('x');
+  });
+});
