@@ -1,5 +1,5 @@
 import { DURATIONS, duration } from './duration-flags.js';
-import { CLUSTER_CONFIG_FLAGS, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
+import { CLUSTER_CONFIG_FLAGS, configOptions, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { processIdParser } from './value-parsers.js';
 
@@ -81,8 +81,7 @@ export const watch: CommandSpec = {
   run: {
     load: () => import('../commands/watch.js'),
     toOptions: (raw, io) => ({
-      cfgPath: raw.cfgpath as string,
-      extraCfg: raw.extracfgpath as string[],
+      ...configOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       ...(raw.output ? { output: raw.output as string } : {}),

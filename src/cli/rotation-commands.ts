@@ -3,6 +3,7 @@ import {
   CLUSTER_CONFIG_FLAGS,
   CONFIG_FLAGS,
   CREDENTIAL_FLAGS,
+  configOptions,
   credentialOptions,
   HOSTNAME_FLAG,
   KUBE_FLAGS,
@@ -78,8 +79,7 @@ export const rotateParIdentity: CommandSpec = {
   run: {
     load: () => import('../commands/rotate-par-identity.js'),
     toOptions: (raw, io) => ({
-      cfgPath: raw.cfgpath as string,
-      extraCfg: raw.extracfgpath as string[],
+      ...configOptions(raw),
       ...kubeOptions(raw),
       ...credentialOptions(raw),
       ...outputOptions(raw, io),

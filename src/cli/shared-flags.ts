@@ -92,10 +92,14 @@ export function outputOptions(raw: Raw, io: Io) {
   return { json: Boolean(raw.json), color: wantsColor(io, raw.color === false) };
 }
 
+/** -c and -E: where the agent config is read from, for every command that reads it. */
+export function configOptions(raw: Raw) {
+  return { cfgPath: raw.cfgpath as string, extraCfg: raw.extracfgpath as string[] };
+}
+
 export function localOptions(raw: Raw) {
   return {
-    cfgPath: raw.cfgpath as string,
-    extraCfg: raw.extracfgpath as string[],
+    ...configOptions(raw),
     ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
     ...(raw.hostname ? { hostname: raw.hostname as string } : {}),
   };

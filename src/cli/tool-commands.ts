@@ -1,4 +1,4 @@
-import { OUTPUT_FLAGS, outputOptions, cfgpathFlag, extraCfgFlag } from './shared-flags.js';
+import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 
 // Commands around the rotation: keys in the OS keychain, and the emulators for labs and tests.
@@ -28,8 +28,7 @@ export const credentials: CommandSpec = {
       action: raw.action as (typeof CREDENTIAL_ACTIONS)[number],
       profile: raw.profile as string,
       ...(raw.site ? { site: raw.site as string } : {}),
-      cfgPath: raw.cfgpath as string,
-      extraCfg: raw.extracfgpath as string[],
+      ...configOptions(raw),
     }),
   },
 };
