@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, InterruptedError, ParError, rotateIdentity, rotateParIdentity, status, watchIdentity } from '../../src/api.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { CLOSED_METADATA_URL } from '../setup/no-cloud-metadata.js';
+import { clusterWithRunner } from './simulated-runner.js';
 import { eventually } from './watch-fixture.js';
 
 // The API called in-process (the sources, not the package: test/e2e/public-api.test.ts covers the
@@ -27,23 +28,7 @@ const annotations = () => ((kube.getObject('apps/v1', 'Deployment', NS, 'par') a
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'par-api-calls-'));
   enrollment = await startEnrollmentEmulator();
-  kube = await startKubeEmulator({
-    simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
-  });
-  seedNamespaces(kube, ['default', NS]);
-  kube.createObject({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'par', namespace: NS },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: 'par' } },
-      template: {
-        metadata: { labels: { app: 'par' } },
-        spec: { containers: [{ name: 'runner', image: 'par:1', readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
-      },
-    },
-  } as KubeObject);
+  kube = await clusterWithRunner(['default', NS], NS);
   kubeconfig = join(dir, 'kubeconfig');
   await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
   await writeFile(join(dir, 'datadog-cluster.yaml'), [`dd_url: ${enrollment.url}`, 'cluster_name: e2e', `kube_resources_namespace: ${NS}`, 'private_action_runner:', '  enabled: true', ''].join('\n'));

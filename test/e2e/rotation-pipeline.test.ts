@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { type CliRun, runCli } from './run-cli.js';
+import { clusterWithRunner } from './simulated-runner.js';
 
 // The step order every rotation goes through (issue 12): roll out only after a verification that
 // passed, one cluster connection for the Secret and the rollout, and dry runs that fail for every
@@ -22,23 +23,7 @@ let enrollment: EnrollmentEmulator;
 const clusters: KubeEmulator[] = [];
 
 async function cluster(): Promise<KubeEmulator> {
-  const kube = await startKubeEmulator({
-    simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
-  });
-  seedNamespaces(kube, [NS]);
-  kube.createObject({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'par', namespace: NS },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: 'par' } },
-      template: {
-        metadata: { labels: { app: 'par' } },
-        spec: { containers: [{ name: 'runner', image: 'par:1', readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
-      },
-    },
-  } as KubeObject);
+  const kube = await clusterWithRunner([NS], NS);
   clusters.push(kube);
   return kube;
 }

@@ -1,0 +1,25 @@
+import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+
+// A simulated cluster with one node and a one-replica `par` Deployment whose Pods become ready
+// quickly: what the rotation-pipeline and API tests roll out onto.
+
+export async function clusterWithRunner(namespaces: string[], namespace: string): Promise<KubeEmulator> {
+  const kube = await startKubeEmulator({
+    simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
+  });
+  seedNamespaces(kube, namespaces);
+  kube.createObject({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'par', namespace },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'par' } },
+      template: {
+        metadata: { labels: { app: 'par' } },
+        spec: { containers: [{ name: 'runner', image: 'par:1', readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+      },
+    },
+  } as KubeObject);
+  return kube;
+}
