@@ -119,6 +119,7 @@ start_apiserver() {
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --api-audiences=https://kubernetes.default.svc.cluster.local \
     --service-cluster-ip-range=10.0.0.0/24 \
+    --endpoint-reconciler-type=none \
     --profiling=false
   wait_for "the apiserver's /readyz" 60 apiserver readyz
 }
@@ -136,7 +137,9 @@ stop_one() {
 }
 
 cmd_start() {
-  if alive apiserver; then log "already running ($dir)"; return 0; fi
+  if alive etcd && alive apiserver && alive controller-manager && alive scheduler && alive kwok; then
+    log "already running ($dir)"; return 0
+  fi
   "$root/scripts/control-plane/build.sh"
   local started; started=$(date +%s%N)
   cmd_stop 2>/dev/null || true
@@ -167,8 +170,7 @@ cmd_start() {
     --bind-address=127.0.0.1 --secure-port="$cm_port" --leader-elect=false \
     --use-service-account-credentials=true \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
-    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
-    --controllers='*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle-controller,-persistentvolume-binder-controller,-persistentvolume-attach-detach-controller'
+    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key"
   launch scheduler "$bin/kube-scheduler" \
     --kubeconfig="$dir/scheduler.kubeconfig" \
     --authentication-kubeconfig="$dir/scheduler.kubeconfig" --authorization-kubeconfig="$dir/scheduler.kubeconfig" \

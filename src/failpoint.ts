@@ -1,6 +1,9 @@
-// Test-only crash switch: PAR_IDENTITY_FAILPOINT=<name> kills the process with SIGKILL at that step,
-// so end-to-end tests (and the fault matrix) can prove that every crash point leaves a complete,
-// loadable identity. FAILPOINTS lists every name, in the order a run reaches them.
+// Test-only switch: PAR_IDENTITY_FAILPOINT=<name> kills the process with SIGKILL at that step, so
+// end-to-end tests (and the fault matrix) can prove that every crash point leaves a complete,
+// loadable identity. PAR_IDENTITY_FAILPOINT=<name>:stop stops it there with SIGSTOP instead: the
+// test then changes the world at exactly that point (another writer's update on a real apiserver,
+// where no fault can be injected into the server) and resumes it with SIGCONT. FAILPOINTS lists
+// every name, in the order a run reaches them.
 
 export const FAILPOINTS = {
   enroll: ['after-enroll'],
@@ -13,5 +16,7 @@ export const FAILPOINTS = {
 export type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];
 
 export function failpoint(name: FailpointName): void {
-  if (process.env.PAR_IDENTITY_FAILPOINT === name) process.kill(process.pid, 'SIGKILL');
+  const set = process.env.PAR_IDENTITY_FAILPOINT;
+  if (set === name) process.kill(process.pid, 'SIGKILL');
+  else if (set === `${name}:stop`) process.kill(process.pid, 'SIGSTOP');
 }
