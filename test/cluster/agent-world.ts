@@ -15,7 +15,7 @@ export interface AgentWorld {
   dir: string;
   enrollment: EnrollmentEmulator;
   /** Env of a run "inside the agent's Pod in ns" (the service-account namespace file). */
-  env: Record<string, string>;
+  env: Record<string, string | undefined>;
   run(args: string[], options?: RunOptions): Promise<CliRun>;
   /** rotate-par-identity -c <config> --kubeconfig <kubeconfig or the admin one>. */
   rotate(extra?: string[], options?: RunOptions & { kubeconfig?: string }): Promise<CliRun>;
@@ -39,6 +39,8 @@ export async function agentWorld(cluster: TestCluster, prefix = 'dd'): Promise<A
     NO_COLOR: '1',
     HOME: dir,
     PAR_IDENTITY_SA_ROOT: join(dir, 'podroot'),
+    // The test runner's own KUBECONFIG (the admin one, on the real cluster) is not the agent's.
+    KUBECONFIG: undefined,
   };
   const world: AgentWorld = {
     ns,

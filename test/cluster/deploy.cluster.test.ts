@@ -1,0 +1,194 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
+import { decodeIdentity } from '../../src/identity/index.js';
+import { runCli } from '../e2e/run-cli.js';
+import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
+import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
+
+// deploy/rotation-cronjob.yaml as an operator installs it: applied server-side with strict field
+// validation, a Job made from the CronJob (`kubectl create job --from=cronjob/...`), then the
+// CronJob's own command run with a token of its ServiceAccount, once with the Role as shipped and
+// once for each verb taken out of it: each missing verb fails the run before anything is enrolled.
+
+const DEPLOY = resolve(import.meta.dirname, '../../deploy');
+const AGENT = 'datadog-cluster-agent';
+const ROTATOR = 'par-identity-rotator';
+let cluster: TestCluster;
+let w: AgentWorld;
+const node = `deploy-${randomBytes(3).toString('hex')}`;
+
+// biome-ignore lint/suspicious/noExplicitAny: manifest documents walked by the test only
+type Doc = any;
+let docs: Doc[];
+
+/** The manifests with the namespace `datadog` replaced by the test's own. */
+async function manifests(ns: string): Promise<Doc[]> {
+  const text = await readFile(join(DEPLOY, 'rotation-cronjob.yaml'), 'utf8');
+  return parseAllDocuments(text).map((d) => {
+    const o = d.toJSON();
+    o.metadata.namespace = ns;
+    for (const s of o.subjects ?? []) s.namespace = ns;
+    return o;
+  });
+}
+
+const cronJob = () => docs.find((d) => d.kind === 'CronJob');
+const role = () => docs.find((d) => d.kind === 'Role');
+
+/** The CronJob container's args and environment, its references resolved as the kubelet would. */
+function cronJobCommand(ns: string): { args: string[]; env: Record<string, string> } {
+  const c = cronJob().spec.jobTemplate.spec.template.spec.containers[0];
+  const env: Record<string, string> = {};
+  for (const e of c.env) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = ns;
+    else if (e.valueFrom?.secretKeyRef) env[e.name] = e.valueFrom.secretKeyRef.key === 'api-key' ? DEFAULT_API_KEY : DEFAULT_APP_KEY;
+  }
+  return { args: c.args, env };
+}
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  await cluster.addNodes([{ name: node, cpu: '4', memory: '8Gi', labels: { 'par-test-pool': node } }]);
+  w = await agentWorld(cluster, 'deploy');
+  docs = await manifests(w.ns);
+  // The agent's state before the first scheduled run: its identity Secret and cluster-id ConfigMap
+  // (made by a first rotation as admin), and the cluster agent Deployment the CronJob restarts.
+  expect((await w.rotate(['--no-verify'])).code).toBe(0);
+  await cluster.create({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: AGENT, namespace: w.ns },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: AGENT } },
+      template: {
+        metadata: { labels: { app: AGENT } },
+        spec: {
+          nodeSelector: { 'par-test-pool': node },
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'agent', image: 'registry.example/cluster-agent:7', readinessProbe: { httpGet: { path: '/ready', port: 5555 } }, envFrom: [{ secretRef: { name: SECRET } }] }],
+        },
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await cluster?.removeNodes([node]);
+  await w?.close();
+  await cluster?.close();
+});
+
+/**
+ * The file tree and environment of the CronJob's Pod: the service-account directory with a fresh
+ * TokenRequest token of the rotator's ServiceAccount, its namespace and the cluster CA, and
+ * KUBERNETES_SERVICE_HOST/PORT, so the binary finds the cluster exactly as in-cluster.
+ */
+async function rotatorPod(): Promise<Record<string, string>> {
+  const token = (await cluster.kubectlOk(['create', 'token', ROTATOR, '-n', w.ns, '--duration=1h'])).trim();
+  const admin = (await import('yaml')).parse(await readFile(cluster.adminKubeconfig, 'utf8'));
+  const server = new URL(admin.clusters[0].cluster.server);
+  const root = join(w.dir, 'rotator-pod');
+  const sa = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+  await mkdir(sa, { recursive: true });
+  await writeFile(join(sa, 'token'), token);
+  await writeFile(join(sa, 'namespace'), w.ns);
+  await writeFile(join(sa, 'ca.crt'), Buffer.from(admin.clusters[0].cluster['certificate-authority-data'], 'base64'));
+  return { PAR_IDENTITY_SA_ROOT: root, KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port };
+}
+
+/** The CronJob's command in its Pod; the Datadog side is the enrollment emulator. */
+async function runCronJobCommand() {
+  const { args, env } = cronJobCommand(w.ns);
+  return runCli([...args, '--rollout-timeout', '120'], {
+    env: { ...w.env, ...(await rotatorPod()), ...env, DD_DD_URL: w.enrollment.url, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' },
+    timeoutMs: 150_000,
+  });
+}
+
+/** Makes the identity in the Secret look 100 days old, so `--if-older-than 90d` rotates. */
+async function ageIdentity() {
+  const old = new Date(Date.now() - 100 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
+  await cluster.kubectlOk(['annotate', '--overwrite', 'secret', SECRET, '-n', w.ns, `par-identity.datadoghq.com/rotated-at=${old}`]);
+}
+
+describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
+  it('kubectl apply --server-side --validate=strict takes every manifest', async () => {
+    const r = await cluster.kubectl(['apply', '--server-side', '--field-manager=par-identity-test', '--validate=strict', '-f', '-'], { stdin: docs.map((d) => JSON.stringify(d)).join('\n') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').sort()).toEqual(
+      ['cronjob.batch/par-identity-rotate serverside-applied', `role.rbac.authorization.k8s.io/${ROTATOR} serverside-applied`, `rolebinding.rbac.authorization.k8s.io/${ROTATOR} serverside-applied`, `serviceaccount/${ROTATOR} serverside-applied`].sort(),
+    );
+  });
+
+  it('kubectl create job --from=cronjob/par-identity-rotate makes a Job of the CronJob, owned by it', async () => {
+    await cluster.kubectlOk(['create', 'job', 'manual-1', '--from=cronjob/par-identity-rotate', '-n', w.ns]);
+    const job = (await cluster.getJson('job', 'manual-1', w.ns))!;
+    expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'CronJob', name: 'par-identity-rotate' })]);
+    expect(job.metadata.annotations['cronjob.kubernetes.io/instantiate']).toBe('manual');
+    expect(job.spec.template.spec.serviceAccountName).toBe(ROTATOR);
+    expect(job.spec.backoffLimit).toBe(0);
+    // Its Pod is made by the Job controller (the image is not pulled: kwok or the simulation run it).
+    await eventually(async () => JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', 'job-name=manual-1', '-o', 'json'])).items.length === 1, 'the Job Pod');
+    await cluster.kubectl(['delete', 'job', 'manual-1', '-n', w.ns, '--cascade=foreground', '--wait=false']);
+  });
+
+  it('the CronJob’s command with its ServiceAccount token: skipped while young, then rotates and rolls out', async () => {
+    const before = (await w.secretData()).urn;
+    const young = await runCronJobCommand();
+    expect(young.code, young.stderr).toBe(0);
+    expect(JSON.parse(young.stdout)).toMatchObject({ status: 'skipped' });
+    await ageIdentity();
+    const calls = w.enrollCalls();
+    const due = await runCronJobCommand();
+    expect(due.code, due.stderr).toBe(0);
+    expect(w.enrollCalls()).toBe(calls + 1);
+    const after = await w.secretData();
+    expect(after.urn).not.toBe(before);
+    expect(after.previous_urn).toBe(before);
+    expect(JSON.parse(due.stdout)).toMatchObject({ status: 'ok', urn: after.urn });
+    // --rollout: the cluster agent's Pod template carries the new identity's fingerprint.
+    const kid = decodeIdentity({ privateKey: after.private_key!, urn: after.urn! }).key.kid;
+    const agent = (await cluster.getJson('deployment', AGENT, w.ns))!;
+    expect(agent.spec.template.metadata.annotations['par-identity.datadoghq.com/identity-fingerprint']).toBe(kid);
+  });
+
+  // Each rule's verbs, one at a time, taken out of the applied Role.
+  const needed = [
+    ['secrets', 'get'],
+    ['secrets', 'update'],
+    ['configmaps', 'get'],
+    ['deployments', 'get'],
+    ['deployments', 'patch'],
+    ['pods', 'list'],
+  ] as const;
+  it.each(needed)('without %s %s in the Role the run fails before anything is enrolled', async (resource, verb) => {
+    const shipped = role();
+    const reduced = structuredClone(shipped);
+    for (const rule of reduced.rules) if (rule.resources.includes(resource)) rule.verbs = rule.verbs.filter((v: string) => v !== verb);
+    reduced.rules = reduced.rules.filter((r: { verbs: string[] }) => r.verbs.length > 0);
+    await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(reduced) });
+    try {
+      // RBAC changes reach the authorizer through its informer: wait until can-i says no.
+      await eventually(async () => {
+        const object = { secrets: `secrets/${SECRET}`, configmaps: 'configmaps/datadog-cluster-id', deployments: `deployments/${AGENT}`, pods: 'pods' }[resource];
+        const r = await cluster.kubectl(['auth', 'can-i', verb, object, '-n', w.ns, '--as', `system:serviceaccount:${w.ns}:${ROTATOR}`]);
+        return r.stdout.trim() === 'no';
+      }, `RBAC without ${verb} ${resource}`);
+      await ageIdentity();
+      const calls = w.enrollCalls();
+      const before = await w.secretData();
+      const r = await runCronJobCommand();
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toMatch(/KUBE_FORBIDDEN|FORBIDDEN|forbidden/);
+      expect(w.enrollCalls()).toBe(calls);
+      expect(await w.secretData()).toEqual(before);
+    } finally {
+      await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(shipped) });
+    }
+  });
+});
