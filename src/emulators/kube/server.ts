@@ -13,7 +13,9 @@ import { applyScale, toScale } from './scale.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ApiError, badRequest, failure, forbidden, internalError, notFoundPath, unauthorized } from './status-errors.js';
 import type { Store } from './store.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
 import { toTable, wantsTable } from './tables.js';
+import { createTokenRequest } from './token-request.js';
 import type { KubeObject } from './types.js';
 import { selects, serveWatch, type WatchHub, withTypeMeta } from './watch.js';
 
@@ -29,6 +31,8 @@ export interface ServerContext {
   store: Store;
   registry: Registry;
   authorizer: Authorizer;
+  /** Tokens issued through serviceaccounts/{name}/token. */
+  tokens: ServiceAccountTokens;
   faults: FaultController;
   hub: WatchHub;
   requests: RecordedRequest[];
@@ -182,6 +186,12 @@ async function serveResource(
   }
   if (ri.subresource === 'scale' && info.hasScale) {
     await serveScale(ctx, req, res, info, namespace, ri, dryRunOf(q.getAll('dryRun')));
+    return;
+  }
+  if (ri.subresource === 'token' && info.kind === 'ServiceAccount') {
+    if (ri.verb !== 'create') throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
+    const body = parseBody(await readBody(req), mediaType(req));
+    sendJson(res, 201, createTokenRequest(ctx, info, ri.namespace, ri.pathName, body));
     return;
   }
   if (ri.subresource && !(ri.subresource === 'status' && info.hasStatus)) throw notFoundPath();
