@@ -248,6 +248,18 @@ export function defaultKinds(): KindRegistry {
     r.register({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced });
   }
   r.register({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], categories: ['all'], hasStatus: true });
+  // What `kubectl create job --from=cronjob/...` makes; no short name, as in the apiserver.
+  r.register({
+    group: 'batch',
+    version: 'v1',
+    kind: 'Job',
+    plural: 'jobs',
+    namespaced: true,
+    categories: ['all'],
+    hasStatus: true,
+    tracksGeneration: true,
+    fieldLabels: { 'status.successful': (o) => path(o, 'status', 'succeeded') || '0' },
+  });
   r.register({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true });
   for (const [kind, plural] of [
     ['SelfSubjectAccessReview', 'selfsubjectaccessreviews'],

@@ -12,7 +12,7 @@ import {
   statusSuccess,
 } from './status-errors.js';
 import type { Store } from './store.js';
-import { applyDefaults, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
+import { applyDefaults, generateJobSelector, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
 import { checkMicroTimes } from './event-versions.js';
 import { checkSecretEncoding, unknownFields, validate } from './validation.js';
@@ -162,6 +162,7 @@ export class Registry {
     else delete meta.generation;
     applyDefaults(info, obj);
     prepareTemplateGeneration(info, obj);
+    generateJobSelector(info, obj);
     // Trusted writers (simulated controllers, test setup) may seed a status; otherwise it starts as the apiserver sets it.
     if (!(opts.trusted && obj['status'] !== undefined)) prepareForCreate(info, obj);
     validate(info, obj);
