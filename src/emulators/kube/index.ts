@@ -49,7 +49,7 @@ export interface KubeEmulatorOptions {
    */
   tls?: boolean;
   /**
-   * Runs a simulated cluster (nodes, scheduler, kubelets, Deployment/ReplicaSet/DaemonSet
+   * Runs a simulated cluster (nodes, scheduler, kubelets, Deployment/ReplicaSet/DaemonSet/Job
    * controllers) inside the emulator; `true` for the defaults. Off unless asked for. With it,
    * the namespaces default and kube-system exist from the start, as in a cluster.
    */
