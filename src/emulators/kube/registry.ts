@@ -47,7 +47,7 @@ export interface DeleteOptions {
  * Whether a delete orphans the object's dependents. Unset, it is the kind's default: batch/v1
  * Jobs keep their Pods (the job strategy's OrphanDependents, for compatibility), all else cascades.
  */
-export function orphansDependents(info: KindInfo, opts: DeleteOptions): boolean {
+function orphansDependents(info: KindInfo, opts: DeleteOptions): boolean {
   if (opts.propagationPolicy !== undefined) return opts.propagationPolicy === 'Orphan';
   if (opts.orphanDependents !== undefined) return opts.orphanDependents;
   return info.group === 'batch' && info.kind === 'Job';
