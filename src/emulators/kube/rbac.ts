@@ -89,6 +89,24 @@ const SELF_REVIEW_RULES: PolicyRule[] = [
 export class Authorizer {
   private readonly tokens = new Map<string, TokenEntry>();
   private stored: RbacObjects | undefined;
+  private issued: ((token: string) => UserInfo | undefined) | undefined;
+
+  /**
+   * Also accept tokens issued through TokenRequest: `resolve` names their user, who holds no
+   * grants of its own and so is authorized by stored RBAC alone, as a service account is.
+   */
+  useIssuedTokens(resolve: (token: string) => UserInfo | undefined): void {
+    this.issued = resolve;
+  }
+
+  /** A token's entry: a configured one, or one made up on the spot for a valid issued token. */
+  private entryFor(token: string | undefined): TokenEntry | undefined {
+    if (!token) return undefined;
+    const configured = this.tokens.get(token);
+    if (configured) return configured;
+    const user = this.issued?.(token);
+    return user ? { user, grants: [], superuser: false } : undefined;
+  }
 
   /** Also evaluate Roles, ClusterRoles and their bindings stored in the emulator, as the RBAC authorizer does. */
   useStoredRbac(objects: RbacObjects): void {
@@ -116,9 +134,7 @@ export class Authorizer {
   }
 
   authenticate(header: string | undefined): UserInfo | undefined {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    if (!m) return undefined;
-    return this.tokens.get(m[1]!)?.user;
+    return this.entryFor(Authorizer.tokenOf(header))?.user;
   }
 
   /**
@@ -126,7 +142,7 @@ export class Authorizer {
    * only what the impersonated user and groups have (system:masters, stored RBAC).
    */
   authorize(token: string | undefined, a: RequestAttributes, impersonated = false): boolean {
-    const entry = !impersonated && token ? this.tokens.get(token) : undefined;
+    const entry = impersonated ? undefined : this.entryFor(token);
     if (!entry && !impersonated) return false;
     if (entry?.superuser || (impersonated && a.user.groups.includes('system:masters'))) return true;
     if (!a.resourceRequest && ruleAllows(DISCOVERY_RULE, a)) return true;
@@ -142,7 +158,7 @@ export class Authorizer {
 
   /** Rules in force for a token in one namespace, in PolicyRule form. */
   rulesFor(token: string | undefined, namespace: string, impersonatedUser?: UserInfo): { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[] } {
-    const entry = !impersonatedUser && token ? this.tokens.get(token) : undefined;
+    const entry = impersonatedUser ? undefined : this.entryFor(token);
     const resourceRules: PolicyRule[] = SELF_REVIEW_RULES.map((r) => structuredClone(r));
     const nonResourceRules: PolicyRule[] = [{ verbs: ['get'], nonResourceURLs: DISCOVERY_PATHS }];
     const user = impersonatedUser ?? entry?.user;
