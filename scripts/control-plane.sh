@@ -179,7 +179,7 @@ cmd_start() {
     --authentication-kubeconfig="$dir/scheduler.kubeconfig" --authorization-kubeconfig="$dir/scheduler.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$sched_port" --leader-elect=false
 
-  sed "s/@POD_READY_MS@/$pod_ready_ms/" "$root/test/control-plane/kwok-stages.yaml" >"$dir/kwok.yaml"
+  sed "s/2000 # POD_READY_MS/$pod_ready_ms/" "$root/test/control-plane/kwok-stages.yaml" >"$dir/kwok.yaml"
   launch kwok "$bin/kwok" --config="$dir/kwok.yaml" --kubeconfig="$dir/kwok.kubeconfig" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 --cidr=10.244.0.0/16 --node-ip=10.240.0.1 \
