@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { castToBool, castToString } from './agent-values.js';
 import { decodeYamlBytes, readAgentYaml } from './agent-yaml.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
@@ -160,7 +161,7 @@ export function requireRunnerEnabled(config: AgentConfig): void {
   if (!config.getBool('private_action_runner.enabled')) {
     const raw = config.get('private_action_runner.enabled');
     // "yes" in quotes, or in DD_*, is a string the agent's GetBool cannot parse: say what was read.
-    const read = typeof raw === 'boolean' || raw === undefined || raw === null ? 'false' : `${JSON.stringify(raw)}, which the agent reads as false`;
+    const read = typeof raw === 'boolean' || raw === undefined || raw === null ? 'false' : `${sanitizeServerString(JSON.stringify(raw), 80)}, which the agent reads as false`;
     throw new ConfigError(
       'RUNNER_DISABLED',
       `private_action_runner.enabled is ${read} (from ${config.sourceOf('private_action_runner.enabled')})`,

@@ -1,4 +1,5 @@
 import { ConflictError, KubernetesError, type ParError } from '../errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { KubeRequestTimeout } from './kube-clients.js';
 
 // Turns client-node's ApiException (code + Status body) and fetch failures into our error family
@@ -11,17 +12,7 @@ interface StatusBody {
   code?: number;
 }
 
-// ANSI/VT escape sequences (CSI, OSC, two-byte ESC forms), then any remaining C0/C1 control or
-// bidi-override character: a server must not be able to rewrite the operator's terminal or logs.
-const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]|\u001b[@-_]/g;
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 const MAX_SERVER_TEXT = 500;
-
-/** Server text made safe to print on one line: escapes removed, control characters replaced by spaces, length capped. */
-export function sanitiseServerText(text: string): string {
-  const clean = text.replace(ESCAPES, '').replace(CONTROLS, ' ').replace(/ {2,}/g, ' ').trim();
-  return clean.length > MAX_SERVER_TEXT ? `${clean.slice(0, MAX_SERVER_TEXT)}… (${clean.length} characters)` : clean;
-}
 
 export function apiStatus(err: unknown): { code?: number; status?: StatusBody } {
   const e = err as { code?: unknown; body?: unknown };
@@ -82,7 +73,7 @@ export function certificateErrorOf(err: unknown): string | undefined {
 export function kubeFailure(err: unknown, action: string, nextStep: string): ParError {
   if (err instanceof KubernetesError || err instanceof ConflictError) return err;
   const { code, status } = apiStatus(err);
-  const said = sanitiseServerText(status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)));
+  const said = sanitizeServerString(status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)), MAX_SERVER_TEXT);
   if (code === 409) return new ConflictError(`${action}: ${said}`, nextStep, { httpStatus: code });
   if (code === 403) {
     return new KubernetesError('KUBE_FORBIDDEN', `${action}: ${said}`, `${nextStep} Grant the service account that verb on that object (Role rules with resourceNames suffice).`, { httpStatus: code });

@@ -3,7 +3,7 @@ import { KubernetesError } from '../errors.js';
 import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
 import { type KubeHttp, readBody } from '../kube/kube-http.js';
 import type { SecretRef } from '../kube/identity-secret.js';
-import { sanitiseServerText } from '../kube/kube-errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 
 // One watch request on the identity Secret over node:https (kube-http.ts), reading the stream
 // itself: client-node's Watch drops non-JSON lines silently and hands anything else to its ListWatch,
@@ -42,7 +42,7 @@ export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   if (!isObject(event)) return fail('a watch event that is not an object');
   const { type, object } = event;
   if (typeof type !== 'string') return fail('a watch event without a type');
-  if (!TYPES.has(type)) return fail(`a watch event of unknown type "${sanitiseServerText(type).slice(0, 40)}"`);
+  if (!TYPES.has(type)) return fail(`a watch event of unknown type "${sanitizeServerString(type, 40)}"`);
   if (!isObject(object)) return fail(`a ${type} event without an object`);
   if (type === 'ERROR') {
     // 410 Expired: ListWatch forgets its resourceVersion and re-lists when the stream ends.
@@ -53,10 +53,10 @@ export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   const metadata = object.metadata;
   if (!isObject(metadata) || typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return fail(`a ${type} event without metadata.resourceVersion`);
   if (type === 'BOOKMARK') return { action: 'pass' };
-  if (object.kind !== 'Secret') return fail(`a ${type} event for a ${typeof object.kind === 'string' ? sanitiseServerText(object.kind).slice(0, 40) : 'object without kind'} instead of a Secret`);
+  if (object.kind !== 'Secret') return fail(`a ${type} event for a ${typeof object.kind === 'string' ? sanitizeServerString(object.kind, 40) : 'object without kind'} instead of a Secret`);
   if (typeof metadata.name !== 'string') return fail(`a ${type} event without metadata.name`);
   if (metadata.name !== ref.name || (metadata.namespace !== undefined && metadata.namespace !== ref.namespace)) {
-    return { action: 'ignore', reason: `a ${type} event for another Secret (${sanitiseServerText(String(metadata.namespace ?? '?')).slice(0, 63)}/${sanitiseServerText(metadata.name).slice(0, 253)})` };
+    return { action: 'ignore', reason: `a ${type} event for another Secret (${sanitizeServerString(metadata.namespace ?? '?', 63)}/${sanitizeServerString(metadata.name, 253)})` };
   }
   if (object.data !== undefined && !isObject(object.data)) return fail(`a ${type} event whose data is not a map`);
   return { action: 'pass' };
