@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { readBoundedBody } from '../http-body.js';
 import { VERSION } from '../version.js';
 import { type RequestLimits, requestSignal } from './kube-clients.js';
 import type { KubeCluster, KubeExecConfig, KubeUser } from './kubeconfig.js';
@@ -74,19 +75,6 @@ function authenticatorFor(user: KubeUser): 'exec' | 'file' | 'client-node' | und
 /** fetch() strips leading and trailing HTTP whitespace from header values (a token file ending in a newline); node:http would refuse them. */
 const headerValue = (value: string) => value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
 
-/** Reads a response body as text, at most `max` characters kept. */
-export function readBody(response: IncomingMessage, max = Number.POSITIVE_INFINITY): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => {
-      if (text.length < max) text += chunk;
-    });
-    response.once('end', () => resolve(text.length > max ? text.slice(0, max) : text));
-    response.once('error', reject);
-  });
-}
-
 export class KubeHttp {
   private readonly agent: HttpAgent;
   private execCache: ExecCredential | undefined;
@@ -141,10 +129,11 @@ export class KubeHttp {
       const response = await this.get(path, query, signal);
       const status = response.statusCode ?? 0;
       if (status < 200 || status > 299) {
-        const body = await readBody(response, MAX_ERROR_BODY).catch(() => '');
+        const body = await readBoundedBody(response, MAX_ERROR_BODY).then(String, () => '');
         throw Object.assign(new Error(`HTTP ${status}`), { code: status, statusCode: status, body });
       }
-      return JSON.parse(await readBody(response));
+      // Uncapped, as before: capping these answers is the Kubernetes client's part of issue 22.
+      return JSON.parse((await readBoundedBody(response, Number.POSITIVE_INFINITY)).toString('utf8'));
     } catch (err) {
       throw aborted(err);
     }

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import { KubernetesError } from '../errors.js';
 import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
-import { type KubeHttp, readBody } from '../kube/kube-http.js';
+import { readBoundedBody } from '../http-body.js';
+import type { KubeHttp } from '../kube/kube-http.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import { sanitizeServerString } from '../sanitize.js';
 
@@ -144,7 +145,7 @@ export async function strictWatch(
     clearTimeout(connectTimer);
     const status = response.statusCode ?? 0;
     if (status !== 200) {
-      const text = await readBody(response, MAX_ERROR_BODY).catch(() => '');
+      const text = await readBoundedBody(response, MAX_ERROR_BODY).then(String, () => '');
       let body: unknown = text;
       try {
         body = JSON.parse(text);
