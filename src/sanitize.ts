@@ -25,7 +25,7 @@ const ANY_UNPRINTABLE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'u');
 
 export const DEFAULT_MAX_LENGTH = 512;
 
-export interface SanitizeOptions {
+interface SanitizeOptions {
   /** Keep LF line breaks (each line is still cleaned); everything else that breaks a line becomes a space. */
   newlines?: boolean;
   /**

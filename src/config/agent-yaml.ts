@@ -14,7 +14,7 @@ import { resolvePlainScalar, resolvePlainTagged, resolveTaggedScalar } from './y
 // test/unit/simple-yaml.test.ts proves they give the same tree, and test/unit/agent-yaml.test.ts
 // holds the table of what the agent reads (docs/config-yaml.md).
 
-export type Tree = Record<string, unknown>;
+type Tree = Record<string, unknown>;
 
 /** yaml.v2's limit on nesting (decode.go and parserc.go refuse deeper documents). */
 const MAX_DEPTH = 10_000;

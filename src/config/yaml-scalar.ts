@@ -4,10 +4,10 @@
 // and `y` are true, `0755` is octal, `12:30` and timestamps stay strings. This file is those rules,
 // written from yaml.v2's resolve.go (`resolve`) and Go's strconv; docs/config-yaml.md has the table.
 
-export type YamlScalar = string | number | boolean | null;
+type YamlScalar = string | number | boolean | null;
 
 /** yaml.v2's resolve tags, long form as the yaml library gives explicit tags. */
-export type ResolvedTag = 'str' | 'bool' | 'int' | 'float' | 'null';
+type ResolvedTag = 'str' | 'bool' | 'int' | 'float' | 'null';
 
 // resolve.go init(): the words looked up whole, before any number parsing.
 const WORDS = new Map<string, [ResolvedTag, YamlScalar]>();
