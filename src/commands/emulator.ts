@@ -33,7 +33,6 @@ async function loadEmulators(): Promise<typeof EmulatorBundle> {
   if (runningAsSingleExecutable()) {
     throw new ParError(
       'EMULATOR_UNAVAILABLE',
-      'unavailable',
       'the single executable does not contain the emulators',
       'Run `par-identity emulator` from the npm package (npx par-identity emulator) or a checkout (npm run build).',
     );

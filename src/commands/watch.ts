@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { isoString, retryPolicyFromEnv, systemClock } from '../time/index.js';
-import { ChildExitError, ConfigError, ParError, StorageError, toParError, UsageError } from '../errors.js';
+import { ChildExitError, ConfigError, type ParError, StorageError, toParError, UsageError } from '../errors.js';
 import { preflightIdentityDirectory } from '../storage/index.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import type { Io } from '../io.js';
@@ -268,7 +268,7 @@ export async function checkOutput(output: string): Promise<void> {
   try {
     await preflightIdentityDirectory(output);
   } catch (err) {
-    if (!(err instanceof ParError)) throw err;
+    if (!(err instanceof StorageError)) throw err;
     throw new StorageError(err.code, `--output ${output}: ${err.message}`, 'Nothing is watched. Make the directory of --output writable by this user, or choose another --output, then start watch again.', err.details);
   }
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { ConfigError, type ErrorCode } from '../errors.js';
+import { type CodeOf, ConfigError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
 
 // The agent's secrets backend (comp/core/secrets, protocol §9b): ENC[handle] values are resolved by
@@ -69,7 +69,7 @@ export function secretBackendSettings(config: AgentConfig): SecretBackendSetting
   };
 }
 
-function fail(code: ErrorCode, message: string, handles: string[], hint: string): never {
+function fail(code: CodeOf<'ConfigError'>, message: string, handles: string[], hint: string): never {
   throw new ConfigError(code, message, `Nothing was changed. ${hint}`, { handles });
 }
 

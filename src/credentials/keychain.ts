@@ -19,7 +19,6 @@ export class KeychainUnavailableError extends ParError {
   constructor(reason: string, hint = NO_KEYCHAIN_HINT) {
     super(
       'KEYCHAIN_UNAVAILABLE',
-      'unavailable',
       `the OS keychain is not available here: ${reason}`,
       hint,
       { reason },

@@ -42,7 +42,6 @@ export async function validateApiKey(baseUrl: string, apiKey: string, extraHeade
   if (res.status === 200 || res.status === 401 || res.status === 403) {
     throw new ParError(
       'API_KEY_INVALID',
-      'credentialsRejected',
       `the Datadog API does not accept the API key (HTTP ${res.status} from ${url})`,
       'Nothing was enrolled and nothing was changed. Check the API key (and that it belongs to the site the config names), then run again.',
       { status: res.status, endpoint: url },

@@ -178,7 +178,6 @@ function lockedError(identityPath: string, lockPath: string, holder: LockHolder 
   if (holder === 'unreadable') {
     return new ParError(
       'LOCKED',
-      'locked',
       `${identityPath} is locked: ${lockPath} exists but does not name a holder${waited}`,
       `Nothing was changed: ${identityPath} and its backup are untouched. If no par-identity run is in progress, remove ${lockPath} and run again.`,
       { path: identityPath, lockPath },
@@ -188,7 +187,7 @@ function lockedError(identityPath: string, lockPath: string, holder: LockHolder 
   const hint = sameHost
     ? `Nothing was changed: ${identityPath} and its backup are untouched. Wait for pid ${holder.pid} to finish (or pass --wait-lock SECONDS); if that process is not a par-identity run, remove ${lockPath} and run again.`
     : `Nothing was changed: ${identityPath} and its backup are untouched. The lock was taken on host ${holder.host}, so its process cannot be checked from here and the lock is never treated as stale automatically. Make sure no par-identity run is active on ${holder.host}, then remove ${lockPath} and run again.`;
-  return new ParError('LOCKED', 'locked', `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`, hint, {
+  return new ParError('LOCKED', `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`, hint, {
     path: identityPath,
     lockPath,
     pid: holder.pid,

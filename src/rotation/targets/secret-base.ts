@@ -22,7 +22,8 @@ function orphanedRunner(err: ParError, urn: string): ParError {
   if (err instanceof ConflictError) {
     return new ConflictError(`${err.message} — someone else changed the Secret between our read and our write; it was not overwritten`, hint, { ...err.details, orphanedUrn: urn });
   }
-  return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
+  if (err instanceof KubernetesError) return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
+  return err;
 }
 
 /** Written with every rotation and rollback: when the identity in service was put there. */
@@ -199,7 +200,6 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const check = commandLine(['par-identity', 'status', ...this.selector]);
     throw new ParError(
       'OUTCOME_UNKNOWN',
-      'outcomeUnknown',
       `${what} in ${this.label} may or may not have been applied: the API answered "${failure.message}" and ${after ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back'}`,
       `Check before acting: \`${check}\` (or kubectl -n ${this.ref.namespace} get secret ${this.ref.name}). ${enrolledUrn ? `If it shows ${enrolledUrn}, the rotation is in place; if not, ${enrolledUrn} is enrolled but stored nowhere. Do not remove any runner in Datadog until you have checked which one the Secret holds.` : 'Do not remove any runner in Datadog until you have checked which one the Secret holds.'}`,
       { ...(enrolledUrn ? { enrolledUrn } : {}), namespace: this.ref.namespace, secretName: this.ref.name },
