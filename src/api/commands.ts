@@ -1,7 +1,7 @@
 import type { StatusOptions as StatusCommandOptions } from '../commands/status.js';
 import { toParError } from '../errors.js';
 import { type CommandResult, resultObject } from '../output.js';
-import type { RotationOptions } from '../rotation/index.js';
+import type { RotationOptions } from '../rotation/options.js';
 import { API_DEFAULTS, apiIo, jsonResult } from './options.js';
 import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, StatusOptions, StatusResult } from './types.js';
 

@@ -50,10 +50,12 @@ export const rollback: CommandSpec = {
     ...KUBE_FLAGS,
     { flags: '--no-verify', help: 'skip the signed health check of the restored identity' },
     { flags: '--timeout <duration>', help: 'deadline for verification', default: 30, parse: duration(DURATIONS.timeout) },
+    { flags: '--dry-run', help: 'every read and check (the backup decodes; for a Secret, the server-side dry run of the update) and print every step; no write' },
     ...OUTPUT_FLAGS,
   ],
   examples: [
     { what: 'Undo the last rotation', command: 'par-identity rollback' },
+    { what: 'See what a rollback of the Helm runner Secret would do, checking RBAC first', command: 'par-identity rollback --k8s-secret runner -n ops --dry-run' },
     { what: "Restore the previous identity kept in the cluster agent's Secret", command: 'par-identity rollback --secret -n datadog' },
   ],
   run: {
@@ -67,6 +69,7 @@ export const rollback: CommandSpec = {
       ...outputOptions(raw, io),
       verify: raw.verify !== false,
       timeoutSeconds: raw.timeout as number,
+      dryRun: Boolean(raw.dryRun),
     }),
   },
 };

@@ -1,6 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type InspectOptions, runInspect } from '../rotation/inspect.js';
+import type { InspectOptions } from '../rotation/options.js';
+import { runStatus } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
 
 export interface StatusOptions extends InspectOptions {
@@ -14,7 +15,7 @@ export interface StatusOptions extends InspectOptions {
 
 export function run(options: StatusOptions, io: Io): Promise<CommandResult> {
   if (options.allNamespaces || options.pods) return fleetStatus(options, io);
-  return runInspect(targetKindOf(options), options, io);
+  return runStatus(targetKindOf(options), options, io);
 }
 
 /** The fleet views list Secrets and Pods through the Kubernetes client: loaded for them only. */

@@ -31,7 +31,8 @@ import {
   writeIdentityOutput,
 } from '../reload/index.js';
 import { clusterTargetAccess } from '../rotation/cluster-session.js';
-import { loadTargetConfig, locateClusterSecret, type TargetOptions } from '../rotation/resolve-target.js';
+import type { TargetOptions } from '../rotation/options.js';
+import { loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
 
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a
 // signal, a supervised command — until SIGTERM/SIGINT (protocol §8). Events go to stderr as log

@@ -1,4 +1,4 @@
-export { type ClusterId, CLUSTER_ID_CONFIGMAP, resolveClusterId } from './cluster-id.js';
+export { type ClusterId, CLUSTER_ID_CONFIGMAP, resolveClusterId, storeClusterId } from './cluster-id.js';
 export {
   buildIdentitySecret,
   CLUSTER_AGENT_LAYOUT,

@@ -30,3 +30,8 @@ export interface KubeSelectorInput {
 export function kubeSelector(input: KubeSelectorInput): string[] {
   return [...(input.kubeconfig ? ['--kubeconfig', input.kubeconfig] : []), ...(input.context ? ['--context', input.context] : [])];
 }
+
+/** The `undo:` command of a run, and the roll-forward after a rollback: `rollback` on the very same target. */
+export function rollbackCommandOf(target: { selector: string[] }): string {
+  return commandLine(['par-identity', 'rollback', ...target.selector]);
+}

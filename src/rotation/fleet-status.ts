@@ -5,7 +5,8 @@ import { parseWorkloadRef } from '../rollout/index.js';
 import { describeAge } from './age.js';
 import { clusterAccess } from './cluster-session.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
-import { resolveTarget, type TargetOptions } from './resolve-target.js';
+import type { TargetOptions } from './options.js';
+import { resolveTarget } from './resolve-target.js';
 import type { TargetKind } from './target.js';
 
 // `status --all-namespaces` and `status --pods [WORKLOAD]`: read-only views for an operator who looks

@@ -52,6 +52,8 @@ export interface NewIdentity {
 export interface WriteOutcome {
   /** Whether the replaced identity stays available for rollback (backup file or previous_* keys). */
   previousKept: boolean;
+  /** What the write did besides the identity (the cluster-id ConfigMap it created). */
+  notes: string[];
   warnings: string[];
   /** Target-specific facts for --json (backupFile, resourceVersion, action, ...). */
   data: Record<string, unknown>;
@@ -98,8 +100,8 @@ export interface IdentityTarget {
    */
   lock(waitSeconds: number): Promise<TargetLock>;
   read(): Promise<CurrentIdentity>;
-  /** Every check that would make the write fail, with no side effect. */
-  preflight(current: CurrentIdentity, options: { dryRun: boolean }): Promise<Preflight>;
+  /** Every check that would make the write fail, with no side effect (in a real run as in a dry run). */
+  preflight(current: CurrentIdentity): Promise<Preflight>;
   /** The write as a plan line, for --dry-run. */
   describeWrite(current: CurrentIdentity): string;
   write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome>;
@@ -107,6 +109,8 @@ export interface IdentityTarget {
   readBack(next: NewIdentity): Promise<DecodedIdentity>;
   /** Puts the previous identity back in service and keeps the replaced one as the previous. */
   restore(current: CurrentIdentity): Promise<RestoreOutcome>;
+  /** restore()'s checks with no side effect (the previous identity decodes, the write is allowed), as a plan line. */
+  planRestore(current: CurrentIdentity): Promise<string>;
   /** Facts for `status` besides the identities themselves. */
   facts(current: CurrentIdentity): Promise<TargetFacts>;
   /** What an operator does after a change here so the runner loads it (a sentence). */

@@ -87,8 +87,8 @@ describe('options objects handed to the command modules (unchanged by the table)
     [['status', '--secret', '-n', 'datadog'], 'status.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], namespace: 'datadog', json: false, color: false, verify: false, timeoutSeconds: 30 }],
     [['status', '-A', '--hostname', 'h1'], 'status.js', { secret: false, allNamespaces: true, hostname: 'h1', cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30 }],
     [['status', '--k8s-secret', 'r', '--pods', 'deployment/par'], 'status.js', { secret: false, k8sSecret: 'r', pods: 'deployment/par', cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30 }],
-    [['rollback', '--identity-file', '/x/id.json', '--wait-lock', '30s'], 'rollback.js', { secret: false, waitLockSeconds: 30, cfgPath: '/etc/datadog-agent', extraCfg: [], identityFile: '/x/id.json', json: false, color: false, verify: true, timeoutSeconds: 30 }],
-    [['rollback', '--secret', '--no-verify'], 'rollback.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30 }],
+    [['rollback', '--identity-file', '/x/id.json', '--wait-lock', '30s'], 'rollback.js', { secret: false, waitLockSeconds: 30, cfgPath: '/etc/datadog-agent', extraCfg: [], identityFile: '/x/id.json', json: false, color: false, verify: true, timeoutSeconds: 30, dryRun: false }],
+    [['rollback', '--secret', '--no-verify', '--dry-run'], 'rollback.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30, dryRun: true }],
     [['credentials', 'show', '--profile', 'p'], 'credentials.js', { json: false, color: false, action: 'show', profile: 'p', cfgPath: '/etc/datadog-agent', extraCfg: [] }],
     [
       ['rollout', 'ds/par', '-n', 'ns', '--check'],
