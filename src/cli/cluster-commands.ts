@@ -20,7 +20,7 @@ export const rollout: CommandSpec = {
     { flags: '--identity-secret <name>', help: 'Secret holding the identity whose fingerprint is stamped on the Pods' },
     { flags: '--timeout <duration>', help: 'deadline for the rollout to complete', default: 600, parse: duration(DURATIONS.rolloutCommandTimeout) },
     { flags: '--poll-interval <ms>', help: 'how often progress is read', default: 1000, parse: duration(DURATIONS.pollInterval) },
-    { flags: '--dry-run', help: 'print the patches and deletions it would make; no writes' },
+    { flags: '--dry-run', help: 'the checks, then the server-side dry run of the first patch (RBAC, admission), and print the patches it would make; no writes' },
     ...OUTPUT_FLAGS,
   ],
   examples: [

@@ -31,7 +31,7 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   const ref = parseWorkloadRef(options.target, session.namespace);
   const outcome = await rolloutWorkload(session, ref, options, io, report);
   const summary = renderCheck(outcome);
-  if (outcome.action === 'dry-run') summary.push('dry run: would apply these patches:', ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`));
+  if (outcome.action === 'dry-run') summary.push('dry run: the apiserver accepts the first patch (server-side dry run); would apply these patches:', ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`));
   if (outcome.action === 'unchanged') summary.push('unchanged: every Pod already runs this identity fingerprint');
   if (outcome.action === 'rolled-out') {
     summary.push(

@@ -1,4 +1,4 @@
-export { FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION } from './surge-strategy.js';
+export { FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION, restartPatch } from './surge-strategy.js';
 export type { Finding, NodeRoom, RolloutCheck, Verdict } from './eligibility.js';
 export { RESERVATION_ANNOTATION, onlyCapacityShortage } from './capacity-fallback.js';
 export { rolloutApi, type RolloutApi } from './rollout-api.js';
