@@ -1,15 +1,16 @@
 import { EventEmitter } from 'node:events';
-import { checkOutput, outputStep, resolveWatchedSecret } from '../commands/watch.js';
 import { InterruptedError, type ParError, toParError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import { createReporter } from '../output.js';
 import { ApplyQueue, type WatchEvent, watchIdentity as watchSecret } from '../reload/index.js';
 import { retryPolicyFromEnv, systemClock } from '../time/index.js';
+import { outputStep } from '../watch/hand-over.js';
+import { checkOutput, resolveWatchedSecret } from '../watch/watched-secret.js';
 import { API_DEFAULTS, apiIo } from './options.js';
 import type { IdentityWatch, IdentityWatchEvent, IdentityWatchEventMap, LoadedIdentity, WatchIdentityOptions, WatchSummary, WrittenEvent } from './types.js';
 
 // The API's watchIdentity: `par-identity watch` without the process around it. The same Secret
-// resolution and enabled check (commands/watch.ts), the same watcher (src/reload) and the same
+// resolution and enabled check (src/watch), the same watcher (src/reload) and the same
 // --output hand-over (ApplyQueue + outputStep); events go to the caller's callbacks and emitter
 // instead of stdout. No signal handlers, no exit hooks, no child process, no listening socket.
 // Loaded by src/api.ts when first called.
