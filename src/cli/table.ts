@@ -5,7 +5,7 @@ import type { CommandSpec, ProgramSpec } from './spec.js';
 import { credentials, emulator } from './tool-commands.js';
 
 // The one command table: commander's program (src/cli/program.ts), the man page
-// (src/docs/man-page.ts) and the shell completion (src/docs/completion.ts) all read it.
+// (src/cli/docs/man-page.ts) and the shell completion (src/cli/docs/completion.ts) all read it.
 
 const completion: CommandSpec = {
   name: 'completion',
@@ -18,7 +18,8 @@ const completion: CommandSpec = {
   ],
   run: {
     load: () => import('../commands/completion.js'),
-    toOptions: (raw) => ({ shell: raw.shell as string, program: PROGRAM }),
+    // The table renders its own completion: the command module only prints it.
+    toOptions: (raw) => ({ shell: raw.shell as string, script: async (shell: string) => (await import('./docs/completion.js')).renderCompletion(PROGRAM, shell) }),
   },
 };
 

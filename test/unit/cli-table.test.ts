@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
 import { type CommandSpec, flagNames, type ProgramSpec } from '../../src/cli/spec.js';
 import { PROGRAM } from '../../src/cli/table.js';
-import { renderCompletion } from '../../src/docs/completion.js';
-import { renderManPage } from '../../src/docs/man-page.js';
+import { renderCompletion } from '../../src/cli/docs/completion.js';
+import { renderManPage } from '../../src/cli/docs/man-page.js';
 import type { Io } from '../../src/io.js';
 
 // The command table is the one source: these tests parse argv through the commander program built
@@ -109,10 +109,13 @@ describe('options objects handed to the command modules (unchanged by the table)
     expect(got).toEqual(options);
   });
 
-  it('completion gets the table itself', async () => {
+  it('completion gets the script rendered from the table itself', async () => {
     const [chosen, got] = await optionsFor(['completion', 'bash']);
     expect(chosen).toBe('completion.js');
-    expect(got).toEqual({ shell: 'bash', program: PROGRAM });
+    const { shell, script } = got as { shell: string; script(shell: string): Promise<string | undefined> };
+    expect(shell).toBe('bash');
+    expect(await script('bash')).toBe(renderCompletion(PROGRAM, 'bash'));
+    expect(await script('tcsh')).toBeUndefined();
   });
 });
 
