@@ -11,10 +11,10 @@ export interface OutputOptions {
   color: boolean;
 }
 
-export interface CommandResult {
+export interface CommandResult<D extends object = Record<string, unknown>> {
   command: string;
   /** The --json payload (besides schemaVersion/status/command). Never key material. */
-  data: Record<string, unknown>;
+  data: D;
   /** Human summary lines for stdout. */
   summary: string[];
   /** `skipped`: nothing was due (e.g. --if-older-than); the default is `ok`. */
@@ -44,11 +44,11 @@ export function createReporter(io: Io, options: OutputOptions): Reporter {
 }
 
 /** The --json object of a result (also what the programmatic API returns, after a JSON round trip). */
-export function resultObject(result: CommandResult): Record<string, unknown> {
+export function resultObject(result: CommandResult<object>): Record<string, unknown> {
   return { schemaVersion: SCHEMA_VERSION, status: result.status ?? 'ok', command: result.command, ...result.data };
 }
 
-export function renderResult(result: CommandResult, io: Io, options: OutputOptions): void {
+export function renderResult(result: CommandResult<object>, io: Io, options: OutputOptions): void {
   if (options.json) {
     io.stdout(`${JSON.stringify(resultObject(result))}\n`);
     for (const line of result.summary) io.stderr(`${line}\n`);

@@ -1,10 +1,10 @@
-import { DURATIONS, duration } from './duration-flags.js';
-import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG } from './shared-flags.js';
-import type { CommandSpec } from './spec.js';
+import { DURATIONS } from './duration-flags.js';
+import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
+import { command } from './spec.js';
 
 // Looking at the identity in place, and putting the previous one back.
 
-export const status: CommandSpec = {
+export const status = command({
   name: 'status',
   description: 'show where the identity is, what it is, and whether the agent would keep it',
   flags: [
@@ -16,7 +16,7 @@ export const status: CommandSpec = {
     HOSTNAME_FLAG('compare with this hostname instead of asking the running agent (IPC) or resolving it as the agent does'),
     ...KUBE_FLAGS,
     { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },
-    { flags: '--timeout <duration>', help: 'deadline for --verify', default: 30, parse: duration(DURATIONS.timeout) },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for --verify', default: 30, duration: DURATIONS.timeout },
     ...OUTPUT_FLAGS,
   ],
   examples: [
@@ -34,12 +34,12 @@ export const status: CommandSpec = {
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: Boolean(raw.verify),
-      timeoutSeconds: raw.timeout as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
     }),
   },
-};
+});
 
-export const rollback: CommandSpec = {
+export const rollback = command({
   name: 'rollback',
   description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
   flags: [
@@ -49,7 +49,7 @@ export const rollback: CommandSpec = {
     WAIT_LOCK_FLAG,
     ...KUBE_FLAGS,
     { flags: '--no-verify', help: 'skip the signed health check of the restored identity' },
-    { flags: '--timeout <duration>', help: 'deadline for verification', default: 30, parse: duration(DURATIONS.timeout) },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for verification', default: 30, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and check (the backup decodes; for a Secret, the server-side dry run of the update) and print every step; no write' },
     ...OUTPUT_FLAGS,
   ],
@@ -63,13 +63,13 @@ export const rollback: CommandSpec = {
     toOptions: (raw, io) => ({
       secret: Boolean(raw.secret),
       ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
-      ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
+      ...waitLockOptions(raw),
       ...localOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: raw.verify !== false,
-      timeoutSeconds: raw.timeout as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
     }),
   },
-};
+});
