@@ -1,15 +1,14 @@
 import { type ParError, toParError } from './errors.js';
 import type { Io } from './io.js';
+import type { OutputOptions } from './output-options.js';
 
 // The one boundary between results/errors and the terminal. With --json, stdout carries exactly one
 // JSON object (schemaVersion 1) and all human text goes to stderr.
 
+export type { OutputOptions };
+
 export const SCHEMA_VERSION = 1;
 
-export interface OutputOptions {
-  json: boolean;
-  color: boolean;
-}
 
 export interface CommandResult<D extends object = Record<string, unknown>> {
   command: string;

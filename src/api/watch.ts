@@ -6,7 +6,7 @@ import { ApplyQueue, type WatchEvent, watchIdentity as watchSecret } from '../re
 import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { outputStep } from '../watch/hand-over.js';
 import { checkOutput, resolveWatchedSecret } from '../watch/watched-secret.js';
-import { API_DEFAULTS, apiIo } from './options.js';
+import { apiIo, WATCH_DEFAULTS } from './options.js';
 import type { IdentityWatch, IdentityWatchEvent, IdentityWatchEventMap, LoadedIdentity, WatchIdentityOptions, WatchSummary, WrittenEvent } from './types.js';
 
 // The API's watchIdentity: `par-identity watch` without the process around it. The same Secret
@@ -43,7 +43,7 @@ export async function startWatch(o: WatchIdentityOptions): Promise<IdentityWatch
   try {
     target = await resolveWatchedSecret(
       {
-        cfgPath: o.cfgPath ?? API_DEFAULTS.cfgPath,
+        cfgPath: o.cfgPath ?? WATCH_DEFAULTS.cfgPath,
         extraCfg: o.extraCfg ?? [],
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
         ...(o.context ? { context: o.context } : {}),
@@ -94,8 +94,8 @@ export async function startWatch(o: WatchIdentityOptions): Promise<IdentityWatch
   const watch = watchSecret({
     connection: target.conn,
     ...secret,
-    relistIntervalMs: o.relistIntervalMs ?? API_DEFAULTS.relistIntervalSeconds * 1000,
-    splayMs: o.splayMs ?? API_DEFAULTS.splayMs,
+    relistIntervalMs: o.relistIntervalMs ?? WATCH_DEFAULTS.relistIntervalMs,
+    splayMs: o.splayMs ?? WATCH_DEFAULTS.splayMs,
     retryPolicy: policy,
   });
   const queue = o.output

@@ -1,13 +1,10 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import type { RollbackOptions as PipelineOptions } from '../rotation/options.js';
+import type { RollbackOptions as PipelineOptions, SecretChoice } from '../rotation/options.js';
 import { runRollback } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
 
-export interface RollbackOptions extends PipelineOptions {
-  /** The cluster agent's Secret instead of the file. */
-  secret?: boolean;
-}
+export interface RollbackOptions extends PipelineOptions, SecretChoice {}
 
 export function run(options: RollbackOptions, io: Io): Promise<CommandResult> {
   return runRollback(targetKindOf(options), options, io);

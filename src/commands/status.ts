@@ -1,17 +1,8 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import type { InspectOptions } from '../rotation/options.js';
+import type { StatusOptions } from '../rotation/options.js';
 import { runStatus } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
-
-export interface StatusOptions extends InspectOptions {
-  /** The cluster agent's Secret instead of the file. */
-  secret?: boolean;
-  /** Every identity Secret the token can list, one row each. */
-  allNamespaces?: boolean;
-  /** Which Pod of the workload runs which identity (true: the cluster agent's Deployment). */
-  pods?: string | true;
-}
 
 export function run(options: StatusOptions, io: Io): Promise<CommandResult> {
   if (options.allNamespaces || options.pods) return fleetStatus(options, io);

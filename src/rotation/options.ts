@@ -1,4 +1,4 @@
-import type { OutputOptions } from '../output.js';
+import type { OutputOptions } from '../output-options.js';
 
 // What the pipelines take: the options objects src/cli builds from the flags and src/api from a
 // program's call. Types only (and the one default path), so the command table, the API and its
@@ -50,7 +50,7 @@ export interface CredentialFlags {
   apiKeyFile?: string;
   appKeyFile?: string;
   /** Keychain profile consulted last (`credentials set`). */
-  profile?: string;
+  profile: string;
   /** X-Datadog-OnPrem-Version (like `7.66.0+commit.abc1234`) when the running agent does not answer on its IPC API. */
   agentVersion?: string;
 }
@@ -77,9 +77,9 @@ export interface RunOptions extends OutputOptions, TargetOptions {
 export interface RotationOptions extends RunOptions, CredentialFlags {
   dryRun: boolean;
   /** With `rollout`: allow the DaemonSet capacity fallback. */
-  fallback?: boolean;
+  fallback: boolean;
   /** Deadline for `rollout`, seconds. */
-  rolloutTimeoutSeconds?: number;
+  rolloutTimeoutSeconds: number;
   /** Rotate only when the identity in service is at least this old, seconds; else the result is `skipped`. */
   ifOlderThanSeconds?: number;
   /** false: do not create the runner's connections after enrolling (the agent creates them per actions_allowlist). */
@@ -92,3 +92,15 @@ export interface RollbackOptions extends RunOptions {
 
 /** status reads only: it has no dry run and never waits for a lock. */
 export type InspectOptions = Omit<RunOptions, 'dryRun' | 'waitLockSeconds' | 'signal'>;
+
+/** `--secret`: the cluster agent's identity Secret instead of the file. */
+export interface SecretChoice {
+  secret?: boolean;
+}
+
+export interface StatusOptions extends InspectOptions, SecretChoice {
+  /** Every identity Secret the token can list, one row each. */
+  allNamespaces?: boolean;
+  /** Which Pod of the workload runs which identity (`true`: the cluster agent's Deployment). */
+  pods?: string | true;
+}

@@ -3,7 +3,8 @@ import type { Io } from '../io.js';
 import { type ApplyStep, sendSignal, type SupervisedChild, writeIdentityOutput } from '../reload/index.js';
 import { UsageError } from '../errors.js';
 import type { EventWriter } from './event-writer.js';
-import type { WatchOptions, WatchPlan } from './watch-options.js';
+import type { WatchOptions } from './watch-options.js';
+import type { WatchPlan } from './watch-plan.js';
 
 // What watch does with every valid identity, in order: the file, then the signal, then the supervised command.
 

@@ -11,7 +11,8 @@ import { eventWriter } from './event-writer.js';
 import { applySteps } from './hand-over.js';
 import { releaseStartupMemory } from './startup-memory.js';
 import { listenForSignals, type SignalSource } from './stop-signals.js';
-import { type WatchOptions, planWatch } from './watch-options.js';
+import type { WatchOptions } from './watch-options.js';
+import { planWatch } from './watch-plan.js';
 import { checkOutput, resolveWatchedSecret } from './watched-secret.js';
 
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a

@@ -35,8 +35,11 @@ describe('npm pack contents', () => {
       'dist/types/api.d.ts',
       'dist/types/api/types.d.ts',
       'dist/types/errors.d.ts',
+      'dist/types/output-options.d.ts',
       'dist/types/reload/watch-events.d.ts',
+      'dist/types/rotation/options.d.ts',
       'dist/types/version.d.ts',
+      'dist/types/watch/watch-options.d.ts',
       'man/par-identity.1',
       'package.json',
     ]);

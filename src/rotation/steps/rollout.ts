@@ -15,8 +15,8 @@ export const rollout: Step<RotationOptions> = {
       {
         checkOnly: false,
         surge: 'auto',
-        fallback: Boolean(o.fallback),
-        timeoutSeconds: o.rolloutTimeoutSeconds ?? 600,
+        fallback: o.fallback,
+        timeoutSeconds: o.rolloutTimeoutSeconds,
         pollMs: Number(r.io.env.PAR_IDENTITY_ROLLOUT_POLL_MS ?? 1000),
         dryRun: false,
         fingerprint: need(r.next, 'new identity').key.kid,
