@@ -3,7 +3,8 @@ import { rotateIdentity as rotateIdentityCommand, rotateParIdentity as rotatePar
 import type { CommandSpec } from '../cli/spec.js';
 import { toParError } from '../errors.js';
 import type { Io } from '../io.js';
-import { type CommandResult, resultObject } from '../output.js';
+import type { CommandResult } from '../output.js';
+import type { Envelope } from '../results/envelope.js';
 import type { RotationOptions } from '../rotation/options.js';
 import { apiIo, jsonResult, rawOf } from './options.js';
 import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, StatusOptions, StatusResult } from './types.js';
@@ -24,15 +25,16 @@ function rotationOptions(spec: CommandSpec<RotationOptions>, o: RotateIdentityOp
   };
 }
 
-async function answer<T>(run: () => Promise<CommandResult<object>>): Promise<T> {
-  let result: CommandResult<object>;
+/** The command's --json object: the type its renderer built is the type the API answers with. */
+async function answer<J extends Envelope>(run: () => Promise<CommandResult<J>>): Promise<J> {
+  let result: CommandResult<J>;
   try {
     result = await run();
   } catch (err) {
     // The one error family: anything else is a bug, wrapped as INTERNAL with the original as cause.
     throw toParError(err);
   }
-  return jsonResult<T>(resultObject(result));
+  return jsonResult(result.json);
 }
 
 export async function rotateIdentity(o: RotateIdentityOptions): Promise<RotationResult> {

@@ -182,7 +182,7 @@ export function apiIo(options: Pick<CommonOptions, 'env' | 'onProgress'>): Io {
   };
 }
 
-/** The API's answer: exactly the object `--json` prints (plain data, no undefined fields, dates as strings). */
-export function jsonResult<T>(result: Record<string, unknown>): T {
-  return JSON.parse(JSON.stringify(result)) as T;
+/** The API's answer: exactly the object `--json` prints (plain data, no undefined fields); the result types hold no Date. */
+export function jsonResult<J extends object>(result: J): J {
+  return JSON.parse(JSON.stringify(result)) as J;
 }

@@ -3,6 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import type { ParError } from '../errors.js';
 import type { WatchEvent } from '../reload/watch-events.js';
 import type { RotationOptions, StatusOptions as StatusCommandOptions } from '../rotation/options.js';
+import type { WatchCounters } from '../results/watch.js';
 import type { WatchOptions } from '../watch/watch-options.js';
 
 // The public types of the programmatic API (`import … from 'par-identity'`). This file is shipped as
@@ -48,146 +49,26 @@ export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<Rotat
 /** `par-identity status`. */
 export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOptions, 'keepPrevious' | 'rollout'> {}
 
-// ---- results: the `--json` objects ----
+// ---- results: the `--json` objects, the very types the commands' renderers build (src/results) ----
 
-export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
-
-export interface ConnectionsOutcome {
-  skipped?: string;
-  created: string[];
-  failed: { integrationType: string; reason: string }[];
-}
-
-export interface RolloutSummary {
-  target: string;
-  action: 'checked' | 'dry-run' | 'unchanged' | 'rolled-out';
-  surged: boolean;
-  strategyRestored: boolean;
-  fallbackSteps: unknown[];
-  previousRunnerSafeToRemove: boolean;
-}
-
-interface ResultBase {
-  schemaVersion: 1;
-  /** More fields, depending on the target (README, "JSON output"); fields are only ever added within schema version 1. */
-  [field: string]: unknown;
-}
-
-interface RotationResultBase extends ResultBase {
-  command: 'rotate-identity' | 'rotate-par-identity';
-  /** The file target. */
-  identityFile?: string;
-  /** The Secret targets. */
-  namespace?: string;
-  secretName?: string;
-  durationMs: number;
-}
-
-/** A rotation that happened. */
-export interface RotatedResult extends RotationResultBase {
-  status: 'ok';
-  dryRun?: undefined;
-  urn: string;
-  previousUrn: string | null;
-  /** RFC 7638 thumbprint of the new public key. */
-  fingerprint: string;
-  backupFile?: string | null;
-  resourceVersion?: string;
-  action?: 'created' | 'updated';
-  previousKept?: boolean;
-  hostname?: string;
-  clusterId?: string;
-  agentVersion: { version: string; source: string; note?: string };
-  connections: ConnectionsOutcome | null;
-  restartHint: string;
-  verify: VerifyReport;
-  rollout: RolloutSummary | null;
-  /** The CLI command that undoes it. */
-  rollbackCommand: string;
-}
-
-/** `dryRun: true`: every check passed; nothing was enrolled or changed. */
-export interface RotationPlanResult extends RotationResultBase {
-  status: 'ok';
-  dryRun: true;
-  previousUrn: string | null;
-  enrollmentUrl: string;
-  plan: { step: string; action: string }[];
-}
-
-/** `ifOlderThanSeconds`: the identity in service is younger; nothing was enrolled or changed. */
-export interface RotationSkippedResult extends RotationResultBase {
-  status: 'skipped';
-  dryRun?: undefined;
-  urn: string | null;
-  fingerprint: string | null;
-  rotatedAt: string | null;
-  ageSeconds: number | null;
-  reason: string;
-}
-
-export type RotationResult = RotatedResult | RotationPlanResult | RotationSkippedResult;
-
-export interface IdentitySummary {
-  urn: string;
-  orgId: number;
-  runnerId: string;
-  region: string;
-  fingerprint: string;
-}
-
-/** `status` of one target. */
-export interface IdentityStatusResult extends ResultBase, IdentitySummary {
-  command: 'status';
-  status: 'ok';
-  target: 'file' | 'cluster-secret' | 'helm-secret';
-  current: IdentitySummary;
-  rotatedAt: string | null;
-  ageSeconds: number | null;
-  rollbackCommand: string;
-  verify: VerifyReport;
-  identityFile?: string;
-  namespace?: string;
-  secretName?: string;
-  /** Secret targets: the identity a rollback would restore. */
-  previous?: IdentitySummary | null;
-  /** The file target: whether the agent would enroll again on its next start (hostname or API key changed), and why. */
-  agentWouldReEnroll?: boolean;
-  reEnrollReasons?: string[];
-}
-
-/** `status` with `allNamespaces`. */
-export interface AllNamespacesStatusResult extends ResultBase {
-  command: 'status';
-  status: 'ok';
-  allNamespaces: true;
-  secrets: {
-    namespace: string;
-    name: string;
-    layout: 'cluster-agent' | 'helm-runner';
-    urn: string | null;
-    fingerprint: string | null;
-    rotatedAt: string | null;
-    ageSeconds: number | null;
-    problem?: string;
-  }[];
-  unreadableNamespaces: { namespace: string; reason: string }[];
-  how: string;
-}
-
-/** `status` with `pods`. */
-export interface PodsStatusResult extends ResultBase {
-  command: 'status';
-  status: 'ok';
-  workload: string;
-  urn: string | null;
-  fingerprint: string | null;
-  pods: { name: string; node: string | null; ready: boolean; fingerprint: string | null; runsCurrent: boolean; ageSeconds: number | null }[];
-  previousRunnerRemovable: boolean;
-  reason: string;
-}
-
-export type StatusResult = IdentityStatusResult | AllNamespacesStatusResult | PodsStatusResult;
+export type { Envelope } from '../results/envelope.js';
+export type { FileWhere, IdentitySummary, SecretWhere, TargetKind, TargetWhere, VerifyReport } from '../results/identity.js';
+export type {
+  AgentVersionChoice,
+  ConnectionsOutcome,
+  FallbackStep,
+  FileWriteFacts,
+  PlanEntry,
+  RolloutSummary,
+  RotatedResult,
+  RotationCommand,
+  RotationPlanResult,
+  RotationResult,
+  RotationSkippedResult,
+  RunnerNaming,
+  SecretWriteFacts,
+} from '../results/rotation.js';
+export type { AllNamespacesStatusResult, FileFacts, IdentityStatusResult, PodRow, PodsStatusResult, RecoverableIdentity, SecretFacts, SecretRow, StatusResult } from '../results/status.js';
 
 // ---- watchIdentity ----
 
@@ -261,14 +142,8 @@ export interface WatchMetrics {
   lastActivityMs: number | undefined;
 }
 
-/** What a stopped watch reports (the last object of `watch --json`, without the child fields). */
-export interface WatchSummary {
-  secret: { namespace: string; name: string };
-  urn?: string;
-  fingerprint?: string;
-  reloads: number;
-  reloadErrors: number;
-  watchRestarts: number;
+/** What a stopped watch reports (the last object of `watch --json`, without the child's fields). */
+export interface WatchSummary extends WatchCounters {
   stoppedBy: 'stop' | 'abort';
 }
 

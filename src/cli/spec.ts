@@ -13,7 +13,7 @@ import type { DurationFlag } from '../time/index.js';
 export type Raw = Record<string, unknown>;
 
 export interface CommandModule<O> {
-  run(options: O, io: Io): Promise<CommandResult<object>>;
+  run(options: O, io: Io): Promise<CommandResult>;
 }
 
 export interface FlagSpec {

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import type { CommandResult } from '../output.js';
+import { type CommandResult, resultJson } from '../output.js';
 
 export interface CompletionOptions {
   shell: string;
@@ -9,9 +9,9 @@ export interface CompletionOptions {
 }
 
 /** Prints the script itself on stdout (no summary wrapping), so `source <(...)` works. */
-export async function run(options: CompletionOptions, io: Io): Promise<CommandResult> {
+export async function run(options: CompletionOptions, io: Io): Promise<CommandResult<ReturnType<typeof resultJson<'completion', { shell: string }>>>> {
   const script = await options.script(options.shell);
   if (!script) throw new UsageError(`no completion for shell ${JSON.stringify(options.shell)}`, 'Use one of: bash, zsh, fish.');
   io.stdout(script);
-  return { command: 'completion', data: { shell: options.shell }, summary: [] };
+  return { json: resultJson('completion', { shell: options.shell }), summary: [] };
 }

@@ -1,11 +1,12 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
+import type { RotationResult } from '../results/rotation.js';
 import type { RotationOptions } from '../rotation/options.js';
 import { runRotation } from '../rotation/pipelines.js';
 
 // Standalone / node runner: the local identity file, or with --k8s-secret the Secret of a runner
 // installed with the Helm chart. Same pipeline, different target.
 
-export function run(options: RotationOptions, io: Io): Promise<CommandResult> {
+export function run(options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
   return runRotation('rotate-identity', options.k8sSecret ? 'helm-secret' : 'file', options, io);
 }

@@ -1,10 +1,11 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
+import type { RotationResult } from '../results/rotation.js';
 import type { RotationOptions } from '../rotation/options.js';
 import { runRotation } from '../rotation/pipelines.js';
 
 // Cluster agent: the shared identity Secret, guarded by its resourceVersion.
 
-export function run(options: RotationOptions, io: Io): Promise<CommandResult> {
+export function run(options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
   return runRotation('rotate-par-identity', 'cluster-secret', options, io);
 }

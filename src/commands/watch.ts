@@ -1,10 +1,11 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
+import type { WatchResult } from '../results/watch.js';
 import { runWatch } from '../watch/run-watch.js';
 import type { WatchOptions } from '../watch/watch-options.js';
 
 // Follow the identity Secret and hand every valid change on until SIGTERM/SIGINT (src/watch).
 
-export function run(options: WatchOptions, io: Io): Promise<CommandResult> {
+export function run(options: WatchOptions, io: Io): Promise<CommandResult<WatchResult>> {
   return runWatch(options, io, process);
 }

@@ -1,6 +1,7 @@
 import type { NetworkSettings } from '../config/network-settings.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
 import { tlsCertificateErrorCode } from './tls-errors.js';
+import type { ConnectionsOutcome } from '../results/rotation.js';
 
 // The runner's connections, created after a successful enrollment as the agent does
 // (pkg/privateactionrunner/autoconnections): one POST /api/v2/actions/connections per bundle family
@@ -33,11 +34,7 @@ export interface ConnectionsInput {
   timeoutMs: number;
 }
 
-export interface ConnectionsOutcome {
-  skipped?: string;
-  created: string[];
-  failed: { integrationType: string; reason: string }[];
-}
+export type { ConnectionsOutcome };
 
 /** The agent's default actions (default_actions_enabled): Kubernetes reads on the cluster agent, rshell elsewhere. */
 export function effectiveAllowlist(configured: string[], defaultActionsEnabled: boolean, flavor: 'private_action_runner' | 'cluster_agent'): string[] {

@@ -4,6 +4,7 @@ import type { RolloutApi } from './rollout-api.js';
 import { isReady } from './rollout-status.js';
 import type { WorkloadRef } from './workload-ref.js';
 import { isoString } from '../time/index.js';
+import type { FallbackStep } from '../results/rotation.js';
 
 // Delete-before-create for one node whose surge Pod cannot fit (rollout.md §6). Fail closed: every
 // condition is re-read from the live cluster, one node per step, and the old Pod is deleted with a
@@ -11,11 +12,7 @@ import { isoString } from '../time/index.js';
 
 export const RESERVATION_ANNOTATION = 'par-identity.datadoghq.com/fallback-reservation';
 
-export interface FallbackStep {
-  node: string;
-  deletedPod?: string;
-  skipped?: string;
-}
+export type { FallbackStep };
 
 /** Other nodes failing only because the Pod is pinned elsewhere, in old and new scheduler wording. */
 const PINNED_ELSEWHERE = [/^node\(s\) didn't match Pod's node affinity\/selector$/, /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/];

@@ -1,5 +1,8 @@
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter } from '../output.js';
+import type { RollbackResult } from '../results/rollback.js';
+import type { RotationCommand, RotationResult } from '../results/rotation.js';
+import type { IdentityStatusResult } from '../results/status.js';
 import type { InspectOptions, RollbackOptions, RotationOptions } from './options.js';
 import { rollbackPlanResult, rollbackResult } from './renderers/rollback-result.js';
 import { rotationPlanResult, rotationResult, skippedResult } from './renderers/rotation-result.js';
@@ -34,21 +37,21 @@ function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spe
   return { spec, io, report: createReporter(io, spec.options), startedMs: io.now().getTime() };
 }
 
-export async function runRotation(command: 'rotate-identity' | 'rotate-par-identity', kind: TargetKind, options: RotationOptions, io: Io): Promise<CommandResult> {
+export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
   // A Helm runner's config is often no more than its credentials: only the other two need it enabled.
   const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', kubeDeadline: false }, io);
   const plan = await runSteps(ROTATION_STEPS, r);
-  if (r.skipped) return skippedResult(r);
-  return options.dryRun ? rotationPlanResult(r, plan) : rotationResult(r);
+  if (r.skipped) return skippedResult(r, command);
+  return options.dryRun ? rotationPlanResult(r, command, plan) : rotationResult(r, command);
 }
 
-export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io): Promise<CommandResult> {
+export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io): Promise<CommandResult<RollbackResult>> {
   const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false, kubeDeadline: true }, io);
   const plan = await runSteps(ROLLBACK_STEPS, r);
   return options.dryRun ? rollbackPlanResult(r, plan) : rollbackResult(r);
 }
 
-export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult> {
+export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult<IdentityStatusResult>> {
   const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false, kubeDeadline: true }, io);
   await runSteps(statusSteps(options), r);
   return statusResult(r);

@@ -1,4 +1,5 @@
 import { InterruptedError } from '../errors.js';
+import type { PlanEntry } from '../results/rotation.js';
 import type { RunOptions } from './options.js';
 import type { Run, Step } from './run.js';
 
@@ -6,10 +7,7 @@ import type { Run, Step } from './run.js';
 // one's real form, or with --dry-run its plan; a step that throws stops the run; the lock is
 // released on every path.
 
-export interface PlanEntry {
-  step: string;
-  action: string;
-}
+export type { PlanEntry };
 
 export async function runSteps<O extends RunOptions>(steps: readonly Step<O>[], r: Run<O>): Promise<PlanEntry[]> {
   const { dryRun, signal } = r.spec.options;

@@ -3,9 +3,10 @@ import { resolveNetworkSettings } from '../config/network-settings.js';
 import { type HealthCheckInput, type RetryPolicy, verifyOnline } from '../enrollment/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
+import type { VerifyReport } from '../results/identity.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 
-export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
+export type { VerifyReport };
 
 export async function verifyOnce(input: HealthCheckInput, timeoutSeconds: number, policy: RetryPolicy): Promise<VerifyReport> {
   const result = await verifyOnline(input, { timeoutMs: timeoutSeconds * 1000, policy });

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildExitError, toParError } from '../errors.js';
 import type { Io } from '../io.js';
-import { type CommandResult, createReporter } from '../output.js';
+import { type CommandResult, createReporter, resultJson } from '../output.js';
+import type { Envelope } from '../results/envelope.js';
+import type { WatchResult } from '../results/watch.js';
 import { ApplyQueue, type ChildExit, type HealthServer, type IdentityWatch, SupervisedChild, startHealthServer, watchIdentity } from '../reload/index.js';
 import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { eventWriter } from './event-writer.js';
@@ -18,7 +20,7 @@ import { checkOutput, resolveWatchedSecret } from './watched-secret.js';
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a
 // signal, a supervised command — until SIGTERM/SIGINT (protocol §8).
 
-export async function runWatch(options: WatchOptions, io: Io, signals: SignalSource): Promise<CommandResult> {
+export async function runWatch(options: WatchOptions, io: Io, signals: SignalSource): Promise<CommandResult<WatchResult>> {
   const p = planWatch(options);
   const report = createReporter(io, options);
   const hasChild = options.command.length > 0;
@@ -105,9 +107,9 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
 }
 
 /** What `watch` reports when it ends; a supervised command that failed makes it fail with the same status. */
-function result(w: IdentityWatch, options: WatchOptions, stoppedBy: string | undefined, childExit: ChildExit | undefined): CommandResult {
+function result(w: IdentityWatch, options: WatchOptions, stoppedBy: string | undefined, childExit: ChildExit | undefined): CommandResult<WatchResult> {
   const identity = w.current();
-  const data: Record<string, unknown> = {
+  const data: Omit<WatchResult, keyof Envelope> = {
     stoppedBy: stoppedBy ?? 'child-exit',
     secret: w.ref,
     ...(identity ? { urn: identity.record.urn, fingerprint: identity.key.kid } : {}),
@@ -122,8 +124,7 @@ function result(w: IdentityWatch, options: WatchOptions, stoppedBy: string | und
   }
   const by = stoppedBy ? `stopped by ${stoppedBy}` : `the supervised command exited with status ${childExit?.status}`;
   return {
-    command: 'watch',
-    data,
+    json: resultJson('watch', data),
     summary: [`watch ${by} after ${w.metrics.reloads} reload(s)${identity ? `; last identity ${identity.record.urn} (fingerprint ${identity.key.kid})` : '; no identity was loaded'}`],
   };
 }

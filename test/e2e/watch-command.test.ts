@@ -74,7 +74,7 @@ describe('watch --output', () => {
 
     fx.signals.emit('SIGTERM');
     const result = await running;
-    expect(result).toMatchObject({ command: 'watch', data: { stoppedBy: 'SIGTERM', urn: second.urn, fingerprint: second.fingerprint, reloads: 1, reloadErrors: 0 } });
+    expect(result).toMatchObject({ json: { command: 'watch', stoppedBy: 'SIGTERM', urn: second.urn, fingerprint: second.fingerprint, reloads: 1, reloadErrors: 0 } });
     await eventually(() => expect(fx.kube.emu.openWatches).toBe(0));
     const lines = fx.jsonLines();
     expect(lines.every((l) => l.schemaVersion === 1)).toBe(true);
@@ -103,7 +103,7 @@ describe('watch --output', () => {
     expect(err).toContain(`keeping identity ${first.fingerprint}`);
     expect(fx.io.out).toEqual([]);
     expect(result.summary[0]).toBe(`watch stopped by SIGINT after 0 reload(s); last identity ${first.urn} (fingerprint ${first.fingerprint})`);
-    expect(result.data).toMatchObject({ reloadErrors: 1 });
+    expect(result.json).toMatchObject({ reloadErrors: 1 });
     expectNoKeyMaterial(first);
   });
 
@@ -141,7 +141,7 @@ describe('watch --output', () => {
     await eventually(() => expect(fx.jsonLines().filter((l) => l.event === 'apply-error').length).toBeGreaterThanOrEqual(1));
     expect(fx.jsonLines().find((l) => l.event === 'apply-error')).toMatchObject({ attempt: 1, error: { code: 'PIDFILE_UNREADABLE' } });
     fx.signals.emit('SIGTERM');
-    expect((await running).data.reloadErrors).toBeGreaterThanOrEqual(1);
+    expect((await running).json.reloadErrors).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -160,7 +160,7 @@ describe('watch -- <command>', () => {
     fx.signals.emit('SIGTERM');
     const result = await running;
     expect((await childLog(log)).at(-1)).toBe('term');
-    expect(result.data).toMatchObject({ stoppedBy: 'SIGTERM', childExitStatus: 0, reloads: 1 });
+    expect(result.json).toMatchObject({ stoppedBy: 'SIGTERM', childExitStatus: 0, reloads: 1 });
     await eventually(() => expect(fx.kube.emu.openWatches).toBe(0));
     // The identity file lived in a private temporary directory, removed on exit.
     expect(fx.io.err.join('')).toMatch(/started .* \(pid \d+\)/);

@@ -16,7 +16,7 @@ const seen = vi.hoisted(() => [] as { module: string; options: Record<string, un
 const recorder = (module: string) => ({
   run: async (options: Record<string, unknown>) => {
     seen.push({ module, options });
-    return { command: module, data: { answer: 42, when: new Date(0), nothing: undefined }, summary: ['not printed by the API'] };
+    return { json: { schemaVersion: 1, status: 'ok', command: module, answer: 42, when: new Date(0), nothing: undefined }, summary: ['not printed by the API'] };
   },
 });
 vi.mock('../../src/commands/rotate-identity.js', () => recorder('rotate-identity'));

@@ -50,7 +50,7 @@ async function optionsFor(argv: string[]): Promise<[string, Record<string, unkno
             return {
               run: async (options: Record<string, unknown>) => {
                 seen = [which, options];
-                return { command: spec.name, data: {}, summary: [] };
+                return { json: { schemaVersion: 1 as const, status: 'ok' as const, command: spec.name }, summary: [] };
               },
             };
           },

@@ -1,4 +1,5 @@
 import type { CommandResult } from '../../output.js';
+import type { RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
 import { rollbackCommandOf } from '../command-line.js';
 import type { RotationOptions } from '../options.js';
@@ -13,7 +14,7 @@ type RotationRun = Run<RotationOptions>;
 
 const PREVIOUS_RUNNER_NOTE = 'note: The previous runner stays registered in Datadog (and keeps working) until you remove it there.';
 
-function naming(r: RotationRun) {
+function naming(r: RotationRun): RunnerNaming {
   const n = r.preflight?.naming;
   return {
     ...(n?.hostname ? { hostname: n.hostname, hostnameSource: n.hostnameSource ?? null } : {}),
@@ -21,43 +22,54 @@ function naming(r: RotationRun) {
   };
 }
 
-export function rotationPlanResult(r: RotationRun, plan: PlanEntry[]): CommandResult {
+export function rotationPlanResult(r: RotationRun, command: RotationCommand, plan: PlanEntry[]): CommandResult<RotationPlanResult> {
   const { target } = need(r.resolved, 'target');
   const current = need(r.current, 'current identity');
   const ctx = need(r.ctx, 'enrollment context');
   return {
-    command: r.spec.command,
-    data: {
+    json: {
+      schemaVersion: 1,
+      status: 'ok',
+      command,
       dryRun: true,
       ...target.where,
       previousUrn: current.identity?.record.urn ?? null,
       enrollmentUrl: ctx.endpoint.baseUrl,
       ...naming(r),
-      ...(target.kind !== 'file' ? { action: current.state === 'missing' ? 'create' : 'update' } : {}),
+      ...(target.kind !== 'file' ? { action: current.state === 'missing' ? ('create' as const) : ('update' as const) } : {}),
       plan,
       durationMs: elapsedMs(r),
     },
-    summary: [`dry run passed: ${r.spec.command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`, ...planLines(plan)],
+    summary: [`dry run passed: ${command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`, ...planLines(plan)],
   };
 }
 
-export function skippedResult(r: RotationRun): CommandResult {
+export function skippedResult(r: RotationRun, command: RotationCommand): CommandResult<RotationSkippedResult> {
   const { target } = need(r.resolved, 'target');
   const current = need(r.current, 'current identity');
   const skipped = need(r.skipped, 'skip');
   return {
-    command: r.spec.command,
-    status: 'skipped',
-    data: { ...target.where, urn: current.identity?.record.urn ?? null, fingerprint: current.identity?.key.kid ?? null, rotatedAt: current.rotatedAt ?? null, ageSeconds: skipped.ageSeconds, reason: skipped.reason, durationMs: elapsedMs(r) },
+    json: {
+      schemaVersion: 1,
+      status: 'skipped',
+      command,
+      ...target.where,
+      urn: current.identity?.record.urn ?? null,
+      fingerprint: current.identity?.key.kid ?? null,
+      rotatedAt: current.rotatedAt ?? null,
+      ageSeconds: skipped.ageSeconds,
+      reason: skipped.reason,
+      durationMs: elapsedMs(r),
+    },
     summary: [`skipped: ${skipped.reason}; nothing was enrolled or changed in ${target.label}`],
   };
 }
 
-function rolloutSummary(outcome: RolloutOutcome | undefined): { data: Record<string, unknown> | null; lines: string[] } {
-  if (!outcome) return { data: null, lines: [PREVIOUS_RUNNER_NOTE] };
+function rolloutSummary(outcome: RolloutOutcome | undefined): { json: RolloutSummary | null; lines: string[] } {
+  if (!outcome) return { json: null, lines: [PREVIOUS_RUNNER_NOTE] };
   const allNew = outcome.action === 'rolled-out' || outcome.action === 'unchanged';
   return {
-    data: { target: outcome.target, action: outcome.action, surged: outcome.surged, strategyRestored: outcome.strategyRestored, fallbackSteps: outcome.fallbackSteps, previousRunnerSafeToRemove: allNew },
+    json: { target: outcome.target, action: outcome.action, surged: outcome.surged, strategyRestored: outcome.strategyRestored, fallbackSteps: outcome.fallbackSteps, previousRunnerSafeToRemove: allNew },
     lines: [
       `  rollout:      ${outcome.target} ${outcome.action}${outcome.surged ? ' (create-before-delete)' : ''}`,
       allNew ? 'every Pod runs the new identity: the previous runner is now safe to remove in Datadog.' : PREVIOUS_RUNNER_NOTE,
@@ -65,7 +77,7 @@ function rolloutSummary(outcome: RolloutOutcome | undefined): { data: Record<str
   };
 }
 
-export function rotationResult(r: RotationRun): CommandResult {
+export function rotationResult(r: RotationRun, command: RotationCommand): CommandResult<RotatedResult> {
   const { target } = need(r.resolved, 'target');
   const next = need(r.next, 'new identity');
   const written = need(r.written, 'write');
@@ -74,8 +86,10 @@ export function rotationResult(r: RotationRun): CommandResult {
   const rolled = rolloutSummary(r.rolledOut);
   const undo = rollbackCommandOf(target);
   return {
-    command: r.spec.command,
-    data: {
+    json: {
+      schemaVersion: 1,
+      status: 'ok',
+      command,
       urn: next.urn,
       previousUrn,
       fingerprint: next.key.kid,
@@ -86,7 +100,7 @@ export function rotationResult(r: RotationRun): CommandResult {
       connections: r.connections ?? null,
       restartHint: target.restartCommand(),
       verify,
-      rollout: rolled.data,
+      rollout: rolled.json,
       rollbackCommand: undo,
       durationMs: elapsedMs(r),
     },

@@ -37,7 +37,7 @@ function verificationFailed(r: Run, identity: DecodedIdentity, reason: string): 
   const { target } = need(r.resolved, 'target');
   const urn = identity.record.urn;
   const rollbackCommand = rollbackCommandOf(target);
-  const details = { urn, ...target.where, rollbackCommand } as Record<string, string>;
+  const details = { urn, ...target.where, rollbackCommand };
   if (r.change === 'rotated') {
     const kept = need(r.written, 'write').previousKept;
     return new VerificationError(

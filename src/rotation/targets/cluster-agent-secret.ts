@@ -94,7 +94,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     }
   }
 
-  protected override extraFacts(state: IdentitySecretState): Record<string, unknown> {
+  protected override extraFacts(state: IdentitySecretState): { clusterId: string | null } {
     return { clusterId: state.state === 'present' ? (state.data[SECRET_KEYS.clusterId] ?? null) : null };
   }
 

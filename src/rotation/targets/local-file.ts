@@ -17,6 +17,7 @@ import {
   swapIntoService,
   sweepInterruptedWrites,
 } from '../../storage/index.js';
+import type { FileWhere } from '../../results/identity.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 
@@ -47,7 +48,7 @@ export class LocalFileTarget implements IdentityTarget {
   readonly flavor = 'private_action_runner' as const;
   readonly label: string;
   readonly selector: string[];
-  readonly where: Record<string, unknown>;
+  readonly where: FileWhere;
   readonly path: string;
 
   constructor(
@@ -202,7 +203,7 @@ export class LocalFileTarget implements IdentityTarget {
       backup.state === 'ok'
         ? { path: backup.path, urn: backup.identity.record.urn, orgId: backup.identity.urn.orgId, runnerId: backup.identity.urn.runnerId, region: backup.identity.urn.region, fingerprint: backup.identity.key.kid }
         : backup.state === 'corrupt'
-          ? { path: backup.path, corrupt: true }
+          ? { path: backup.path, corrupt: true as const }
           : null;
     const backupWrittenAt = backup.state === 'missing' ? null : isoString(backup.stats.mtime);
     const recoverable = await listRecoverableIdentities(this.path);

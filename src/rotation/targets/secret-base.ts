@@ -6,6 +6,7 @@ import { failpoint } from '../../failpoint.js';
 import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js';
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
 import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
+import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type WriteOutcome } from '../target.js';
@@ -60,7 +61,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
   abstract readonly flavor: AgentFlavor;
   abstract readonly selector: string[];
   readonly label: string;
-  readonly where: Record<string, unknown>;
+  readonly where: SecretWhere;
   /** The Secret as last read: the resourceVersion of this read guards the write. */
   protected state: IdentitySecretState | undefined;
 
@@ -294,7 +295,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     };
   }
 
-  protected extraFacts(_state: IdentitySecretState): Record<string, unknown> {
+  protected extraFacts(_state: IdentitySecretState): { clusterId?: string | null } {
     return {};
   }
 
