@@ -10,7 +10,7 @@ const C1_CSI_SEQUENCE = /\u009b[0-?]*[ -/]*[@-~]/g;
 const LINE_BREAKS = /[\r\n\t\v\f\u0085\u2028\u2029]+/g;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-export const DEFAULT_MAX_LENGTH = 512;
+const DEFAULT_MAX_LENGTH = 512;
 
 /**
  * One printable line: escapes and control characters removed, line breaks folded into one space,

@@ -1,11 +1,13 @@
+import type { RolloutCommandOptions } from '../commands/rollout.js';
+import type { WatchOptions } from '../watch/watch-options.js';
 import { DURATIONS } from './duration-flags.js';
 import { CLUSTER_CONFIG_FLAGS, configOptions, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
-import { command } from './spec.js';
+import type { CommandSpec } from './spec.js';
 import { processIdParser } from './value-parsers.js';
 
 // Commands that act on the cluster's workloads: restart them, or follow the Secret from inside a Pod.
 
-export const rollout = command({
+export const rollout: CommandSpec<RolloutCommandOptions> = {
   name: 'rollout',
   description: 'restart a Deployment or DaemonSet create-before-delete so every Pod runs the current identity; --check only reports',
   arguments: [{ name: '<workload>', help: 'deployment/<name> or daemonset/<name>' }],
@@ -43,9 +45,9 @@ export const rollout = command({
       dryRun: Boolean(raw.dryRun),
     }),
   },
-});
+};
 
-export const watch = command({
+export const watch: CommandSpec<WatchOptions> = {
   name: 'watch',
   description: 'follow the identity Secret and hand every valid change on (file, signal, supervised command) until SIGTERM/SIGINT',
   arguments: [
@@ -98,4 +100,4 @@ export const watch = command({
       ...(raw.healthzStaleSeconds !== undefined ? { healthzStaleSeconds: raw.healthzStaleSeconds as number } : {}),
     }),
   },
-});
+};

@@ -1,10 +1,12 @@
+import type { RollbackOptions } from '../commands/rollback.js';
+import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
 import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
-import { command } from './spec.js';
+import type { CommandSpec } from './spec.js';
 
 // Looking at the identity in place, and putting the previous one back.
 
-export const status = command({
+export const status: CommandSpec<StatusOptions> = {
   name: 'status',
   description: 'show where the identity is, what it is, and whether the agent would keep it',
   flags: [
@@ -37,9 +39,9 @@ export const status = command({
       timeoutSeconds: raw.timeoutSeconds as number,
     }),
   },
-});
+};
 
-export const rollback = command({
+export const rollback: CommandSpec<RollbackOptions> = {
   name: 'rollback',
   description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
   flags: [
@@ -72,4 +74,4 @@ export const rollback = command({
       dryRun: Boolean(raw.dryRun),
     }),
   },
-});
+};

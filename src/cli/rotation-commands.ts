@@ -1,3 +1,4 @@
+import type { RotationOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
 import {
   CLUSTER_CONFIG_FLAGS,
@@ -14,11 +15,11 @@ import {
   ROLLOUT_FLAGS,
   rolloutOptions,
 } from './shared-flags.js';
-import { command } from './spec.js';
+import type { CommandSpec } from './spec.js';
 
 // The two rotate commands: a local identity file (or a Helm chart's Secret), and the cluster agent's Secret.
 
-export const rotateIdentity = command({
+export const rotateIdentity: CommandSpec<RotationOptions> = {
   name: 'rotate-identity',
   description: 'enroll a new runner identity and replace the local identity file atomically (standalone/node runner)',
   flags: [
@@ -56,9 +57,9 @@ export const rotateIdentity = command({
       verify: raw.verify !== false,
     }),
   },
-});
+};
 
-export const rotateParIdentity = command({
+export const rotateParIdentity: CommandSpec<RotationOptions> = {
   name: 'rotate-par-identity',
   description: 'enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)',
   flags: [
@@ -90,4 +91,4 @@ export const rotateParIdentity = command({
       keepPrevious: raw.keepPrevious !== false,
     }),
   },
-});
+};

@@ -12,7 +12,7 @@ import type { DurationFlag } from '../time/index.js';
  */
 export type Raw = Record<string, unknown>;
 
-export interface CommandModule<O> {
+interface CommandModule<O> {
   run(options: O, io: Io): Promise<CommandResult>;
 }
 
@@ -36,26 +36,26 @@ export interface FlagSpec {
   cliOnly?: true;
 }
 
-export interface ArgumentSpec {
+interface ArgumentSpec {
   /** `<action>`, `[command...]` */
   name: string;
   help: string;
   choices?: readonly string[];
 }
 
-export interface Example {
+interface Example {
   what: string;
   command: string;
 }
 
-export interface CommandRun<O> {
+interface CommandRun<O> {
   /** Imports src/commands/<name>.js (or a variant chosen by a flag) only when the command runs. */
   load(raw: Raw): Promise<CommandModule<O>>;
   /** The options object the module takes; tsc holds it to exactly that type (NoInfer: the module decides O). */
   toOptions(raw: Raw, io: Io): NoInfer<O>;
 }
 
-/** `O`: the options type of the command's module. The table holds them all as CommandSpec (some O). */
+/** `O`: the options type of the command's module (tsc checks load and toOptions against it). The table holds them all as CommandSpec (some O). */
 export interface CommandSpec<O = unknown> {
   name: string;
   description: string;
@@ -66,11 +66,6 @@ export interface CommandSpec<O = unknown> {
   /** Name of the command in results and errors (`credentials set`); default: `name`. */
   resultName?: (raw: Raw) => string;
   run: CommandRun<O>;
-}
-
-/** A command of the table, its options type inferred from its module. */
-export function command<O>(spec: CommandSpec<O>): CommandSpec<O> {
-  return spec;
 }
 
 export interface ProgramSpec {
@@ -90,7 +85,7 @@ export function flagNames(flag: FlagSpec): string[] {
 }
 
 /** The long flag in camelCase without `no-` (commander's attribute name): `--no-keep-previous` → keepPrevious. */
-export function attributeOf(flag: FlagSpec): string {
+function attributeOf(flag: FlagSpec): string {
   const long = flagNames(flag).find((n) => n.startsWith('--')) ?? flagNames(flag)[0]!;
   return long.replace(/^--?(no-)?/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }

@@ -1,3 +1,4 @@
+import type { CompletionOptions } from '../commands/completion.js';
 import { rollout, watch } from './cluster-commands.js';
 import { rollback, status } from './inspection-commands.js';
 import { rotateIdentity, rotateParIdentity } from './rotation-commands.js';
@@ -7,7 +8,7 @@ import { credentials, emulator } from './tool-commands.js';
 // The one command table: commander's program (src/cli/program.ts), the man page
 // (src/cli/docs/man-page.ts) and the shell completion (src/cli/docs/completion.ts) all read it.
 
-const completion: CommandSpec = {
+const completion: CommandSpec<CompletionOptions> = {
   name: 'completion',
   description: 'print a shell completion script (bash, zsh or fish) for every command and flag',
   arguments: [{ name: '<shell>', help: 'bash | zsh | fish', choices: ['bash', 'zsh', 'fish'] }],

@@ -1,11 +1,13 @@
+import type { CredentialsOptions } from '../commands/credentials.js';
+import type { EmulatorOptions } from '../commands/emulator.js';
 import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
-import { command } from './spec.js';
+import type { CommandSpec } from './spec.js';
 
 // Commands around the rotation: keys in the OS keychain, and the emulators for labs and tests.
 
 const CREDENTIAL_ACTIONS = ['set', 'show', 'delete'] as const;
 
-export const credentials = command({
+export const credentials: CommandSpec<CredentialsOptions> = {
   name: 'credentials',
   description: 'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
   arguments: [{ name: '<action>', help: 'set | show | delete', choices: CREDENTIAL_ACTIONS }],
@@ -31,9 +33,9 @@ export const credentials = command({
       ...configOptions(raw),
     }),
   },
-});
+};
 
-export const emulator = command({
+export const emulator: CommandSpec<EmulatorOptions> = {
   name: 'emulator',
   description: 'run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted',
   flags: [
@@ -58,4 +60,4 @@ export const emulator = command({
       ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
     }),
   },
-});
+};

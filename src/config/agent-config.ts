@@ -9,7 +9,7 @@ import { findDuplicateKey } from './yaml-keys.js';
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
 // over it, then DD_* environment variables over both, then the defaults of protocol §9.
 
-export type ConfigValue = string | boolean | number | Record<string, unknown> | unknown[] | null;
+type ConfigValue = string | boolean | number | Record<string, unknown> | unknown[] | null;
 
 export interface AgentConfig {
   /** The main config file that was read, if any. */
@@ -24,7 +24,7 @@ export interface AgentConfig {
   sourceOf(key: string): string;
 }
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Directory holding the config, or a .yaml file path. */
   cfgPath: string;
   extraFiles?: string[];

@@ -4,7 +4,7 @@ import type { Node, Pair } from 'yaml';
 // map: O(n²), 15 s for a 50 000-key datadog.yaml. We parse with that check off and do the same check
 // here with one Set per map: every node is visited once.
 
-export interface DuplicateKeyScan {
+interface DuplicateKeyScan {
   /** Source offset of the first key that repeats an earlier key of the same map. */
   duplicateAt?: number;
   /** Nodes visited (the test asserts this grows linearly with the input). */

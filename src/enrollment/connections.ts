@@ -7,15 +7,15 @@ import type { ConnectionsOutcome } from '../results/rotation.js';
 // (pkg/privateactionrunner/autoconnections): one POST /api/v2/actions/connections per bundle family
 // the actions allowlist enables. Best effort: an outcome to report, never an exception.
 
-export const CONNECTIONS_PATH = '/api/v2/actions/connections';
+const CONNECTIONS_PATH = '/api/v2/actions/connections';
 
-export interface ConnectionDefinition {
+interface ConnectionDefinition {
   fqnPrefix: string;
   integrationType: 'Kubernetes' | 'Script';
   credentials: Record<string, string>;
 }
 
-export interface ConnectionsInput {
+interface ConnectionsInput {
   baseUrl: string;
   apiKey: string;
   appKey?: string;

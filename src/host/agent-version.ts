@@ -10,7 +10,7 @@ import type { AgentVersionChoice } from '../results/rotation.js';
 export type { AgentVersionChoice };
 
 /** The agent's version format: N.N.N, optional -pre, optional +build (e.g. 7.66.0+commit.abc1234). */
-export const AGENT_VERSION_FORMAT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const AGENT_VERSION_FORMAT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
 export async function resolveAgentVersion(config: AgentConfig, options: { flag?: string; toolVersion: string; ipc?: IpcOptions }): Promise<AgentVersionChoice> {
   if (options.flag !== undefined && !AGENT_VERSION_FORMAT.test(options.flag)) {

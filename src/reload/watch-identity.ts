@@ -42,7 +42,7 @@ export interface WatchIdentityOptions {
 
 type LoadDecision = Extract<TrackerDecision, { action: 'load' }>;
 
-export interface WatchEventMap {
+interface WatchEventMap {
   event: [WatchEvent];
 }
 

@@ -10,7 +10,7 @@ import type { FallbackStep } from '../results/rotation.js';
 // condition is re-read from the live cluster, one node per step, and the old Pod is deleted with a
 // UID precondition so a replacement of the same name is never deleted by mistake.
 
-export const RESERVATION_ANNOTATION = 'par-identity.datadoghq.com/fallback-reservation';
+const RESERVATION_ANNOTATION = 'par-identity.datadoghq.com/fallback-reservation';
 
 export type { FallbackStep };
 
@@ -67,7 +67,7 @@ function nodeProblems(node: V1Node, pod: V1Pod): string[] {
   return problems;
 }
 
-export interface FallbackContext {
+interface FallbackContext {
   api: RolloutApi;
   ref: WorkloadRef;
   /** The DaemonSet as seen when the rollout started. */

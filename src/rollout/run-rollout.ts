@@ -12,7 +12,7 @@ import { describeRef, type WorkloadRef } from './workload-ref.js';
 // check → (server-side dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
 // fallback when asked → restore the user's strategy whatever happened (success, failure, Ctrl-C).
 
-export interface RolloutOptions {
+interface RolloutOptions {
   ref: WorkloadRef;
   checkOnly: boolean;
   /** true: require a surge; false: restart with the workload's own strategy; 'auto': surge when safe. */
@@ -68,7 +68,7 @@ async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): P
   }
 }
 
-export async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
+async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
   const workload = await api.readWorkload(options.ref);
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);

@@ -76,7 +76,7 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
   return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value), network, version };
 }
 
-export function enrollmentInput(
+function enrollmentInput(
   ctx: EnrollmentContext,
   key: PrivateIdentityKey,
   flavor: AgentFlavor,

@@ -10,7 +10,7 @@ import type { PodRow, SecretRow } from '../results/status.js';
 // Read-only views across a fleet: every identity Secret the token can see (`status --all-namespaces`)
 // and which Pod of a workload runs which identity (`status --pods`).
 
-export interface FleetSecrets {
+interface FleetSecrets {
   rows: SecretRow[];
   /** Namespaces whose Secrets this token may not list: named, never silently skipped. */
   unreadable: { namespace: string; reason: string }[];

@@ -8,7 +8,7 @@ import type { OutputOptions } from '../output-options.js';
 export const DEFAULT_CFGPATH = '/etc/datadog-agent';
 
 /** Which agent config is read (`-c`, `-E`), for every command that reads it. */
-export interface ConfigLocation {
+interface ConfigLocation {
   /** Agent config directory, or a .yaml file (`-c`). */
   cfgPath: string;
   /** Extra agent config files merged over it (`-E`), in order. */
@@ -16,7 +16,7 @@ export interface ConfigLocation {
 }
 
 /** Which cluster, as kubectl picks it: `kubeconfig`, else KUBECONFIG, the Pod's service account, ~/.kube/config. */
-export interface KubeLocation {
+interface KubeLocation {
   kubeconfig?: string;
   context?: string;
   /** Namespace of the identity Secret (else kube_resources_namespace, the service account's, default). */

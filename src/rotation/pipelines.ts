@@ -28,8 +28,8 @@ import type { TargetKind } from './target.js';
 // roll-out comes after a verification that passed (or an explicit --no-verify), so Pods only restart
 // onto an identity the server accepted. With --dry-run every step runs its plan instead.
 
-export const ROTATION_STEPS: readonly Step<RotationOptions>[] = [resolve, lock, read, preflight, generate, enroll, write, readBack, verify, connections, rollout];
-export const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, restore, verify];
+const ROTATION_STEPS: readonly Step<RotationOptions>[] = [resolve, lock, read, preflight, generate, enroll, write, readBack, verify, connections, rollout];
+const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, restore, verify];
 /** status reads only; without --verify it does not go online at all. */
 const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [resolve, lock, read, inspect, ...(options.verify ? [verify] : [])];
 

@@ -38,7 +38,7 @@ export interface LockClock {
   sleep(ms: number): Promise<void>;
 }
 
-export interface AcquireLockOptions {
+interface AcquireLockOptions {
   /** 0 = fail at once when held (default). */
   waitSeconds?: number;
   clock?: LockClock;
@@ -47,7 +47,7 @@ export interface AcquireLockOptions {
   random?: () => number;
 }
 
-export interface IdentityLock {
+interface IdentityLock {
   path: string;
   holder: LockHolder;
   /** Removes the lock if it is still ours. Safe to call more than once. */
@@ -57,7 +57,7 @@ export interface IdentityLock {
 const TAKEOVER_MARK = '.takeover-';
 const TAKEOVER_LITTER_MS = 60 * 60 * 1000;
 
-export const systemClock: LockClock = {
+const systemClock: LockClock = {
   now: () => Date.now(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
@@ -88,7 +88,7 @@ function pidAlive(pid: number): boolean {
 }
 
 /** Why this holder no longer holds the lock, or undefined when it may still hold it. */
-export function staleReason(holder: LockHolder, host = hostname()): string | undefined {
+function staleReason(holder: LockHolder, host = hostname()): string | undefined {
   if (holder.host !== host) return undefined;
   if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'the lock names no valid pid';
   if (holder.pid === process.pid) return undefined;

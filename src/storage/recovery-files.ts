@@ -28,8 +28,7 @@ import type { RecoverableIdentity } from '../results/status.js';
 //           swap-after-keep-backup    (from a K) the old .bak also kept as another K
 //   sweep   sweep-after-keep          the temp and its K both exist; the next sweep deletes the temp
 
-export type { RecoverableIdentity };
-export type RecoveryKind = RecoverableIdentity['kind'];
+type RecoveryKind = RecoverableIdentity['kind'];
 
 /** 20261203T090512Z: sortable, no characters a shell or a filesystem minds. */
 export function utcStamp(date: Date): string {

@@ -55,6 +55,6 @@ export function applySteps(options: WatchOptions, p: WatchPlan, outputPath: stri
 }
 
 /** What the supervised command gets: the file to read, and non-secret facts about what is in it. */
-export function childEnv(base: NodeJS.ProcessEnv, path: string, identity: DecodedIdentity): NodeJS.ProcessEnv {
+function childEnv(base: NodeJS.ProcessEnv, path: string, identity: DecodedIdentity): NodeJS.ProcessEnv {
   return { ...base, PAR_IDENTITY_FILE: path, PAR_IDENTITY_URN: identity.record.urn, PAR_IDENTITY_FINGERPRINT: identity.key.kid };
 }

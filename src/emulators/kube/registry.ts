@@ -39,7 +39,7 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
 }
 
-export interface DeleteResult {
+interface DeleteResult {
   /** What the DELETE response carries: the object (pods, namespaces, or one held by finalizers) or a Success Status. */
   body: KubeObject | Status;
   deleted: boolean;

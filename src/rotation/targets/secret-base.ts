@@ -16,7 +16,6 @@ import { isoString } from '../../time/index.js';
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
 // write, the read back, and the swap with the previous identity.
 
-export { summaryOf };
 
 function orphanedRunner(err: ParError, urn: string): ParError {
   const hint = `${err.hint} The new runner ${urn} was enrolled but is not stored anywhere: remove it in Datadog.`;
@@ -28,7 +27,7 @@ function orphanedRunner(err: ParError, urn: string): ParError {
 }
 
 /** Written with every rotation and rollback: when the identity in service was put there. */
-export const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
+const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
 
 /** RFC 3339 without fractions, as Kubernetes writes times. */
 function rfc3339(date: Date): string {
