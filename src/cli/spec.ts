@@ -26,7 +26,7 @@ export interface FlagSpec {
   /** A duration: the unit of its value and its bounds. The CLI parses the text with them, the API checks a number against them. */
   duration?: DurationFlag;
   /** Turns the text into the option value (instead of the duration parser); throws a UsageError that never quotes the text. */
-  parse?: (value: string) => unknown;
+  parse?: (value: string) => string | number;
   /** Given more than once: every value, in order (an array, default empty). */
   repeatable?: true;
   choices?: readonly string[];
