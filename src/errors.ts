@@ -2,9 +2,10 @@
 // (scripts match on it), an exit status (runbooks branch on it) and a hint saying what to do next.
 // Messages never contain key material: callers pass names and fingerprints, never values.
 //
-// ERROR_CODES is the closed list of codes: a code missing from it fails tsc where it is thrown, and
-// test/unit/error-codes.test.ts fails when a code thrown anywhere in src/ is not in it or is thrown
-// with another class or exit than its row says. README and the man page print it.
+// ERROR_CODES is the closed list of codes, and the only place a code's class and exit status are
+// written: each class takes only the codes of its own rows (CodeOf), and every error's exit status is
+// read from its code's row, so a code missing from the table, thrown with another class, or exiting
+// with another status than its row says does not compile. README and the man page print it.
 
 export const ExitCode = {
   ok: 0,
@@ -159,59 +160,63 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The codes a class throws: those whose row names it as their family. */
+export type CodeOf<F extends ErrorFamily> = { [C in ErrorCode]: (typeof ERROR_CODES)[C]['family'] extends F ? C : never }[ErrorCode];
+
 interface ErrorDetails {
   [key: string]: string | number | boolean | null | undefined | string[];
 }
 
-export class ParError extends Error {
+/**
+ * `C` is the set of codes this class may be constructed with: a family class narrows it to its own
+ * rows; ParError itself takes only the rows whose family is ParError (NoInfer: the argument cannot
+ * widen it). `code` stays the whole union, so any caught ParError can be compared with any code.
+ */
+export class ParError<C extends ErrorCode = CodeOf<'ParError'>> extends Error {
   readonly code: ErrorCode;
   readonly exitCode: number;
   readonly hint: string;
   readonly details: ErrorDetails;
 
-  constructor(
-    code: ErrorCode,
-    exit: ExitCodeName,
-    message: string,
-    hint: string,
-    details: ErrorDetails = {},
-    options?: { cause?: unknown },
-  ) {
+  constructor(code: NoInfer<C>, message: string, hint: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'ParError';
     this.code = code;
-    this.exitCode = ExitCode[exit];
+    this.exitCode = ExitCode[ERROR_CODES[code].exit];
     this.hint = hint;
     this.details = details;
   }
 }
 
-export class UsageError extends ParError {
+export class UsageError extends ParError<CodeOf<'UsageError'>> {
+  declare readonly code: CodeOf<'UsageError'>;
   constructor(message: string, hint = 'Run `par-identity <command> --help` for the accepted flags.') {
-    super('USAGE', 'usage', message, hint);
+    super('USAGE', message, hint);
   }
 }
 
-export class ConfigError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails) {
-    super(code, 'config', message, hint, details);
+export class ConfigError extends ParError<CodeOf<'ConfigError'>> {
+  declare readonly code: CodeOf<'ConfigError'>;
+  constructor(code: CodeOf<'ConfigError'>, message: string, hint: string, details?: ErrorDetails) {
+    super(code, message, hint, details);
   }
 }
 
 /** A stored or received identity that does not decode; `field` names the offending part. */
-export class IdentityDecodeError extends ParError {
+export class IdentityDecodeError extends ParError<CodeOf<'IdentityDecodeError'>> {
+  declare readonly code: CodeOf<'IdentityDecodeError'>;
   readonly field: string;
   constructor(field: string, message: string, hint = 'The identity was not used. Restore a good copy or rotate again.') {
-    super('IDENTITY_INVALID', 'storage', `${field}: ${message}`, hint, { field });
+    super('IDENTITY_INVALID', `${field}: ${message}`, hint, { field });
     this.field = field;
   }
 }
 
-export class CredentialsRejectedError extends ParError {
+export class CredentialsRejectedError extends ParError<CodeOf<'CredentialsRejectedError'>> {
+  declare readonly code: CodeOf<'CredentialsRejectedError'>;
   constructor(status: number, endpoint: string) {
     super(
       'CREDENTIALS_REJECTED',
-      'credentialsRejected',
       `the Datadog API rejected the credentials (HTTP ${status}) at ${endpoint}`,
       'Nothing was changed. Check the API key and application key, and that the application key has the On-Prem Runner scopes, then run again.',
       { status, endpoint },
@@ -219,56 +224,65 @@ export class CredentialsRejectedError extends ParError {
   }
 }
 
-export class EnrollmentError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
-    super(code, 'enrollmentFailed', message, hint, details, { cause });
+export class EnrollmentError extends ParError<CodeOf<'EnrollmentError'>> {
+  declare readonly code: CodeOf<'EnrollmentError'>;
+  constructor(code: CodeOf<'EnrollmentError'>, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+    super(code, message, hint, details, { cause });
   }
 }
 
-export class StorageError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
-    super(code, 'storage', message, hint, details, { cause });
+export class StorageError extends ParError<CodeOf<'StorageError'>> {
+  declare readonly code: CodeOf<'StorageError'>;
+  constructor(code: CodeOf<'StorageError'>, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+    super(code, message, hint, details, { cause });
   }
 }
 
-export class ConflictError extends ParError {
+export class ConflictError extends ParError<CodeOf<'ConflictError'>> {
+  declare readonly code: CodeOf<'ConflictError'>;
   constructor(message: string, hint: string, details?: ErrorDetails) {
-    super('CONFLICT', 'conflict', message, hint, details);
+    super('CONFLICT', message, hint, details);
   }
 }
 
-export class VerificationError extends ParError {
+export class VerificationError extends ParError<CodeOf<'VerificationError'>> {
+  declare readonly code: CodeOf<'VerificationError'>;
   constructor(message: string, hint: string, details?: ErrorDetails) {
-    super('VERIFICATION_FAILED', 'verificationFailed', message, hint, details);
+    super('VERIFICATION_FAILED', message, hint, details);
   }
 }
 
-export class KubernetesError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
-    super(code, 'kubernetes', message, hint, details, { cause });
+export class KubernetesError extends ParError<CodeOf<'KubernetesError'>> {
+  declare readonly code: CodeOf<'KubernetesError'>;
+  constructor(code: CodeOf<'KubernetesError'>, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+    super(code, message, hint, details, { cause });
   }
 }
 
-export class InterruptedError extends ParError {
+export class InterruptedError extends ParError<CodeOf<'InterruptedError'>> {
+  declare readonly code: CodeOf<'InterruptedError'>;
   constructor(step: string) {
-    super('INTERRUPTED', 'interrupted', `interrupted during: ${step}`, 'Run `par-identity status` to see what is in place.');
+    super('INTERRUPTED', `interrupted during: ${step}`, 'Run `par-identity status` to see what is in place.');
   }
 }
 
 /** `watch`: a loaded identity could not be handed on (signal target missing, bad pidfile). Reported, not fatal. */
-export class ReloadApplyError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
-    super(code, 'config', message, hint, details, { cause });
+export class ReloadApplyError extends ParError<CodeOf<'ReloadApplyError'>> {
+  declare readonly code: CodeOf<'ReloadApplyError'>;
+  constructor(code: CodeOf<'ReloadApplyError'>, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
+    super(code, message, hint, details, { cause });
   }
 }
 
 /**
  * `watch -- <command>`: the supervised command ended or could not start. `watch` exits with the
- * command's own status (128 + signal number when a signal ended it, 127 when it could not start).
+ * command's own status (128 + signal number when a signal ended it, 127 when it could not start), the
+ * one exit status not read from the table: the table's row (internal) is what the code means.
  */
-export class ChildExitError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string, exitStatus: number, details?: ErrorDetails) {
-    super(code, 'internal', message, hint, details);
+export class ChildExitError extends ParError<CodeOf<'ChildExitError'>> {
+  declare readonly code: CodeOf<'ChildExitError'>;
+  constructor(code: CodeOf<'ChildExitError'>, message: string, hint: string, exitStatus: number, details?: ErrorDetails) {
+    super(code, message, hint, details);
     (this as { exitCode: number }).exitCode = exitStatus;
   }
 }
@@ -279,7 +293,6 @@ export function toParError(err: unknown): ParError {
   const message = err instanceof Error ? err.message : String(err);
   return new ParError(
     'INTERNAL',
-    'internal',
     `unexpected failure: ${message}`,
     'This is a bug in par-identity. Run `par-identity status` to see what is in place, and report the message above.',
     {},
@@ -288,8 +301,9 @@ export function toParError(err: unknown): ParError {
 }
 
 /** A rollout that did not complete; the message says what was undone. */
-export class RolloutError extends ParError {
-  constructor(code: ErrorCode, message: string, hint: string) {
-    super(code, 'rolloutFailed', message, hint);
+export class RolloutError extends ParError<CodeOf<'RolloutError'>> {
+  declare readonly code: CodeOf<'RolloutError'>;
+  constructor(code: CodeOf<'RolloutError'>, message: string, hint: string) {
+    super(code, message, hint);
   }
 }

@@ -14,7 +14,7 @@ export const FAILPOINTS = {
   rollout: ['rollout-before-patch'],
 } as const;
 
-export type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];
+type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];
 
 export function failpoint(name: FailpointName): void {
   const set = process.env.PAR_IDENTITY_FAILPOINT;

@@ -1,24 +1,22 @@
 import { type ParError, toParError } from './errors.js';
 import type { Io } from './io.js';
+import type { OutputOptions } from './output-options.js';
+import type { Envelope } from './results/envelope.js';
 
 // The one boundary between results/errors and the terminal. With --json, stdout carries exactly one
 // JSON object (schemaVersion 1) and all human text goes to stderr.
 
+export type { OutputOptions };
+
 export const SCHEMA_VERSION = 1;
 
-export interface OutputOptions {
-  json: boolean;
-  color: boolean;
-}
 
-export interface CommandResult {
-  command: string;
-  /** The --json payload (besides schemaVersion/status/command). Never key material. */
-  data: Record<string, unknown>;
+/** What a command answers: the --json object (what the API returns; its types are src/results) and the human summary. */
+export interface CommandResult<J extends Envelope = Envelope> {
+  /** schemaVersion, status (`skipped`: nothing was due, e.g. --if-older-than), command, then the command's fields. Never key material. */
+  json: J;
   /** Human summary lines for stdout. */
   summary: string[];
-  /** `skipped`: nothing was due (e.g. --if-older-than); the default is `ok`. */
-  status?: 'ok' | 'skipped';
 }
 
 export interface Reporter {
@@ -43,14 +41,14 @@ export function createReporter(io: Io, options: OutputOptions): Reporter {
   };
 }
 
-/** The --json object of a result (also what the programmatic API returns, after a JSON round trip). */
-export function resultObject(result: CommandResult): Record<string, unknown> {
-  return { schemaVersion: SCHEMA_VERSION, status: result.status ?? 'ok', command: result.command, ...result.data };
+/** A command's --json object: the envelope, then its fields. */
+export function resultJson<C extends string, F extends object>(command: C, fields: F): Envelope<C, 'ok'> & F {
+  return { schemaVersion: SCHEMA_VERSION, status: 'ok', command, ...fields };
 }
 
 export function renderResult(result: CommandResult, io: Io, options: OutputOptions): void {
   if (options.json) {
-    io.stdout(`${JSON.stringify(resultObject(result))}\n`);
+    io.stdout(`${JSON.stringify(result.json)}\n`);
     for (const line of result.summary) io.stderr(`${line}\n`);
     return;
   }

@@ -23,7 +23,7 @@ const UNPRINTABLE_BUT_LF = new RegExp(`[\\u0000-\\u0009\\u000b-\\u001f${BEYOND_C
 /** One of them, anywhere. */
 const ANY_UNPRINTABLE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'u');
 
-export const DEFAULT_MAX_LENGTH = 512;
+const DEFAULT_MAX_LENGTH = 512;
 
 interface SanitizeOptions {
   /** Keep LF line breaks (each line is still cleaned); everything else that breaks a line becomes a space. */

@@ -1,31 +1,16 @@
+import { watch } from '../cli/cluster-commands.js';
+import { status } from '../cli/inspection-commands.js';
+import { rotateIdentity, rotateParIdentity } from '../cli/rotation-commands.js';
+import { type CommandSpec, type FlagSpec, optionOf, type Raw } from '../cli/spec.js';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import { DAY_MS, HOUR_MS } from '../time/index.js';
-import type { CommonOptions, RotateIdentityOptions, RotateParIdentityOptions, StatusOptions, WatchIdentityOptions } from './types.js';
+import type { DurationFlag } from '../time/index.js';
+import type { CommonOptions } from './types.js';
 
-/** The public options of each function: SCHEMAS must name exactly their keys (tsc checks it). */
-interface ApiOptions {
-  rotateIdentity: RotateIdentityOptions;
-  rotateParIdentity: RotateParIdentityOptions;
-  status: StatusOptions;
-  watchIdentity: WatchIdentityOptions;
-}
-
-// The API's side of what the CLI's flag parsers do: options checked by name and type (a JavaScript
-// caller has no compiler to catch a typo), durations within the flags' bounds, the flags' defaults
-// (test/unit/api-options.test.ts compares them with the command table), and an Io that prints nothing.
-// Error messages name the option, never its value (it may be a key).
-
-/** The CLI defaults, by option name (flag defaults in src/cli/*-commands.ts). */
-export const API_DEFAULTS = {
-  cfgPath: '/etc/datadog-agent',
-  profile: 'default',
-  rotationTimeoutSeconds: 120,
-  statusTimeoutSeconds: 30,
-  rolloutTimeoutSeconds: 600,
-  relistIntervalSeconds: 600,
-  splayMs: 0,
-} as const;
+// The API's side of what the CLI's flag parsers do, read from the same command table: an option is
+// a flag (its name, its kind, its bounds, its default), checked by name and type (a JavaScript caller
+// has no compiler to catch a typo), then handed to the command's own toOptions as the CLI hands it
+// the parsed flags. Error messages name the option, never its value (it may be a key).
 
 type Kind = 'string' | 'boolean' | 'strings' | 'function' | 'signal' | 'env' | 'string-or-true' | Bounds;
 
@@ -38,63 +23,75 @@ interface Bounds {
   unit: string;
 }
 
-const seconds = (maxMs: number, minInclusive = false): Bounds => ({ min: 0, minInclusive, max: maxMs / 1000, unit: 'seconds' });
-const millis = (maxMs: number): Bounds => ({ min: 0, minInclusive: true, max: maxMs, unit: 'ms' });
-
 type Schema = Record<string, Kind>;
 
-const COMMON = { cfgPath: 'string', extraCfg: 'strings', env: 'env', onProgress: 'function' } as const satisfies Schema;
-const KUBE = { kubeconfig: 'string', context: 'string', namespace: 'string' } as const satisfies Schema;
-const CREDENTIALS = { apiKey: 'string', appKey: 'string', apiKeyFile: 'string', appKeyFile: 'string', profile: 'string', agentVersion: 'string' } as const satisfies Schema;
-const ROTATION = {
-  ...COMMON,
-  ...KUBE,
-  ...CREDENTIALS,
-  // The bounds of --timeout, --if-older-than, --wait-lock and --rollout-timeout (src/cli/duration-flags.ts).
-  timeoutSeconds: seconds(HOUR_MS),
-  dryRun: 'boolean',
-  verify: 'boolean',
-  connections: 'boolean',
-  keepPrevious: 'boolean',
-  ifOlderThanSeconds: seconds(3650 * DAY_MS),
-  waitLockSeconds: seconds(DAY_MS, true),
-  rollout: 'string',
-  fallback: 'boolean',
-  rolloutTimeoutSeconds: seconds(DAY_MS),
-  signal: 'signal',
-} as const satisfies Schema;
+/** A duration flag's bounds in `unit` (the API's watch counts in ms what the flag counts in seconds). */
+function boundsOf(d: DurationFlag, unit: 's' | 'ms' = d.unit): Bounds {
+  const unitMs = unit === 's' ? 1000 : 1;
+  return { min: (d.minMs ?? 0) / unitMs, minInclusive: d.minMs !== undefined, max: d.maxMs / unitMs, unit: unit === 's' ? 'seconds' : 'ms' };
+}
 
-export const SCHEMAS = {
-  rotateIdentity: { ...ROTATION, identityFile: 'string', k8sSecret: 'string', hostname: 'string' },
-  rotateParIdentity: { ...ROTATION, secretName: 'string' },
-  status: {
-    ...COMMON,
-    ...KUBE,
-    identityFile: 'string',
-    secret: 'boolean',
-    k8sSecret: 'string',
-    secretName: 'string',
-    allNamespaces: 'boolean',
-    pods: 'string-or-true',
-    hostname: 'string',
-    verify: 'boolean',
-    timeoutSeconds: seconds(HOUR_MS),
-  },
+function kindOf(flag: FlagSpec): Kind {
+  if (flag.duration) return boundsOf(flag.duration);
+  if (flag.repeatable) return 'strings';
+  if (/\[[^\]]+\]/.test(flag.flags)) return 'string-or-true';
+  if (/<[^>]+>/.test(flag.flags)) return 'string';
+  return 'boolean';
+}
+
+/** Every flag of the command but those of the process (--json, --no-color, supervision), by option name. */
+function flagSchema(spec: CommandSpec): Schema {
+  return Object.fromEntries(spec.flags.filter((f) => !f.cliOnly).map((f) => [optionOf(f), kindOf(f)]));
+}
+
+function flagOf(spec: CommandSpec, option: string): FlagSpec {
+  const flag = spec.flags.find((f) => optionOf(f) === option);
+  if (!flag) throw new Error(`command table: ${spec.name} has no flag for ${option}`);
+  return flag;
+}
+
+/** What only a program can give: the environment and progress callback of every function. */
+const PROGRAM = { env: 'env', onProgress: 'function' } as const satisfies Schema;
+/** The keys themselves (the CLI only reads files), and the caller's AbortSignal. */
+const ROTATION = { ...PROGRAM, apiKey: 'string', appKey: 'string', signal: 'signal' } as const satisfies Schema;
+
+const watchFlags = flagSchema(watch);
+const relistInterval = flagOf(watch, 'relistIntervalSeconds');
+
+export const SCHEMAS: Record<'rotateIdentity' | 'rotateParIdentity' | 'status' | 'watchIdentity', Schema> = {
+  rotateIdentity: { ...flagSchema(rotateIdentity), ...ROTATION },
+  rotateParIdentity: { ...flagSchema(rotateParIdentity), ...ROTATION },
+  status: { ...flagSchema(status), ...PROGRAM },
+  // watch without the supervision: the Secret, the output file, the re-list and the splay.
   watchIdentity: {
-    ...COMMON,
-    ...KUBE,
-    secretName: 'string',
-    output: 'string',
-    // --relist-interval and --splay: at most a day.
-    relistIntervalMs: millis(DAY_MS),
-    splayMs: millis(DAY_MS),
+    ...Object.fromEntries(['cfgPath', 'extraCfg', 'kubeconfig', 'context', 'namespace', 'secretName', 'output', 'splayMs'].map((o) => [o, watchFlags[o]!])),
+    relistIntervalMs: boundsOf(relistInterval.duration!, 'ms'),
+    ...PROGRAM,
     signal: 'signal',
     onEvent: 'function',
     onLoaded: 'function',
     onWritten: 'function',
     onError: 'function',
   },
-} as const satisfies { [F in keyof ApiOptions]: Record<keyof ApiOptions[F], Kind> };
+};
+
+/** The flags' defaults of watch, for watchIdentity (which runs without the command's toOptions). */
+export const WATCH_DEFAULTS = {
+  cfgPath: flagOf(watch, 'cfgPath').default as string,
+  relistIntervalMs: (relistInterval.default as number) * 1000,
+  splayMs: flagOf(watch, 'splayMs').default as number,
+};
+
+/**
+ * The options of an API call as the command's toOptions takes them: the flags' defaults, then what
+ * the caller gave, under the same names; answered in the --json shape, never coloured.
+ */
+export function rawOf(spec: CommandSpec, options: object): Raw {
+  const raw: Raw = { json: true, color: false };
+  for (const flag of spec.flags) if (flag.default !== undefined) raw[optionOf(flag)] = Array.isArray(flag.default) ? [...flag.default] : flag.default;
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) raw[key] = value;
+  return raw;
+}
 
 function describe(kind: Kind): string {
   if (typeof kind === 'object') {
@@ -185,7 +182,7 @@ export function apiIo(options: Pick<CommonOptions, 'env' | 'onProgress'>): Io {
   };
 }
 
-/** The API's answer: exactly the object `--json` prints (plain data, no undefined fields, dates as strings). */
-export function jsonResult<T>(result: Record<string, unknown>): T {
-  return JSON.parse(JSON.stringify(result)) as T;
+/** The API's answer: exactly the object `--json` prints (plain data, no undefined fields); the result types hold no Date. */
+export function jsonResult<J extends object>(result: J): J {
+  return JSON.parse(JSON.stringify(result)) as J;
 }

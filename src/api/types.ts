@@ -2,16 +2,19 @@ import type { EventEmitter } from 'node:events';
 import type { KeyObject } from 'node:crypto';
 import type { ParError } from '../errors.js';
 import type { WatchEvent } from '../reload/watch-events.js';
+import type { RotationOptions, StatusOptions as StatusCommandOptions } from '../rotation/options.js';
+import type { WatchCounters } from '../results/watch.js';
+import type { WatchOptions } from '../watch/watch-options.js';
 
 // The public types of the programmatic API (`import … from 'par-identity'`). This file is shipped as
 // a declaration file (dist/types/api/types.d.ts): it may import types only, and only from files that
-// are shipped too (../errors.js, ../reload/watch-events.js) or from node:* — scripts/build.mjs fails
-// the build on any other import in the declarations it ships.
+// are shipped too (types-only files: errors, options, results, events) or from node:* —
+// scripts/build.mjs fails the build on any other import in the declarations it ships.
 //
-// Options mirror the CLI flags (camelCase; durations as numbers in the unit their name says) and have
-// the same defaults. Results are the objects `--json` prints (schema version 1). Nothing here ever
-// holds an API key, an application key or key material, except LoadedIdentity, whose keys are
-// node:crypto KeyObjects (they serialise to `{}`).
+// Options are the commands' own options types (the CLI flags' values, camelCase, durations as
+// numbers in the unit their name says), with the flags' defaults. Results are the objects `--json`
+// prints (schema version 1). Nothing here ever holds an API key, an application key or key
+// material, except LoadedIdentity, whose keys are node:crypto KeyObjects (they serialise to `{}`).
 
 /** Progress as the CLI prints it on stderr. The API itself never prints. */
 export interface ProgressEvent {
@@ -19,12 +22,8 @@ export interface ProgressEvent {
   message: string;
 }
 
-/** Options every function takes. */
+/** What only a program gives, to every function. */
 export interface CommonOptions {
-  /** Agent config directory, or a .yaml file (`-c`). Default `/etc/datadog-agent`. */
-  cfgPath?: string;
-  /** Extra agent config files merged over it (`-E`). */
-  extraCfg?: string[];
   /**
    * The environment the agent settings are read from as the agent reads them (`DD_*`, `KUBECONFIG`,
    * `HOME`, proxies, `NODE_EXTRA_CA_CERTS`…). Default `process.env`; never modified.
@@ -34,247 +33,49 @@ export interface CommonOptions {
   onProgress?: (event: ProgressEvent) => void;
 }
 
-/** Which cluster, as kubectl picks it: `kubeconfig`, else KUBECONFIG, the Pod's service account, ~/.kube/config. */
-export interface KubeOptions {
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-}
-
 /**
- * The Datadog API key and application key. Sources in order: `apiKey`/`appKey` (the values) or
- * `apiKeyFile`/`appKeyFile` (one or the other), then `DD_API_KEY`/`DD_APP_KEY` of `env`, then the agent
- * config, then the OS keychain profile. None of them is required in the environment.
+ * A command's own options (src/rotation/options.ts: what its flags fill, in the unit their name
+ * says), every one optional with the flag's default, without the ones of the terminal (json, color)
+ * and without those the command has no flag for.
  */
-export interface CredentialOptions {
-  apiKey?: string;
-  appKey?: string;
-  apiKeyFile?: string;
-  appKeyFile?: string;
-  /** Keychain profile consulted last (`credentials set`). Default `"default"`. */
-  profile?: string;
-  /** X-Datadog-OnPrem-Version (like `7.66.0+commit.abc1234`) when the running agent does not answer on its IPC API. */
-  agentVersion?: string;
-}
-
-interface RotationOptionsBase extends CommonOptions, CredentialOptions, KubeOptions {
-  /** Deadline for enrollment and verification, seconds (0 < t ≤ 3600). Default 120. */
-  timeoutSeconds?: number;
-  /** Run every check, change nothing, and return the plan. */
-  dryRun?: boolean;
-  /** Prove with a signed health check that the server accepts the new key. Default true. */
-  verify?: boolean;
-  /** Create the runner's connections after enrolling, as the agent does. Default true. */
-  connections?: boolean;
-  /** Keep the previous identity in the Secret (Secret targets). Default true. */
-  keepPrevious?: boolean;
-  /** Rotate only when the identity in service is at least this old, seconds; else the result is `skipped`. */
-  ifOlderThanSeconds?: number;
-  /** Wait this long for another run's lock on the target, seconds. Default 0: throw `LOCKED` at once. */
-  waitLockSeconds?: number;
-  /** After the rotation, restart `deployment/<name>` or `daemonset/<name>` create-before-delete. */
-  rollout?: string;
-  /** With `rollout`: allow the DaemonSet capacity fallback. */
-  fallback?: boolean;
-  /** Deadline for `rollout`, seconds (≤ 86400). Default 600. */
-  rolloutTimeoutSeconds?: number;
-  /**
-   * Stops the run: honoured before each step up to enrolling (then nothing was enrolled or changed:
-   * `INTERRUPTED`) and by the rollout (which undoes its restart). Once a key is being enrolled the
-   * run goes on to store and verify it, within `timeoutSeconds`.
-   */
-  signal?: AbortSignal;
-}
+type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | NoFlag>>;
 
 /** `par-identity rotate-identity`: the local identity file, or with `k8sSecret` a Helm runner's Secret. */
-export interface RotateIdentityOptions extends RotationOptionsBase {
-  /** The identity file, instead of the one the config points at. */
-  identityFile?: string;
-  /** Rotate the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file. */
-  k8sSecret?: string;
-  /** The hostname to store, instead of asking the running agent or resolving it as the agent does. */
-  hostname?: string;
-}
+export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
-export interface RotateParIdentityOptions extends RotationOptionsBase {
-  /** Identity Secret name (else private_action_runner.identity_secret_name, then the default). */
-  secretName?: string;
-}
+export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname'> {}
 
 /** `par-identity status`. */
-export interface StatusOptions extends CommonOptions, KubeOptions {
-  identityFile?: string;
-  /** The cluster agent's identity Secret instead of the file. */
-  secret?: boolean;
-  /** The Secret of a runner installed with the Helm chart instead of the file. */
-  k8sSecret?: string;
-  secretName?: string;
-  /** Every identity Secret the token can read, one row each. */
-  allNamespaces?: boolean;
-  /** Which Pod of the workload runs which identity (`true`: deployment/datadog-cluster-agent). */
-  pods?: string | true;
-  /** Compare with this hostname instead of asking the running agent. */
-  hostname?: string;
-  /** Also prove online that the server accepts the identity. */
-  verify?: boolean;
-  /** Deadline for `verify`, seconds (0 < t ≤ 3600). Default 30. */
-  timeoutSeconds?: number;
-}
+export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOptions, 'keepPrevious' | 'rollout'> {}
 
-// ---- results: the `--json` objects ----
+// ---- results: the `--json` objects, the very types the commands' renderers build (src/results) ----
 
-export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
-
-export interface ConnectionsOutcome {
-  skipped?: string;
-  created: string[];
-  failed: { integrationType: string; reason: string }[];
-}
-
-export interface RolloutSummary {
-  target: string;
-  action: 'checked' | 'dry-run' | 'unchanged' | 'rolled-out';
-  surged: boolean;
-  strategyRestored: boolean;
-  fallbackSteps: unknown[];
-  previousRunnerSafeToRemove: boolean;
-}
-
-interface ResultBase {
-  schemaVersion: 1;
-  /** More fields, depending on the target (README, "JSON output"); fields are only ever added within schema version 1. */
-  [field: string]: unknown;
-}
-
-interface RotationResultBase extends ResultBase {
-  command: 'rotate-identity' | 'rotate-par-identity';
-  /** The file target. */
-  identityFile?: string;
-  /** The Secret targets. */
-  namespace?: string;
-  secretName?: string;
-  durationMs: number;
-}
-
-/** A rotation that happened. */
-export interface RotatedResult extends RotationResultBase {
-  status: 'ok';
-  dryRun?: undefined;
-  urn: string;
-  previousUrn: string | null;
-  /** RFC 7638 thumbprint of the new public key. */
-  fingerprint: string;
-  backupFile?: string | null;
-  resourceVersion?: string;
-  action?: 'created' | 'updated';
-  previousKept?: boolean;
-  hostname?: string;
-  clusterId?: string;
-  agentVersion: { version: string; source: string; note?: string };
-  connections: ConnectionsOutcome | null;
-  restartHint: string;
-  verify: VerifyReport;
-  rollout: RolloutSummary | null;
-  /** The CLI command that undoes it. */
-  rollbackCommand: string;
-}
-
-/** `dryRun: true`: every check passed; nothing was enrolled or changed. */
-export interface RotationPlanResult extends RotationResultBase {
-  status: 'ok';
-  dryRun: true;
-  previousUrn: string | null;
-  enrollmentUrl: string;
-  plan: { step: string; action: string }[];
-}
-
-/** `ifOlderThanSeconds`: the identity in service is younger; nothing was enrolled or changed. */
-export interface RotationSkippedResult extends RotationResultBase {
-  status: 'skipped';
-  dryRun?: undefined;
-  urn: string | null;
-  fingerprint: string | null;
-  rotatedAt: string | null;
-  ageSeconds: number | null;
-  reason: string;
-}
-
-export type RotationResult = RotatedResult | RotationPlanResult | RotationSkippedResult;
-
-export interface IdentitySummary {
-  urn: string;
-  orgId: number;
-  runnerId: string;
-  region: string;
-  fingerprint: string;
-}
-
-/** `status` of one target. */
-export interface IdentityStatusResult extends ResultBase, IdentitySummary {
-  command: 'status';
-  status: 'ok';
-  target: 'file' | 'cluster-secret' | 'helm-secret';
-  current: IdentitySummary;
-  rotatedAt: string | null;
-  ageSeconds: number | null;
-  rollbackCommand: string;
-  verify: VerifyReport;
-  identityFile?: string;
-  namespace?: string;
-  secretName?: string;
-  /** Secret targets: the identity a rollback would restore. */
-  previous?: IdentitySummary | null;
-  /** The file target: whether the agent would enroll again on its next start (hostname or API key changed), and why. */
-  agentWouldReEnroll?: boolean;
-  reEnrollReasons?: string[];
-}
-
-/** `status` with `allNamespaces`. */
-export interface AllNamespacesStatusResult extends ResultBase {
-  command: 'status';
-  status: 'ok';
-  allNamespaces: true;
-  secrets: {
-    namespace: string;
-    name: string;
-    layout: 'cluster-agent' | 'helm-runner';
-    urn: string | null;
-    fingerprint: string | null;
-    rotatedAt: string | null;
-    ageSeconds: number | null;
-    problem?: string;
-  }[];
-  unreadableNamespaces: { namespace: string; reason: string }[];
-  how: string;
-}
-
-/** `status` with `pods`. */
-export interface PodsStatusResult extends ResultBase {
-  command: 'status';
-  status: 'ok';
-  workload: string;
-  urn: string | null;
-  fingerprint: string | null;
-  pods: { name: string; node: string | null; ready: boolean; fingerprint: string | null; runsCurrent: boolean; ageSeconds: number | null }[];
-  previousRunnerRemovable: boolean;
-  reason: string;
-}
-
-export type StatusResult = IdentityStatusResult | AllNamespacesStatusResult | PodsStatusResult;
+export type { Envelope } from '../results/envelope.js';
+export type { FileWhere, IdentitySummary, SecretWhere, TargetKind, TargetWhere, VerifyReport } from '../results/identity.js';
+export type {
+  AgentVersionChoice,
+  ConnectionsOutcome,
+  FallbackStep,
+  FileWriteFacts,
+  PlanEntry,
+  RolloutSummary,
+  RotatedResult,
+  RotationCommand,
+  RotationPlanResult,
+  RotationResult,
+  RotationSkippedResult,
+  RunnerNaming,
+  SecretWriteFacts,
+} from '../results/rotation.js';
+export type { AllNamespacesStatusResult, FileFacts, IdentityStatusResult, PodRow, PodsStatusResult, RecoverableIdentity, SecretFacts, SecretRow, StatusResult } from '../results/status.js';
 
 // ---- watchIdentity ----
 
 /** `par-identity watch` without the supervision: follow the cluster agent's identity Secret. */
-export interface WatchIdentityOptions extends CommonOptions, KubeOptions {
-  /** Identity Secret name (else private_action_runner.identity_secret_name, then the default). */
-  secretName?: string;
-  /** Keep this identity file up to date (atomic, mode 0600, the previous one as PATH.bak), like `--output`. */
-  output?: string;
-  /** Full re-list period, the backstop for a silently dead watch, ms (0 turns it off; ≤ 1 day). Default 600000. */
+export interface WatchIdentityOptions extends CommonOptions, Partial<Pick<WatchOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'output' | 'splayMs'>> {
+  /** Full re-list period, the backstop for a silently dead watch, ms (0 turns it off; within the bounds of --relist-interval, default its default). */
   relistIntervalMs?: number;
-  /** Wait a random 0…splayMs before applying a rotation, so a fleet does not reload in lockstep (≤ 1 day). Default 0. */
-  splayMs?: number;
   /** Aborting it stops the watch, as stop() does. */
   signal?: AbortSignal;
   /** Every event, in order (the `watch --json` lines). */
@@ -341,14 +142,8 @@ export interface WatchMetrics {
   lastActivityMs: number | undefined;
 }
 
-/** What a stopped watch reports (the last object of `watch --json`, without the child fields). */
-export interface WatchSummary {
-  secret: { namespace: string; name: string };
-  urn?: string;
-  fingerprint?: string;
-  reloads: number;
-  reloadErrors: number;
-  watchRestarts: number;
+/** What a stopped watch reports (the last object of `watch --json`, without the child's fields). */
+export interface WatchSummary extends WatchCounters {
   stoppedBy: 'stop' | 'abort';
 }
 

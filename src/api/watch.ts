@@ -1,15 +1,16 @@
 import { EventEmitter } from 'node:events';
-import { checkOutput, outputStep, resolveWatchedSecret } from '../commands/watch.js';
 import { InterruptedError, type ParError, toParError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
 import { createReporter } from '../output.js';
 import { ApplyQueue, type WatchEvent, watchIdentity as watchSecret } from '../reload/index.js';
 import { retryPolicyFromEnv, systemClock } from '../time/index.js';
-import { API_DEFAULTS, apiIo } from './options.js';
+import { outputStep } from '../watch/hand-over.js';
+import { checkOutput, resolveWatchedSecret } from '../watch/watched-secret.js';
+import { apiIo, WATCH_DEFAULTS } from './options.js';
 import type { IdentityWatch, IdentityWatchEvent, IdentityWatchEventMap, LoadedIdentity, WatchIdentityOptions, WatchSummary, WrittenEvent } from './types.js';
 
 // The API's watchIdentity: `par-identity watch` without the process around it. The same Secret
-// resolution and enabled check (commands/watch.ts), the same watcher (src/reload) and the same
+// resolution and enabled check (src/watch), the same watcher (src/reload) and the same
 // --output hand-over (ApplyQueue + outputStep); events go to the caller's callbacks and emitter
 // instead of stdout. No signal handlers, no exit hooks, no child process, no listening socket.
 // Loaded by src/api.ts when first called.
@@ -42,7 +43,7 @@ export async function startWatch(o: WatchIdentityOptions): Promise<IdentityWatch
   try {
     target = await resolveWatchedSecret(
       {
-        cfgPath: o.cfgPath ?? API_DEFAULTS.cfgPath,
+        cfgPath: o.cfgPath ?? WATCH_DEFAULTS.cfgPath,
         extraCfg: o.extraCfg ?? [],
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
         ...(o.context ? { context: o.context } : {}),
@@ -93,8 +94,8 @@ export async function startWatch(o: WatchIdentityOptions): Promise<IdentityWatch
   const watch = watchSecret({
     connection: target.conn,
     ...secret,
-    relistIntervalMs: o.relistIntervalMs ?? API_DEFAULTS.relistIntervalSeconds * 1000,
-    splayMs: o.splayMs ?? API_DEFAULTS.splayMs,
+    relistIntervalMs: o.relistIntervalMs ?? WATCH_DEFAULTS.relistIntervalMs,
+    splayMs: o.splayMs ?? WATCH_DEFAULTS.splayMs,
     retryPolicy: policy,
   });
   const queue = o.output

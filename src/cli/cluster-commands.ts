@@ -1,11 +1,13 @@
-import { DURATIONS, duration } from './duration-flags.js';
+import type { RolloutCommandOptions } from '../commands/rollout.js';
+import type { WatchOptions } from '../watch/watch-options.js';
+import { DURATIONS } from './duration-flags.js';
 import { CLUSTER_CONFIG_FLAGS, configOptions, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { processIdParser } from './value-parsers.js';
 
 // Commands that act on the cluster's workloads: restart them, or follow the Secret from inside a Pod.
 
-export const rollout: CommandSpec = {
+export const rollout: CommandSpec<RolloutCommandOptions> = {
   name: 'rollout',
   description: 'restart a Deployment or DaemonSet create-before-delete so every Pod runs the current identity; --check only reports',
   arguments: [{ name: '<workload>', help: 'deployment/<name> or daemonset/<name>' }],
@@ -13,14 +15,14 @@ export const rollout: CommandSpec = {
     { flags: '-n, --namespace <ns>', help: 'namespace of the workload (else the service-account namespace, default)' },
     { flags: '--kubeconfig <path>', help: 'kubeconfig file (else KUBECONFIG, the service account, ~/.kube/config)' },
     { flags: '--context <name>', help: 'kubeconfig context' },
-    { flags: '--check', help: 'no writes: per workload and per node, can surge / needs fallback / blocked, with reasons' },
+    { flags: '--check', option: 'checkOnly', help: 'no writes: per workload and per node, can surge / needs fallback / blocked, with reasons' },
     { flags: '--surge', help: 'require a create-before-delete restart (default: surge when safe)' },
     { flags: '--no-surge', help: "restart with the workload's own strategy" },
     { flags: '--fallback', help: 'DaemonSet: on a node too full for a second Pod, delete its old Pod first (within the maxUnavailable budget)' },
     { flags: '--identity-secret <name>', help: 'Secret holding the identity whose fingerprint is stamped on the Pods' },
-    { flags: '--timeout <duration>', help: 'deadline for the rollout to complete', default: 600, parse: duration(DURATIONS.rolloutCommandTimeout) },
-    { flags: '--poll-interval <ms>', help: 'how often progress is read', default: 1000, parse: duration(DURATIONS.pollInterval) },
-    { flags: '--dry-run', help: 'print the patches and deletions it would make; no writes' },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for the rollout to complete', default: 600, duration: DURATIONS.rolloutCommandTimeout },
+    { flags: '--poll-interval <ms>', option: 'pollMs', help: 'how often progress is read', default: 1000, duration: DURATIONS.pollInterval },
+    { flags: '--dry-run', help: 'the checks, then the server-side dry run of the first patch (RBAC, admission), and print the patches it would make; no writes' },
     ...OUTPUT_FLAGS,
   ],
   examples: [
@@ -34,18 +36,18 @@ export const rollout: CommandSpec = {
       target: raw.workload as string,
       ...kubeOptions(raw),
       ...(raw.identitySecret ? { identitySecret: raw.identitySecret as string } : {}),
-      checkOnly: Boolean(raw.check),
+      checkOnly: Boolean(raw.checkOnly),
       // --surge and --no-surge share one key with no default: undefined means neither was given.
       surge: raw.surge === undefined ? ('auto' as const) : (raw.surge as boolean),
       fallback: Boolean(raw.fallback),
-      timeoutSeconds: raw.timeout as number,
-      pollMs: raw.pollInterval as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
+      pollMs: raw.pollMs as number,
       dryRun: Boolean(raw.dryRun),
     }),
   },
 };
 
-export const watch: CommandSpec = {
+export const watch: CommandSpec<WatchOptions> = {
   name: 'watch',
   description: 'follow the identity Secret and hand every valid change on (file, signal, supervised command) until SIGTERM/SIGINT',
   arguments: [
@@ -58,18 +60,19 @@ export const watch: CommandSpec = {
     ...CLUSTER_CONFIG_FLAGS,
     ...KUBE_FLAGS,
     { flags: '--output <path>', help: 'keep this identity file up to date (atomic, 0600, previous kept as <path>.bak)' },
-    { flags: '--signal <pid>', help: 'after a rotation is written to --output, signal this process', parse: processIdParser('--signal'), conflicts: 'pidfile' },
+    { flags: '--signal <pid>', option: 'signalPid', help: 'after a rotation is written to --output, signal this process', parse: processIdParser('--signal'), conflicts: 'pidfile' },
     { flags: '--pidfile <file>', help: 'like --signal, for the process id held in this file (read at every signal)' },
     { flags: '--signal-name <name>', help: 'signal sent by --signal/--pidfile and by --on-change signal', default: 'HUP' },
     { flags: '--on-change <action>', help: 'what a rotation does to the supervised command', choices: ['restart', 'signal'], default: 'restart' },
-    { flags: '--kill-timeout <seconds>', help: 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted', default: 10, parse: duration(DURATIONS.killTimeout) },
-    { flags: '--splay <ms>', help: 'wait a random 0…ms before applying a rotation, so replicas do not reload in lockstep', default: 0, parse: duration(DURATIONS.splay) },
-    { flags: '--relist-interval <seconds>', help: 'full re-list period, the backstop for a silently dead watch (0: off)', default: 600, parse: duration(DURATIONS.relistInterval) },
+    { flags: '--kill-timeout <seconds>', option: 'killTimeoutSeconds', help: 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted', default: 10, duration: DURATIONS.killTimeout },
+    { flags: '--splay <ms>', option: 'splayMs', help: 'wait a random 0…ms before applying a rotation, so replicas do not reload in lockstep', default: 0, duration: DURATIONS.splay },
+    { flags: '--relist-interval <seconds>', option: 'relistIntervalSeconds', help: 'full re-list period, the backstop for a silently dead watch (0: off)', default: 600, duration: DURATIONS.relistInterval },
     { flags: '--listen <addr>', help: 'serve /healthz, /readyz and /metrics on PORT, :PORT or HOST:PORT (off by default)' },
     {
       flags: '--healthz-stale <seconds>',
+      option: 'healthzStaleSeconds',
       help: '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 60)',
-      parse: duration(DURATIONS.healthzStale),
+      duration: DURATIONS.healthzStale,
     },
     { flags: '--json', help: 'events as JSON lines on stdout (schemaVersion 1), then the result object; human text goes to stderr' },
     { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)' },
@@ -85,16 +88,16 @@ export const watch: CommandSpec = {
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       ...(raw.output ? { output: raw.output as string } : {}),
-      ...(raw.signal !== undefined ? { signalPid: raw.signal as number } : {}),
+      ...(raw.signalPid !== undefined ? { signalPid: raw.signalPid as number } : {}),
       ...(raw.pidfile ? { pidfile: raw.pidfile as string } : {}),
       signalName: raw.signalName as string,
       command: raw.command as string[],
       onChange: raw.onChange as 'restart' | 'signal',
-      killTimeoutSeconds: raw.killTimeout as number,
-      splayMs: raw.splay as number,
-      relistIntervalSeconds: raw.relistInterval as number,
+      killTimeoutSeconds: raw.killTimeoutSeconds as number,
+      splayMs: raw.splayMs as number,
+      relistIntervalSeconds: raw.relistIntervalSeconds as number,
       ...(raw.listen ? { listen: raw.listen as string } : {}),
-      ...(raw.healthzStale !== undefined ? { healthzStaleSeconds: raw.healthzStale as number } : {}),
+      ...(raw.healthzStaleSeconds !== undefined ? { healthzStaleSeconds: raw.healthzStaleSeconds as number } : {}),
     }),
   },
 };

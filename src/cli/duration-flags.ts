@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { DAY_MS, type DurationFlag, durationMs, HOUR_MS, MAX_INTERVAL_MS, parseDurationFlag } from '../time/index.js';
+import { DAY_MS, type DurationFlag, durationMs, HOUR_MS, MAX_INTERVAL_MS } from '../time/index.js';
 
 // The bounds of every duration flag, in one place (README "Durations" and the man page quote them).
 // Deadlines: enrollment and verification at most 1 h (a longer wait hides a broken network),
@@ -16,10 +16,9 @@ export const DURATIONS = {
   splay: { flag: '--splay', unit: 'ms', minMs: 0, maxMs: MAX_INTERVAL_MS },
   healthzStale: { flag: '--healthz-stale', unit: 's', maxMs: MAX_INTERVAL_MS },
   waitLock: { flag: '--wait-lock', unit: 's', minMs: 0, maxMs: DAY_MS },
+  /** An age, not a timer: up to ten years (parsed by ageThreshold, which a timer's bound does not limit). */
+  ifOlderThan: { flag: '--if-older-than', unit: 's', maxMs: 3650 * DAY_MS },
 } as const satisfies Record<string, DurationFlag>;
-
-/** A commander argParser for one of the flags above. */
-export const duration = (spec: DurationFlag) => (value: string) => parseDurationFlag(value, spec);
 
 /**
  * --if-older-than: an age, not a timer, so it may exceed what setTimeout can hold (90d, 1y…); plain
@@ -27,7 +26,7 @@ export const duration = (spec: DurationFlag) => (value: string) => parseDuration
  */
 export function ageThreshold(value: string): number {
   const ms = durationMs(value, 's');
-  if (ms === undefined || ms <= 0 || ms > 3650 * DAY_MS) {
+  if (ms === undefined || ms <= 0 || ms > DURATIONS.ifOlderThan.maxMs) {
     throw new UsageError(`--if-older-than must be an age like 90d, 12h or 30m, at most 3650d (got a ${value.length}-character value)`);
   }
   return ms / 1000;

@@ -1,10 +1,12 @@
-import { DURATIONS, duration } from './duration-flags.js';
-import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG } from './shared-flags.js';
+import type { RollbackOptions } from '../commands/rollback.js';
+import type { StatusOptions } from '../rotation/options.js';
+import { DURATIONS } from './duration-flags.js';
+import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 
 // Looking at the identity in place, and putting the previous one back.
 
-export const status: CommandSpec = {
+export const status: CommandSpec<StatusOptions> = {
   name: 'status',
   description: 'show where the identity is, what it is, and whether the agent would keep it',
   flags: [
@@ -16,7 +18,7 @@ export const status: CommandSpec = {
     HOSTNAME_FLAG('compare with this hostname instead of asking the running agent (IPC) or resolving it as the agent does'),
     ...KUBE_FLAGS,
     { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },
-    { flags: '--timeout <duration>', help: 'deadline for --verify', default: 30, parse: duration(DURATIONS.timeout) },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for --verify', default: 30, duration: DURATIONS.timeout },
     ...OUTPUT_FLAGS,
   ],
   examples: [
@@ -34,12 +36,12 @@ export const status: CommandSpec = {
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: Boolean(raw.verify),
-      timeoutSeconds: raw.timeout as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
     }),
   },
 };
 
-export const rollback: CommandSpec = {
+export const rollback: CommandSpec<RollbackOptions> = {
   name: 'rollback',
   description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
   flags: [
@@ -49,11 +51,13 @@ export const rollback: CommandSpec = {
     WAIT_LOCK_FLAG,
     ...KUBE_FLAGS,
     { flags: '--no-verify', help: 'skip the signed health check of the restored identity' },
-    { flags: '--timeout <duration>', help: 'deadline for verification', default: 30, parse: duration(DURATIONS.timeout) },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for verification', default: 30, duration: DURATIONS.timeout },
+    { flags: '--dry-run', help: 'every read and check (the backup decodes; for a Secret, the server-side dry run of the update) and print every step; no write' },
     ...OUTPUT_FLAGS,
   ],
   examples: [
     { what: 'Undo the last rotation', command: 'par-identity rollback' },
+    { what: 'See what a rollback of the Helm runner Secret would do, checking RBAC first', command: 'par-identity rollback --k8s-secret runner -n ops --dry-run' },
     { what: "Restore the previous identity kept in the cluster agent's Secret", command: 'par-identity rollback --secret -n datadog' },
   ],
   run: {
@@ -61,12 +65,13 @@ export const rollback: CommandSpec = {
     toOptions: (raw, io) => ({
       secret: Boolean(raw.secret),
       ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
-      ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
+      ...waitLockOptions(raw),
       ...localOptions(raw),
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: raw.verify !== false,
-      timeoutSeconds: raw.timeout as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
+      dryRun: Boolean(raw.dryRun),
     }),
   },
 };

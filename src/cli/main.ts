@@ -21,12 +21,12 @@ export async function main(argv: string[] = process.argv): Promise<void> {
 }
 
 export async function renderManPage(): Promise<string> {
-  const { renderManPage: render } = await import('../docs/man-page.js');
+  const { renderManPage: render } = await import('./docs/man-page.js');
   return render(PROGRAM, VERSION);
 }
 
 /** README.md with its generated blocks rewritten (scripts/sync-readme.mjs). */
 export async function syncReadme(readme: string): Promise<string> {
-  const { syncReadme: sync } = await import('../docs/exit-status.js');
+  const { syncReadme: sync } = await import('./docs/exit-status.js');
   return sync(readme);
 }

@@ -4,17 +4,23 @@ import { renderError, renderResult } from '../output.js';
 import { VERSION } from '../version.js';
 import { RedactingCommand } from './redacting-command.js';
 import { outputOptions } from './shared-flags.js';
-import { argumentKey, type CommandSpec, type FlagSpec, type ProgramSpec, type Raw } from './spec.js';
+import { parseDurationFlag } from '../time/index.js';
+import { argumentKey, type CommandSpec, type FlagSpec, optionOf, type ProgramSpec, type Raw } from './spec.js';
 import { choiceParser } from './value-parsers.js';
 
 // commander's program, built from the command table. Commands are imported when chosen, so
 // `--help` never loads the Kubernetes client, nor the YAML parsers.
 
+const collect = (value: string, previous: string[]) => [...previous, value];
+
 function option(flag: FlagSpec): Option {
   const opt = new Option(flag.flags, flag.help);
   // choices() for the help line, then our parser, whose error does not quote the value.
   if (flag.choices) opt.choices(flag.choices).argParser(choiceParser(opt.long ?? flag.flags, flag.choices));
-  if (flag.parse) opt.argParser(flag.parse as (value: string, previous: unknown) => unknown);
+  const duration = flag.duration;
+  if (flag.parse) opt.argParser(flag.parse);
+  else if (duration) opt.argParser((value: string) => parseDurationFlag(value, duration));
+  if (flag.repeatable) opt.argParser(collect).default(flag.default ?? []);
   if (flag.default !== undefined) opt.default(flag.default);
   if (flag.conflicts) opt.conflicts(flag.conflicts);
   return opt;
@@ -48,7 +54,10 @@ function addCommand(program: Command, spec: CommandSpec, io: Io): void {
   cmd.addHelpText('after', examplesText(spec));
   cmd.action(async (...args: unknown[]) => {
     const positional = Object.fromEntries((spec.arguments ?? []).map((arg, i) => [argumentKey(arg), args[i]]));
-    const raw: Raw = { ...(args[(spec.arguments ?? []).length] as Raw), ...positional };
+    const parsed = cmd.opts();
+    // commander keys a value by its long flag; the table by the option it fills.
+    const flags = Object.fromEntries(spec.flags.map((flag) => [optionOf(flag), parsed[new Option(flag.flags).attributeName()]]));
+    const raw: Raw = { ...flags, ...positional };
     await runCommand(spec, raw, io);
   });
 }

@@ -1,4 +1,5 @@
-import { DURATIONS, duration } from './duration-flags.js';
+import type { RotationOptions } from '../rotation/options.js';
+import { DURATIONS } from './duration-flags.js';
 import {
   CLUSTER_CONFIG_FLAGS,
   CONFIG_FLAGS,
@@ -18,13 +19,13 @@ import type { CommandSpec } from './spec.js';
 
 // The two rotate commands: a local identity file (or a Helm chart's Secret), and the cluster agent's Secret.
 
-export const rotateIdentity: CommandSpec = {
+export const rotateIdentity: CommandSpec<RotationOptions> = {
   name: 'rotate-identity',
   description: 'enroll a new runner identity and replace the local identity file atomically (standalone/node runner)',
   flags: [
     ...CONFIG_FLAGS,
     ...CREDENTIAL_FLAGS,
-    { flags: '--timeout <duration>', help: 'deadline for enrollment and verification', default: 120, parse: duration(DURATIONS.timeout) },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for enrollment and verification', default: 120, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'run every check and print every step; no enrollment, no write' },
     { flags: '--no-verify', help: 'skip the signed health check of the new identity' },
     { flags: '--k8s-secret <name>', help: 'rotate the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file' },
@@ -51,21 +52,21 @@ export const rotateIdentity: CommandSpec = {
       ...rolloutOptions(raw),
       ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
       keepPrevious: raw.keepPrevious !== false,
-      timeoutSeconds: raw.timeout as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
       verify: raw.verify !== false,
     }),
   },
 };
 
-export const rotateParIdentity: CommandSpec = {
+export const rotateParIdentity: CommandSpec<RotationOptions> = {
   name: 'rotate-par-identity',
   description: 'enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)',
   flags: [
     ...CLUSTER_CONFIG_FLAGS,
     ...KUBE_FLAGS,
     ...CREDENTIAL_FLAGS,
-    { flags: '--timeout <duration>', help: 'deadline for enrollment and verification', default: 120, parse: duration(DURATIONS.timeout) },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for enrollment and verification', default: 120, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and the server-side dry-run update; no enrollment, no write' },
     { flags: '--no-verify', help: 'skip the signed health check of the new identity' },
     { flags: '--no-keep-previous', help: 'do not keep the previous identity as previous_urn / previous_private_key' },
@@ -84,7 +85,7 @@ export const rotateParIdentity: CommandSpec = {
       ...credentialOptions(raw),
       ...outputOptions(raw, io),
       ...rolloutOptions(raw),
-      timeoutSeconds: raw.timeout as number,
+      timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
       verify: raw.verify !== false,
       keepPrevious: raw.keepPrevious !== false,

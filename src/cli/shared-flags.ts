@@ -1,22 +1,18 @@
 import type { Io } from '../io.js';
 import { wantsColor } from '../output.js';
-import { ageThreshold, DURATIONS, duration } from './duration-flags.js';
+import { DEFAULT_CFGPATH } from '../rotation/options.js';
+import { ageThreshold, DURATIONS } from './duration-flags.js';
 import type { FlagSpec, Raw } from './spec.js';
 
 // Flag groups several commands share, and the option fields they map to.
 
-export const DEFAULT_CFGPATH = '/etc/datadog-agent';
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-export const cfgpathFlag = (help = 'agent config directory (or a .yaml file)'): FlagSpec => ({ flags: '-c, --cfgpath <dir>', help, default: DEFAULT_CFGPATH });
+export const cfgpathFlag = (help = 'agent config directory (or a .yaml file)'): FlagSpec => ({ flags: '-c, --cfgpath <dir>', option: 'cfgPath', help, default: DEFAULT_CFGPATH });
 export const extraCfgFlag = (help = 'extra agent config file merged over the main one (repeatable)'): FlagSpec => ({
   flags: '-E, --extracfgpath <file>',
+  option: 'extraCfg',
   help,
   default: [],
-  parse: collect as FlagSpec['parse'],
+  repeatable: true,
 });
 
 export const CONFIG_FLAGS: FlagSpec[] = [
@@ -37,8 +33,9 @@ export const CREDENTIAL_FLAGS: FlagSpec[] = [
 
 export const WAIT_LOCK_FLAG: FlagSpec = {
   flags: '--wait-lock <duration>',
+  option: 'waitLockSeconds',
   help: "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11)",
-  parse: duration(DURATIONS.waitLock),
+  duration: DURATIONS.waitLock,
 };
 
 export const HOSTNAME_FLAG = (help: string): FlagSpec => ({ flags: '--hostname <name>', help });
@@ -51,16 +48,23 @@ export const KUBE_FLAGS: FlagSpec[] = [
 ];
 
 export const ROLLOUT_FLAGS: FlagSpec[] = [
-  { flags: '--if-older-than <age>', help: 'rotate only when the identity in service is at least this old (90d, 12h, 30m); else exit 0 with status skipped', parse: ageThreshold },
+  {
+    flags: '--if-older-than <age>',
+    option: 'ifOlderThanSeconds',
+    help: 'rotate only when the identity in service is at least this old (90d, 12h, 30m); else exit 0 with status skipped',
+    // An age, not a timer: beyond what a timer holds, so its own parser, within the same bounds.
+    duration: DURATIONS.ifOlderThan,
+    parse: ageThreshold,
+  },
   WAIT_LOCK_FLAG,
   { flags: '--rollout <workload>', help: 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)' },
   { flags: '--fallback', help: 'with --rollout: allow the DaemonSet capacity fallback' },
-  { flags: '--rollout-timeout <duration>', help: 'deadline for --rollout', default: 600, parse: duration(DURATIONS.rolloutTimeout) },
+  { flags: '--rollout-timeout <duration>', option: 'rolloutTimeoutSeconds', help: 'deadline for --rollout', default: 600, duration: DURATIONS.rolloutTimeout },
 ];
 
 export const OUTPUT_FLAGS: FlagSpec[] = [
-  { flags: '--json', help: 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr' },
-  { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)' },
+  { flags: '--json', help: 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr', cliOnly: true },
+  { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)', cliOnly: true },
 ];
 
 export function kubeOptions(raw: Raw) {
@@ -71,10 +75,10 @@ export function kubeOptions(raw: Raw) {
 export function rolloutOptions(raw: Raw) {
   return {
     ...(raw.rollout ? { rollout: raw.rollout as string } : {}),
-    ...(raw.ifOlderThan !== undefined ? { ifOlderThanSeconds: raw.ifOlderThan as number } : {}),
-    ...(raw.waitLock !== undefined ? { waitLockSeconds: raw.waitLock as number } : {}),
+    ...(raw.ifOlderThanSeconds !== undefined ? { ifOlderThanSeconds: raw.ifOlderThanSeconds as number } : {}),
+    ...waitLockOptions(raw),
     fallback: Boolean(raw.fallback),
-    rolloutTimeoutSeconds: raw.rolloutTimeout as number,
+    rolloutTimeoutSeconds: raw.rolloutTimeoutSeconds as number,
   };
 }
 
@@ -92,9 +96,13 @@ export function outputOptions(raw: Raw, io: Io) {
   return { json: Boolean(raw.json), color: wantsColor(io, raw.color === false) };
 }
 
+export function waitLockOptions(raw: Raw) {
+  return raw.waitLockSeconds !== undefined ? { waitLockSeconds: raw.waitLockSeconds as number } : {};
+}
+
 /** -c and -E: where the agent config is read from, for every command that reads it. */
 export function configOptions(raw: Raw) {
-  return { cfgPath: raw.cfgpath as string, extraCfg: raw.extracfgpath as string[] };
+  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[] };
 }
 
 export function localOptions(raw: Raw) {

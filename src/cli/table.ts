@@ -1,3 +1,4 @@
+import type { CompletionOptions } from '../commands/completion.js';
 import { rollout, watch } from './cluster-commands.js';
 import { rollback, status } from './inspection-commands.js';
 import { rotateIdentity, rotateParIdentity } from './rotation-commands.js';
@@ -5,9 +6,9 @@ import type { CommandSpec, ProgramSpec } from './spec.js';
 import { credentials, emulator } from './tool-commands.js';
 
 // The one command table: commander's program (src/cli/program.ts), the man page
-// (src/docs/man-page.ts) and the shell completion (src/docs/completion.ts) all read it.
+// (src/cli/docs/man-page.ts) and the shell completion (src/cli/docs/completion.ts) all read it.
 
-const completion: CommandSpec = {
+const completion: CommandSpec<CompletionOptions> = {
   name: 'completion',
   description: 'print a shell completion script (bash, zsh or fish) for every command and flag',
   arguments: [{ name: '<shell>', help: 'bash | zsh | fish', choices: ['bash', 'zsh', 'fish'] }],
@@ -18,7 +19,8 @@ const completion: CommandSpec = {
   ],
   run: {
     load: () => import('../commands/completion.js'),
-    toOptions: (raw) => ({ shell: raw.shell as string, program: PROGRAM }),
+    // The table renders its own completion: the command module only prints it.
+    toOptions: (raw) => ({ shell: raw.shell as string, script: async (shell: string) => (await import('./docs/completion.js')).renderCompletion(PROGRAM, shell) }),
   },
 };
 

@@ -1,3 +1,5 @@
+import type { CredentialsOptions } from '../commands/credentials.js';
+import type { EmulatorOptions } from '../commands/emulator.js';
 import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 
@@ -5,7 +7,7 @@ import type { CommandSpec } from './spec.js';
 
 const CREDENTIAL_ACTIONS = ['set', 'show', 'delete'] as const;
 
-export const credentials: CommandSpec = {
+export const credentials: CommandSpec<CredentialsOptions> = {
   name: 'credentials',
   description: 'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
   arguments: [{ name: '<action>', help: 'set | show | delete', choices: CREDENTIAL_ACTIONS }],
@@ -33,7 +35,7 @@ export const credentials: CommandSpec = {
   },
 };
 
-export const emulator: CommandSpec = {
+export const emulator: CommandSpec<EmulatorOptions> = {
   name: 'emulator',
   description: 'run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted',
   flags: [
@@ -41,7 +43,7 @@ export const emulator: CommandSpec = {
     { flags: '--kube', help: 'also start the Kubernetes API emulator' },
     { flags: '--kube-port <n>', help: 'Kubernetes API emulator port', default: '0' },
     { flags: '--kubeconfig-out <path>', help: 'write an admin kubeconfig for the Kubernetes API emulator here' },
-    { flags: '--simulate <nodes>', help: 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', default: '0' },
+    { flags: '--simulate <nodes>', option: 'simulateNodes', help: 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', default: '0' },
     ...OUTPUT_FLAGS,
   ],
   examples: [
@@ -54,7 +56,7 @@ export const emulator: CommandSpec = {
       port: Number(raw.port),
       kube: Boolean(raw.kube),
       kubePort: Number(raw.kubePort),
-      simulateNodes: Number(raw.simulate),
+      simulateNodes: Number(raw.simulateNodes),
       ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
     }),
   },

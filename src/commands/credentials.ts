@@ -2,7 +2,7 @@ import { loadAgentConfig } from '../config/index.js';
 import { deleteProfile, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
 import { ConfigError, UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 
 export interface CredentialsOptions extends OutputOptions {
   action: 'set' | 'show' | 'delete';
@@ -41,8 +41,7 @@ async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> 
   if (options.site) values.site = options.site;
   const written = await writeProfile(options.profile, values);
   return {
-    command: 'credentials set',
-    data: { profile: options.profile, stored: written },
+    json: resultJson('credentials set', { profile: options.profile, stored: written }),
     summary: [`stored in the OS keychain, profile ${options.profile}: ${written.join(', ')}`, ...written.filter((f) => f !== 'site').map((f) => `  ${f}: ${maskSecret(values[f]!)}`)],
   };
 }
@@ -57,8 +56,7 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
     return { field, source, value: value === undefined ? null : field === 'site' ? value : maskSecret(value) };
   });
   return {
-    command: 'credentials show',
-    data: { profile: options.profile, keychain: Object.fromEntries(PROFILE_FIELDS.map((f) => [f, stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : null])), effective },
+    json: resultJson('credentials show', { profile: options.profile, keychain: Object.fromEntries(PROFILE_FIELDS.map((f) => [f, stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : null])), effective }),
     summary: [
       `keychain profile ${options.profile}: ${PROFILE_FIELDS.map((f) => `${f} ${stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : '-'}`).join(', ')}`,
       'used by a rotation now (flags --api-key-file/--app-key-file, when given, come first):',
@@ -70,8 +68,7 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
 async function remove(options: CredentialsOptions): Promise<CommandResult> {
   const deleted = await deleteProfile(options.profile);
   return {
-    command: 'credentials delete',
-    data: { profile: options.profile, deleted },
+    json: resultJson('credentials delete', { profile: options.profile, deleted }),
     summary: [deleted.length ? `deleted from the OS keychain, profile ${options.profile}: ${deleted.join(', ')}` : `profile ${options.profile} held nothing`],
   };
 }

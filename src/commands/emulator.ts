@@ -1,7 +1,7 @@
 import type * as EmulatorBundle from '../emulators/bundle.js';
 import { ParError } from '../errors.js';
 import type { Io } from '../io.js';
-import type { CommandResult, OutputOptions } from '../output.js';
+import { type CommandResult, type OutputOptions, resultJson } from '../output.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
 
 export interface EmulatorOptions extends OutputOptions {
@@ -33,7 +33,6 @@ async function loadEmulators(): Promise<typeof EmulatorBundle> {
   if (runningAsSingleExecutable()) {
     throw new ParError(
       'EMULATOR_UNAVAILABLE',
-      'unavailable',
       'the single executable does not contain the emulators',
       'Run `par-identity emulator` from the npm package (npx par-identity emulator) or a checkout (npm run build).',
     );
@@ -72,5 +71,5 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
   else io.stdout(`${lines.join('\n')}\nPress Ctrl-C to stop.\n`);
   const signal = await stopped;
   await Promise.all([enrollment.close(), closeKube?.()]);
-  return { command: 'emulator', data: { stoppedBy: signal, requests: enrollment.requests.length }, summary: [`emulator stopped (${signal})`] };
+  return { json: resultJson('emulator', { stoppedBy: signal, requests: enrollment.requests.length }), summary: [`emulator stopped (${signal})`] };
 }

@@ -1,13 +1,12 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
+import type { RollbackResult } from '../results/rollback.js';
+import type { RollbackOptions as PipelineOptions, SecretChoice } from '../rotation/options.js';
+import { runRollback } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
-import { type RestoreOptions, runRestore } from '../rotation/restore.js';
 
-export interface RollbackOptions extends RestoreOptions {
-  /** The cluster agent's Secret instead of the file. */
-  secret?: boolean;
-}
+export interface RollbackOptions extends PipelineOptions, SecretChoice {}
 
-export function run(options: RollbackOptions, io: Io): Promise<CommandResult> {
-  return runRestore(targetKindOf(options), options, io);
+export function run(options: RollbackOptions, io: Io): Promise<CommandResult<RollbackResult>> {
+  return runRollback(targetKindOf(options), options, io);
 }

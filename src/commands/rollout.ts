@@ -1,5 +1,5 @@
 import type { Io } from '../io.js';
-import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { clusterAccess } from '../rotation/cluster-session.js';
@@ -31,7 +31,7 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   const ref = parseWorkloadRef(options.target, session.namespace);
   const outcome = await rolloutWorkload(session, ref, options, io, report);
   const summary = renderCheck(outcome);
-  if (outcome.action === 'dry-run') summary.push('dry run: would apply these patches:', ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`));
+  if (outcome.action === 'dry-run') summary.push('dry run: the apiserver accepts the first patch (server-side dry run); would apply these patches:', ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`));
   if (outcome.action === 'unchanged') summary.push('unchanged: every Pod already runs this identity fingerprint');
   if (outcome.action === 'rolled-out') {
     summary.push(
@@ -39,5 +39,5 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
       ...outcome.fallbackSteps.map((s) => `  fallback on ${s.node}: ${s.deletedPod ? `deleted old Pod ${s.deletedPod} first (best effort)` : `skipped (${s.skipped})`}`),
     );
   }
-  return { command: 'rollout', data: { ...outcome }, summary };
+  return { json: resultJson('rollout', outcome), summary };
 }

@@ -1,12 +1,12 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type RotationOptions, runRotation } from '../rotation/pipeline.js';
+import type { RotationResult } from '../results/rotation.js';
+import type { RotationOptions } from '../rotation/options.js';
+import { runRotation } from '../rotation/pipelines.js';
 
 // Standalone / node runner: the local identity file, or with --k8s-secret the Secret of a runner
 // installed with the Helm chart. Same pipeline, different target.
 
-export type RotateIdentityOptions = RotationOptions;
-
-export function run(options: RotateIdentityOptions, io: Io): Promise<CommandResult> {
-  return runRotation({ command: 'rotate-identity', kind: options.k8sSecret ? 'helm-secret' : 'file', options }, io);
+export function run(options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
+  return runRotation('rotate-identity', options.k8sSecret ? 'helm-secret' : 'file', options, io);
 }

@@ -1,11 +1,11 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type RotationOptions, runRotation } from '../rotation/pipeline.js';
+import type { RotationResult } from '../results/rotation.js';
+import type { RotationOptions } from '../rotation/options.js';
+import { runRotation } from '../rotation/pipelines.js';
 
 // Cluster agent: the shared identity Secret, guarded by its resourceVersion.
 
-export type RotateParIdentityOptions = RotationOptions;
-
-export function run(options: RotateParIdentityOptions, io: Io): Promise<CommandResult> {
-  return runRotation({ command: 'rotate-par-identity', kind: 'cluster-secret', options }, io);
+export function run(options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
+  return runRotation('rotate-par-identity', 'cluster-secret', options, io);
 }

@@ -1,24 +1,17 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
-import { type InspectOptions, runInspect } from '../rotation/inspect.js';
+import type { AllNamespacesStatusResult, PodsStatusResult, StatusResult } from '../results/status.js';
+import type { StatusOptions } from '../rotation/options.js';
+import { runStatus } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
 
-export interface StatusOptions extends InspectOptions {
-  /** The cluster agent's Secret instead of the file. */
-  secret?: boolean;
-  /** Every identity Secret the token can list, one row each. */
-  allNamespaces?: boolean;
-  /** Which Pod of the workload runs which identity (true: the cluster agent's Deployment). */
-  pods?: string | true;
-}
-
-export function run(options: StatusOptions, io: Io): Promise<CommandResult> {
+export function run(options: StatusOptions, io: Io): Promise<CommandResult<StatusResult>> {
   if (options.allNamespaces || options.pods) return fleetStatus(options, io);
-  return runInspect(targetKindOf(options), options, io);
+  return runStatus(targetKindOf(options), options, io);
 }
 
 /** The fleet views list Secrets and Pods through the Kubernetes client: loaded for them only. */
-async function fleetStatus(options: StatusOptions, io: Io): Promise<CommandResult> {
+async function fleetStatus(options: StatusOptions, io: Io): Promise<CommandResult<AllNamespacesStatusResult | PodsStatusResult>> {
   const { runAllNamespacesStatus, runPodsStatus } = await import('../rotation/fleet-status.js');
   if (options.allNamespaces) return runAllNamespacesStatus(options, io);
   return runPodsStatus(targetKindOf(options), options.pods!, options, io);

@@ -11,7 +11,7 @@ import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
 // read by agent-yaml.ts (yaml.v2's YAML 1.1), values converted by agent-values.ts (spf13/cast):
 // docs/config-yaml.md.
 
-export type ConfigValue = string | boolean | number | Record<string, unknown> | unknown[] | null;
+type ConfigValue = string | boolean | number | Record<string, unknown> | unknown[] | null;
 
 export interface AgentConfig {
   /** The main config file that was read, if any. */
@@ -26,7 +26,7 @@ export interface AgentConfig {
   sourceOf(key: string): string;
 }
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Directory holding the config, or a .yaml file path. */
   cfgPath: string;
   extraFiles?: string[];

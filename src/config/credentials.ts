@@ -8,7 +8,7 @@ import { resolveSecretHandles, secretBackendSettings, secretHandle } from './sec
 // ENC[handle] values from env or config are resolved through the agent's secrets backend, as the
 // agent does; a handle anywhere else (a key file, the keychain) is refused.
 
-export interface Credential {
+interface Credential {
   value: string;
   source: string;
 }

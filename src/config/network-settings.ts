@@ -26,7 +26,7 @@ export interface NetworkSettings {
   summary: string;
 }
 
-export const CLOUD_METADATA_HOSTS = ['169.254.169.254', '100.100.100.200'];
+const CLOUD_METADATA_HOSTS = ['169.254.169.254', '100.100.100.200'];
 
 export const DEFAULT_NETWORK: NetworkSettings = {
   proxy: { noProxy: [...CLOUD_METADATA_HOSTS], nonExact: false },
@@ -37,7 +37,7 @@ export const DEFAULT_NETWORK: NetworkSettings = {
 
 const TLS_VERSIONS: Record<string, NetworkSettings['tls']['minVersion']> = { 'tlsv1.0': 'TLSv1', 'tlsv1.1': 'TLSv1.1', 'tlsv1.2': 'TLSv1.2', 'tlsv1.3': 'TLSv1.3' };
 
-export function parseProxyUrl(raw: string, where: string): ProxyTarget {
+function parseProxyUrl(raw: string, where: string): ProxyTarget {
   let url: URL;
   try {
     url = new URL(raw.includes('://') ? raw : `http://${raw}`);

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-export interface RestartHint {
+interface RestartHint {
   where: 'kubernetes' | 'systemd' | 'generic';
   command?: string;
   text: string;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { ConfigError, type ErrorCode } from '../errors.js';
+import { type CodeOf, ConfigError } from '../errors.js';
 import { sanitizeServerString } from '../sanitize.js';
 import type { AgentConfig } from './agent-config.js';
 
@@ -12,7 +12,7 @@ import type { AgentConfig } from './agent-config.js';
 // failure is a config error that names the handle and never a value; stderr is never shown, as a
 // backend may print what it fetched there.
 
-export interface SecretBackendSettings {
+interface SecretBackendSettings {
   command: string;
   arguments: string[];
   timeoutSeconds: number;
@@ -26,8 +26,8 @@ export interface SecretBackendSettings {
 }
 
 /** Where the agent's packages put the bundled backend (`<install>/embedded/bin/`). */
-export const EMBEDDED_SECRET_BACKEND = '/opt/datadog-agent/embedded/bin/secret-generic-connector';
-export const SECRET_PAYLOAD_VERSION = '1.1';
+const EMBEDDED_SECRET_BACKEND = '/opt/datadog-agent/embedded/bin/secret-generic-connector';
+const SECRET_PAYLOAD_VERSION = '1.1';
 
 /** The handle of an ENC[...] value (spaces and tabs around it trimmed, as upstream), else undefined. */
 export function secretHandle(value: string): string | undefined {
@@ -70,7 +70,7 @@ export function secretBackendSettings(config: AgentConfig): SecretBackendSetting
   };
 }
 
-function fail(code: ErrorCode, message: string, handles: string[], hint: string): never {
+function fail(code: CodeOf<'ConfigError'>, message: string, handles: string[], hint: string): never {
   throw new ConfigError(code, message, `Nothing was changed. ${hint}`, { handles });
 }
 
@@ -90,7 +90,7 @@ async function findExecutable(command: string, env: NodeJS.ProcessEnv): Promise<
 }
 
 /** CheckRights: no rights at all for others; none for the group either, except read+exec when allowed. */
-export async function checkBackendRights(path: string, allowGroupExec: boolean): Promise<string | undefined> {
+async function checkBackendRights(path: string, allowGroupExec: boolean): Promise<string | undefined> {
   let mode: number;
   try {
     mode = (await stat(path)).mode;
@@ -111,7 +111,7 @@ export async function checkBackendRights(path: string, allowGroupExec: boolean):
 }
 
 /** Go marshals a map with sorted keys: the payload is byte-identical to the agent's. */
-export function secretPayload(handles: string[], settings: SecretBackendSettings): string {
+function secretPayload(handles: string[], settings: SecretBackendSettings): string {
   const payload: Record<string, unknown> = { secret_backend_timeout: settings.timeoutSeconds, secrets: handles, version: SECRET_PAYLOAD_VERSION };
   if (settings.type) payload.type = settings.type;
   if (settings.config) payload.config = settings.config;

@@ -1,1 +1,1 @@
-export { deleteProfile, KEYCHAIN_SERVICE, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, type ProfileField, readProfile, writeProfile } from './keychain.js';
+export { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from './keychain.js';

@@ -4,9 +4,9 @@ import { runningAsSingleExecutable } from '../single-executable.js';
 // The OS keychain through @napi-rs/keyring (keytar-compatible, its native binary ships inside the
 // npm package). Loaded only when a keychain is actually used, so the CLI runs where it is absent.
 
-export const KEYCHAIN_SERVICE = 'par-identity';
+const KEYCHAIN_SERVICE = 'par-identity';
 export const PROFILE_FIELDS = ['api_key', 'app_key', 'site'] as const;
-export type ProfileField = (typeof PROFILE_FIELDS)[number];
+type ProfileField = (typeof PROFILE_FIELDS)[number];
 export type Profile = Partial<Record<ProfileField, string>>;
 
 type KeyringModule = typeof import('@napi-rs/keyring');
@@ -19,7 +19,6 @@ export class KeychainUnavailableError extends ParError {
   constructor(reason: string, hint = NO_KEYCHAIN_HINT) {
     super(
       'KEYCHAIN_UNAVAILABLE',
-      'unavailable',
       `the OS keychain is not available here: ${reason}`,
       hint,
       { reason },

@@ -5,7 +5,7 @@ import type { Server } from 'node:net';
 // that stops every listener, drops open connections and cancels the replies still pending, so a
 // test's scripted slowness never keeps the process alive.
 
-export interface ServerLifecycle {
+interface ServerLifecycle {
   /** Calls `send` now, or after `delayMs` unless closed first. */
   reply(delayMs: number | undefined, send: () => void): void;
   /** Listens on 127.0.0.1 (an ephemeral port) or on a unix socket path; resolves with the port (0 for a socket). */

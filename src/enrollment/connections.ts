@@ -1,20 +1,21 @@
 import type { NetworkSettings } from '../config/network-settings.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
 import { tlsCertificateErrorCode } from './tls-errors.js';
+import type { ConnectionsOutcome } from '../results/rotation.js';
 
 // The runner's connections, created after a successful enrollment as the agent does
 // (pkg/privateactionrunner/autoconnections): one POST /api/v2/actions/connections per bundle family
 // the actions allowlist enables. Best effort: an outcome to report, never an exception.
 
-export const CONNECTIONS_PATH = '/api/v2/actions/connections';
+const CONNECTIONS_PATH = '/api/v2/actions/connections';
 
-export interface ConnectionDefinition {
+interface ConnectionDefinition {
   fqnPrefix: string;
   integrationType: 'Kubernetes' | 'Script';
   credentials: Record<string, string>;
 }
 
-export interface ConnectionsInput {
+interface ConnectionsInput {
   baseUrl: string;
   apiKey: string;
   appKey?: string;
@@ -33,11 +34,7 @@ export interface ConnectionsInput {
   timeoutMs: number;
 }
 
-export interface ConnectionsOutcome {
-  skipped?: string;
-  created: string[];
-  failed: { integrationType: string; reason: string }[];
-}
+export type { ConnectionsOutcome };
 
 /** The agent's default actions (default_actions_enabled): Kubernetes reads on the cluster agent, rshell elsewhere. */
 export function effectiveAllowlist(configured: string[], defaultActionsEnabled: boolean, flavor: 'private_action_runner' | 'cluster_agent'): string[] {

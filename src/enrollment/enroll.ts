@@ -8,7 +8,7 @@ import { type HttpResponse, describeNetworkError, exchange } from './http-exchan
 import { type Attempt, type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
 import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
-export interface EnrollOptions {
+interface EnrollOptions {
   timeoutMs: number;
   clock?: Clock;
   policy?: RetryPolicy;
@@ -18,7 +18,7 @@ export interface EnrollOptions {
   network?: NetworkSettings;
 }
 
-export interface EnrollOutcome extends EnrollmentResult {
+interface EnrollOutcome extends EnrollmentResult {
   attempts: number;
   endpoint: string;
   runnerName: string;

@@ -20,7 +20,7 @@ export interface EnrollmentInput {
   now: Date;
 }
 
-export interface PreparedRequest {
+interface PreparedRequest {
   url: string;
   /** runner_name as sent: connections are named after it. */
   runnerName: string;

@@ -10,7 +10,7 @@ import { tlsCertificateErrorCode } from './tls-errors.js';
 
 // Proves online that the server accepts an identity: a signed-JWT health check (protocol §7).
 
-export const HEALTH_CHECK_PATH = '/api/v2/on-prem-management-service/runner/health-check';
+const HEALTH_CHECK_PATH = '/api/v2/on-prem-management-service/runner/health-check';
 
 export interface HealthCheckInput {
   baseUrl: string;
@@ -23,7 +23,7 @@ export interface HealthCheckInput {
   network?: NetworkSettings;
 }
 
-export interface HealthCheckResult {
+interface HealthCheckResult {
   ok: boolean;
   status?: number;
   /** Why it failed, for the operator; never contains the token. */
@@ -31,7 +31,7 @@ export interface HealthCheckResult {
   attempts: number;
 }
 
-export function healthCheckUrl(input: Pick<HealthCheckInput, 'baseUrl' | 'version' | 'flavor' | 'platform'>): string {
+function healthCheckUrl(input: Pick<HealthCheckInput, 'baseUrl' | 'version' | 'flavor' | 'platform'>): string {
   const query = new URLSearchParams({
     runnerVersion: input.version,
     modes: 'pull',

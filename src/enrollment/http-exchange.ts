@@ -14,7 +14,7 @@ import { proxyFor } from './proxy-choice.js';
 
 const https = () => import('node:https');
 
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export interface HttpResponse {
   status: number;

@@ -7,9 +7,9 @@ import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 // 200 {"valid":true} or 403. A dry run uses it to prove, without enrolling anything, that the key is
 // accepted and that the API host is reachable with verified TLS.
 
-export const VALIDATE_PATH = '/api/v1/validate';
+const VALIDATE_PATH = '/api/v1/validate';
 
-export interface KeyValidation {
+interface KeyValidation {
   /** A transient answer (5xx, 429): the real run would retry it, so it is reported, not fatal. */
   transient?: string;
 }
@@ -42,7 +42,6 @@ export async function validateApiKey(baseUrl: string, apiKey: string, extraHeade
   if (res.status === 200 || res.status === 401 || res.status === 403) {
     throw new ParError(
       'API_KEY_INVALID',
-      'credentialsRejected',
       `the Datadog API does not accept the API key (HTTP ${res.status} from ${url})`,
       'Nothing was enrolled and nothing was changed. Check the API key (and that it belongs to the site the config names), then run again.',
       { status: res.status, endpoint: url },

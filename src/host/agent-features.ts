@@ -8,7 +8,7 @@ import type { HostProbes } from './host-probes.js';
 // at start-up; the features decide whether the container provider asks docker or the kubelet,
 // whether the EC2 instance id is used on ECS, and whether Fargate drops the hostname.
 
-export type Feature = 'docker' | 'kubernetes' | 'ecsec2' | 'ecsfargate' | 'eksfargate';
+type Feature = 'docker' | 'kubernetes' | 'ecsec2' | 'ecsfargate' | 'eksfargate';
 
 const KNOWN: Feature[] = ['docker', 'kubernetes', 'ecsec2', 'ecsfargate', 'eksfargate'];
 

@@ -9,7 +9,7 @@ import { configNumber } from './config-values.js';
 // hostname. The auth token is only ever sent to a loopback address and over TLS pinned to the
 // agent's own IPC certificate, which is also presented as the client certificate.
 
-export interface IpcEndpoint {
+interface IpcEndpoint {
   host: string;
   port: number;
   token: string;
@@ -18,7 +18,7 @@ export interface IpcEndpoint {
   key: string;
 }
 
-export type IpcSetup = { ok: true; endpoint: IpcEndpoint } | { ok: false; reason: string };
+type IpcSetup = { ok: true; endpoint: IpcEndpoint } | { ok: false; reason: string };
 
 function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
@@ -68,7 +68,7 @@ export async function ipcSetup(config: AgentConfig): Promise<IpcSetup> {
   return { ok: false, reason: `no IPC certificate (ipc_cert.pem) next to ${tokenPath}` };
 }
 
-export interface IpcAnswer {
+interface IpcAnswer {
   status: number;
   body: string;
 }
@@ -110,7 +110,7 @@ export interface IpcOptions {
  * GET with a few short tries: an agent that is restarting refuses connections for a moment.
  * 401/403/404 are final (retrying cannot fix a token or an endpoint).
  */
-export async function askAgent(endpoint: IpcEndpoint, path: string, options: IpcOptions = {}): Promise<{ ok: true; body: string } | { ok: false; reason: string }> {
+async function askAgent(endpoint: IpcEndpoint, path: string, options: IpcOptions = {}): Promise<{ ok: true; body: string } | { ok: false; reason: string }> {
   const tries = options.tries ?? 3;
   let reason = 'not asked';
   for (let n = 1; n <= tries; n++) {

@@ -1,20 +1,16 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
 import { agentVersion, type IpcOptions, ipcSetup } from './agent-ipc.js';
+import type { AgentVersionChoice } from '../results/rotation.js';
 
 // The X-Datadog-OnPrem-Version the Go runner would send: the running agent's own version (asked on
 // IPC), else what the operator says (--agent-version), else this tool's version. The server uses it
 // to reason about runner capabilities, so the source is always reported.
 
-export interface AgentVersionChoice {
-  version: string;
-  source: 'agent IPC' | '--agent-version' | 'par-identity version';
-  /** Why the agent was not asked or did not answer. */
-  note?: string;
-}
+export type { AgentVersionChoice };
 
 /** The agent's version format: N.N.N, optional -pre, optional +build (e.g. 7.66.0+commit.abc1234). */
-export const AGENT_VERSION_FORMAT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const AGENT_VERSION_FORMAT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
 export async function resolveAgentVersion(config: AgentConfig, options: { flag?: string; toolVersion: string; ipc?: IpcOptions }): Promise<AgentVersionChoice> {
   if (options.flag !== undefined && !AGENT_VERSION_FORMAT.test(options.flag)) {

@@ -10,7 +10,7 @@ export interface SmallAnswer {
   headers: IncomingHttpHeaders;
 }
 
-export const MAX_SMALL_BODY = 64 * 1024;
+const MAX_SMALL_BODY = 64 * 1024;
 
 /** `open` starts the request with the response callback; the request is ended here. */
 export function boundedExchange(

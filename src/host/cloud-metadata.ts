@@ -9,7 +9,7 @@ import { metadataRequest } from './metadata-http.js';
 
 export type ProviderResult = { ok: true; hostname: string } | { ok: false; reason: string };
 
-export function cloudProviderEnabled(config: AgentConfig, name: 'aws' | 'gcp' | 'azure'): boolean {
+function cloudProviderEnabled(config: AgentConfig, name: 'aws' | 'gcp' | 'azure'): boolean {
   return configList(config, 'cloud_provider_metadata', DEFAULT_CLOUD_PROVIDERS).some((p) => p.toLowerCase() === name);
 }
 

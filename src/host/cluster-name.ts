@@ -10,7 +10,7 @@ import { MAX_HOSTNAME_LENGTH } from './hostname-validation.js';
 
 const VALID_CLUSTER_NAME = /^([a-z]([a-z0-9-]*[a-z0-9])?\.)*([a-z]([a-z0-9-]*[a-z0-9])?)$/;
 
-export interface ClusterNameChoice {
+interface ClusterNameChoice {
   /** The suffix to append, or undefined for the plain node name. */
   name?: string;
   notes: string[];

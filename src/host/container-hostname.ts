@@ -21,7 +21,7 @@ export interface ContainerLimits {
 
 export const DEFAULT_CONTAINER_LIMITS: ContainerLimits = { dockerMs: 1500, kubelet: DEFAULT_KUBELET_LIMITS };
 
-export interface ContainerLookup {
+interface ContainerLookup {
   config: AgentConfig;
   env: NodeJS.ProcessEnv;
   probes: HostProbes;
@@ -29,7 +29,7 @@ export interface ContainerLookup {
   limits: ContainerLimits;
 }
 
-export type ContainerHostname = { hostname: string; source: string; skipped: string[] } | { hostname?: undefined; skipped: string[] };
+type ContainerHostname = { hostname: string; source: string; skipped: string[] } | { hostname?: undefined; skipped: string[] };
 
 export async function containerHostname(lookup: ContainerLookup): Promise<ContainerHostname> {
   const { environment } = lookup;

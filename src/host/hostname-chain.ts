@@ -11,14 +11,14 @@ import { hostnameProblem, isEc2DefaultHostname } from './hostname-validation.js'
 // container.go), in its order and with its stop/continue rules: config, hostname_file, Fargate, GCE
 // and Azure stop on success; FQDN, container, OS and EC2 only refine what earlier providers found.
 
-export interface ChainResult {
+interface ChainResult {
   hostname: string;
   source: string;
   /** One line per provider that did not give the answer, for --verbose style output and tests. */
   skipped: string[];
 }
 
-export interface ChainContext {
+interface ChainContext {
   config: AgentConfig;
   env: NodeJS.ProcessEnv;
   probes: HostProbes;

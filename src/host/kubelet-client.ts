@@ -27,7 +27,7 @@ export interface KubeletSettings {
   useApiServer: boolean;
 }
 
-export type SettingsResult = { ok: true; settings: KubeletSettings } | { ok: false; reason: string };
+type SettingsResult = { ok: true; settings: KubeletSettings } | { ok: false; reason: string };
 
 async function readOptional(probes: HostProbes, path: string): Promise<string | undefined> {
   try {

@@ -25,7 +25,7 @@ export interface KubeletLookupLimits {
 
 export const DEFAULT_KUBELET_LIMITS: KubeletLookupLimits = { requestMs: 1000, totalMs: 3000 };
 
-export interface KubeletLookup {
+interface KubeletLookup {
   config: AgentConfig;
   env: NodeJS.ProcessEnv;
   probes: HostProbes;
@@ -34,7 +34,7 @@ export interface KubeletLookup {
   limits: KubeletLookupLimits;
 }
 
-export type KubeletHostname = { ok: true; hostname: string; withCluster: boolean; notes: string[] } | { ok: false; reason: string; notes: string[] };
+type KubeletHostname = { ok: true; hostname: string; withCluster: boolean; notes: string[] } | { ok: false; reason: string; notes: string[] };
 
 async function candidateHosts(lookup: KubeletLookup): Promise<{ hosts: string[]; notes: string[] }> {
   const hosts: string[] = [];

@@ -6,14 +6,14 @@ import { boundedExchange, type SmallAnswer } from './bounded-exchange.js';
 // retried, and bounded by the provider's own timeout, so a host outside any cloud pays at most that.
 
 /** Where cloud metadata lives; PAR_IDENTITY_CLOUD_METADATA_URL (test/debug only) replaces it. */
-export const DEFAULT_METADATA_URL = 'http://169.254.169.254';
+const DEFAULT_METADATA_URL = 'http://169.254.169.254';
 
 export function metadataBaseUrl(env: NodeJS.ProcessEnv): string {
   const override = env.PAR_IDENTITY_CLOUD_METADATA_URL?.trim();
   return (override || DEFAULT_METADATA_URL).replace(/\/+$/, '');
 }
 
-export type MetadataAnswer = SmallAnswer;
+type MetadataAnswer = SmallAnswer;
 
 export function metadataRequest(method: 'GET' | 'PUT', url: string, headers: Record<string, string>, timeoutMs: number): Promise<MetadataAnswer> {
   return boundedExchange((onResponse) => request(url, { method, headers, timeout: timeoutMs, agent: false }, onResponse), timeoutMs, 'metadata');

@@ -3,7 +3,7 @@ import { apiKeyHash } from '../identity/api-key-hash.js';
 // ShouldReenroll (protocol §4), predicted: at its next start the runner drops the stored identity
 // and enrolls a new one, silently, when a stored value differs from what it resolves then.
 
-export interface StoredHostFacts {
+interface StoredHostFacts {
   hostname?: string;
   apiKeyHash?: string;
 }

@@ -18,7 +18,7 @@ export interface HostResolution {
   notes: string[];
 }
 
-export interface ResolveHostOptions {
+interface ResolveHostOptions {
   env: NodeJS.ProcessEnv;
   /** --hostname */
   override?: string;

@@ -9,7 +9,6 @@ import { findNamed, type KubeCluster, type KubeconfigData, type KubeUser } from 
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
 import { agentNamespace, serviceAccountDir, serviceAccountNamespace } from './service-account.js';
 
-export { agentNamespace, serviceAccountDir, serviceAccountNamespace };
 
 // One cluster connection per run, resolved as kubectl resolves it, and said out loud.
 // Sources, first match wins: --kubeconfig > KUBECONFIG (every listed file, merged with kubectl's
@@ -37,7 +36,7 @@ export interface ResolveClusterOptions {
   limits?: RequestLimits;
 }
 
-export type ClusterSourceKind = 'flag' | 'KUBECONFIG' | 'agent-config' | 'in-cluster' | 'home';
+type ClusterSourceKind = 'flag' | 'KUBECONFIG' | 'agent-config' | 'in-cluster' | 'home';
 
 /** The cluster a run talks to, resolved without loading @kubernetes/client-node. */
 export interface ClusterTarget {

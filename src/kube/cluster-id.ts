@@ -5,24 +5,24 @@ import { isNotFound, kubeFailure } from './kube-errors.js';
 // cluster agent's OWN namespace (service-account namespace file, else default: agentNamespace() /
 // ClusterConnection.agentNamespace), which is not kube_resources_namespace and so can differ from
 // the Secret's namespace (protocol §6). Missing: the kube-system namespace UID, which the agent then
-// stores in that ConfigMap; we do the same (not under dry-run).
+// stores in that ConfigMap; we do the same, when the identity is written (reading changes nothing).
 
 export const CLUSTER_ID_CONFIGMAP = 'datadog-cluster-id';
 
 export interface ClusterId {
   id: string;
   source: string;
-  /** True when we created the ConfigMap (false under dry-run or when it existed). */
-  created: boolean;
+  /** False when the ConfigMap does not hold it yet: storeClusterId() then creates it. */
+  stored: boolean;
 }
 
-/** `agentNamespace`: the cluster agent's own namespace, never the Secret's namespace. */
-export async function resolveClusterId(core: CoreV1Api, agentNamespace: string, options: { dryRun: boolean }): Promise<ClusterId> {
+/** `agentNamespace`: the cluster agent's own namespace, never the Secret's namespace. Reads only. */
+export async function resolveClusterId(core: CoreV1Api, agentNamespace: string): Promise<ClusterId> {
   const namespace = agentNamespace;
   try {
     const cm = await core.readNamespacedConfigMap({ name: CLUSTER_ID_CONFIGMAP, namespace });
     const id = cm.data?.id;
-    if (id) return { id, source: `ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`, created: false };
+    if (id) return { id, source: `ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`, stored: true };
   } catch (err) {
     if (!isNotFound(err)) throw kubeFailure(err, `reading ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`, 'Nothing was changed.');
   }
@@ -33,13 +33,21 @@ export async function resolveClusterId(core: CoreV1Api, agentNamespace: string, 
     throw kubeFailure(err, 'reading namespace kube-system (cluster id fallback)', 'Nothing was changed. Create ConfigMap datadog-cluster-id with key id, or allow get on namespaces/kube-system.');
   }
   if (!uid) throw kubeFailure(new Error('namespace kube-system has no uid'), 'resolving the cluster id', 'Nothing was changed.');
-  if (options.dryRun) return { id: uid, source: 'kube-system namespace UID (ConfigMap not created: dry run)', created: false };
+  return { id: uid, source: `kube-system namespace UID (ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP} to be created with it)`, stored: false };
+}
+
+/**
+ * Creates the ConfigMap with `id` (`dryRun`: the apiserver checks RBAC and admission, storing nothing).
+ * Another agent may have created it meanwhile: then its value is returned, as the agent keeps it.
+ */
+export async function storeClusterId(core: CoreV1Api, agentNamespace: string, id: string, options: { dryRun: boolean }): Promise<{ id: string; createdByUs: boolean }> {
+  const namespace = agentNamespace;
   try {
-    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: CLUSTER_ID_CONFIGMAP, namespace }, data: { id: uid } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: CLUSTER_ID_CONFIGMAP, namespace }, data: { id } }, ...(options.dryRun ? { dryRun: 'All' } : {}) });
+    return { id, createdByUs: true };
   } catch (err) {
-    // Another agent may have created it meanwhile: that value wins, as in the agent.
-    if ((err as { code?: number }).code === 409) return resolveClusterId(core, namespace, options);
-    throw kubeFailure(err, `creating ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`, 'Nothing was enrolled.');
+    if ((err as { code?: number }).code !== 409) throw kubeFailure(err, `${options.dryRun ? 'server-side dry run of creating' : 'creating'} ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`, 'Nothing was changed.');
   }
-  return { id: uid, source: `kube-system namespace UID (stored in new ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP})`, created: true };
+  const existing = await resolveClusterId(core, namespace);
+  return { id: existing.id, createdByUs: false };
 }

@@ -11,7 +11,7 @@ import { isoString } from '../time/index.js';
 // written (no RBAC, API trouble) is a warning for the caller to print, never a failure, because
 // the change it describes has already happened.
 
-export const REPORTING_CONTROLLER = 'par-identity';
+const REPORTING_CONTROLLER = 'par-identity';
 
 export const EventReason = {
   IdentityRotated: 'IdentityRotated',
@@ -24,7 +24,7 @@ export const EventReason = {
 export type EventReasonName = (typeof EventReason)[keyof typeof EventReason];
 
 /** The object an Event is about (an ObjectReference). */
-export interface EventSubject {
+interface EventSubject {
   kind: string;
   apiVersion: string;
   namespace: string;
@@ -43,7 +43,7 @@ export interface RecordEventInput {
   related?: EventSubject;
 }
 
-export interface RecordEventOptions {
+interface RecordEventOptions {
   /** reportingInstance; the host's name when omitted (cut to the API's 128 characters). */
   instance?: string;
   now?: () => Date;

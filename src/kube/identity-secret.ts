@@ -28,14 +28,14 @@ export interface SecretLayout {
 }
 
 /** The standalone runner installed with the Helm chart (protocol §6b): read through env vars. */
-export const HELM_RUNNER_KEYS = {
+const HELM_RUNNER_KEYS = {
   privateKey: 'RUNNER_PRIVATE_KEY',
   urn: 'RUNNER_URN',
   previousPrivateKey: 'PREVIOUS_RUNNER_PRIVATE_KEY',
   previousUrn: 'PREVIOUS_RUNNER_URN',
 } as const;
 
-export const SECRET_LABELS: Record<string, string> = {
+const SECRET_LABELS: Record<string, string> = {
   'app.kubernetes.io/name': 'datadog-cluster-agent',
   'app.kubernetes.io/component': 'private-action-runner',
   'app.kubernetes.io/managed-by': 'datadog-cluster-agent',

@@ -60,12 +60,12 @@ function findInCauses(err: unknown, pick: (e: Record<string, unknown>) => unknow
   return undefined;
 }
 
-export function timeoutOf(err: unknown): KubeRequestTimeout | { timeoutMs?: undefined } | undefined {
+function timeoutOf(err: unknown): KubeRequestTimeout | { timeoutMs?: undefined } | undefined {
   const found = findInCauses(err, (e) => (e instanceof KubeRequestTimeout ? e : e.name === 'TimeoutError' ? e : undefined));
   return found as KubeRequestTimeout | undefined;
 }
 
-export function certificateErrorOf(err: unknown): string | undefined {
+function certificateErrorOf(err: unknown): string | undefined {
   const code = findInCauses(err, (e) => (typeof e.code === 'string' && CERT_ERRORS.has(e.code) ? e.code : undefined));
   return code as string | undefined;
 }

@@ -19,7 +19,7 @@ import type { KubeCluster, KubeExecConfig, KubeUser } from './kubeconfig.js';
 // loading it then only.
 
 /** Where and as whom: the current context's cluster and user entries of a kubeconfig. */
-export interface KubeHttpSource {
+interface KubeHttpSource {
   cluster: KubeCluster;
   user?: KubeUser;
   /**

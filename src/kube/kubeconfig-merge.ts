@@ -9,7 +9,7 @@ import { type KubeconfigData, parseKubeconfigFile } from './kubeconfig.js';
 // resolve against that file's directory. client-node's own loadFromDefault() differs: the LAST
 // file's current-context wins and a name defined twice throws "Duplicate cluster".
 
-export interface KubeconfigFiles {
+interface KubeconfigFiles {
   /** Files that exist, in precedence order. */
   found: string[];
   /** Listed files that do not exist (kubectl ignores them). */

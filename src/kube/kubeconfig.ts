@@ -26,7 +26,7 @@ export interface KubeExecConfig {
   [key: string]: unknown;
 }
 
-export interface KubeAuthProvider {
+interface KubeAuthProvider {
   name?: string;
   config?: { tokenFile?: string; exec?: KubeExecConfig; [key: string]: unknown };
 }
@@ -45,7 +45,7 @@ export interface KubeUser {
   readonly impersonateUser?: string | null;
 }
 
-export interface KubeContext {
+interface KubeContext {
   readonly cluster: string;
   readonly user?: string;
   readonly name: string;

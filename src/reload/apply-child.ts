@@ -5,7 +5,7 @@ import { constants } from 'node:os';
 // the first identity is in place, restarted (or signalled) on every change, and whatever ends it
 // on its own ends the watch, with its exit status.
 
-export interface SupervisedChildOptions {
+interface SupervisedChildOptions {
   command: string;
   args: string[];
   /** Send the child's stdout to our stderr (keeps stdout for `--json` lines). */

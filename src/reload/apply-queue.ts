@@ -7,7 +7,7 @@ import type { DecodedIdentity } from '../identity/index.js';
 
 export type ApplyStep = (identity: DecodedIdentity, reason: 'initial' | 'rotated') => Promise<void>;
 
-export interface ApplyQueueOptions {
+interface ApplyQueueOptions {
   steps: ApplyStep[];
   policy: RetryPolicy;
   clock: Clock;

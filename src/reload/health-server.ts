@@ -6,7 +6,7 @@ import { METRICS_CONTENT_TYPE, type ReloadMetrics } from './reload-metrics.js';
 // `watch --listen ADDR`: /healthz (the watch or a list was heard from recently), /readyz (an
 // identity is loaded) and /metrics (Prometheus text). Plain HTTP, no key material anywhere.
 
-export interface HealthSource {
+interface HealthSource {
   metrics: ReloadMetrics;
   ready(): boolean;
   /** /healthz fails after this long without a watch event or successful list. */

@@ -10,7 +10,7 @@ import type { ListReason } from './watch-events.js';
 
 export const DEFAULT_RELIST_INTERVAL_MS = 10 * 60_000;
 
-export interface SupervisorListener {
+interface SupervisorListener {
   upsert(secret: V1Secret): void;
   deleted(secret: V1Secret): void;
   listed(secret: V1Secret | undefined, resourceVersion: string, reason: ListReason): void;
@@ -20,7 +20,7 @@ export interface SupervisorListener {
   restarting(err: unknown, attempt: number, retryInMs: number): void;
 }
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   factory: SecretInformerFactory;
   listener: SupervisorListener;
   policy: RetryPolicy;

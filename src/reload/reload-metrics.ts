@@ -5,7 +5,7 @@ import type { WatchEvent } from './watch-events.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-export interface MetricsLabels {
+interface MetricsLabels {
   namespace: string;
   secret: string;
 }

@@ -36,7 +36,7 @@ export interface SecretInformer {
 
 export type SecretInformerFactory = (hooks: SecretInformerHooks) => SecretInformer;
 
-export function fieldSelectorFor(ref: SecretRef): string {
+function fieldSelectorFor(ref: SecretRef): string {
   return `metadata.name=${ref.name}`;
 }
 

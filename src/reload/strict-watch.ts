@@ -17,7 +17,7 @@ import { sanitizeServerString } from '../sanitize.js';
 export type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => unknown;
 export type WatchDone = (err: unknown) => unknown;
 
-export interface StrictWatchHooks {
+interface StrictWatchHooks {
   /** An event for another object than ref (name or namespace): not applied. */
   ignored(reason: string): void;
 }
@@ -25,7 +25,7 @@ export interface StrictWatchHooks {
 const TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 const MAX_ERROR_BODY = 64 * 1024;
 
-export function malformedEvent(ref: SecretRef, what: string): KubernetesError {
+function malformedEvent(ref: SecretRef, what: string): KubernetesError {
   return new KubernetesError(
     'WATCH_MALFORMED',
     `watching Secret ${ref.namespace}/${ref.name}: the API server sent ${what}`,
@@ -38,7 +38,7 @@ type Verdict = { action: 'pass' } | { action: 'ignore'; reason: string } | { act
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What to do with one decoded line of the watch stream. */
-export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
+function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   const fail = (what: string): Verdict => ({ action: 'fail', error: malformedEvent(ref, what) });
   if (!isObject(event)) return fail('a watch event that is not an object');
   const { type, object } = event;

@@ -33,8 +33,6 @@ export type WatchEvent =
   /** Something that is not our Secret came from the API server (another name or namespace); it was not applied. */
   | { type: 'ignored'; at: Date; reason: string; keptFingerprint?: string };
 
-export type WatchEventType = WatchEvent['type'];
-
 /** JSON form of an event (the `--json` line of `par-identity watch`): dates as ISO strings, errors as code/message/hint. */
 export function eventToJson(event: WatchEvent): Record<string, unknown> {
   const { at, type, ...rest } = event;

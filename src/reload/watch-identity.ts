@@ -42,7 +42,7 @@ export interface WatchIdentityOptions {
 
 type LoadDecision = Extract<TrackerDecision, { action: 'load' }>;
 
-export interface WatchEventMap {
+interface WatchEventMap {
   event: [WatchEvent];
 }
 
@@ -153,7 +153,7 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
       const status = watchErrorStatus(err);
       const failure = kubeFailure(status, `watching Secret ${ref.namespace}/${ref.name}`, next);
       // A malformed stream comes as our own error already (kubeFailure passes it on): its hint gets the retry state too.
-      const error = failure === status ? new KubernetesError(failure.code, failure.message, `The event was not applied. ${next}`, failure.details) : failure;
+      const error = failure === status && failure instanceof KubernetesError ? new KubernetesError(failure.code, failure.message, `The event was not applied. ${next}`, failure.details) : failure;
       emit({ type: 'watch-error', at: at(), error, attempt, retryInMs });
     },
   };

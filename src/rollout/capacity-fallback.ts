@@ -4,18 +4,15 @@ import type { RolloutApi } from './rollout-api.js';
 import { isReady } from './rollout-status.js';
 import type { WorkloadRef } from './workload-ref.js';
 import { isoString } from '../time/index.js';
+import type { FallbackStep } from '../results/rotation.js';
 
 // Delete-before-create for one node whose surge Pod cannot fit (rollout.md §6). Fail closed: every
 // condition is re-read from the live cluster, one node per step, and the old Pod is deleted with a
 // UID precondition so a replacement of the same name is never deleted by mistake.
 
-export const RESERVATION_ANNOTATION = 'par-identity.datadoghq.com/fallback-reservation';
+const RESERVATION_ANNOTATION = 'par-identity.datadoghq.com/fallback-reservation';
 
-export interface FallbackStep {
-  node: string;
-  deletedPod?: string;
-  skipped?: string;
-}
+export type { FallbackStep };
 
 /** Other nodes failing only because the Pod is pinned elsewhere, in old and new scheduler wording. */
 const PINNED_ELSEWHERE = [/^node\(s\) didn't match Pod's node affinity\/selector$/, /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/];
@@ -70,7 +67,7 @@ function nodeProblems(node: V1Node, pod: V1Pod): string[] {
   return problems;
 }
 
-export interface FallbackContext {
+interface FallbackContext {
   api: RolloutApi;
   ref: WorkloadRef;
   /** The DaemonSet as seen when the rollout started. */

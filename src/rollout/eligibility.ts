@@ -5,15 +5,15 @@ import type { WorkloadKind } from './workload-ref.js';
 // The fail-closed checks of the Operator prototype (rollout.md §5) plus per-node room (§6): can a
 // create-before-delete restart happen, does a node need the capacity fallback, or is it blocked?
 
-export type Verdict = 'can surge' | 'needs fallback' | 'blocked';
+type Verdict = 'can surge' | 'needs fallback' | 'blocked';
 
-export interface Finding {
+interface Finding {
   severity: 'blocker' | 'warning' | 'info';
   code: string;
   message: string;
 }
 
-export interface NodeRoom {
+interface NodeRoom {
   node: string;
   verdict: Verdict;
   reasons: string[];
@@ -21,7 +21,7 @@ export interface NodeRoom {
   freeBytes: number;
 }
 
-export interface IdentityUse {
+interface IdentityUse {
   /** How the Pods get the identity Secret; `restartNeeded` is false only for whole-volume mounts. */
   ways: string[];
   restartNeeded: boolean;
@@ -67,7 +67,7 @@ export function podRequests(spec: V1PodSpec | undefined): { milliCpu: number; by
   return { milliCpu: Math.max(main.milliCpu, init.milliCpu), bytes: Math.max(main.bytes, init.bytes) };
 }
 
-export function isTerminal(pod: V1Pod): boolean {
+function isTerminal(pod: V1Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 

@@ -18,7 +18,8 @@ export interface RolloutApi {
   podsOnNode(node: string): Promise<V1Pod[]>;
   /** undefined when the token may not list PodDisruptionBudgets in the workload's namespace. */
   pdbNames(ref: WorkloadRef): Promise<string[] | undefined>;
-  patchWorkload(ref: WorkloadRef, patch: object): Promise<Workload>;
+  /** `dryRun`: the apiserver runs the patch through RBAC, admission and validation, and stores nothing. */
+  patchWorkload(ref: WorkloadRef, patch: object, options?: { dryRun?: boolean }): Promise<Workload>;
   annotatePod(namespace: string, name: string, annotations: Record<string, string>): Promise<void>;
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
   /** Audit Event on the workload; never throws (a missing RBAC rule comes back as a warning). */
@@ -31,7 +32,8 @@ function selectorOf(workload: Workload): string {
     .join(',');
 }
 
-export async function rolloutApi(conn: ClusterConnection): Promise<RolloutApi> {
+/** `failureHint`: the next step a failed call's error names (a rotation's pre-flight: nothing was enrolled). */
+export async function rolloutApi(conn: ClusterConnection, failureHint = 'The rollout was not started or is left as it is; run `par-identity rollout --check` to see the state.'): Promise<RolloutApi> {
   const k8s = await import('@kubernetes/client-node');
   const apps: AppsV1Api = conn.apps();
   const core: CoreV1Api = conn.core();
@@ -41,7 +43,7 @@ export async function rolloutApi(conn: ClusterConnection): Promise<RolloutApi> {
     try {
       return await call();
     } catch (err) {
-      throw kubeFailure(err, what, 'The rollout was not started or is left as it is; run `par-identity rollout --check` to see the state.');
+      throw kubeFailure(err, what, failureHint);
     }
   };
   return {
@@ -64,12 +66,12 @@ export async function rolloutApi(conn: ClusterConnection): Promise<RolloutApi> {
         throw kubeFailure(err, 'listing PodDisruptionBudgets', 'Nothing was changed.');
       }
     },
-    patchWorkload: (ref, patch) =>
-      wrap(`patching ${ref.kind}/${ref.name}`, () =>
-        ref.kind === 'deployment'
-          ? apps.patchNamespacedDeployment({ name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'par-identity' }, strategic)
-          : apps.patchNamespacedDaemonSet({ name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'par-identity' }, strategic),
-      ) as Promise<V1Deployment | V1DaemonSet>,
+    patchWorkload: (ref, patch, options) => {
+      const request = { name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'par-identity', ...(options?.dryRun ? { dryRun: 'All' } : {}) };
+      return wrap(`${options?.dryRun ? 'server-side dry run of the restart patch of' : 'patching'} ${ref.kind}/${ref.name}`, () =>
+        ref.kind === 'deployment' ? apps.patchNamespacedDeployment(request, strategic) : apps.patchNamespacedDaemonSet(request, strategic),
+      ) as Promise<V1Deployment | V1DaemonSet>;
+    },
     annotatePod: async (namespace, name, annotations) => {
       await wrap(`annotating Pod ${name}`, () => core.patchNamespacedPod({ name, namespace, body: { metadata: { annotations } } }, merge));
     },

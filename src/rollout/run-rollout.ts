@@ -10,10 +10,10 @@ import { isComplete, type NodeProgress, progressOf, revisionOf } from './rollout
 import { combine, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, snapshotStrategy, surgePatch, undoRestartPatch } from './surge-strategy.js';
 import { describeRef, type WorkloadRef } from './workload-ref.js';
 
-// check → (dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
+// check → (server-side dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
 // fallback when asked → restore the user's strategy whatever happened (success, failure, Ctrl-C).
 
-export interface RolloutOptions {
+interface RolloutOptions {
   ref: WorkloadRef;
   checkOnly: boolean;
   /** true: require a surge; false: restart with the workload's own strategy; 'auto': surge when safe. */
@@ -69,7 +69,7 @@ async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): P
   }
 }
 
-export async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
+async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
   const workload = await api.readWorkload(options.ref);
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);
@@ -152,7 +152,11 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const restart = restartPatch(options.now(), options.fingerprint);
   const first = surged ? combine(surgePatch(options.ref.kind, original, check.budget), restart) : restart;
   const patches = surged ? [first, restorePatch(original)] : [first];
-  if (options.dryRun) return { ...base, action: 'dry-run', surged, strategyRestored: false, patches, durationMs: elapsed() };
+  if (options.dryRun) {
+    // As a rotation's pre-flight does: the apiserver judges the very first patch (RBAC, admission, validation) and stores nothing.
+    await api.patchWorkload(options.ref, first, { dryRun: true });
+    return { ...base, action: 'dry-run', surged, strategyRestored: false, patches, durationMs: elapsed() };
+  }
 
   const oldRevisions = new Set((await api.podsOf(options.ref, workload)).map(revisionOf).filter(Boolean));
   const isNew = (p: V1Pod) => !oldRevisions.has(revisionOf(p));

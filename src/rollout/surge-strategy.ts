@@ -6,9 +6,9 @@ import { isoString } from '../time/index.js';
 // Create-before-delete for the length of one rollout, and back to exactly what the user had.
 
 export const FINGERPRINT_ANNOTATION = 'par-identity.datadoghq.com/identity-fingerprint';
-export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
+const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
-export type StrategySnapshot = { kind: WorkloadKind; rollingUpdate: { maxSurge?: number | string; maxUnavailable?: number | string } | undefined; type?: string };
+type StrategySnapshot = { kind: WorkloadKind; rollingUpdate: { maxSurge?: number | string; maxUnavailable?: number | string } | undefined; type?: string };
 
 export function snapshotStrategy(kind: WorkloadKind, w: Workload): StrategySnapshot {
   if (kind === 'deployment') {

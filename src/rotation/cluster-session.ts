@@ -8,7 +8,7 @@ import type { Reporter } from '../output.js';
 // the Secret on one cluster and roll out on another. Resolution follows kubectl (src/kube); its code is
 // loaded the first time a run needs the cluster, so a local file run never loads it.
 
-export interface ClusterFlags {
+interface ClusterFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
@@ -27,13 +27,13 @@ export interface ClusterSession {
 export type ClusterAccess = () => Promise<ClusterSession>;
 
 /** A session on the resolved cluster only, without client-node's API clients (what `watch` uses). */
-export interface ClusterTargetSession {
+interface ClusterTargetSession {
   conn: ClusterTarget;
   namespace: string;
   namespaceSource: string;
 }
 
-export interface AgentClusterSettings {
+interface AgentClusterSettings {
   /** kubernetes_kubeconfig_path from the agent config. */
   kubeconfig?: string;
   /** kube_resources_namespace, only where the target follows the agent config (the cluster agent's Secret). */

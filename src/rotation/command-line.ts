@@ -3,7 +3,7 @@
 
 const SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
-export function shellQuote(word: string): string {
+function shellQuote(word: string): string {
   return SAFE.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -11,7 +11,7 @@ export function commandLine(words: string[]): string {
   return words.map(shellQuote).join(' ');
 }
 
-export interface SelectorInput {
+interface SelectorInput {
   cfgPath: string;
   extraCfg: string[];
   defaultCfgPath: string;
@@ -22,11 +22,16 @@ export function configSelector(input: SelectorInput): string[] {
   return [...(input.cfgPath !== input.defaultCfgPath ? ['-c', input.cfgPath] : []), ...input.extraCfg.flatMap((file) => ['-E', file])];
 }
 
-export interface KubeSelectorInput {
+interface KubeSelectorInput {
   kubeconfig?: string;
   context?: string;
 }
 
 export function kubeSelector(input: KubeSelectorInput): string[] {
   return [...(input.kubeconfig ? ['--kubeconfig', input.kubeconfig] : []), ...(input.context ? ['--context', input.context] : [])];
+}
+
+/** The `undo:` command of a run, and the roll-forward after a rollback: `rollback` on the very same target. */
+export function rollbackCommandOf(target: { selector: string[] }): string {
+  return commandLine(['par-identity', 'rollback', ...target.selector]);
 }

@@ -18,24 +18,10 @@ import { apiKeyHash, buildUrn, type DecodedIdentity, type PrivateIdentityKey, pu
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import { VERSION } from '../version.js';
+import type { CredentialFlags } from './options.js';
 
 // What every rotating command resolves before it touches the network: endpoint, credentials and
 // the API key hash the agent will compare on its next start.
-
-export interface CredentialFlags {
-  /**
-   * The keys themselves, handed over by a program through the API (src/api). The CLI never sets
-   * them: a flag value is world-readable in /proc, so it only reads key files and stdin.
-   */
-  apiKey?: string;
-  appKey?: string;
-  apiKeyFile?: string;
-  appKeyFile?: string;
-  /** Keychain profile consulted last (default "default"). */
-  profile?: string;
-  /** --agent-version: X-Datadog-OnPrem-Version when the running agent does not answer on IPC. */
-  agentVersion?: string;
-}
 
 /** The keychain is the last source; where none exists (containers) it is skipped with a note. */
 function keychainSource(profile: string, report: Reporter) {
@@ -77,7 +63,7 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
   const credentials = await resolveCredentials(
     config,
-    { ...flags, readStdin: io.readStdin, env: io.env, keychain: keychainSource(flags.profile ?? 'default', report) },
+    { ...flags, readStdin: io.readStdin, env: io.env, keychain: keychainSource(flags.profile, report) },
     !apiKeyOnly,
   );
   report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
@@ -90,7 +76,7 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
   return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value), network, version };
 }
 
-export function enrollmentInput(
+function enrollmentInput(
   ctx: EnrollmentContext,
   key: PrivateIdentityKey,
   flavor: AgentFlavor,

@@ -1,11 +1,13 @@
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import { type CommandResult, createReporter, type OutputOptions } from '../output.js';
+import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
+import type { AllNamespacesStatusResult, PodsStatusResult } from '../results/status.js';
 import { parseWorkloadRef } from '../rollout/index.js';
 import { describeAge } from './age.js';
 import { clusterAccess } from './cluster-session.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
-import { resolveTarget, type TargetOptions } from './resolve-target.js';
+import type { TargetOptions } from './options.js';
+import { resolveTarget } from './resolve-target.js';
 import type { TargetKind } from './target.js';
 
 // `status --all-namespaces` and `status --pods [WORKLOAD]`: read-only views for an operator who looks
@@ -13,7 +15,7 @@ import type { TargetKind } from './target.js';
 
 const age = (seconds: number | null) => (seconds === null ? '?' : describeAge(seconds));
 
-export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult> {
+export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult<AllNamespacesStatusResult>> {
   const report = createReporter(io, options);
   const session = await clusterAccess(options, {}, io, report)();
   const found = await identitySecretsEverywhere(session, io.now());
@@ -23,8 +25,7 @@ export async function runAllNamespacesStatus(options: OutputOptions & TargetOpti
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return {
-    command: 'status',
-    data: { allNamespaces: true, secrets: found.rows, unreadableNamespaces: found.unreadable, how: found.how },
+    json: resultJson('status', { allNamespaces: true as const, secrets: found.rows, unreadableNamespaces: found.unreadable, how: found.how }),
     summary: [
       line(header),
       ...rows.map(line),
@@ -34,7 +35,7 @@ export async function runAllNamespacesStatus(options: OutputOptions & TargetOpti
   };
 }
 
-export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult> {
+export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult<PodsStatusResult>> {
   const report = createReporter(io, options);
   if (kind === 'file') kind = 'cluster-secret';
   const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false });
@@ -46,8 +47,7 @@ export async function runPodsStatus(kind: TargetKind, workload: string | true, o
   const ref = parseWorkloadRef(workload === true ? 'deployment/datadog-cluster-agent' : workload, namespace);
   const view = await podsOfWorkload(session, ref, fingerprint, io.now());
   return {
-    command: 'status',
-    data: { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason },
+    json: resultJson('status', { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason }),
     summary: [
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
       ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.runsCurrent ? 'current ' : 'OTHER   '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}`),

@@ -5,22 +5,12 @@ import { ageOf } from './age.js';
 import type { ClusterSession } from './cluster-session.js';
 import { rotatedAtOf } from './targets/secret-base.js';
 import { isoString } from '../time/index.js';
+import type { PodRow, SecretRow } from '../results/status.js';
 
 // Read-only views across a fleet: every identity Secret the token can see (`status --all-namespaces`)
 // and which Pod of a workload runs which identity (`status --pods`).
 
-export interface SecretRow {
-  namespace: string;
-  name: string;
-  layout: 'cluster-agent' | 'helm-runner';
-  urn: string | null;
-  fingerprint: string | null;
-  rotatedAt: string | null;
-  ageSeconds: number | null;
-  problem?: string;
-}
-
-export interface FleetSecrets {
+interface FleetSecrets {
   rows: SecretRow[];
   /** Namespaces whose Secrets this token may not list: named, never silently skipped. */
   unreadable: { namespace: string; reason: string }[];
@@ -74,15 +64,6 @@ export async function identitySecretsEverywhere(session: ClusterSession, now: Da
     }
   }
   return { rows, unreadable, how: `${namespaces.length} namespaces one by one` };
-}
-
-export interface PodRow {
-  name: string;
-  node: string | null;
-  ready: boolean;
-  fingerprint: string | null;
-  runsCurrent: boolean;
-  ageSeconds: number | null;
 }
 
 function podReady(pod: V1Pod): boolean {

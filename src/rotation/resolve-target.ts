@@ -6,31 +6,12 @@ import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
+import { DEFAULT_CFGPATH, type TargetOptions } from './options.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
 // target's code is imported for its kind only: a local file run never loads the Secret targets, the
 // Kubernetes code they use, nor the roll-out.
-
-export const DEFAULT_CFGPATH = '/etc/datadog-agent';
-
-export interface TargetOptions {
-  cfgPath: string;
-  extraCfg: string[];
-  /** Local file target. */
-  identityFile?: string;
-  /** Helm runner Secret target (`--k8s-secret NAME`). */
-  k8sSecret?: string;
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  secretName?: string;
-  keepPrevious?: boolean;
-  /** The --rollout workload, if any (names the Helm runner). */
-  rollout?: string;
-  /** --hostname: overrides agent IPC and the hostname chain (file target). */
-  hostname?: string;
-}
 
 export interface ResolvedTarget {
   config: AgentConfig;

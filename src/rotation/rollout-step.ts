@@ -1,11 +1,10 @@
 import { decodePrivateJwk } from '../identity/index.js';
 import type { Io } from '../io.js';
-import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, isNotFound, kubeFailure, readIdentitySecret } from '../kube/index.js';
+import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, isNotFound, readIdentitySecret } from '../kube/index.js';
 import type { Reporter } from '../output.js';
 import { RolloutError } from '../errors.js';
-import { describeRef, FINGERPRINT_ANNOTATION, RESTARTED_AT_ANNOTATION, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
+import { describeRef, restartPatch, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
 import type { ClusterSession } from './cluster-session.js';
-import { isoString } from '../time/index.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster
 // connection: used by `rollout` and by the roll-out step of every rotation.
@@ -59,7 +58,7 @@ function progressPrinter(io: Io, report: Reporter) {
  * the very restart patch as a server-side dry run (RBAC, admission, validation), storing nothing.
  */
 export async function precheckRollout(session: ClusterSession, ref: WorkloadRef): Promise<string> {
-  const api = await rolloutApi(session.conn);
+  const api = await rolloutApi(session.conn, 'Nothing was enrolled and nothing was changed.');
   let workload: Awaited<ReturnType<typeof api.readWorkload>>;
   try {
     workload = await api.readWorkload(ref);
@@ -72,16 +71,8 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
   }
   // The rollout follows the workload's Pods: a token that cannot list them would fail after enrolling.
   await api.podsOf(ref, workload);
-  const k8s = await import('@kubernetes/client-node');
-  const apps = session.conn.kc.makeApiClient(k8s.AppsV1Api);
-  const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
-  const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: isoString(0), [FINGERPRINT_ANNOTATION]: 'dry-run' } } } } };
-  const request = { name: ref.name, namespace: ref.namespace, body, fieldManager: 'par-identity', dryRun: 'All' };
-  try {
-    await (ref.kind === 'deployment' ? apps.patchNamespacedDeployment(request, strategic) : apps.patchNamespacedDaemonSet(request, strategic));
-  } catch (err) {
-    throw kubeFailure(err, `server-side dry run of the restart patch of ${describeRef(ref)}`, 'Nothing was enrolled and nothing was changed.');
-  }
+  // The fingerprint is not known before enrolling: a placeholder, the same shape as the real patch.
+  await api.patchWorkload(ref, restartPatch(new Date(0), 'dry-run'), { dryRun: true });
   return `rollout of ${describeRef(ref)}: the workload exists, its Pods can be listed, and the restart patch is allowed (server-side dry run)`;
 }
 

@@ -2,12 +2,16 @@ import type { AgentConfig } from '../config/index.js';
 import type { AgentFlavor } from '../enrollment/index.js';
 import type { ParError } from '../errors.js';
 import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
+import type { OneOf } from '../results/envelope.js';
+import type { IdentitySummary, TargetKind, TargetWhere } from '../results/identity.js';
+import type { FileWriteFacts, SecretWriteFacts } from '../results/rotation.js';
+import type { FileFacts, SecretFacts } from '../results/status.js';
 
 // The one interface every place an identity can live implements: the local identity file, the
 // cluster agent's Secret, and the Helm standalone runner's Secret. The steps of the pipeline talk to
 // this interface only; a target knows nothing of the steps.
 
-export type TargetKind = 'file' | 'cluster-secret' | 'helm-secret';
+export type { TargetKind };
 
 /** What the target holds before anything is changed. */
 export interface CurrentIdentity {
@@ -52,9 +56,11 @@ export interface NewIdentity {
 export interface WriteOutcome {
   /** Whether the replaced identity stays available for rollback (backup file or previous_* keys). */
   previousKept: boolean;
+  /** What the write did besides the identity (the cluster-id ConfigMap it created). */
+  notes: string[];
   warnings: string[];
-  /** Target-specific facts for --json (backupFile, resourceVersion, action, ...). */
-  data: Record<string, unknown>;
+  /** Target-specific facts for --json. */
+  data: OneOf<FileWriteFacts, SecretWriteFacts>;
   /** Target-specific summary lines. */
   lines: string[];
 }
@@ -63,12 +69,12 @@ export interface RestoreOutcome {
   restored: DecodedIdentity;
   replacedUrn: string | null;
   warnings: string[];
-  data: Record<string, unknown>;
+  data: OneOf<{ backupFile: string | null }, { resourceVersion: string | null }>;
   lines: string[];
 }
 
 export interface TargetFacts {
-  data: Record<string, unknown>;
+  data: OneOf<FileFacts, SecretFacts>;
   lines: string[];
   warnings: string[];
 }
@@ -90,16 +96,16 @@ export interface IdentityTarget {
   readonly flavor: AgentFlavor;
   /** Flags that select exactly this target, so printed commands act on the same thing. */
   readonly selector: string[];
-  /** Base data fields every result about this target carries (identityFile, namespace, …). */
-  readonly where: Record<string, unknown>;
+  /** The fields every result about this target carries (identityFile, or namespace and secretName). */
+  readonly where: TargetWhere;
   /**
    * Exclusive right to change the target: `<file>.lock` for the file (then the sweep of interrupted
    * writes, under the lock); nothing for a Secret, whose resourceVersion guard is the lock.
    */
   lock(waitSeconds: number): Promise<TargetLock>;
   read(): Promise<CurrentIdentity>;
-  /** Every check that would make the write fail, with no side effect. */
-  preflight(current: CurrentIdentity, options: { dryRun: boolean }): Promise<Preflight>;
+  /** Every check that would make the write fail, with no side effect (in a real run as in a dry run). */
+  preflight(current: CurrentIdentity): Promise<Preflight>;
   /** The write as a plan line, for --dry-run. */
   describeWrite(current: CurrentIdentity): string;
   write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome>;
@@ -107,6 +113,8 @@ export interface IdentityTarget {
   readBack(next: NewIdentity): Promise<DecodedIdentity>;
   /** Puts the previous identity back in service and keeps the replaced one as the previous. */
   restore(current: CurrentIdentity): Promise<RestoreOutcome>;
+  /** restore()'s checks with no side effect (the previous identity decodes, the write is allowed), as a plan line. */
+  planRestore(current: CurrentIdentity): Promise<string>;
   /** Facts for `status` besides the identities themselves. */
   facts(current: CurrentIdentity): Promise<TargetFacts>;
   /** What an operator does after a change here so the runner loads it (a sentence). */
@@ -116,6 +124,8 @@ export interface IdentityTarget {
 }
 
 /** What status and the Secret targets print about an identity: names and fingerprint, never the key. */
-export function summaryOf(identity: DecodedIdentity | undefined) {
+export function summaryOf(identity: DecodedIdentity): IdentitySummary;
+export function summaryOf(identity: DecodedIdentity | undefined): IdentitySummary | null;
+export function summaryOf(identity: DecodedIdentity | undefined): IdentitySummary | null {
   return identity ? { urn: identity.record.urn, orgId: identity.urn.orgId, runnerId: identity.urn.runnerId, region: identity.urn.region, fingerprint: identity.key.kid } : null;
 }

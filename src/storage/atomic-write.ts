@@ -21,7 +21,7 @@ export interface WriteResult {
   warnings: string[];
 }
 
-export interface SweepResult {
+interface SweepResult {
   /** Temp files removed: redundant copies (same bytes as the live file, the backup or a recovery file) or not an identity. */
   removed: string[];
   /** Temp files holding an identity found nowhere else, now kept as `<name>.restore-<stamp>`. */
@@ -133,7 +133,7 @@ export async function replaceFileAtomically(path: string, content: string, optio
   return { path, ...(backupPath ? { backupPath } : {}), ...(keptAsidePath ? { keptAsidePath } : {}), warnings };
 }
 
-export interface SwapOptions {
+interface SwapOptions {
   /** The file whose content goes into service: `<path>.bak` (rollback) or a `.restore-*` file. */
   from?: string;
   /** The live file does not decode: keep it as `.corrupt-<stamp>` and leave .bak as it is. */

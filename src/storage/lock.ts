@@ -34,7 +34,7 @@ export interface LockHolder {
   nonce: string;
 }
 
-export interface AcquireLockOptions {
+interface AcquireLockOptions {
   /** 0 = fail at once when held (default). */
   waitSeconds?: number;
   clock?: Clock;
@@ -43,7 +43,7 @@ export interface AcquireLockOptions {
   random?: () => number;
 }
 
-export interface IdentityLock {
+interface IdentityLock {
   path: string;
   holder: LockHolder;
   /** Removes the lock if it is still ours. Safe to call more than once. */
@@ -58,7 +58,7 @@ export function lockPathOf(identityPath: string): string {
 }
 
 /** Why this holder no longer holds the lock, or undefined when it may still hold it. */
-export function staleReason(holder: LockHolder, host = hostname()): string | undefined {
+function staleReason(holder: LockHolder, host = hostname()): string | undefined {
   if (holder.host !== host) return undefined;
   if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'the lock names no valid pid';
   if (holder.pid === process.pid) return undefined;
@@ -148,7 +148,6 @@ function lockedError(identityPath: string, lockPath: string, holder: LockHolder 
   if (holder === 'unreadable') {
     return new ParError(
       'LOCKED',
-      'locked',
       `${identityPath} is locked: ${lockPath} exists but does not name a holder${waited}`,
       `Nothing was changed: ${identityPath} and its backup are untouched. If no par-identity run is in progress, remove ${lockPath} and run again.`,
       { path: identityPath, lockPath },
@@ -158,7 +157,7 @@ function lockedError(identityPath: string, lockPath: string, holder: LockHolder 
   const hint = sameHost
     ? `Nothing was changed: ${identityPath} and its backup are untouched. Wait for pid ${holder.pid} to finish (or pass --wait-lock SECONDS); if that process is not a par-identity run, remove ${lockPath} and run again.`
     : `Nothing was changed: ${identityPath} and its backup are untouched. The lock was taken on host ${holder.host}, so its process cannot be checked from here and the lock is never treated as stale automatically. Make sure no par-identity run is active on ${holder.host}, then remove ${lockPath} and run again.`;
-  return new ParError('LOCKED', 'locked', `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`, hint, {
+  return new ParError('LOCKED', `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`, hint, {
     path: identityPath,
     lockPath,
     pid: holder.pid,

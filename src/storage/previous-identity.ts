@@ -4,14 +4,14 @@ import { decodeIdentity } from '../identity/identity-record.js';
 // else the valid previous one already there — a corrupt current key must never push out the last
 // identity that works. Pure: data in (decoded Secret values), data out; the kube layer writes it.
 
-export interface IdentityKeyNames {
+interface IdentityKeyNames {
   privateKey: string;
   urn: string;
   previousPrivateKey: string;
   previousUrn: string;
 }
 
-export interface RotatedSecretValues {
+interface RotatedSecretValues {
   /** Plain (not base64) values to write: the new identity, `extra`, and the previous identity kept. */
   values: Record<string, string>;
   /** `current`: the replaced identity is now previous_*; `kept`: the current keys did not decode, the valid previous_* stay; `none`. */

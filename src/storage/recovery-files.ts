@@ -4,6 +4,7 @@ import { StorageError } from '../errors.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { type FileOwner, readNoFollow, tempName, writeSynced } from './file-primitives.js';
 import { isoString } from '../time/index.js';
+import type { RecoverableIdentity } from '../results/status.js';
 
 // Identities kept beside the live file under names no sweep ever deletes:
 //   <name>.restore-<UTC stamp>  a complete identity an interrupted write or swap left outside the live
@@ -27,19 +28,7 @@ import { isoString } from '../time/index.js';
 //           swap-after-keep-backup    (from a K) the old .bak also kept as another K
 //   sweep   sweep-after-keep          the temp and its K both exist; the next sweep deletes the temp
 
-export type RecoveryKind = 'restore' | 'corrupt';
-
-export interface RecoverableIdentity {
-  path: string;
-  kind: RecoveryKind;
-  /** Byte-identical to the live file or the backup: redundant, safe to delete. */
-  sameAs: 'live' | 'backup' | null;
-  decodes: boolean;
-  urn?: string;
-  fingerprint?: string;
-  /** Why it does not decode (never its content). */
-  error?: string;
-}
+type RecoveryKind = RecoverableIdentity['kind'];
 
 /** 20261203T090512Z: sortable, no characters a shell or a filesystem minds. */
 export function utcStamp(date: Date): string {

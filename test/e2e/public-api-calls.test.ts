@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError, InterruptedError, ParError, rotateIdentity, rotateParIdentity, status, watchIdentity } from '../../src/api.js';
+import { ConfigError, InterruptedError, ParError, type RotatedResult, rotateIdentity, rotateParIdentity, status, watchIdentity } from '../../src/api.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
@@ -80,11 +80,11 @@ describe('rotateParIdentity and status', () => {
       verify: { performed: true, ok: true },
       rollout: { action: 'rolled-out', previousRunnerSafeToRemove: true },
     });
-    expect(annotations()[FINGERPRINT_ANNOTATION]).toBe(rotated.value!.fingerprint);
+    expect(annotations()[FINGERPRINT_ANNOTATION]).toBe((rotated.value as RotatedResult).fingerprint);
 
     const shown = await hostEffects(() => status({ ...cluster(), secret: true, verify: true }));
     expect(shown).toMatchObject({ signalHandlers: [], writes: 0, exitCode: undefined, envChanged: false });
-    expect(shown.value).toMatchObject({ command: 'status', target: 'cluster-secret', urn: rotated.value!.urn, fingerprint: rotated.value!.fingerprint, previous: null, verify: { performed: true, ok: true } });
+    expect(shown.value).toMatchObject({ command: 'status', target: 'cluster-secret', urn: (rotated.value as RotatedResult).urn, fingerprint: (rotated.value as RotatedResult).fingerprint, previous: null, verify: { performed: true, ok: true } });
   });
 
   it('an abort during the rollout undoes the restart and rejects with INTERRUPTED; the new identity is stored', async () => {

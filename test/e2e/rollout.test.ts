@@ -331,6 +331,31 @@ describe('rollout of a Deployment', () => {
     expect(out.action).toBe('dry-run');
     expect(JSON.stringify(out.patches[0])).toContain('kubectl.kubernetes.io/restartedAt');
     expect(deploy().metadata.generation).toBe(generation);
+    // Server-side, as `--rollout --dry-run` of a rotation: the apiserver judged the very first patch.
+    const judged = emu.requests.filter((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun === 'All');
+    expect(judged).toHaveLength(1);
+    expect(emu.requests.filter((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun !== 'All')).toEqual([]);
+  });
+
+  it('--dry-run fails where the real run would: a token that may not patch → exit 9 KUBE_FORBIDDEN, nothing changed', async () => {
+    createDeployment(1);
+    await allReady(1);
+    const generation = deploy().metadata.generation;
+    const limited = join(dir, 'no-patch.kubeconfig');
+    emu.addToken('no-patch', {
+      user: `system:serviceaccount:${NS}:no-patch`,
+      namespace: NS,
+      rules: [
+        { apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['par'], verbs: ['get'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      ],
+    });
+    await emu.writeKubeconfig(limited, { token: 'no-patch', namespace: NS });
+    const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--dry-run'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(9);
+    expect(run.stderr).toContain('error[KUBE_FORBIDDEN]');
+    expect(run.stderr).toContain('server-side dry run of the restart patch of deployment/par');
+    expect(deploy().metadata.generation).toBe(generation);
   });
 
   it('a paused Deployment is refused with --surge', async () => {

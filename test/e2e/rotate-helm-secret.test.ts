@@ -100,6 +100,28 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
     expectNoSecrets(back, [seed.RUNNER_PRIVATE_KEY, data.PREVIOUS_RUNNER_PRIVATE_KEY!]);
   });
 
+  it('rollback --dry-run runs the server-side dry run of the swap and changes nothing; a Role without update fails it (exit 9)', async () => {
+    const seed = seedRunnerSecret();
+    const rotated = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--no-verify', '--json');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const newUrn = JSON.parse(rotated.stdout).urn as string;
+    const before = fx.secret(NAME)!.metadata.resourceVersion;
+    const cfg = ['-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS];
+    const dryRunUpdates = () => fx.kube.requests.filter((r) => r.resource === 'secrets' && r.verb === 'update' && r.query.dryRun === 'All').length;
+    const updatesBefore = dryRunUpdates();
+    const plan = await fx.run(['rollback', ...cfg, '--kubeconfig', fx.adminKubeconfig, '--dry-run', '--json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({ dryRun: true, urn: seed.RUNNER_URN, replacedUrn: newUrn, namespace: NS, secretName: NAME });
+    expect(dryRunUpdates()).toBe(updatesBefore + 1);
+    expect(fx.secret(NAME)!.metadata.resourceVersion).toBe(before);
+
+    const readOnly = await fx.kubeconfigFor('ro-rollback', [{ apiGroups: [''], resources: ['secrets'], resourceNames: [NAME], verbs: ['get'] }]);
+    const refused = await fx.run(['rollback', ...cfg, '--kubeconfig', readOnly, '--dry-run']);
+    expect(refused.code, refused.stderr).toBe(9);
+    expect(refused.stderr).toContain('error[KUBE_FORBIDDEN]');
+    expect(fx.secret(NAME)!.metadata.resourceVersion).toBe(before);
+  });
+
   it('rollback without PREVIOUS_RUNNER_* refuses and changes nothing (exit 7 NO_BACKUP)', async () => {
     seedRunnerSecret();
     const before = fx.secret(NAME)!.metadata.resourceVersion;

@@ -167,6 +167,33 @@ describe('rotate-par-identity', () => {
     expect(fx.kube.requests.some((r) => r.resource === 'secrets' && r.verb === 'create' && r.query.dryRun === 'All')).toBe(true);
   });
 
+  it('a real run that stops in pre-flight has created nothing: the cluster-id ConfigMap is created by the write', async () => {
+    const run = await fx.rotate(['--rollout', 'deployment/does-not-exist']);
+    expect(run.code, run.stderr).toBe(10);
+    expect(run.stderr).toContain('error[WORKLOAD_MISSING]');
+    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')).toBeUndefined();
+    expect(fx.secret()).toBeUndefined();
+    // The create was checked all the same, as a server-side dry run.
+    expect(fx.kube.requests.some((r) => r.resource === 'configmaps' && r.verb === 'create' && r.query.dryRun === 'All')).toBe(true);
+    expect(enrollCalls()).toHaveLength(0);
+  });
+
+  it('a token that may not create the cluster-id ConfigMap fails the pre-flight, dry run or not, before enrolling', async () => {
+    const noCreate = await fx.kubeconfigFor('no-configmap-create', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+    ]);
+    for (const extra of [['--dry-run'], []]) {
+      const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', noCreate, ...extra]);
+      expect(run.code, run.stderr).toBe(9);
+      expect(run.stderr).toContain('error[KUBE_FORBIDDEN]');
+      expect(run.stderr).toContain('ConfigMap default/datadog-cluster-id');
+    }
+    expect(enrollCalls()).toHaveLength(0);
+    expect(fx.secret()).toBeUndefined();
+  });
+
   it('uses an existing datadog-cluster-id ConfigMap in the agent namespace (default without a service account)', async () => {
     fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'default' }, data: { id: 'cluster-1234' } });
     fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'secret-namespace-one' } });

@@ -158,7 +158,7 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout);
-    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout', 'report']);
+    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout']);
     expect(result.stderr).toMatch(/ 6\. enroll +API key accepted by \/api\/v1\/validate; would POST/);
     expect(enrollRequests()).toHaveLength(0);
     expect(enrollment.requests.map((r) => r.route)).toEqual(['validate']);

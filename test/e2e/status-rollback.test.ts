@@ -108,6 +108,29 @@ describe('rollback', () => {
     expect(await fx.files()).toEqual(['datadog.yaml', IDENTITY]);
   });
 
+  it('--dry-run runs the same steps as their plans: the files stay as they are, the plan names the swap', async () => {
+    const first = await rotate();
+    const second = await rotate();
+    const before = await fx.files();
+    const run = await fx.run(['rollback', '-c', fx.dir, '--dry-run', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { dryRun: boolean; urn: string; replacedUrn: string; plan: { step: string; action: string }[] };
+    expect(out).toMatchObject({ command: 'rollback', dryRun: true, urn: parseIdentityFile(first).urn, replacedUrn: parseIdentityFile(second).urn, identityFile: fx.identityPath });
+    expect(out.plan.map((p) => p.step)).toEqual(['resolve', 'lock', 'read', 'restore', 'verify']);
+    expect(out.plan.find((p) => p.step === 'restore')!.action).toContain(`swap ${fx.identityPath}.bak (${parseIdentityFile(first).urn}) into ${fx.identityPath}`);
+    expect(run.stderr).toContain('[dry run] restore the previous identity');
+    expect(await fx.read()).toBe(second);
+    expect(await fx.read(`${IDENTITY}.bak`)).toBe(first);
+    expect(await fx.files()).toEqual(before);
+  });
+
+  it('--dry-run fails where the real run would: no backup → exit 7 NO_BACKUP', async () => {
+    await rotate();
+    const run = await fx.run(['rollback', '-c', fx.dir, '--dry-run']);
+    expect(run.code, run.stderr).toBe(7);
+    expect(run.stderr).toContain('error[NO_BACKUP]');
+  });
+
   it('refuses a corrupt backup (exit 7 BACKUP_CORRUPT)', async () => {
     const only = await rotate();
     await writeFile(`${fx.identityPath}.bak`, 'garbage');

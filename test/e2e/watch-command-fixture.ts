@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WatchOptions } from '../../src/commands/watch.js';
+import type { WatchOptions } from '../../src/watch/watch-options.js';
 import type { Io } from '../../src/io.js';
 import { type KubeFixture, kubeFixture, NAMESPACE } from './watch-fixture.js';
 

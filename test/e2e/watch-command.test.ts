@@ -1,7 +1,8 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runWatch, type WatchOptions } from '../../src/commands/watch.js';
+import { runWatch } from '../../src/watch/run-watch.js';
+import type { WatchOptions } from '../../src/watch/watch-options.js';
 import { type CommandFixture, commandFixture } from './watch-command-fixture.js';
 import { eventually, identityData, newIdentity, secretData, type TestIdentity } from './watch-fixture.js';
 
@@ -73,7 +74,7 @@ describe('watch --output', () => {
 
     fx.signals.emit('SIGTERM');
     const result = await running;
-    expect(result).toMatchObject({ command: 'watch', data: { stoppedBy: 'SIGTERM', urn: second.urn, fingerprint: second.fingerprint, reloads: 1, reloadErrors: 0 } });
+    expect(result).toMatchObject({ json: { command: 'watch', stoppedBy: 'SIGTERM', urn: second.urn, fingerprint: second.fingerprint, reloads: 1, reloadErrors: 0 } });
     await eventually(() => expect(fx.kube.emu.openWatches).toBe(0));
     const lines = fx.jsonLines();
     expect(lines.every((l) => l.schemaVersion === 1)).toBe(true);
@@ -102,7 +103,7 @@ describe('watch --output', () => {
     expect(err).toContain(`keeping identity ${first.fingerprint}`);
     expect(fx.io.out).toEqual([]);
     expect(result.summary[0]).toBe(`watch stopped by SIGINT after 0 reload(s); last identity ${first.urn} (fingerprint ${first.fingerprint})`);
-    expect(result.data).toMatchObject({ reloadErrors: 1 });
+    expect(result.json).toMatchObject({ reloadErrors: 1 });
     expectNoKeyMaterial(first);
   });
 
@@ -140,7 +141,7 @@ describe('watch --output', () => {
     await eventually(() => expect(fx.jsonLines().filter((l) => l.event === 'apply-error').length).toBeGreaterThanOrEqual(1));
     expect(fx.jsonLines().find((l) => l.event === 'apply-error')).toMatchObject({ attempt: 1, error: { code: 'PIDFILE_UNREADABLE' } });
     fx.signals.emit('SIGTERM');
-    expect((await running).data.reloadErrors).toBeGreaterThanOrEqual(1);
+    expect((await running).json.reloadErrors).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -159,7 +160,7 @@ describe('watch -- <command>', () => {
     fx.signals.emit('SIGTERM');
     const result = await running;
     expect((await childLog(log)).at(-1)).toBe('term');
-    expect(result.data).toMatchObject({ stoppedBy: 'SIGTERM', childExitStatus: 0, reloads: 1 });
+    expect(result.json).toMatchObject({ stoppedBy: 'SIGTERM', childExitStatus: 0, reloads: 1 });
     await eventually(() => expect(fx.kube.emu.openWatches).toBe(0));
     // The identity file lived in a private temporary directory, removed on exit.
     expect(fx.io.err.join('')).toMatch(/started .* \(pid \d+\)/);
@@ -203,7 +204,10 @@ describe('watch -- <command>', () => {
 
 describe('watch --listen', () => {
   it('serves /readyz (503 until an identity is loaded), /healthz (fails when stale) and /metrics', async () => {
-    const running = start({ listen: '127.0.0.1:0', json: true, healthzStaleSeconds: 0.2 });
+    // /healthz judges staleness on the command's clock: the test moves it instead of waiting for it.
+    let skewMs = 0;
+    fx.io.now = () => new Date(Date.now() + skewMs);
+    const running = start({ listen: '127.0.0.1:0', json: true, healthzStaleSeconds: 60 });
     const listening = await eventually(() => {
       const line = fx.jsonLines().find((l) => l.event === 'listening');
       expect(line).toBeDefined();
@@ -224,8 +228,9 @@ describe('watch --listen', () => {
     expect(metrics.body).toContain(`fingerprint="${id.fingerprint}"`);
     expect(metrics.body).not.toContain(id.privateKey);
     expect((await get('/healthz')).status).toBe(200);
-    // No bookmark for a minute on the emulator: the threshold of 0.2 s passes.
-    await eventually(async () => expect((await get('/healthz')).status).toBe(503), 3000);
+    // Two minutes later with no watch event or list (the emulator sends no bookmark): past the 60 s threshold.
+    skewMs = 120_000;
+    expect((await get('/healthz')).status).toBe(503);
     expect((await get('/nope')).status).toBe(404);
     fx.signals.emit('SIGTERM');
     await running;

@@ -2,10 +2,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rotateIdentity, rotateParIdentity, status } from '../../src/api.js';
-import { API_DEFAULTS, apiIo, checkOptions, SCHEMAS } from '../../src/api/options.js';
-import { DURATIONS } from '../../src/cli/duration-flags.js';
+import { apiIo, checkOptions, SCHEMAS } from '../../src/api/options.js';
+import type { RotateIdentityOptions, RotateParIdentityOptions, StatusOptions, WatchIdentityOptions } from '../../src/api/types.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { flagNames } from '../../src/cli/spec.js';
 import { PROGRAM } from '../../src/cli/table.js';
 import type { Io } from '../../src/io.js';
 import { createReporter } from '../../src/output.js';
@@ -17,7 +16,7 @@ const seen = vi.hoisted(() => [] as { module: string; options: Record<string, un
 const recorder = (module: string) => ({
   run: async (options: Record<string, unknown>) => {
     seen.push({ module, options });
-    return { command: module, data: { answer: 42, when: new Date(0), nothing: undefined }, summary: ['not printed by the API'] };
+    return { json: { schemaVersion: 1, status: 'ok', command: module, answer: 42, when: new Date(0), nothing: undefined }, summary: ['not printed by the API'] };
   },
 });
 vi.mock('../../src/commands/rotate-identity.js', () => recorder('rotate-identity'));
@@ -104,61 +103,55 @@ describe('the API hands the commands what the CLI hands them', () => {
   });
 });
 
-describe('option names and bounds follow the flags', () => {
-  /** Flags whose option the API names with its unit, or differently. */
-  const RENAMED: Record<string, string> = {
-    cfgpath: 'cfgPath',
-    extracfgpath: 'extraCfg',
-    timeout: 'timeoutSeconds',
-    ifOlderThan: 'ifOlderThanSeconds',
-    waitLock: 'waitLockSeconds',
-    rolloutTimeout: 'rolloutTimeoutSeconds',
-    relistInterval: 'relistIntervalMs',
-    splay: 'splayMs',
-  };
-  /** Flags of the process, not of the work: the API returns objects and leaves supervision to its caller. */
-  const CLI_ONLY = new Set(['json', 'color', 'help', 'signal', 'pidfile', 'signalName', 'onChange', 'killTimeout', 'listen', 'healthzStale']);
-  const camel = (flag: string) => flag.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+describe('the options are the flags (the schemas are read from the command table)', () => {
+  // Every key the public types have, each with a value of its type: tsc refuses a key the type lacks
+  // (and Required<> one it has that is missing), the comparison below a flag the type lacks.
+  const signal = new AbortController().signal;
+  const program = { env: {}, onProgress: () => undefined };
+  const rotation = { ...program, apiKey: 'a', appKey: 'b', apiKeyFile: '/k', appKeyFile: '/p', profile: 'p', agentVersion: '7.66.0', connections: false, timeoutSeconds: 1, dryRun: true, verify: false, keepPrevious: false, ifOlderThanSeconds: 1, waitLockSeconds: 0, rollout: 'deployment/x', fallback: true, rolloutTimeoutSeconds: 1, signal, cfgPath: '/c', extraCfg: ['/e'], kubeconfig: '/kc', context: 'c', namespace: 'n' };
+  const every = {
+    rotateIdentity: { ...rotation, identityFile: '/i', k8sSecret: 's', hostname: 'h' } satisfies Required<RotateIdentityOptions>,
+    rotateParIdentity: { ...rotation, secretName: 's' } satisfies Required<RotateParIdentityOptions>,
+    status: { ...program, cfgPath: '/c', extraCfg: [], kubeconfig: '/kc', context: 'c', namespace: 'n', identityFile: '/i', secret: true, k8sSecret: 's', secretName: 's', allNamespaces: false, pods: true, hostname: 'h', verify: true, timeoutSeconds: 1 } satisfies Required<StatusOptions>,
+    watchIdentity: {
+      ...program,
+      cfgPath: '/c',
+      extraCfg: [],
+      kubeconfig: '/kc',
+      context: 'c',
+      namespace: 'n',
+      secretName: 's',
+      output: '/o',
+      relistIntervalMs: 0,
+      splayMs: 0,
+      signal,
+      onEvent: () => undefined,
+      onLoaded: () => undefined,
+      onWritten: () => undefined,
+      onError: () => undefined,
+    } satisfies Required<WatchIdentityOptions>,
+  } as const;
 
-  it.each([
-    ['rotate-identity', 'rotateIdentity'],
-    ['rotate-par-identity', 'rotateParIdentity'],
-    ['status', 'status'],
-    ['watch', 'watchIdentity'],
-  ] as const)('every flag of %s is an option of %s', (command, fn) => {
-    const spec = PROGRAM.commands.find((c) => c.name === command)!;
-    const options = Object.keys(SCHEMAS[fn]);
-    for (const flag of spec.flags) {
-      const long = flagNames(flag).find((n) => n.startsWith('--'))!;
-      const key = camel(long);
-      if (CLI_ONLY.has(key)) continue;
-      expect(options, `${command} ${long}`).toContain(RENAMED[key] ?? key);
-    }
+  it.each(Object.keys(every) as (keyof typeof every)[])('%s: the schema names exactly the keys of the public type, and accepts a value of each', (fn) => {
+    expect(Object.keys(SCHEMAS[fn]).sort()).toEqual(Object.keys(every[fn]).sort());
+    // A key and its file are two sources of one key: the check refuses both, so the files go.
+    const accepted = fn.startsWith('rotate') ? { ...every[fn], apiKeyFile: undefined, appKeyFile: undefined } : every[fn];
+    expect(() => checkOptions(fn, SCHEMAS[fn], accepted)).not.toThrow();
   });
 
-  it('defaults are the flag defaults', () => {
-    const flag = (command: string, long: string) =>
-      PROGRAM.commands.find((c) => c.name === command)!.flags.find((f) => flagNames(f).includes(long))!.default;
-    expect(API_DEFAULTS).toEqual({
-      cfgPath: flag('rotate-identity', '--cfgpath'),
-      profile: flag('rotate-identity', '--profile'),
-      rotationTimeoutSeconds: flag('rotate-identity', '--timeout'),
-      statusTimeoutSeconds: flag('status', '--timeout'),
-      rolloutTimeoutSeconds: flag('rotate-par-identity', '--rollout-timeout'),
-      relistIntervalSeconds: flag('watch', '--relist-interval'),
-      splayMs: flag('watch', '--splay'),
-    });
-    for (const command of ['rotate-par-identity', 'status', 'watch']) expect(flag(command, '--cfgpath')).toBe(API_DEFAULTS.cfgPath);
+  it('a new flag becomes an option of the API, with the kind and bounds its spec gives', async () => {
+    const { rotateIdentity: spec } = await import('../../src/cli/rotation-commands.js');
+    expect(SCHEMAS.rotateIdentity.timeoutSeconds).toEqual({ min: 0, minInclusive: false, max: 3600, unit: 'seconds' });
+    expect(SCHEMAS.rotateIdentity.waitLockSeconds).toEqual({ min: 0, minInclusive: true, max: 86_400, unit: 'seconds' });
+    expect(SCHEMAS.watchIdentity.relistIntervalMs).toEqual({ min: 0, minInclusive: true, max: 86_400_000, unit: 'ms' });
+    expect(spec.flags.find((f) => f.option === 'timeoutSeconds')?.duration).toBeDefined();
   });
 
-  it('duration bounds are the flag bounds', () => {
-    const max = (kind: unknown) => (kind as { max: number }).max;
-    expect(max(SCHEMAS.rotateIdentity.timeoutSeconds) * 1000).toBe(DURATIONS.timeout.maxMs);
-    expect(max(SCHEMAS.status.timeoutSeconds) * 1000).toBe(DURATIONS.timeout.maxMs);
-    expect(max(SCHEMAS.rotateParIdentity.rolloutTimeoutSeconds) * 1000).toBe(DURATIONS.rolloutTimeout.maxMs);
-    expect(max(SCHEMAS.rotateParIdentity.waitLockSeconds) * 1000).toBe(DURATIONS.waitLock.maxMs);
-    expect(max(SCHEMAS.watchIdentity.relistIntervalMs)).toBe(DURATIONS.relistInterval.maxMs);
-    expect(max(SCHEMAS.watchIdentity.splayMs)).toBe(DURATIONS.splay.maxMs);
+  it('without an option the command gets the flag default, through the same toOptions', async () => {
+    const { options } = await viaApi(() => status());
+    const cli = await viaCli(['status']);
+    expect(withoutOutput(options)).toEqual(withoutOutput(cli.options));
+    expect(options).toMatchObject({ cfgPath: '/etc/datadog-agent', timeoutSeconds: 30 });
   });
 });
 
@@ -249,11 +242,13 @@ describe('layering (docs/architecture.md)', () => {
     return found;
   }
 
-  it('nothing in src/ imports the API; the API does not import the CLI', async () => {
+  it('nothing in src/ imports the API; the API reads the command table but never commander’s program', async () => {
     const all = await imports();
     expect(all).toContainEqual({ file: 'api/commands.ts', spec: 'commands/rotate-identity.js' });
+    expect(all).toContainEqual({ file: 'api/options.ts', spec: 'cli/rotation-commands.js' });
     const isApi = (path: string) => path === 'api.ts' || path === 'api.js' || path.startsWith('api/');
     expect(all.filter((i) => !isApi(i.file) && isApi(i.spec))).toEqual([]);
-    expect(all.filter((i) => isApi(i.file) && (i.spec.startsWith('cli/') || i.spec === 'cli.js'))).toEqual([]);
+    const program = ['cli.js', 'cli/main.js', 'cli/program.js', 'cli/redacting-command.js'];
+    expect(all.filter((i) => isApi(i.file) && program.includes(i.spec))).toEqual([]);
   });
 });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
 import { type CommandSpec, flagNames, type ProgramSpec } from '../../src/cli/spec.js';
 import { PROGRAM } from '../../src/cli/table.js';
-import { renderCompletion } from '../../src/docs/completion.js';
-import { renderManPage } from '../../src/docs/man-page.js';
+import { renderCompletion } from '../../src/cli/docs/completion.js';
+import { renderManPage } from '../../src/cli/docs/man-page.js';
 import type { Io } from '../../src/io.js';
 
 // The command table is the one source: these tests parse argv through the commander program built
@@ -50,7 +50,7 @@ async function optionsFor(argv: string[]): Promise<[string, Record<string, unkno
             return {
               run: async (options: Record<string, unknown>) => {
                 seen = [which, options];
-                return { command: spec.name, data: {}, summary: [] };
+                return { json: { schemaVersion: 1 as const, status: 'ok' as const, command: spec.name }, summary: [] };
               },
             };
           },
@@ -87,8 +87,8 @@ describe('options objects handed to the command modules (unchanged by the table)
     [['status', '--secret', '-n', 'datadog'], 'status.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], namespace: 'datadog', json: false, color: false, verify: false, timeoutSeconds: 30 }],
     [['status', '-A', '--hostname', 'h1'], 'status.js', { secret: false, allNamespaces: true, hostname: 'h1', cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30 }],
     [['status', '--k8s-secret', 'r', '--pods', 'deployment/par'], 'status.js', { secret: false, k8sSecret: 'r', pods: 'deployment/par', cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30 }],
-    [['rollback', '--identity-file', '/x/id.json', '--wait-lock', '30s'], 'rollback.js', { secret: false, waitLockSeconds: 30, cfgPath: '/etc/datadog-agent', extraCfg: [], identityFile: '/x/id.json', json: false, color: false, verify: true, timeoutSeconds: 30 }],
-    [['rollback', '--secret', '--no-verify'], 'rollback.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30 }],
+    [['rollback', '--identity-file', '/x/id.json', '--wait-lock', '30s'], 'rollback.js', { secret: false, waitLockSeconds: 30, cfgPath: '/etc/datadog-agent', extraCfg: [], identityFile: '/x/id.json', json: false, color: false, verify: true, timeoutSeconds: 30, dryRun: false }],
+    [['rollback', '--secret', '--no-verify', '--dry-run'], 'rollback.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, timeoutSeconds: 30, dryRun: true }],
     [['credentials', 'show', '--profile', 'p'], 'credentials.js', { json: false, color: false, action: 'show', profile: 'p', cfgPath: '/etc/datadog-agent', extraCfg: [] }],
     [
       ['rollout', 'ds/par', '-n', 'ns', '--check'],
@@ -109,10 +109,13 @@ describe('options objects handed to the command modules (unchanged by the table)
     expect(got).toEqual(options);
   });
 
-  it('completion gets the table itself', async () => {
+  it('completion gets the script rendered from the table itself', async () => {
     const [chosen, got] = await optionsFor(['completion', 'bash']);
     expect(chosen).toBe('completion.js');
-    expect(got).toEqual({ shell: 'bash', program: PROGRAM });
+    const { shell, script } = got as { shell: string; script(shell: string): Promise<string | undefined> };
+    expect(shell).toBe('bash');
+    expect(await script('bash')).toBe(renderCompletion(PROGRAM, 'bash'));
+    expect(await script('tcsh')).toBeUndefined();
   });
 });
 

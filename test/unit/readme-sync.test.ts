@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { README_EXIT_CODES_END, README_EXIT_CODES_START, renderReadmeExitCodes, syncReadme } from '../../src/docs/exit-status.js';
+import { README_EXIT_CODES_END, README_EXIT_CODES_START, renderReadmeExitCodes, syncReadme } from '../../src/cli/docs/exit-status.js';
 import { ERROR_CODES, EXIT_CODE_DOCS } from '../../src/errors.js';
 
 describe('README exit codes are generated from src/errors.ts', () => {

@@ -16,7 +16,7 @@ import { serverLifecycle } from '../server-lifecycle.js';
 import { generateIpcCertificate } from './ipc-certificate.js';
 
 /** The JSON of the agent's version.Version (Go field names, no tags). */
-export interface AgentVersionObject {
+interface AgentVersionObject {
   Major: number;
   Minor: number;
   Patch: number;
@@ -25,7 +25,7 @@ export interface AgentVersionObject {
   Commit: string;
 }
 
-export interface AgentIpcState {
+interface AgentIpcState {
   /** Answer of /agent/hostname; "" = the agent could not resolve one. */
   hostname: string;
   /** Answer of /agent/version; null = 404 (an agent without that endpoint). */
@@ -36,7 +36,7 @@ export interface AgentIpcState {
   failStatus?: number;
 }
 
-export interface IpcRequest {
+interface IpcRequest {
   method: string;
   path: string;
   authorization?: string;
@@ -59,7 +59,7 @@ export interface AgentIpcEmulator {
   close(): Promise<void>;
 }
 
-export const DEFAULT_AGENT_VERSION: AgentVersionObject = { Major: 7, Minor: 66, Patch: 0, Pre: '', Meta: '', Commit: 'abc1234' };
+const DEFAULT_AGENT_VERSION: AgentVersionObject = { Major: 7, Minor: 66, Patch: 0, Pre: '', Meta: '', Commit: 'abc1234' };
 
 let certPromise: Promise<{ cert: string; key: string; pem: string }> | undefined;
 

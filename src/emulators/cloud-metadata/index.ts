@@ -12,25 +12,25 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { serverLifecycle } from '../server-lifecycle.js';
 
-export interface Ec2State {
+interface Ec2State {
   instanceId: string;
   /** `optional` (IMDSv1 and v2 both work, the AWS default), `required` (v1 answers 401), `v1-only` (no token endpoint). */
   imdsv2?: 'optional' | 'required' | 'v1-only';
   hostname?: string;
 }
 
-export interface GceState {
+interface GceState {
   hostname: string;
 }
 
-export interface AzureState {
+interface AzureState {
   vmId: string;
   name: string;
   resourceGroupName: string;
   subscriptionId: string;
 }
 
-export interface CloudMetadataState {
+interface CloudMetadataState {
   ec2?: Ec2State;
   gce?: GceState;
   azure?: AzureState;
@@ -38,7 +38,7 @@ export interface CloudMetadataState {
   delayMs?: { ec2?: number; gce?: number; azure?: number };
 }
 
-export interface MetadataRequest {
+interface MetadataRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;

@@ -7,7 +7,7 @@ import { VERSION } from '../../version.js';
 // sends a signed-JWT health check to the enrollment emulator every `intervalMs`, signing each call
 // with whatever identity is current, and counts every call the server did not accept.
 
-export interface DemoRunnerOptions {
+interface DemoRunnerOptions {
   kubeConfig: KubeConfig;
   namespace: string;
   name: string;
@@ -22,7 +22,7 @@ export interface DemoRunnerOptions {
   watch?: Partial<Omit<WatchIdentityOptions, 'kubeConfig' | 'namespace' | 'name'>>;
 }
 
-export interface DemoCallFailure {
+interface DemoCallFailure {
   at: number;
   fingerprint: string;
   status?: number;

@@ -1,1 +1,1 @@
-export { type DemoCallFailure, type DemoRunner, type DemoRunnerOptions, type DemoRunnerStats, startDemoReplicas, startDemoRunner } from './demo-runner.js';
+export { type DemoRunner, startDemoReplicas, startDemoRunner } from './demo-runner.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serverLifecycle } from '../server-lifecycle.js';
 
-export interface DockerDaemonState {
+interface DockerDaemonState {
   /** The daemon's Name (the host's hostname on a real daemon). */
   name: string;
   /** Highest API version the daemon speaks, sent as API-Version on /_ping. */
@@ -22,7 +22,7 @@ export interface DockerDaemonState {
   failStatus?: number;
 }
 
-export interface DockerRequest {
+interface DockerRequest {
   method: string;
   path: string;
   status: number;
@@ -38,7 +38,7 @@ export interface DockerDaemonEmulator {
   close(): Promise<void>;
 }
 
-export interface DockerDaemonEmulatorOptions extends Partial<DockerDaemonState> {
+interface DockerDaemonEmulatorOptions extends Partial<DockerDaemonState> {
   /** Listen on a loopback TCP port instead of a unix socket. */
   tcp?: boolean;
   /** Directory for the socket (default: a new temporary one, removed on close); the socket is <dir>/docker.sock. */

@@ -4,7 +4,7 @@
  */
 import type { ResolvedEmulatorOptions } from './options.js';
 
-export type CredentialVerdict =
+type CredentialVerdict =
   | { ok: true }
   | { ok: false; status: 401 | 403; reason: string }
   | { ok: false; status: 400; reason: string };

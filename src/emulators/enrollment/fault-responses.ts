@@ -8,7 +8,7 @@ import { plainErrors, type Reply, send } from './reply.js';
 import type { RecordedRequest } from './request-log.js';
 import type { Route } from './routes.js';
 
-export interface FaultContext {
+interface FaultContext {
   res: ServerResponse;
   record: RecordedRequest;
   route: Route;

@@ -80,7 +80,7 @@ export function describeStep(step: FaultStep): string {
 }
 
 /** Checks one step (from code or from JSON) and returns it; throws a TypeError naming the problem. */
-export function parseFaultStep(route: Route, value: unknown, index = 0): FaultStep {
+function parseFaultStep(route: Route, value: unknown, index = 0): FaultStep {
   const where = `fault step ${index} for route ${route}`;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${where} must be an object`);
   const step = value as Record<string, unknown>;

@@ -28,7 +28,7 @@ function checkValue(name: string, value: string | null | undefined): string | un
   return undefined;
 }
 
-export function validateHealthRequest(headers: Record<string, string>, query: URLSearchParams): ValidationError[] {
+function validateHealthRequest(headers: Record<string, string>, query: URLSearchParams): ValidationError[] {
   const errors: ValidationError[] = [];
   for (const [param, header] of PAIRS) {
     const q = query.get(param);

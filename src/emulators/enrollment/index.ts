@@ -15,30 +15,14 @@ import { closeServer, createListener, type EmulatorCore, listen, listenOnOtherLo
 export { describeEmulator } from './describe.js';
 export type { FaultStep } from './fault-script.js';
 export {
-  type EnrollmentBodyOptions,
-  enrollmentBody,
-  enrollmentHeaders,
-  type HealthCheckTarget,
-  healthCheckRequest,
-  newRunnerKeyPair,
-  type RunnerJwtInput,
-  type RunnerKeyPair,
-  signRunnerJwt,
-} from './known-good-requests.js';
-export {
   DEFAULT_API_KEY,
   DEFAULT_APP_KEY,
   DEFAULT_FORBIDDEN_APP_KEY,
-  DEFAULT_MAX_CLOCK_SKEW_SECONDS,
-  DEFAULT_ORG_ID,
-  type EnrollmentEmulatorOptions,
   MAX_REQUEST_BODY_BYTES,
-  type ResolvedEmulatorOptions,
 } from './options.js';
-export type { ListenerName, RecordedRequest } from './request-log.js';
-export type { CreatedConnection } from './connections.js';
-export { ROUTE_PATHS, type Route } from './routes.js';
-export type { AgentFlavor, EnrolledRunner, EnrollmentRoute } from './runner-registry.js';
+export type { RecordedRequest } from './request-log.js';
+export { ROUTE_PATHS } from './routes.js';
+export type { EnrolledRunner } from './runner-registry.js';
 
 export interface EnrollmentEmulator {
   /** http://127.0.0.1:PORT — what the CLI gets as dd_url. */

@@ -7,23 +7,23 @@
 import { type KeyObject, verify } from 'node:crypto';
 import type { EnrolledRunner } from './runner-registry.js';
 
-export const JWT_LIFETIME_SECONDS = 60;
+const JWT_LIFETIME_SECONDS = 60;
 
-export interface JwtVerifyContext {
+interface JwtVerifyContext {
   orgId: number;
   maxClockSkewSeconds: number;
   nowMs: number;
   findRunner(runnerId: string): { runner: EnrolledRunner; publicKey: KeyObject } | undefined;
 }
 
-export interface RunnerJwtClaims {
+interface RunnerJwtClaims {
   orgId: number;
   runnerId: string;
   iat: number;
   exp: number;
 }
 
-export type JwtVerdict = { ok: true; claims: RunnerJwtClaims } | { ok: false; reason: string };
+type JwtVerdict = { ok: true; claims: RunnerJwtClaims } | { ok: false; reason: string };
 
 const HEADER_MEMBERS = new Set(['alg', 'typ', 'cty']);
 const CLAIM_MEMBERS = new Set(['orgId', 'runnerId', 'iat', 'exp']);

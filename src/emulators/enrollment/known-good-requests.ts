@@ -19,7 +19,7 @@ export function newRunnerKeyPair(): RunnerKeyPair {
   return { privateKey, publicKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }) as string };
 }
 
-export interface EnrollmentBodyOptions {
+interface EnrollmentBodyOptions {
   publicKeyPem: string;
   flavor?: 'private_action_runner' | 'cluster_agent';
   hostname?: string;
@@ -61,7 +61,7 @@ export function enrollmentHeaders(
   };
 }
 
-export interface RunnerJwtInput {
+interface RunnerJwtInput {
   orgId: number;
   runnerId: string;
   /** Seconds; default now. */
@@ -85,7 +85,7 @@ export function signRunnerJwt(
   return `${input}.${signature.toString('base64url')}`;
 }
 
-export interface HealthCheckTarget {
+interface HealthCheckTarget {
   /** Version, platform, etc. as the Go client fills them. */
   runnerVersion?: string;
   platform?: string;

@@ -9,8 +9,8 @@ export const DEFAULT_API_KEY = '00000000000000000000000000emu0ak';
 export const DEFAULT_APP_KEY = '0000000000000000000000000000000000emu0pk';
 /** Accepted as an application key but lacking the scope to enroll: every owned enrollment gets 403. */
 export const DEFAULT_FORBIDDEN_APP_KEY = '000000000000000000000000000000000emu0fpk';
-export const DEFAULT_ORG_ID = 1234567;
-export const DEFAULT_MAX_CLOCK_SKEW_SECONDS = 30;
+const DEFAULT_ORG_ID = 1234567;
+const DEFAULT_MAX_CLOCK_SKEW_SECONDS = 30;
 /** Larger enrollment bodies get 413; a real body is under 1 KiB. */
 export const MAX_REQUEST_BODY_BYTES = 64 * 1024;
 

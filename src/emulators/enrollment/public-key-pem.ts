@@ -11,7 +11,7 @@ const END = '-----END PUBLIC KEY-----\n';
 const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
 const BASE64_LINE = /^[A-Za-z0-9+/]+={0,2}$/;
 
-export type PemCheck = { ok: true; publicKey: KeyObject; thumbprint: string } | { ok: false; reason: string };
+type PemCheck = { ok: true; publicKey: KeyObject; thumbprint: string } | { ok: false; reason: string };
 
 export function checkPublicKeyPem(pem: string): PemCheck {
   const fail = (reason: string): PemCheck => ({ ok: false, reason: `public_key_pem ${reason}` });
@@ -64,7 +64,7 @@ export function checkPublicKeyPem(pem: string): PemCheck {
 }
 
 /** RFC 7638: SHA-256 over the required members in lexicographic order, no whitespace. */
-export function jwkThumbprint(publicKey: KeyObject): string {
+function jwkThumbprint(publicKey: KeyObject): string {
   const jwk = publicKey.export({ format: 'jwk' });
   const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
   return createHash('sha256').update(canonical).digest('base64url');

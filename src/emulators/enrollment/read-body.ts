@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 /** Beyond this the client is abusive, not buggy: stop draining and drop the connection. */
 const DRAIN_CAP_BYTES = 16 * 1024 * 1024;
 
-export interface ReadBody {
+interface ReadBody {
   /** The first `limit` bytes. */
   body: Buffer;
   /** Total bytes received. */

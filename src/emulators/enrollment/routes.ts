@@ -2,7 +2,7 @@
 
 export type Route = 'enroll' | 'enroll_api_key_only' | 'health' | 'validate' | 'connections';
 
-export const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health', 'validate', 'connections'];
+const ROUTES: readonly Route[] = ['enroll', 'enroll_api_key_only', 'health', 'validate', 'connections'];
 
 export const ROUTE_PATHS: Readonly<Record<Route, string>> = {
   enroll: '/api/unstable/on_prem_runners',

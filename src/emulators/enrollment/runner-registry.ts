@@ -29,7 +29,7 @@ export interface EnrolledRunner {
   revoked: boolean;
 }
 
-export interface NewRunner extends Omit<EnrolledRunner, 'revoked'> {
+interface NewRunner extends Omit<EnrolledRunner, 'revoked'> {
   publicKey: KeyObject;
 }
 

@@ -15,7 +15,7 @@ export interface ValidationError {
   header?: string;
 }
 
-export interface ValidEnrollment {
+interface ValidEnrollment {
   name: string;
   modes: string[];
   runnerHost: string;
@@ -27,7 +27,7 @@ export interface ValidEnrollment {
   clusterId: string | null;
 }
 
-export type EnrollmentCheck = { ok: true; enrollment: ValidEnrollment } | { ok: false; errors: ValidationError[] };
+type EnrollmentCheck = { ok: true; enrollment: ValidEnrollment } | { ok: false; errors: ValidationError[] };
 
 const KNOWN_ATTRIBUTES = new Set([
   'runner_name',
@@ -40,7 +40,7 @@ const KNOWN_ATTRIBUTES = new Set([
 ]);
 
 /** The agent's version.Version String(): N.N.N[-pre][+meta][(+|.)commit.X]. */
-export const AGENT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const AGENT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
 export function validateEnrollmentHeaders(headers: Record<string, string>): ValidationError[] {
   const errors: ValidationError[] = [];

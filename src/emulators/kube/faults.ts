@@ -14,7 +14,7 @@ export interface FaultRequest {
   user: string;
 }
 
-export interface RequestMatcher {
+interface RequestMatcher {
   method?: string;
   /** Exact path or a RegExp tested against it. */
   path?: string | RegExp;
@@ -26,14 +26,14 @@ export interface RequestMatcher {
   predicate?: (req: FaultRequest) => boolean;
 }
 
-export interface FaultHandle {
+interface FaultHandle {
   /** Matching requests affected so far. */
   readonly hits: number;
   /** Stops the fault from affecting later requests. */
   cancel(): void;
 }
 
-export interface FailOptions {
+interface FailOptions {
   /** How many matching requests fail (default 1). */
   times?: number;
   /** HTTP code (default 500). */
@@ -61,7 +61,7 @@ interface Rule {
   held?: Array<() => void>;
 }
 
-export function matches(m: RequestMatcher, r: FaultRequest): boolean {
+function matches(m: RequestMatcher, r: FaultRequest): boolean {
   if (m.method && m.method.toUpperCase() !== r.method.toUpperCase()) return false;
   if (m.path !== undefined) {
     if (typeof m.path === 'string' ? m.path !== r.path : !m.path.test(r.path)) return false;

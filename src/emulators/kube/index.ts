@@ -16,22 +16,8 @@ import { type ClusterSimulation, type ClusterSimulationOptions, startClusterSimu
 import { servingCert } from './tls.js';
 import { WatchHub } from './watch.js';
 
-export type { FailOptions, FaultController, FaultHandle, FaultRequest, RequestMatcher } from './faults.js';
-export type { KindInfo, KindRegistry } from './kinds.js';
-export type { KubeconfigOptions } from './kubeconfig.js';
-export type { Grant } from './rbac.js';
-export type { DeleteOptions } from './registry.js';
-export type { RecordedRequest } from './server.js';
-export type { ClusterSimulation, ClusterSimulationOptions, PodBehavior, SimNodeSpec } from './simulation/index.js';
-export {
-  BEHAVIOR_ANNOTATIONS,
-  CONTROLLER_REVISION_HASH_LABEL,
-  POD_TEMPLATE_HASH_LABEL,
-  startClusterSimulation,
-} from './simulation/index.js';
-export { ApiError } from './status-errors.js';
-export type { Status } from './status-errors.js';
-export type { ChangeEvent, KubeObject, ObjectMeta, PolicyRule } from './types.js';
+export type { ClusterSimulation, ClusterSimulationOptions } from './simulation/index.js';
+export type { KubeObject, PolicyRule } from './types.js';
 
 export interface KubeEmulatorOptions {
   host?: string;

@@ -1,5 +1,5 @@
 /** An intstr.IntOrString as JSON carries it: a number, or a string such as "25%". */
-export type IntOrString = number | string;
+type IntOrString = number | string;
 
 const PERCENT = /^[0-9]+%$/;
 

@@ -34,7 +34,7 @@ export interface KindInfo {
   storage?: { key: string; toStorage: (obj: KubeObject) => KubeObject; fromStorage: (obj: KubeObject) => KubeObject };
 }
 
-export interface SubresourceInfo {
+interface SubresourceInfo {
   name: string;
   /** The kind its requests and responses carry. */
   group: string;
@@ -43,19 +43,14 @@ export interface SubresourceInfo {
   verbs: string[];
 }
 
-export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string {
   return info.group ? `${info.group}/${info.version}` : info.version;
 }
 
-export function kindKey(apiVersion: string, kind: string): string {
+function kindKey(apiVersion: string, kind: string): string {
   return `${apiVersion}/${kind}`;
-}
-
-/** The resource name the apiserver uses in messages: "secrets" for core, "deployments.apps" for groups. */
-export function qualifiedResource(info: Pick<KindInfo, 'group' | 'plural'>): string {
-  return info.group ? `${info.plural}.${info.group}` : info.plural;
 }
 
 function path(obj: Record<string, unknown>, ...keys: string[]): string {

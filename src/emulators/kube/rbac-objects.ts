@@ -8,16 +8,16 @@ import type { KubeObject, PolicyRule } from './types.js';
 
 type Obj = Record<string, unknown>;
 
-export const RBAC_GROUP = 'rbac.authorization.k8s.io';
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
-export interface Subject {
+interface Subject {
   kind: string;
   name: string;
   namespace?: string;
   apiGroup?: string;
 }
 
-export interface RoleRef {
+interface RoleRef {
   apiGroup: string;
   kind: string;
   name: string;
@@ -31,7 +31,7 @@ export interface RbacObjects {
 const SA_PREFIX = 'system:serviceaccount:';
 
 /** rbac/v1 appliesTo: User by name, Group by membership, ServiceAccount by namespace and name. */
-export function subjectMatches(subject: Subject, user: { name: string; groups: string[] }, bindingNamespace: string): boolean {
+function subjectMatches(subject: Subject, user: { name: string; groups: string[] }, bindingNamespace: string): boolean {
   switch (subject.kind) {
     case 'User':
       return subject.name === user.name;

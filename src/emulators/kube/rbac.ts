@@ -63,7 +63,7 @@ function nonResourceMatches(rule: PolicyRule, path: string): boolean {
   });
 }
 
-export function ruleAllows(rule: PolicyRule, a: RequestAttributes): boolean {
+function ruleAllows(rule: PolicyRule, a: RequestAttributes): boolean {
   if (!a.resourceRequest) return verbMatches(rule, a.verb) && nonResourceMatches(rule, a.path);
   return (
     verbMatches(rule, a.verb) &&

@@ -53,7 +53,7 @@ function orphansDependents(info: KindInfo, opts: DeleteOptions): boolean {
   return info.group === 'batch' && info.kind === 'Job';
 }
 
-export interface DeleteResult {
+interface DeleteResult {
   /** What the DELETE response carries: the object (pods, namespaces, or one held by finalizers) or a Success Status. */
   body: KubeObject | Status;
   deleted: boolean;

@@ -1,6 +1,6 @@
 import { badRequest } from './status-errors.js';
 
-export type LabelOp = 'exists' | '!' | '=' | '!=' | 'in' | 'notin' | 'gt' | 'lt';
+type LabelOp = 'exists' | '!' | '=' | '!=' | 'in' | 'notin' | 'gt' | 'lt';
 export interface LabelRequirement {
   key: string;
   op: LabelOp;

@@ -18,7 +18,7 @@ export interface BoundObject {
 }
 
 /** Reads an object from the store at authentication time (namespace undefined for cluster-scoped kinds). */
-export type ObjectLookup = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => KubeObject | undefined;
+type ObjectLookup = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => KubeObject | undefined;
 
 const DELETION_TOLERANCE_MS = 60_000;
 

@@ -1,12 +1,12 @@
 import type { KindInfo } from './kinds.js';
 
-export interface StatusCause {
+interface StatusCause {
   reason?: string;
   message?: string;
   field?: string;
 }
 
-export interface StatusDetails {
+interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
@@ -67,7 +67,7 @@ export function alreadyExists(r: Resource, name: string): ApiError {
   return failure(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, resourceDetails(r, name));
 }
 
-export const OPTIMISTIC_LOCK_MESSAGE =
+const OPTIMISTIC_LOCK_MESSAGE =
   'the object has been modified; please apply your changes to the latest version and try again';
 
 export function conflict(r: Resource, name: string, cause: string = OPTIMISTIC_LOCK_MESSAGE): ApiError {
@@ -94,13 +94,6 @@ export function invalid(info: Pick<KindInfo, 'group' | 'kind'>, name: string, ca
 
 export function badRequest(message: string): ApiError {
   return failure(400, 'BadRequest', message);
-}
-
-export function methodNotSupported(r: Resource, action: string): ApiError {
-  return failure(405, 'MethodNotAllowed', `${action} is not supported on resources of kind "${qualified(r)}"`, {
-    group: r.group || undefined,
-    kind: r.plural,
-  });
 }
 
 export function unauthorized(): ApiError {

@@ -113,7 +113,7 @@ export class Store {
   }
 }
 
-export function sortByKey(objects: KubeObject[]): KubeObject[] {
+function sortByKey(objects: KubeObject[]): KubeObject[] {
   return objects.sort((a, b) => {
     const ka = objectKey(a.metadata.namespace, a.metadata.name ?? '');
     const kb = objectKey(b.metadata.namespace, b.metadata.name ?? '');

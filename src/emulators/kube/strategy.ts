@@ -86,7 +86,7 @@ function defaultPod(spec: Obj): void {
 }
 
 /** GetPodQOS: Guaranteed when every container limits cpu and memory at its requests, BestEffort when nothing is set. */
-export function podQosClass(spec: Obj | undefined): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+function podQosClass(spec: Obj | undefined): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const containers = [
     ...((Array.isArray(spec?.['initContainers']) ? spec['initContainers'] : []) as Obj[]),
     ...((Array.isArray(spec?.['containers']) ? spec['containers'] : []) as Obj[]),

@@ -32,7 +32,7 @@ const arr = (o: unknown, ...keys: string[]): Obj[] => {
 };
 
 /** kubectl's duration.HumanDuration, which the server-side printers use for AGE. */
-export function humanDuration(ms: number): string {
+function humanDuration(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 120) return `${s}s`;
   const m = Math.floor(s / 60);

@@ -1,6 +1,6 @@
 import { selfSignedCert } from '../self-signed-cert.js';
 
-export interface ServingCert {
+interface ServingCert {
   /** PEM; also the CA, since the certificate is self-signed. */
   cert: string;
   key: string;

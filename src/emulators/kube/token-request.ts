@@ -70,7 +70,7 @@ function resolveBound(registry: Registry, kinds: KindRegistry, ref: Obj, namespa
   return { apiVersion, kind, name, uid: obj.metadata.uid! };
 }
 
-export interface TokenRequestContext {
+interface TokenRequestContext {
   registry: Registry;
   kinds: KindRegistry;
   tokens: ServiceAccountTokens;

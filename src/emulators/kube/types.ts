@@ -1,4 +1,4 @@
-export interface ObjectMeta {
+interface ObjectMeta {
   name?: string;
   generateName?: string;
   namespace?: string;

@@ -5,7 +5,7 @@ import { expired } from './status-errors.js';
 import type { Store } from './store.js';
 import type { ChangeEvent, KubeObject } from './types.js';
 
-export interface WatchRequest {
+interface WatchRequest {
   info: KindInfo;
   namespace?: string;
   labels: LabelRequirement[];
@@ -18,9 +18,9 @@ export interface WatchRequest {
   render: (obj: KubeObject) => unknown;
 }
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
-export function fieldSet(info: KindInfo, obj: KubeObject): Record<string, string> {
+function fieldSet(info: KindInfo, obj: KubeObject): Record<string, string> {
   const f: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
   if (info.namespaced) f['metadata.namespace'] = obj.metadata.namespace ?? '';
   for (const [k, get] of Object.entries(info.fieldLabels)) f[k] = get(obj as Record<string, unknown>);
@@ -36,7 +36,7 @@ export function selects(w: Pick<WatchRequest, 'info' | 'namespace' | 'labels' | 
  * What a watcher with these selectors sees of one change, as the watch cache computes it:
  * an object moving into the selection is ADDED, one moving out is DELETED (old content, new RV).
  */
-export function project(w: WatchRequest, e: ChangeEvent): { type: WatchEventType; object: KubeObject } | undefined {
+function project(w: WatchRequest, e: ChangeEvent): { type: WatchEventType; object: KubeObject } | undefined {
   const now = selects(w, e.object);
   const before = e.prev ? selects(w, e.prev) : false;
   if (e.type === 'ADDED') return now ? { type: 'ADDED', object: e.object } : undefined;

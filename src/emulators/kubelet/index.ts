@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { selfSignedCert } from '../self-signed-cert.js';
 import { serverLifecycle } from '../server-lifecycle.js';
 
-export interface KubeletState {
+interface KubeletState {
   nodeName: string;
   /** Names of the pods running on the node; each is listed with spec.nodeName = nodeName. */
   pods: string[];
@@ -28,7 +28,7 @@ export interface KubeletState {
   podsBody?: string;
 }
 
-export interface KubeletRequest {
+interface KubeletRequest {
   scheme: 'https' | 'http';
   method: string;
   path: string;
@@ -51,7 +51,7 @@ export interface KubeletEmulator {
   close(): Promise<void>;
 }
 
-export interface KubeletEmulatorOptions extends Partial<KubeletState> {
+interface KubeletEmulatorOptions extends Partial<KubeletState> {
   /** Also serve the unauthenticated read-only port (10255 on a real node). */
   readOnlyPort?: boolean;
 }

@@ -2,7 +2,7 @@ import { hostname as osHostname } from 'node:os';
 import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
-import { CLUSTER_AGENT_LAYOUT, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists } from '../../kube/index.js';
+import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists, storeClusterId } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
@@ -27,7 +27,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   readonly kind = 'cluster-secret' as const;
   readonly flavor = 'cluster_agent' as const;
   readonly selector: string[];
-  private clusterId: string | undefined;
+  private clusterId: ClusterId | undefined;
   private readonly kubeFlags: string[];
 
   constructor(
@@ -55,10 +55,16 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     return { state: 'missing', notes: ['the Secret does not exist yet: it will be created'], warnings: [] };
   }
 
-  protected async naming(dryRun: boolean): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
+  protected async naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
     // The agent reads its cluster id in its own namespace, which can differ from the Secret's.
-    const clusterId = await resolveClusterId(this.core, this.session.conn.agentNamespace, { dryRun });
-    this.clusterId = clusterId.id;
+    const clusterId = await resolveClusterId(this.core, this.session.conn.agentNamespace);
+    this.clusterId = clusterId;
+    const notes = [`cluster id: ${clusterId.id} (${clusterId.source})`];
+    // Created only by the write, after enrolling: checked now, so a token that may not create it fails before.
+    if (!clusterId.stored) {
+      await storeClusterId(this.core, this.session.conn.agentNamespace, clusterId.id, { dryRun: true });
+      notes.push('server-side dry run of the cluster-id ConfigMap create: allowed');
+    }
     const warnings: string[] = [];
     // Runner-name prefix: cluster_name, else the hostname (protocol §3), with a warning.
     let prefix = this.config.getString('cluster_name');
@@ -66,14 +72,29 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       prefix = this.config.getString('hostname') ?? this.io.env.HOSTNAME ?? osHostname();
       warnings.push(`cluster_name is not set; the runner is named after the hostname ${prefix}`);
     }
-    return { naming: { flavor: this.flavor, runnerNamePrefix: prefix, clusterId: clusterId.id }, notes: [`cluster id: ${clusterId.id} (${clusterId.source})`], warnings };
+    return { naming: { flavor: this.flavor, runnerNamePrefix: prefix, clusterId: clusterId.id }, notes, warnings };
   }
 
   protected extraValues(next: NewIdentity): Record<string, string> {
-    return { ...(this.clusterId ? { [SECRET_KEYS.clusterId]: this.clusterId } : {}), [SECRET_KEYS.apiKeyHash]: next.apiKeyHash };
+    return { ...(this.clusterId ? { [SECRET_KEYS.clusterId]: this.clusterId.id } : {}), [SECRET_KEYS.apiKeyHash]: next.apiKeyHash };
   }
 
-  protected override extraFacts(state: IdentitySecretState): Record<string, unknown> {
+  /** The cluster-id ConfigMap, when the agent has not stored one yet: as the agent does, with the id the runner was enrolled with. */
+  protected override async afterWrite(): Promise<{ notes: string[]; warnings: string[] }> {
+    const wanted = this.clusterId;
+    if (!wanted || wanted.stored) return { notes: [], warnings: [] };
+    const where = `ConfigMap ${this.session.conn.agentNamespace}/${CLUSTER_ID_CONFIGMAP}`;
+    try {
+      const stored = await storeClusterId(this.core, this.session.conn.agentNamespace, wanted.id, { dryRun: false });
+      if (stored.createdByUs) return { notes: [`cluster id ${wanted.id} stored in new ${where}`], warnings: [] };
+      if (stored.id === wanted.id) return { notes: [`cluster id: ${where} was created meanwhile, with the same id`], warnings: [] };
+      return { notes: [], warnings: [`${where} was created meanwhile with id ${stored.id}, while this runner was enrolled with ${wanted.id} (also stored as orch_cluster_id)`] };
+    } catch (err) {
+      return { notes: [], warnings: [`${where} was not created (${(err as Error).message}); the agent creates it with the same kube-system UID when it starts`] };
+    }
+  }
+
+  protected override extraFacts(state: IdentitySecretState): { clusterId: string | null } {
     return { clusterId: state.state === 'present' ? (state.data[SECRET_KEYS.clusterId] ?? null) : null };
   }
 

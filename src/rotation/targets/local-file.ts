@@ -17,6 +17,7 @@ import {
   swapIntoService,
   sweepInterruptedWrites,
 } from '../../storage/index.js';
+import type { FileWhere } from '../../results/identity.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 
@@ -47,7 +48,7 @@ export class LocalFileTarget implements IdentityTarget {
   readonly flavor = 'private_action_runner' as const;
   readonly label: string;
   readonly selector: string[];
-  readonly where: Record<string, unknown>;
+  readonly where: FileWhere;
   readonly path: string;
 
   constructor(
@@ -119,6 +120,7 @@ export class LocalFileTarget implements IdentityTarget {
     const backupFile = written.backupPath ?? null;
     return {
       previousKept: Boolean(backupFile) || Boolean(current.previous),
+      notes: [],
       warnings: [...written.warnings, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
       data: { backupFile: backupFile ?? (current.previous ? backupPathOf(this.path) : null), keptAside: written.keptAsidePath ?? null },
       lines: [`  file:         ${this.path} (0600)`, `  backup:       ${backupFile ?? '(none: no previous file)'}`],
@@ -138,9 +140,9 @@ export class LocalFileTarget implements IdentityTarget {
     return readBack.identity;
   }
 
-  async restore(): Promise<RestoreOutcome> {
-    const path = this.path;
-    const backupPath = backupPathOf(path);
+  /** The backup a rollback puts back in service; NO_BACKUP / BACKUP_CORRUPT when there is none to use. */
+  private async usableBackup(): Promise<Extract<IdentityFileState, { state: 'ok' }>> {
+    const backupPath = backupPathOf(this.path);
     const backup = await readIdentityFile(backupPath);
     if (backup.state === 'missing') {
       throw new StorageError('NO_BACKUP', `there is no backup ${backupPath} to roll back to`, 'Nothing was changed. A backup exists only after a rotation replaced an identity.', { path: backupPath });
@@ -148,6 +150,21 @@ export class LocalFileTarget implements IdentityTarget {
     if (backup.state === 'corrupt') {
       throw new StorageError('BACKUP_CORRUPT', `the backup ${backupPath} does not decode (${backup.error.message})`, 'Nothing was changed. Rotate again instead of rolling back.', { path: backupPath });
     }
+    return backup;
+  }
+
+  async planRestore(current: CurrentIdentity): Promise<string> {
+    const backup = await this.usableBackup();
+    // The swap writes its temporary files beside the identity, as a rotation does.
+    await preflightIdentityDirectory(this.path);
+    const replaced = current.identity ? `the replaced ${current.identity.record.urn}` : 'the replaced file';
+    return `swap ${backup.path} (${backup.identity.record.urn}) into ${this.path} atomically; ${replaced} becomes ${backup.path}`;
+  }
+
+  async restore(): Promise<RestoreOutcome> {
+    const path = this.path;
+    const backupPath = backupPathOf(path);
+    const backup = await this.usableBackup();
     const live = await readIdentityFile(path);
     const written = await swapIntoService(path, { liveCorrupt: live.state === 'corrupt' });
     const readBack = await readIdentityFile(path);
@@ -186,7 +203,7 @@ export class LocalFileTarget implements IdentityTarget {
       backup.state === 'ok'
         ? { path: backup.path, urn: backup.identity.record.urn, orgId: backup.identity.urn.orgId, runnerId: backup.identity.urn.runnerId, region: backup.identity.urn.region, fingerprint: backup.identity.key.kid }
         : backup.state === 'corrupt'
-          ? { path: backup.path, corrupt: true }
+          ? { path: backup.path, corrupt: true as const }
           : null;
     const backupWrittenAt = backup.state === 'missing' ? null : isoString(backup.stats.mtime);
     const recoverable = await listRecoverableIdentities(this.path);

@@ -6,6 +6,7 @@ import { failpoint } from '../../failpoint.js';
 import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js';
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
 import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
+import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type WriteOutcome } from '../target.js';
@@ -15,18 +16,18 @@ import { isoString } from '../../time/index.js';
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
 // write, the read back, and the swap with the previous identity.
 
-export { summaryOf };
 
 function orphanedRunner(err: ParError, urn: string): ParError {
   const hint = `${err.hint} The new runner ${urn} was enrolled but is not stored anywhere: remove it in Datadog.`;
   if (err instanceof ConflictError) {
     return new ConflictError(`${err.message} — someone else changed the Secret between our read and our write; it was not overwritten`, hint, { ...err.details, orphanedUrn: urn });
   }
-  return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
+  if (err instanceof KubernetesError) return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
+  return err;
 }
 
 /** Written with every rotation and rollback: when the identity in service was put there. */
-export const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
+const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
 
 /** RFC 3339 without fractions, as Kubernetes writes times. */
 function rfc3339(date: Date): string {
@@ -59,7 +60,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
   abstract readonly flavor: AgentFlavor;
   abstract readonly selector: string[];
   readonly label: string;
-  readonly where: Record<string, unknown>;
+  readonly where: SecretWhere;
   /** The Secret as last read: the resourceVersion of this read guards the write. */
   protected state: IdentitySecretState | undefined;
 
@@ -77,9 +78,14 @@ export abstract class SecretTargetBase implements IdentityTarget {
 
   /** A missing Secret: created by a rotation (cluster agent) or refused (Helm runner). */
   protected abstract whenMissing(): Promise<CurrentIdentity>;
-  protected abstract naming(dryRun: boolean): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }>;
+  /** The runner's naming, and the target's own write checks besides the Secret's: no side effect. */
+  protected abstract naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }>;
   /** Data keys written besides the identity (orch_cluster_id, api_key_hash, ...). */
   protected abstract extraValues(next: NewIdentity): Record<string, string>;
+  /** What the target writes besides the Secret, once the Secret holds the new identity; never fatal (the runner is enrolled and stored). */
+  protected async afterWrite(): Promise<{ notes: string[]; warnings: string[] }> {
+    return { notes: [], warnings: [] };
+  }
   abstract restartAdvice(): string;
   abstract restartCommand(): string;
 
@@ -125,8 +131,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
     return this.state;
   }
 
-  async preflight(_current: CurrentIdentity, options: { dryRun: boolean }): Promise<Preflight> {
-    const named = await this.naming(options.dryRun);
+  async preflight(): Promise<Preflight> {
+    const named = await this.naming();
     const state = this.secretState();
     const create = state.state === 'missing';
     const existing = state.state === 'present' ? state.secret : undefined;
@@ -175,9 +181,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
       outcomeWarnings.push(`the ${created ? 'create' : 'update'} answered "${failure.message}", but reading the Secret back shows the new identity: it was applied`);
     }
     const resourceVersion = written.metadata?.resourceVersion ?? '';
+    const after = await this.afterWrite();
     return {
       previousKept,
-      warnings: [...outcomeWarnings, ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
+      notes: after.notes,
+      warnings: [...outcomeWarnings, ...after.warnings, ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
         ...(previousKept ? [`  kept:         ${kept?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}${current.identity ? '' : ' (the current one did not decode; the previous is kept)'}`] : []),
@@ -199,7 +207,6 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const check = commandLine(['par-identity', 'status', ...this.selector]);
     throw new ParError(
       'OUTCOME_UNKNOWN',
-      'outcomeUnknown',
       `${what} in ${this.label} may or may not have been applied: the API answered "${failure.message}" and ${after ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back'}`,
       `Check before acting: \`${check}\` (or kubectl -n ${this.ref.namespace} get secret ${this.ref.name}). ${enrolledUrn ? `If it shows ${enrolledUrn}, the rotation is in place; if not, ${enrolledUrn} is enrolled but stored nowhere. Do not remove any runner in Datadog until you have checked which one the Secret holds.` : 'Do not remove any runner in Datadog until you have checked which one the Secret holds.'}`,
       { ...(enrolledUrn ? { enrolledUrn } : {}), namespace: this.ref.namespace, secretName: this.ref.name },
@@ -214,8 +221,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
     return readBack.identity;
   }
 
-  async restore(): Promise<RestoreOutcome> {
-    const state = await readIdentitySecret(this.core, this.ref, this.layout);
+  /** The Secret's data with the previous identity in service and the current one as the previous; NO_BACKUP when there is none. */
+  private swapped(state: IdentitySecretState): { state: Extract<IdentitySecretState, { state: 'present' }>; previous: DecodedIdentity; values: Record<string, string> } {
     const { layout } = this;
     if (state.state === 'missing' || !state.previous) {
       throw new StorageError('NO_BACKUP', `${this.label} keeps no previous identity to roll back to`, `Nothing was changed. A previous identity (${layout.previousUrn} / ${layout.previousPrivateKey}) is kept only by a rotation without --no-keep-previous.`);
@@ -230,21 +237,38 @@ export abstract class SecretTargetBase implements IdentityTarget {
       delete values[layout.previousPrivateKey];
       delete values[layout.previousUrn];
     }
+    return { state, previous: state.previous, values };
+  }
+
+  async planRestore(): Promise<string> {
+    const { state, previous, values } = this.swapped(this.secretState());
+    try {
+      await writeIdentitySecret(this.core, this.ref, stamped(buildIdentitySecret(this.ref, state.secret, values, this.layout), this.now()), { create: false, dryRun: true });
+    } catch (err) {
+      throw kubeFailure(err, `server-side dry run of the update of ${this.label}`, 'Nothing was changed.');
+    }
+    const replaced = state.identity ? `${state.identity.record.urn} kept as ${this.layout.previousUrn}` : `the current identity (it does not decode) dropped`;
+    return `update ${this.label} guarded by resourceVersion ${state.resourceVersion}: ${previous.record.urn} back in service, ${replaced} (server-side dry run: allowed)`;
+  }
+
+  async restore(): Promise<RestoreOutcome> {
+    const { state, previous, values } = this.swapped(await readIdentitySecret(this.core, this.ref, this.layout));
+    const { layout } = this;
     let written: V1Secret;
     try {
       written = await writeIdentitySecret(this.core, this.ref, stamped(buildIdentitySecret(this.ref, state.secret, values, layout), this.now()), { create: false, dryRun: false });
     } catch (err) {
       const failure = kubeFailure(err, `updating ${this.label}`, 'The Secret was not changed; read it again with `par-identity status` and retry.');
       if (!outcomeUnknown(err)) throw failure;
-      const settled = await this.settle(state, { urn: state.previous.record.urn, fingerprint: state.previous.key.kid }, failure, `the rollback to ${state.previous.record.urn}`);
+      const settled = await this.settle(state, { urn: previous.record.urn, fingerprint: previous.key.kid }, failure, `the rollback to ${previous.record.urn}`);
       if (!settled) throw failure;
       written = settled;
     }
     const replacedUrn = state.identity?.record.urn ?? null;
     return {
-      restored: state.previous,
+      restored: previous,
       replacedUrn,
-      warnings: await this.audit('rolled back', written, { urn: state.previous.record.urn, fingerprint: state.previous.key.kid }, state.identity),
+      warnings: await this.audit('rolled back', written, { urn: previous.record.urn, fingerprint: previous.key.kid }, state.identity),
       data: { resourceVersion: written.metadata?.resourceVersion ?? null },
       lines: [`  replaced:     ${replacedUrn ?? '(no decodable identity)'}, now kept as ${layout.previousUrn}`],
     };
@@ -270,7 +294,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     };
   }
 
-  protected extraFacts(_state: IdentitySecretState): Record<string, unknown> {
+  protected extraFacts(_state: IdentitySecretState): { clusterId?: string | null } {
     return {};
   }
 

@@ -12,7 +12,7 @@ import type { DaemonSet, NodeObject, Pod, PodTemplate, Toleration } from './type
 
 const COMPONENT = 'daemonset-controller';
 export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';
-export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
+const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
 
 interface ControllerRevision extends KubeObject {
   data?: unknown;

@@ -7,7 +7,7 @@ import { isTerminal } from './pods.js';
 import type { Condition, Deployment, Pod, ReplicaSet } from './types.js';
 
 const COMPONENT = 'deployment-controller';
-export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 const REVISION_HISTORY_ANNOTATION = 'deployment.kubernetes.io/revision-history';
 const DESIRED_ANNOTATION = 'deployment.kubernetes.io/desired-replicas';
 const MAX_ANNOTATION = 'deployment.kubernetes.io/max-replicas';
@@ -23,7 +23,7 @@ const NOT_COPIED = new Set([
 ]);
 
 /** Progressing / Available reasons of pkg/controller/deployment/util. */
-export const DEPLOYMENT_REASONS = {
+const DEPLOYMENT_REASONS = {
   replicaSetUpdated: 'ReplicaSetUpdated',
   newReplicaSetCreated: 'NewReplicaSetCreated',
   foundNewReplicaSet: 'FoundNewReplicaSet',
@@ -45,7 +45,7 @@ const hasProgressDeadline = (d: Deployment): boolean =>
   typeof d.spec.progressDeadlineSeconds === 'number' && d.spec.progressDeadlineSeconds !== 2147483647;
 
 /** ResolveFenceposts: surge rounds up, unavailable rounds down, and both 0 means unavailable 1. */
-export function resolveFenceposts(d: Deployment): { surge: number; unavailable: number } {
+function resolveFenceposts(d: Deployment): { surge: number; unavailable: number } {
   const ru = d.spec.strategy?.rollingUpdate;
   const desired = replicasOf(d);
   const surge = scaledValue(ru?.maxSurge ?? 0, desired, true);

@@ -21,7 +21,7 @@ function fnv32a(bytes: Uint8Array): number {
 }
 
 /** k8s.io/apimachinery rand.SafeEncodeString: each character mapped onto an alphabet without vowels. */
-export function safeEncode(text: string): string {
+function safeEncode(text: string): string {
   let out = '';
   for (let i = 0; i < text.length; i++) out += SAFE_ALPHANUMS[text.charCodeAt(i) % SAFE_ALPHANUMS.length];
   return out;

@@ -13,22 +13,13 @@ import { Scheduler } from './scheduler.js';
 import { ObjectTracker } from './tracker.js';
 import type { ClusterSimulation, ClusterSimulationOptions, NodeObject, WaitOptions } from './types.js';
 
-export { CONTROLLER_REVISION_HASH_LABEL, TEMPLATE_GENERATION_LABEL } from './daemonset-controller.js';
-export { DEPLOYMENT_REASONS, POD_TEMPLATE_HASH_LABEL, REVISION_ANNOTATION } from './deployment-controller.js';
-export { computeHash } from './hash.js';
-export { BEHAVIOR_ANNOTATIONS } from './kubelet.js';
-export { REASONS as SCHEDULER_REASONS } from './scheduler.js';
+export { CONTROLLER_REVISION_HASH_LABEL } from './daemonset-controller.js';
+export { POD_TEMPLATE_HASH_LABEL } from './deployment-controller.js';
 export type {
   ClusterSimulation,
   ClusterSimulationOptions,
-  NodeConditionType,
-  NodeObject,
   Pod,
-  PodBehavior,
-  SchedulerMessageStyle,
   SimNodeSpec,
-  Taint,
-  WaitOptions,
 } from './types.js';
 
 /**

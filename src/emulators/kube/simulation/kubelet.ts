@@ -6,7 +6,7 @@ import { isTerminal } from './pods.js';
 import type { Condition, Container, NodeObject, Pod, PodBehavior } from './types.js';
 
 /** Annotations (usually set on a workload's Pod template) that steer the simulated kubelet for one Pod. */
-export const BEHAVIOR_ANNOTATIONS = {
+const BEHAVIOR_ANNOTATIONS = {
   startDelayMs: 'sim.kube-emulator.local/start-delay-ms',
   readyDelayMs: 'sim.kube-emulator.local/ready-delay-ms',
   readiness: 'sim.kube-emulator.local/readiness',

@@ -27,7 +27,7 @@ export function controllerRef(owner: KubeObject): OwnerReference {
   };
 }
 
-export function controllerOf(obj: KubeObject): OwnerReference | undefined {
+function controllerOf(obj: KubeObject): OwnerReference | undefined {
   return (obj.metadata.ownerReferences as OwnerReference[] | undefined)?.find((r) => r.controller === true);
 }
 
@@ -70,10 +70,6 @@ export function omitZero<T extends Record<string, unknown>>(status: T, keep: str
     out[k] = v;
   }
   return out as T;
-}
-
-export function labelsOf(obj: KubeObject): Record<string, string> {
-  return obj.metadata.labels ?? {};
 }
 
 export function isDeleting(obj: KubeObject): boolean {

@@ -3,7 +3,7 @@ import { selectorMatches } from './objects.js';
 import type { NodeObject, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodAffinityTerm, Taint, Toleration } from './types.js';
 
 /** v1helper ToleratesTaint: effect (empty tolerates all), key (empty with Exists tolerates all keys), operator. */
-export function toleratesTaint(t: Toleration, taint: Taint): boolean {
+function toleratesTaint(t: Toleration, taint: Taint): boolean {
   if (t.effect && t.effect !== taint.effect) return false;
   if (t.key && t.key !== taint.key) return false;
   const op = t.operator ?? 'Equal';

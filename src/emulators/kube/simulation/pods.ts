@@ -32,7 +32,7 @@ export function isReady(pod: Pod): boolean {
  * podutil.IsPodAvailable: Ready, and Ready since at least minReadySeconds (lastTransitionTime +
  * minReadySeconds <= now).
  */
-export function availableAt(ctx: SimContext, pod: Pod, minReadySeconds: number | undefined): number | undefined {
+function availableAt(ctx: SimContext, pod: Pod, minReadySeconds: number | undefined): number | undefined {
   const since = ctx.tracker.readySinceMs(pod);
   if (since === undefined) return undefined;
   return since + (minReadySeconds ?? 0) * ctx.secondMs;

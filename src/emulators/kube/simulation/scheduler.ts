@@ -16,7 +16,7 @@ import type { NodeObject, Pod, SchedulerMessageStyle } from './types.js';
 const COMPONENT = 'default-scheduler';
 
 /** Filter reasons, worded as the in-tree plugins word them. */
-export const REASONS = {
+const REASONS = {
   unschedulable: 'node(s) were unschedulable',
   taint: 'node(s) had untolerated taint(s)',
   affinity: "node(s) didn't match Pod's node affinity/selector",

@@ -46,7 +46,7 @@ export interface PodAffinityTerm {
   topologyKey: string;
 }
 
-export interface Affinity {
+interface Affinity {
   nodeAffinity?: {
     requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
     preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
@@ -55,7 +55,7 @@ export interface Affinity {
   podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[]; [key: string]: unknown };
 }
 
-export interface ContainerPort {
+interface ContainerPort {
   containerPort: number;
   hostPort?: number;
   hostIP?: string;
@@ -72,7 +72,7 @@ export interface Container {
   [key: string]: unknown;
 }
 
-export interface PodSpec {
+interface PodSpec {
   nodeName?: string;
   nodeSelector?: Record<string, string>;
   affinity?: Affinity;
@@ -90,7 +90,7 @@ export interface PodSpec {
   [key: string]: unknown;
 }
 
-export interface PodStatus {
+interface PodStatus {
   phase?: string;
   conditions?: Condition[];
   nominatedNodeName?: string;

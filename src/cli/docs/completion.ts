@@ -1,4 +1,4 @@
-import { flagNames, type ProgramSpec } from '../cli/spec.js';
+import { flagNames, type ProgramSpec } from '../spec.js';
 
 // Completion scripts generated from the command table that also builds --help and the man page.
 

@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode, EXIT_CODE_DOCS, ExitCode } from '../errors.js';
+import { ERROR_CODES, type ErrorCode, EXIT_CODE_DOCS, ExitCode } from '../../errors.js';
 
 // README's exit-code table and the man page's EXIT STATUS section, both from the tables in
 // src/errors.ts. README holds its copy between the markers below; scripts/sync-readme.mjs rewrites

@@ -1,5 +1,5 @@
-import type { CommandSpec, FlagSpec, ProgramSpec } from '../cli/spec.js';
-import { CONFIG_KEYS, envNameOf } from '../config/config-keys.js';
+import type { CommandSpec, FlagSpec, ProgramSpec } from '../spec.js';
+import { CONFIG_KEYS, envNameOf } from '../../config/config-keys.js';
 import { exitStatusDocs } from './exit-status.js';
 
 // The man page is rendered from the command table that also builds --help and the completion,

@@ -1,0 +1,30 @@
+import type { Envelope, OneOf } from './envelope.js';
+import type { TargetWhere, VerifyReport } from './identity.js';
+import type { PlanEntry } from './rotation.js';
+
+/** A rollback that happened: the previous identity is in service, the replaced one is the previous. */
+export type RolledBackResult = Envelope<'rollback', 'ok'> &
+  TargetWhere &
+  OneOf<{ backupFile: string | null }, { resourceVersion: string | null }> & {
+    dryRun?: undefined;
+    urn: string;
+    replacedUrn: string | null;
+    fingerprint: string;
+    restartHint: string;
+    /** Rolling back again is the roll forward. */
+    rollbackCommand: string;
+    verify: VerifyReport;
+  };
+
+/** `rollback --dry-run`: every check passed; nothing was changed. */
+export type RollbackPlanResult = Envelope<'rollback', 'ok'> &
+  TargetWhere & {
+    dryRun: true;
+    /** The identity the rollback would put back in service. */
+    urn: string | null;
+    replacedUrn: string | null;
+    plan: PlanEntry[];
+    durationMs: number;
+  };
+
+export type RollbackResult = RolledBackResult | RollbackPlanResult;

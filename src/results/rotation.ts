@@ -1,0 +1,109 @@
+import type { Envelope, OneOf } from './envelope.js';
+import type { TargetWhere, VerifyReport } from './identity.js';
+
+/** One step of a dry run: what it checked, what the real step would do. */
+export interface PlanEntry {
+  step: string;
+  action: string;
+}
+
+/** X-Datadog-OnPrem-Version sent, and where it came from. */
+export interface AgentVersionChoice {
+  version: string;
+  source: 'agent IPC' | '--agent-version' | 'par-identity version';
+  /** Why the agent was not asked or did not answer. */
+  note?: string;
+}
+
+/** The runner's connections, created after enrolling as the agent creates them (best effort). */
+export interface ConnectionsOutcome {
+  skipped?: string;
+  created: string[];
+  failed: { integrationType: string; reason: string }[];
+}
+
+/** The DaemonSet capacity fallback on one node. */
+export interface FallbackStep {
+  node: string;
+  deletedPod?: string;
+  skipped?: string;
+}
+
+export interface RolloutSummary {
+  target: string;
+  action: 'checked' | 'dry-run' | 'unchanged' | 'rolled-out';
+  surged: boolean;
+  strategyRestored: boolean;
+  fallbackSteps: FallbackStep[];
+  previousRunnerSafeToRemove: boolean;
+}
+
+/** What writing the file left. */
+export interface FileWriteFacts {
+  backupFile: string | null;
+  /** Where a live file that did not decode was kept aside. */
+  keptAside: string | null;
+}
+
+/** What writing a Secret left. */
+export interface SecretWriteFacts {
+  resourceVersion: string;
+  action: 'created' | 'updated';
+  previousKept: boolean;
+}
+
+/** How the new runner was named: the hostname stored (file, Helm runner), the cluster id (cluster agent). */
+export interface RunnerNaming {
+  hostname?: string;
+  hostnameSource?: string | null;
+  clusterId?: string;
+}
+
+export type RotationCommand = 'rotate-identity' | 'rotate-par-identity';
+
+/** A rotation that happened. */
+export type RotatedResult = Envelope<RotationCommand, 'ok'> &
+  TargetWhere &
+  OneOf<FileWriteFacts, SecretWriteFacts> &
+  RunnerNaming & {
+    dryRun?: undefined;
+    urn: string;
+    previousUrn: string | null;
+    /** RFC 7638 thumbprint of the new public key. */
+    fingerprint: string;
+    agentVersion: AgentVersionChoice;
+    connections: ConnectionsOutcome | null;
+    restartHint: string;
+    verify: VerifyReport;
+    rollout: RolloutSummary | null;
+    /** The CLI command that undoes it. */
+    rollbackCommand: string;
+    durationMs: number;
+  };
+
+/** `dryRun: true`: every check passed; nothing was enrolled or changed. */
+export type RotationPlanResult = Envelope<RotationCommand, 'ok'> &
+  TargetWhere &
+  RunnerNaming & {
+    dryRun: true;
+    previousUrn: string | null;
+    enrollmentUrl: string;
+    /** The Secret targets: whether the write would create or update it. */
+    action?: 'create' | 'update';
+    plan: PlanEntry[];
+    durationMs: number;
+  };
+
+/** `ifOlderThanSeconds`: the identity in service is younger; nothing was enrolled or changed. */
+export type RotationSkippedResult = Envelope<RotationCommand, 'skipped'> &
+  TargetWhere & {
+    dryRun?: undefined;
+    urn: string | null;
+    fingerprint: string | null;
+    rotatedAt: string | null;
+    ageSeconds: number | null;
+    reason: string;
+    durationMs: number;
+  };
+
+export type RotationResult = RotatedResult | RotationPlanResult | RotationSkippedResult;

@@ -1,0 +1,99 @@
+import type { Envelope, OneOf } from './envelope.js';
+import type { IdentitySummary, TargetKind, TargetWhere, VerifyReport } from './identity.js';
+
+/** A file an interrupted run left that holds an identity (`status` lists it; nothing deletes it). */
+export interface RecoverableIdentity {
+  path: string;
+  kind: 'restore' | 'corrupt';
+  /** Byte-identical to the live file or the backup: redundant, safe to delete. */
+  sameAs: 'live' | 'backup' | null;
+  decodes: boolean;
+  urn?: string;
+  fingerprint?: string;
+  /** Why it does not decode (never its content). */
+  error?: string;
+}
+
+/** What status says of the identity file besides the identity. */
+export interface FileFacts {
+  recoverable: RecoverableIdentity[];
+  /** How the path was found (flag, identity_file_path, next to the config…). */
+  source: string;
+  /** The hostname the agent compares with the stored one, and where it came from. */
+  hostname: string;
+  hostnameSource: string;
+  file: { mode: string; uid: number; gid: number } | null;
+  backup: ((IdentitySummary & { path: string }) | { path: string; corrupt: true }) & { writtenAt: string | null } | null;
+  /** Where a rotation would take its API key from (never the value). */
+  apiKeySource: string;
+  /** Whether the agent would enroll again on its next start (hostname or API key changed), and why. */
+  agentWouldReEnroll: boolean;
+  reEnrollReasons: string[];
+}
+
+/** What status says of a Secret besides the identity. */
+export interface SecretFacts {
+  resourceVersion: string | null;
+  /** The identity a rollback would restore. */
+  previous: IdentitySummary | null;
+  labels: Record<string, string>;
+  /** The cluster agent's Secret: its orch_cluster_id. */
+  clusterId?: string | null;
+}
+
+/** `status` of one target. */
+export type IdentityStatusResult = Envelope<'status', 'ok'> &
+  IdentitySummary &
+  TargetWhere &
+  OneOf<FileFacts, SecretFacts> & {
+    target: TargetKind;
+    current: IdentitySummary;
+    rotatedAt: string | null;
+    ageSeconds: number | null;
+    rollbackCommand: string;
+    verify: VerifyReport;
+  };
+
+/** One identity Secret of `status --all-namespaces`. */
+export interface SecretRow {
+  namespace: string;
+  name: string;
+  layout: 'cluster-agent' | 'helm-runner';
+  urn: string | null;
+  fingerprint: string | null;
+  rotatedAt: string | null;
+  ageSeconds: number | null;
+  problem?: string;
+}
+
+/** `status` with `allNamespaces`. */
+export type AllNamespacesStatusResult = Envelope<'status', 'ok'> & {
+  allNamespaces: true;
+  secrets: SecretRow[];
+  /** Namespaces whose Secrets this token may not list: named, never silently skipped. */
+  unreadableNamespaces: { namespace: string; reason: string }[];
+  how: string;
+};
+
+/** One Pod of `status --pods`. */
+export interface PodRow {
+  name: string;
+  node: string | null;
+  ready: boolean;
+  fingerprint: string | null;
+  runsCurrent: boolean;
+  ageSeconds: number | null;
+}
+
+/** `status` with `pods`. */
+export type PodsStatusResult = Envelope<'status', 'ok'> &
+  TargetWhere & {
+    workload: string;
+    urn: string | null;
+    fingerprint: string | null;
+    pods: PodRow[];
+    previousRunnerRemovable: boolean;
+    reason: string;
+  };
+
+export type StatusResult = IdentityStatusResult | AllNamespacesStatusResult | PodsStatusResult;

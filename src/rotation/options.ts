@@ -1,0 +1,106 @@
+import type { OutputOptions } from '../output-options.js';
+
+// What the pipelines take: the options objects src/cli builds from the flags and src/api from a
+// program's call. Types only (and the one default path), so the command table, the API and its
+// shipped declarations read them without loading any of the pipeline.
+
+/** The agent's config directory when -c / cfgPath is not given. */
+export const DEFAULT_CFGPATH = '/etc/datadog-agent';
+
+/** Which agent config is read (`-c`, `-E`), for every command that reads it. */
+interface ConfigLocation {
+  /** Agent config directory, or a .yaml file (`-c`). */
+  cfgPath: string;
+  /** Extra agent config files merged over it (`-E`), in order. */
+  extraCfg: string[];
+}
+
+/** Which cluster, as kubectl picks it: `kubeconfig`, else KUBECONFIG, the Pod's service account, ~/.kube/config. */
+interface KubeLocation {
+  kubeconfig?: string;
+  context?: string;
+  /** Namespace of the identity Secret (else kube_resources_namespace, the service account's, default). */
+  namespace?: string;
+}
+
+/** The one target a run acts on, and how it is found. */
+export interface TargetOptions extends ConfigLocation, KubeLocation {
+  /** The identity file, instead of the one the config points at. */
+  identityFile?: string;
+  /** The Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file. */
+  k8sSecret?: string;
+  /** Identity Secret name (else private_action_runner.identity_secret_name, then the default). */
+  secretName?: string;
+  /** Keep the replaced identity in the Secret (previous_* / PREVIOUS_RUNNER_*). */
+  keepPrevious?: boolean;
+  /** After the rotation, restart `deployment/<name>` or `daemonset/<name>` create-before-delete. */
+  rollout?: string;
+  /** The hostname to store or compare with, instead of asking the running agent (IPC) or resolving it as the agent does. */
+  hostname?: string;
+}
+
+/**
+ * The Datadog API key and application key. Sources in order: `apiKey`/`appKey` (the values, which
+ * only a program passes: a flag value is world-readable in /proc) or `apiKeyFile`/`appKeyFile`, then
+ * `DD_API_KEY`/`DD_APP_KEY`, then the agent config, then the OS keychain profile.
+ */
+export interface CredentialFlags {
+  apiKey?: string;
+  appKey?: string;
+  apiKeyFile?: string;
+  appKeyFile?: string;
+  /** Keychain profile consulted last (`credentials set`). */
+  profile: string;
+  /** X-Datadog-OnPrem-Version (like `7.66.0+commit.abc1234`) when the running agent does not answer on its IPC API. */
+  agentVersion?: string;
+}
+
+/** What every pipeline run takes. */
+export interface RunOptions extends OutputOptions, TargetOptions {
+  /** Deadline, seconds: of enrollment and verification for a rotation, of the verification for status and rollback. */
+  timeoutSeconds: number;
+  /** Prove with a signed health check that the server accepts the identity put (or found) in service. */
+  verify: boolean;
+  /** Run every check, change nothing, and return the plan. */
+  dryRun?: boolean;
+  /** Wait this long for another run's lock on the target, seconds (0: fail at once with `LOCKED`). */
+  waitLockSeconds?: number;
+  /**
+   * Stops the run (the CLI has none: SIGINT ends the process, or the rollout undoes itself on it):
+   * honoured before each step until the run commits (enrolling, restoring) and by the rollout; once
+   * a key is being enrolled the run goes on to store and verify it, so no enrolled runner is left
+   * stored nowhere.
+   */
+  signal?: AbortSignal;
+}
+
+export interface RotationOptions extends RunOptions, CredentialFlags {
+  dryRun: boolean;
+  /** With `rollout`: allow the DaemonSet capacity fallback. */
+  fallback: boolean;
+  /** Deadline for `rollout`, seconds. */
+  rolloutTimeoutSeconds: number;
+  /** Rotate only when the identity in service is at least this old, seconds; else the result is `skipped`. */
+  ifOlderThanSeconds?: number;
+  /** false: do not create the runner's connections after enrolling (the agent creates them per actions_allowlist). */
+  connections?: boolean;
+}
+
+export interface RollbackOptions extends RunOptions {
+  dryRun: boolean;
+}
+
+/** status reads only: it has no dry run and never waits for a lock. */
+export type InspectOptions = Omit<RunOptions, 'dryRun' | 'waitLockSeconds' | 'signal'>;
+
+/** `--secret`: the cluster agent's identity Secret instead of the file. */
+export interface SecretChoice {
+  secret?: boolean;
+}
+
+export interface StatusOptions extends InspectOptions, SecretChoice {
+  /** Every identity Secret the token can list, one row each. */
+  allNamespaces?: boolean;
+  /** Which Pod of the workload runs which identity (`true`: the cluster agent's Deployment). */
+  pods?: string | true;
+}

@@ -1,0 +1,58 @@
+import type { Io } from '../io.js';
+import { type CommandResult, createReporter } from '../output.js';
+import type { RollbackResult } from '../results/rollback.js';
+import type { RotationCommand, RotationResult } from '../results/rotation.js';
+import type { IdentityStatusResult } from '../results/status.js';
+import type { InspectOptions, RollbackOptions, RotationOptions } from './options.js';
+import { rollbackPlanResult, rollbackResult } from './renderers/rollback-result.js';
+import { rotationPlanResult, rotationResult, skippedResult } from './renderers/rotation-result.js';
+import { statusResult } from './renderers/status-result.js';
+import type { Run, RunSpec, Step } from './run.js';
+import { runSteps } from './runner.js';
+import { connections } from './steps/connections.js';
+import { enroll } from './steps/enroll.js';
+import { generate } from './steps/generate.js';
+import { inspect } from './steps/inspect.js';
+import { lock } from './steps/lock.js';
+import { preflight } from './steps/preflight.js';
+import { read } from './steps/read.js';
+import { readBack } from './steps/read-back.js';
+import { resolve } from './steps/resolve.js';
+import { restore } from './steps/restore.js';
+import { rollout } from './steps/rollout.js';
+import { verify } from './steps/verify.js';
+import { write } from './steps/write.js';
+import type { TargetKind } from './target.js';
+
+// THE pipeline and the subsets of it each command runs. A step that fails stops the run. The
+// roll-out comes after a verification that passed (or an explicit --no-verify), so Pods only restart
+// onto an identity the server accepted. With --dry-run every step runs its plan instead.
+
+const ROTATION_STEPS: readonly Step<RotationOptions>[] = [resolve, lock, read, preflight, generate, enroll, write, readBack, verify, connections, rollout];
+const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, restore, verify];
+/** status reads only; without --verify it does not go online at all. */
+const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [resolve, lock, read, inspect, ...(options.verify ? [verify] : [])];
+
+function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spec: RunSpec<O>, io: Io): Run<O> {
+  return { spec, io, report: createReporter(io, spec.options), startedMs: io.now().getTime() };
+}
+
+export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
+  // A Helm runner's config is often no more than its credentials: only the other two need it enabled.
+  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', kubeDeadline: false }, io);
+  const plan = await runSteps(ROTATION_STEPS, r);
+  if (r.skipped) return skippedResult(r, command);
+  return options.dryRun ? rotationPlanResult(r, command, plan) : rotationResult(r, command);
+}
+
+export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io): Promise<CommandResult<RollbackResult>> {
+  const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false, kubeDeadline: true }, io);
+  const plan = await runSteps(ROLLBACK_STEPS, r);
+  return options.dryRun ? rollbackPlanResult(r, plan) : rollbackResult(r);
+}
+
+export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult<IdentityStatusResult>> {
+  const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false, kubeDeadline: true }, io);
+  await runSteps(statusSteps(options), r);
+  return statusResult(r);
+}

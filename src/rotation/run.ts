@@ -1,0 +1,83 @@
+import type { ConnectionsOutcome } from '../enrollment/index.js';
+import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
+import type { Io } from '../io.js';
+import type { Reporter } from '../output.js';
+import type { RolloutOutcome } from '../rollout/run-rollout.js';
+import type { WorkloadRef } from '../rollout/workload-ref.js';
+import type { ClusterSession } from './cluster-session.js';
+import type { EnrollmentContext } from './enrollment-context.js';
+import type { RunOptions } from './options.js';
+import type { ResolvedTarget } from './resolve-target.js';
+import type { CurrentIdentity, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from './target.js';
+import type { VerifyReport } from './verify-step.js';
+
+// What one run of a pipeline is: what was asked (the spec) and what its steps pass each other. A
+// step knows nothing of which command runs it: it reads the spec's properties, never its name.
+
+export interface RunSpec<O extends RunOptions = RunOptions> {
+  /** The command name results and errors carry. */
+  command: 'rotate-identity' | 'rotate-par-identity' | 'rollback' | 'status';
+  kind: TargetKind;
+  options: O;
+  /**
+   * `write`: the target's lock is held from the lock step until the run ends. `read` (status): it is
+   * taken only to finish what a crashed run left, and skipped when a live run holds it; a missing
+   * Secret then reads as missing instead of being created or refused.
+   */
+  access: 'write' | 'read';
+  /** Refuse a runner whose config does not enable it (rotations of the file and of the cluster agent's Secret). */
+  requireEnabled: boolean;
+  /** Bound every Kubernetes request by --timeout (status, rollback: a rotation's rollout keeps its own deadline). */
+  kubeDeadline: boolean;
+}
+
+/** Each field is set by exactly one step. */
+export interface Run<O extends RunOptions = RunOptions> {
+  spec: RunSpec<O>;
+  io: Io;
+  report: Reporter;
+  startedMs: number;
+  resolved?: ResolvedTarget;
+  lock?: TargetLock;
+  current?: CurrentIdentity;
+  preflight?: Preflight;
+  ctx?: EnrollmentContext;
+  rollout?: { session: ClusterSession; ref: WorkloadRef };
+  key?: PrivateIdentityKey;
+  next?: NewIdentity;
+  enrolled?: { runnerId: string; runnerName: string };
+  connections?: ConnectionsOutcome;
+  written?: WriteOutcome;
+  restored?: RestoreOutcome;
+  facts?: TargetFacts;
+  /** The identity in service once the run's change is made: read back, restored, or (status) read. What verify proves. */
+  inService?: DecodedIdentity;
+  /** What the run changed, for the messages that depend on it. */
+  change?: 'rotated' | 'rolled back';
+  verify?: VerifyReport;
+  rolledOut?: RolloutOutcome;
+  /** Set by the read step when --if-older-than finds nothing due: the run stops there, successfully. */
+  skipped?: { reason: string; ageSeconds: number | null };
+}
+
+export interface Step<O extends RunOptions = RunOptions> {
+  name: string;
+  title: string;
+  /**
+   * From this step on the run is committed (a key is being enrolled, the previous identity is being
+   * put back): the caller's signal no longer stops it before the next step.
+   */
+  commits?: true;
+  run(r: Run<O>): Promise<void>;
+  /** The dry-run form: the step's checks without side effects; returns what the real step would do. */
+  plan(r: Run<O>): Promise<string>;
+}
+
+export function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`pipeline order: ${what} is not set yet`);
+  return value;
+}
+
+export function elapsedMs(r: Run): number {
+  return r.io.now().getTime() - r.startedMs;
+}

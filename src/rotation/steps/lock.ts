@@ -1,0 +1,37 @@
+import { ParError } from '../../errors.js';
+import { need, type Run, type Step } from '../run.js';
+
+/**
+ * A writing run holds the target's lock until it ends (the runner releases it). A reading run takes
+ * it only to finish what a crashed run left (the sweep keeps every identity) and lets it go at once;
+ * when a live run holds it, it just reads.
+ */
+export const lock: Step = {
+  name: 'lock',
+  title: 'lock the target',
+  async run(r) {
+    const { target } = need(r.resolved, 'target');
+    if (r.spec.access === 'read') return sweepIfFree(r);
+    r.lock = await target.lock(r.spec.options.waitLockSeconds ?? 0);
+    for (const note of r.lock.notes) r.report.info(note);
+    for (const warning of r.lock.warnings) r.report.warn(warning);
+  },
+  async plan(r) {
+    // Taken and held like a real run, so the dry run fails (LOCKED) where the real run would.
+    await lock.run(r);
+    return `${need(r.lock, 'lock').notes.join('; ')} — free now; a real run holds it until it ends`;
+  },
+};
+
+async function sweepIfFree(r: Run): Promise<void> {
+  const { target } = need(r.resolved, 'target');
+  const held = await target.lock(0).catch((err: unknown) => {
+    if (err instanceof ParError && err.code === 'LOCKED') {
+      r.report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
+      return undefined;
+    }
+    throw err;
+  });
+  for (const warning of held?.warnings ?? []) r.report.warn(warning);
+  await held?.release();
+}

@@ -1,0 +1,37 @@
+import { parseWorkloadRef } from '../../rollout/workload-ref.js';
+import { resolveEnrollmentContext } from '../enrollment-context.js';
+import type { RotationOptions } from '../options.js';
+import { need, type Step } from '../run.js';
+
+/**
+ * Every check that would make a later step fail, before anything is enrolled, with no side effect:
+ * the target's write checks (directory, server-side dry run of the Secret write), the runner's
+ * naming, the credentials and endpoint, and with --rollout the workload and its restart patch.
+ */
+export const preflight: Step<RotationOptions> = {
+  name: 'preflight',
+  title: 'pre-flight',
+  async run(r) {
+    const { target, config, cluster } = need(r.resolved, 'target');
+    r.preflight = await target.preflight(need(r.current, 'current identity'));
+    for (const note of r.preflight.notes) r.report.info(note);
+    for (const warning of r.preflight.warnings) r.report.warn(warning);
+    r.ctx = await resolveEnrollmentContext(config, r.spec.options, r.io, r.report);
+    if (r.spec.options.rollout) {
+      // The rollout runs on the run's one connection; a Secret target's workload lives beside it.
+      const session = await cluster();
+      const namespace = typeof target.where.namespace === 'string' ? target.where.namespace : session.namespace;
+      const ref = parseWorkloadRef(r.spec.options.rollout, namespace);
+      // The roll-out code (and the Kubernetes client it uses) is loaded only for --rollout.
+      const { precheckRollout } = await import('../rollout-step.js');
+      r.report.info(await precheckRollout(session, ref));
+      r.rollout = { session, ref };
+    }
+  },
+  async plan(r) {
+    await preflight.run(r);
+    const checks = ['write checks passed', 'credentials resolved'];
+    if (r.rollout) checks.push(`rollout target ${r.rollout.ref.kind}/${r.rollout.ref.name} exists and may be patched`);
+    return checks.join('; ');
+  },
+};

@@ -1,0 +1,34 @@
+import type { RotationOptions } from '../options.js';
+import { need, type Step } from '../run.js';
+
+/** After a verification that passed (or --no-verify): the --rollout workload restarted onto the new identity. */
+export const rollout: Step<RotationOptions> = {
+  name: 'rollout',
+  title: 'roll out',
+  async run(r) {
+    if (!r.rollout) return;
+    const o = r.spec.options;
+    const { rolloutWorkload } = await import('../rollout-step.js');
+    r.rolledOut = await rolloutWorkload(
+      r.rollout.session,
+      r.rollout.ref,
+      {
+        checkOnly: false,
+        surge: 'auto',
+        fallback: o.fallback,
+        timeoutSeconds: o.rolloutTimeoutSeconds,
+        pollMs: Number(r.io.env.PAR_IDENTITY_ROLLOUT_POLL_MS ?? 1000),
+        dryRun: false,
+        fingerprint: need(r.next, 'new identity').key.kid,
+        ...(o.signal ? { signal: o.signal } : {}),
+      },
+      r.io,
+      r.report,
+    );
+  },
+  async plan(r) {
+    return r.rollout
+      ? `would restart ${r.rollout.ref.kind}/${r.rollout.ref.name} in ${r.rollout.ref.namespace} create-before-delete once the verification passed`
+      : `no --rollout: ${need(r.resolved, 'target').target.restartAdvice()}`;
+  },
+};

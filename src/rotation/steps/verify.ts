@@ -1,0 +1,57 @@
+import { retryPolicyFromEnv } from '../../enrollment/index.js';
+import { VerificationError } from '../../errors.js';
+import type { DecodedIdentity } from '../../identity/index.js';
+import { rollbackCommandOf } from '../command-line.js';
+import { healthCheckInput } from '../enrollment-context.js';
+import { elapsedMs, need, type Run, type Step } from '../run.js';
+import { verificationContext, verifyOnce } from '../verify-step.js';
+
+/** The signed health check of the identity in service: after a rotation (read back), a rollback (restored), or for status (as read). */
+export const verify: Step = {
+  name: 'verify',
+  title: 'verify online (signed health check)',
+  async run(r) {
+    if (!r.spec.options.verify) {
+      r.verify = { performed: false };
+      return;
+    }
+    const { target, config } = need(r.resolved, 'target');
+    const identity = need(r.inService, 'identity in service');
+    const ctx = r.ctx ?? verificationContext(config, r.io, r.report);
+    // A rotation's --timeout covers enrolling and verifying: the check gets what enrolling left (at
+    // least 10 s). A run that enrolled nothing has no enrollment context, and all of --timeout.
+    const timeoutSeconds = r.ctx ? Math.max(10, r.spec.options.timeoutSeconds - elapsedMs(r) / 1000) : r.spec.options.timeoutSeconds;
+    r.verify = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), timeoutSeconds, retryPolicyFromEnv(r.io.env));
+    if (r.verify.performed && !r.verify.ok) throw verificationFailed(r, identity, r.verify.reason ?? 'rejected');
+  },
+  async plan(r) {
+    if (!r.spec.options.verify) return 'skipped (--no-verify)';
+    const { config } = need(r.resolved, 'target');
+    const ctx = r.ctx ?? verificationContext(config, r.io, r.report);
+    return `would prove with a signed health check at ${ctx.endpoint.baseUrl} that the server accepts the ${r.change === 'rolled back' ? 'restored' : 'new'} key`;
+  },
+};
+
+/** The one VERIFICATION_FAILED: what is in service, what the run changed to put it there, and how to undo it. */
+function verificationFailed(r: Run, identity: DecodedIdentity, reason: string): VerificationError {
+  const { target } = need(r.resolved, 'target');
+  const urn = identity.record.urn;
+  const rollbackCommand = rollbackCommandOf(target);
+  const details = { urn, ...target.where, rollbackCommand };
+  if (r.change === 'rotated') {
+    const kept = need(r.written, 'write').previousKept;
+    return new VerificationError(
+      `the new identity ${urn} was stored in ${target.label} but the server did not accept it: ${reason}`,
+      `${kept ? `The previous identity is kept; restore it with: ${rollbackCommand}` : 'No previous identity was kept.'} Do not restart the runner${r.rollout ? '; the rollout was not started' : ''}.`,
+      details,
+    );
+  }
+  if (r.change === 'rolled back') {
+    return new VerificationError(
+      `rolled back ${target.label} to ${urn}, but the server did not accept it: ${reason}`,
+      `The runner may have been removed in Datadog. Roll forward again with \`${rollbackCommand}\` or rotate anew.`,
+      details,
+    );
+  }
+  return new VerificationError(`the server did not accept ${urn}: ${reason}`, `Rotate again, or roll back with \`${rollbackCommand}\` if the previous identity is the one that works.`, details);
+}
