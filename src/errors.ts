@@ -255,7 +255,7 @@ export class InterruptedError extends ParError {
   }
 }
 
-/** `watch`: a loaded identity could not be handed on (signal target missing, bad pidfile). Reported, not fatal. */
+/** `watch`: a loaded identity could not be handed on (signal recipient missing, bad pidfile). Reported, not fatal. */
 export class ReloadApplyError extends ParError {
   constructor(code: ErrorCode, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {
     super(code, 'config', message, hint, details, { cause });

@@ -34,7 +34,7 @@ import { clusterTargetAccess } from '../rotation/cluster-session.js';
 import { loadTargetConfig, locateClusterSecret, type TargetOptions } from '../rotation/resolve-target.js';
 
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a
-// signal, a supervised command — until SIGTERM/SIGINT (protocol §8). Events go to stderr as log
+// signal, a supervised command — until SIGTERM/SIGINT (docs/protocol.md §8). Events go to stderr as log
 // lines, or to stdout as JSON lines with --json; neither ever carries key material.
 
 export interface WatchOptions extends OutputOptions, Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName'> {

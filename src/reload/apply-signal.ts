@@ -5,6 +5,8 @@ import { ReloadApplyError, UsageError } from '../errors.js';
 // `watch --signal PID | --pidfile FILE --signal-name HUP`: tell a runner that its identity file
 // changed. The pidfile is read at every signal, so a restarted runner is still found.
 
+/** The signal recipient: a pid, or the pidfile that names it, and the signal to send. */
+
 export interface SignalTarget {
   pid?: number;
   pidfile?: string;
