@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
 import { agentVersion, type IpcOptions, ipcSetup } from './agent-ipc.js';
+import { AGENT_VERSION_FORMAT } from './agent-version-format.js';
 
 // The X-Datadog-OnPrem-Version the Go runner would send: the running agent's own version (asked on
 // IPC), else what the operator says (--agent-version), else this tool's version. The server uses it
@@ -13,8 +14,7 @@ export interface AgentVersionChoice {
   note?: string;
 }
 
-/** The agent's version format: N.N.N, optional -pre, optional +build (e.g. 7.66.0+commit.abc1234). */
-export const AGENT_VERSION_FORMAT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+export { AGENT_VERSION_FORMAT };
 
 export async function resolveAgentVersion(config: AgentConfig, options: { flag?: string; toolVersion: string; ipc?: IpcOptions }): Promise<AgentVersionChoice> {
   if (options.flag !== undefined && !AGENT_VERSION_FORMAT.test(options.flag)) {
