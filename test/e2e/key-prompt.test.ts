@@ -1,30 +1,16 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findPython } from '../fixtures/python.js';
 import { BIN, cleanEnv } from './run-cli.js';
 
 // `credentials set` on a terminal asks for the keys with a hidden prompt, in raw mode, where Ctrl-C is
 // a character rather than SIGINT. The built binary runs on a real pseudo-terminal (python3's pty
 // module, python3 found on PATH): Ctrl-C there ends the run as SIGINT would, INTERRUPTED, exit 130.
 
-/** The first executable `name` on PATH, as a shell would find it. */
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-const PYTHON = onPath('python3');
+const PYTHON = findPython(['pty']);
 
 // Runs argv on a pty; once `prompt` has been printed, types `keys`; prints {"output", "exit"} as JSON.
 // Waits on the terminal's output, never a fixed time; a run that never prompts ends at its own exit.
