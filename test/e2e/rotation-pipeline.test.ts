@@ -1,4 +1,3 @@
-import { watch } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
+import { lockTries } from '../fixtures/lock-tries.js';
 import { type CliRun, runCli } from './run-cli.js';
 import { clusterWithRunner } from './simulated-runner.js';
 
@@ -237,26 +237,6 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
   });
 });
 
-/** Counts the tries of other processes to take `<dir>/<lockName>`: one per temp file created then removed. */
-function lockTries(directory: string, lockName: string): { seen(n: number): Promise<void>; close(): void } {
-  const prefix = `.${lockName}.tmp-`;
-  let events = 0;
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const watcher = watch(directory, (_event, name) => {
-    if (!name?.startsWith(prefix)) return;
-    events++;
-    // A try is two events: the temp file appears, then goes once the link onto the lock name failed.
-    for (const w of waiters.filter((x) => events >= 2 * x.n)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
-  });
-  return {
-    seen: (n) => new Promise<void>((resolve) => (events >= 2 * n ? resolve() : waiters.push({ n, resolve }))),
-    close: () => watcher.close(),
-  };
-}
-
 describe('one writer at a time on the identity file', () => {
   it('a held lock → exit 11 LOCKED naming the holder, nothing enrolled; --wait-lock waits for its release', async () => {
     await writeConfig('datadog.yaml');
@@ -271,9 +251,8 @@ describe('one writer at a time on the identity file', () => {
     const rollback = await run(['rollback', '-c', dir]);
     expect(rollback.code, rollback.stderr).toBe(11);
     // The lock is released only once the waiting run has tried to take it twice: its first try failed
-    // and it tried again, which only --wait-lock makes it do. Each try creates and removes a temp file
-    // beside the lock (link(2) onto the lock name); inotify shows both. A run that ignored --wait-lock
-    // exits 11 after its first try, and this test then fails on its exit code.
+    // and it tried again, which only --wait-lock makes it do (test/fixtures/lock-tries.ts). A run that
+    // ignored --wait-lock exits 11 after its first try, and this test then fails on its exit code.
     const tries = lockTries(dir, 'privateactionrunner_private_identity.json.lock');
     const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20', '--no-verify']);
     const first = await Promise.race([tries.seen(2).then(() => 'retried' as const), waiting]);
