@@ -115,7 +115,7 @@ async function stopped(pid: number, exit: Promise<unknown>): Promise<void> {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
     if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return;
     if (exited) throw new Error(`pid ${pid} exited before its failpoint`);
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
