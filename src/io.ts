@@ -25,9 +25,11 @@ export interface Io {
 function promptHidden(question: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
+    // Raw (no echo, Ctrl-C as a character) before the question shows: keys typed as soon as it appears
+    // are neither echoed nor turned into SIGINT by the terminal.
+    stdin.setRawMode?.(true);
     process.stderr.write(question);
     let answer = '';
-    stdin.setRawMode?.(true);
     stdin.resume();
     stdin.setEncoding('utf8');
     const done = (err?: Error) => {
