@@ -266,7 +266,7 @@ export class InterruptedError extends ParError<CodeOf<'InterruptedError'>> {
   }
 }
 
-/** `watch`: a loaded identity could not be handed on (signal target missing, bad pidfile). Reported, not fatal. */
+/** `watch`: a loaded identity could not be handed on (signal recipient missing, bad pidfile). Reported, not fatal. */
 export class ReloadApplyError extends ParError<CodeOf<'ReloadApplyError'>> {
   declare readonly code: CodeOf<'ReloadApplyError'>;
   constructor(code: CodeOf<'ReloadApplyError'>, message: string, hint: string, details?: ErrorDetails, cause?: unknown) {

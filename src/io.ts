@@ -1,3 +1,5 @@
+import { InterruptedError } from './errors.js';
+
 // What a command may touch of the outside world. Commands get it as a parameter so unit tests can
 // run them without spawning; the e2e tests cover the real process wiring in cli.ts.
 
@@ -23,9 +25,11 @@ export interface Io {
 function promptHidden(question: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
+    // Raw (no echo, Ctrl-C as a character) before the question shows: keys typed as soon as it appears
+    // are neither echoed nor turned into SIGINT by the terminal.
+    stdin.setRawMode?.(true);
     process.stderr.write(question);
     let answer = '';
-    stdin.setRawMode?.(true);
     stdin.resume();
     stdin.setEncoding('utf8');
     const done = (err?: Error) => {
@@ -39,7 +43,8 @@ function promptHidden(question: string): Promise<string> {
     const onData = (chunk: string) => {
       for (const ch of chunk) {
         if (ch === '\r' || ch === '\n') return done();
-        if (ch === '\u0003') return done(new Error('interrupted'));
+        // Ctrl-C in raw mode is a character, not SIGINT: it ends the run as SIGINT would (exit 130).
+        if (ch === '\u0003') return done(new InterruptedError('the hidden key prompt; nothing was read or stored'));
         if (ch === '\u007f' || ch === '\b') answer = answer.slice(0, -1);
         else answer += ch;
       }

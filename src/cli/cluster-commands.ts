@@ -3,7 +3,7 @@ import type { WatchOptions } from '../watch/watch-options.js';
 import { DURATIONS } from './duration-flags.js';
 import { CLUSTER_CONFIG_FLAGS, configOptions, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
-import { processIdParser } from './value-parsers.js';
+import { listenParser, processIdParser, signalNameParser } from './value-parsers.js';
 
 // Commands that act on the cluster's workloads: restart them, or follow the Secret from inside a Pod.
 
@@ -62,12 +62,12 @@ export const watch: CommandSpec<WatchOptions> = {
     { flags: '--output <path>', help: 'keep this identity file up to date (atomic, 0600, previous kept as <path>.bak)' },
     { flags: '--signal <pid>', option: 'signalPid', help: 'after a rotation is written to --output, signal this process', parse: processIdParser('--signal'), conflicts: 'pidfile' },
     { flags: '--pidfile <file>', help: 'like --signal, for the process id held in this file (read at every signal)' },
-    { flags: '--signal-name <name>', help: 'signal sent by --signal/--pidfile and by --on-change signal', default: 'HUP' },
+    { flags: '--signal-name <name>', help: 'signal sent by --signal/--pidfile and by --on-change signal', default: 'HUP', parse: signalNameParser },
     { flags: '--on-change <action>', help: 'what a rotation does to the supervised command', choices: ['restart', 'signal'], default: 'restart' },
     { flags: '--kill-timeout <seconds>', option: 'killTimeoutSeconds', help: 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted', default: 10, duration: DURATIONS.killTimeout },
     { flags: '--splay <ms>', option: 'splayMs', help: 'wait a random 0…ms before applying a rotation, so replicas do not reload in lockstep', default: 0, duration: DURATIONS.splay },
     { flags: '--relist-interval <seconds>', option: 'relistIntervalSeconds', help: 'full re-list period, the backstop for a silently dead watch (0: off)', default: 600, duration: DURATIONS.relistInterval },
-    { flags: '--listen <addr>', help: 'serve /healthz, /readyz and /metrics on PORT, :PORT or HOST:PORT (off by default)' },
+    { flags: '--listen <addr>', help: 'serve /healthz, /readyz and /metrics on PORT, :PORT or HOST:PORT (off by default)', parse: listenParser },
     {
       flags: '--healthz-stale <seconds>',
       option: 'healthzStaleSeconds',

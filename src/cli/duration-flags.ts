@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { DAY_MS, type DurationFlag, durationMs, HOUR_MS, MAX_INTERVAL_MS } from '../time/index.js';
+import { rejectedValue } from './value-parsers.js';
 
 // The bounds of every duration flag, in one place (README "Durations" and the man page quote them).
 // Deadlines: enrollment and verification at most 1 h (a longer wait hides a broken network),
@@ -22,12 +23,12 @@ export const DURATIONS = {
 
 /**
  * --if-older-than: an age, not a timer, so it may exceed what setTimeout can hold (90d, 1y…); plain
- * numbers are seconds; bounded to ten years. Returns seconds; the value is never echoed.
+ * numbers are seconds; bounded to ten years. Returns seconds.
  */
 export function ageThreshold(value: string): number {
   const ms = durationMs(value, 's');
   if (ms === undefined || ms <= 0 || ms > DURATIONS.ifOlderThan.maxMs) {
-    throw new UsageError(`--if-older-than must be an age like 90d, 12h or 30m, at most 3650d (got a ${value.length}-character value)`);
+    throw new UsageError(`--if-older-than must be an age like 90d, 12h or 30m, at most 3650d (got ${rejectedValue('--if-older-than', value)})`);
   }
   return ms / 1000;
 }

@@ -3,6 +3,7 @@ import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
 import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
+import { workloadParser } from './value-parsers.js';
 
 // Looking at the identity in place, and putting the previous one back.
 
@@ -14,7 +15,7 @@ export const status: CommandSpec<StatusOptions> = {
     { flags: '--secret', help: "show the cluster agent's identity Secret (current and previous) instead of the file" },
     { flags: '--k8s-secret <name>', help: 'show the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of the file' },
     { flags: '-A, --all-namespaces', help: 'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each' },
-    { flags: '--pods [workload]', help: 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed' },
+    { flags: '--pods [workload]', help: 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed', parse: workloadParser('--pods') },
     HOSTNAME_FLAG('compare with this hostname instead of asking the running agent (IPC) or resolving it as the agent does'),
     ...KUBE_FLAGS,
     { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },

@@ -5,6 +5,7 @@ import { VERSION } from '../version.js';
 import { RedactingCommand } from './redacting-command.js';
 import { outputOptions } from './shared-flags.js';
 import { parseDurationFlag } from '../time/index.js';
+import { rejectedValue } from './value-parsers.js';
 import { argumentKey, type CommandSpec, type FlagSpec, optionOf, type ProgramSpec, type Raw } from './spec.js';
 import { choiceParser } from './value-parsers.js';
 
@@ -19,7 +20,7 @@ function option(flag: FlagSpec): Option {
   if (flag.choices) opt.choices(flag.choices).argParser(choiceParser(opt.long ?? flag.flags, flag.choices));
   const duration = flag.duration;
   if (flag.parse) opt.argParser(flag.parse);
-  else if (duration) opt.argParser((value: string) => parseDurationFlag(value, duration));
+  else if (duration) opt.argParser((value: string) => parseDurationFlag(value, duration, rejectedValue(duration.flag, value)));
   if (flag.repeatable) opt.argParser(collect).default(flag.default ?? []);
   if (flag.default !== undefined) opt.default(flag.default);
   if (flag.conflicts) opt.conflicts(flag.conflicts);

@@ -3,6 +3,7 @@ import { wantsColor } from '../output.js';
 import { DEFAULT_CFGPATH } from '../rotation/options.js';
 import { ageThreshold, DURATIONS } from './duration-flags.js';
 import type { FlagSpec, Raw } from './spec.js';
+import { agentVersionParser, workloadParser } from './value-parsers.js';
 
 // Flag groups several commands share, and the option fields they map to.
 
@@ -27,7 +28,7 @@ export const CREDENTIAL_FLAGS: FlagSpec[] = [
   { flags: '--api-key-file <path>', help: 'read the API key from this file (- for stdin); never pass keys as flag values' },
   { flags: '--app-key-file <path>', help: 'read the application key from this file (- for stdin)' },
   { flags: '--profile <name>', help: 'OS keychain profile used when no other source has a key (see `credentials set`)', default: 'default' },
-  { flags: '--agent-version <version>', help: 'X-Datadog-OnPrem-Version (like 7.66.0+commit.abc1234) when the running agent does not answer on its IPC API' },
+  { flags: '--agent-version <version>', help: 'X-Datadog-OnPrem-Version (like 7.66.0+commit.abc1234) when the running agent does not answer on its IPC API', parse: agentVersionParser },
   { flags: '--no-connections', help: "do not create the runner's connections after enrolling (the agent creates them per actions_allowlist)" },
 ];
 
@@ -57,7 +58,7 @@ export const ROLLOUT_FLAGS: FlagSpec[] = [
     parse: ageThreshold,
   },
   WAIT_LOCK_FLAG,
-  { flags: '--rollout <workload>', help: 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)' },
+  { flags: '--rollout <workload>', help: 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)', parse: workloadParser('--rollout') },
   { flags: '--fallback', help: 'with --rollout: allow the DaemonSet capacity fallback' },
   { flags: '--rollout-timeout <duration>', option: 'rolloutTimeoutSeconds', help: 'deadline for --rollout', default: 600, duration: DURATIONS.rolloutTimeout },
 ];

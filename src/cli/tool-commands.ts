@@ -2,6 +2,7 @@ import type { CredentialsOptions } from '../commands/credentials.js';
 import type { EmulatorOptions } from '../commands/emulator.js';
 import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
+import { countParser, portParser } from './value-parsers.js';
 
 // Commands around the rotation: keys in the OS keychain, and the emulators for labs and tests.
 
@@ -39,11 +40,11 @@ export const emulator: CommandSpec<EmulatorOptions> = {
   name: 'emulator',
   description: 'run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted',
   flags: [
-    { flags: '--port <n>', help: 'enrollment emulator port (0 = any free port)', default: '0' },
+    { flags: '--port <n>', help: 'enrollment emulator port (0 = any free port)', default: '0', parse: portParser('--port') },
     { flags: '--kube', help: 'also start the Kubernetes API emulator' },
-    { flags: '--kube-port <n>', help: 'Kubernetes API emulator port', default: '0' },
+    { flags: '--kube-port <n>', help: 'Kubernetes API emulator port', default: '0', parse: portParser('--kube-port') },
     { flags: '--kubeconfig-out <path>', help: 'write an admin kubeconfig for the Kubernetes API emulator here' },
-    { flags: '--simulate <nodes>', option: 'simulateNodes', help: 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', default: '0' },
+    { flags: '--simulate <nodes>', option: 'simulateNodes', help: 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', default: '0', parse: countParser('--simulate', 1000) },
     ...OUTPUT_FLAGS,
   ],
   examples: [

@@ -7,7 +7,7 @@ import { decodeYamlBytes, readAgentYaml } from './agent-yaml.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
 
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
-// over it, then DD_* environment variables over both, then the defaults of protocol §9. Files are
+// over it, then DD_* environment variables over both, then the defaults of docs/protocol.md §9. Files are
 // read by agent-yaml.ts (yaml.v2's YAML 1.1), values converted by agent-values.ts (spf13/cast):
 // docs/config-yaml.md.
 

@@ -1,4 +1,4 @@
-// The agent config keys this tool reads (protocol §9), with the Go agent's defaults. The same table
+// The agent config keys this tool reads (docs/protocol.md §9), with the Go agent's defaults. The same table
 // feeds the README and the man page, so documentation cannot drift from behaviour.
 
 export interface ConfigKey {

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
 
-// Where enrollment and health checks go (protocol §3), with the reason, because operators must be
+// Where enrollment and health checks go (docs/protocol.md §3), with the reason, because operators must be
 // told which base URL is used.
 
 const SITE_FROM_HOST = /(?:^|\.)([a-z]{2,}\d{1,2}\.)?(datad(?:oghq|0g)\.(?:com|eu)|ddog-gov\.com)\.?$/;

@@ -9,7 +9,7 @@ export interface IdentityPath {
   source: string;
 }
 
-/** Protocol §5 order; unlike the Go agent we never fall back to the current directory. */
+/** docs/protocol.md §5 order; unlike the Go agent we never fall back to the current directory. */
 export function resolveIdentityPath(config: AgentConfig, explicit?: string): IdentityPath {
   if (explicit) return { path: explicit, source: '--identity-file' };
   const configured = config.getString('private_action_runner.identity_file_path');

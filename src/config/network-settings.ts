@@ -1,12 +1,13 @@
 import { ConfigError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
 
-// The agent's network settings for calls to Datadog (protocol §9b): proxies from the `proxy:` block,
+// The agent's network settings for calls to Datadog (docs/protocol.md §11): proxies from the `proxy:` block,
 // overridden by DD_PROXY_* then the standard variables; no_proxy with exact host matching unless
 // no_proxy_nonexact_match; the cloud metadata addresses always bypass the proxy unless
 // use_proxy_for_cloud_metadata; TLS always verified (explicitly: NODE_TLS_REJECT_UNAUTHORIZED is
 // ignored) unless skip_ssl_validation, with min_tls_version.
 
+/** The proxy route of a request: the proxy it goes through (none: a direct connection). */
 export interface ProxyTarget {
   protocol: 'http:' | 'https:';
   hostname: string;

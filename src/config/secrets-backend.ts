@@ -6,7 +6,7 @@ import { type CodeOf, ConfigError } from '../errors.js';
 import { sanitizeServerString } from '../sanitize.js';
 import type { AgentConfig } from './agent-config.js';
 
-// The agent's secrets backend (comp/core/secrets, protocol §9b): ENC[handle] values are resolved by
+// The agent's secrets backend (comp/core/secrets, docs/protocol.md §10): ENC[handle] values are resolved by
 // ONE run of secret_backend_command with every handle, JSON on stdin, JSON on stdout, under a
 // timeout and an output cap, after the agent's permission checks on the command file. Every
 // failure is a config error that names the handle and never a value; stderr is never shown, as a

@@ -1,4 +1,4 @@
-// Upstream's classification (protocol §3): 200 is success, 401/403 are credentials, other 4xx are
+// Upstream's classification (docs/protocol.md §3): 200 is success, 401/403 are credentials, other 4xx are
 // permanent (upstream retries no 4xx at all, 425 Too Early and 408 included), everything else (5xx,
 // odd statuses) is worth another try. 429 is the one 4xx retried here, honouring Retry-After: it
 // asks for exactly that. Redirects are refused.

@@ -4,7 +4,7 @@ import { tlsCertificateErrorCode } from './tls-errors.js';
 import type { ConnectionsOutcome } from '../results/rotation.js';
 
 // The runner's connections, created after a successful enrollment as the agent does
-// (pkg/privateactionrunner/autoconnections): one POST /api/v2/actions/connections per bundle family
+// (pkg/privateactionrunner/autoconnections, docs/protocol.md §12): one POST /api/v2/actions/connections per bundle family
 // the actions allowlist enables. Best effort: an outcome to report, never an exception.
 
 const CONNECTIONS_PATH = '/api/v2/actions/connections';

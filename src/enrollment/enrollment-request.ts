@@ -1,6 +1,6 @@
 import { isoString } from '../time/index.js';
 
-// The enrollment request exactly as the Go agent sends it (protocol §3).
+// The enrollment request exactly as the Go agent sends it (docs/protocol.md §3).
 
 export type AgentFlavor = 'private_action_runner' | 'cluster_agent';
 

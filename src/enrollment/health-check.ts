@@ -8,7 +8,7 @@ import { type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retr
 import { type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
 import { tlsCertificateErrorCode } from './tls-errors.js';
 
-// Proves online that the server accepts an identity: a signed-JWT health check (protocol §7).
+// Proves online that the server accepts an identity: a signed-JWT health check (docs/protocol.md §7).
 
 const HEALTH_CHECK_PATH = '/api/v2/on-prem-management-service/runner/health-check';
 

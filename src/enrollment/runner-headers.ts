@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import type { AgentFlavor } from './enrollment-request.js';
 
-// Runtime headers of protocol §7, with Go's GOOS/GOARCH spellings since the server sees the Go agent's.
+// Runtime headers of docs/protocol.md §7, with Go's GOOS/GOARCH spellings since the server sees the Go agent's.
 
 const GOARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', s390x: 's390x', ppc64: 'ppc64le' };
 

@@ -3,7 +3,7 @@ import type { NetworkSettings } from '../config/network-settings.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
 import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
-// Datadog's public API key check (protocol §9b): `GET {base}/api/v1/validate` with DD-API-KEY answers
+// Datadog's public API key check (docs/protocol.md §13): `GET {base}/api/v1/validate` with DD-API-KEY answers
 // 200 {"valid":true} or 403. A dry run uses it to prove, without enrolling anything, that the key is
 // accepted and that the API host is reachable with verified TLS.
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { configNumber } from './config-values.js';
 
-// The running agent's IPC API (protocol §4b): what the runner itself asks before resolving a
+// The running agent's IPC API (docs/protocol.md §4b): what the runner itself asks before resolving a
 // hostname. The auth token is only ever sent to a loopback address and over TLS pinned to the
 // agent's own IPC certificate, which is also presented as the client certificate.
 

@@ -2,6 +2,7 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
 import { agentVersion, type IpcOptions, ipcSetup } from './agent-ipc.js';
 import type { AgentVersionChoice } from '../results/rotation.js';
+import { AGENT_VERSION_FORMAT } from './agent-version-format.js';
 
 // The X-Datadog-OnPrem-Version the Go runner would send: the running agent's own version (asked on
 // IPC), else what the operator says (--agent-version), else this tool's version. The server uses it
@@ -9,8 +10,6 @@ import type { AgentVersionChoice } from '../results/rotation.js';
 
 export type { AgentVersionChoice };
 
-/** The agent's version format: N.N.N, optional -pre, optional +build (e.g. 7.66.0+commit.abc1234). */
-const AGENT_VERSION_FORMAT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
 export async function resolveAgentVersion(config: AgentConfig, options: { flag?: string; toolVersion: string; ipc?: IpcOptions }): Promise<AgentVersionChoice> {
   if (options.flag !== undefined && !AGENT_VERSION_FORMAT.test(options.flag)) {

@@ -1,4 +1,4 @@
-// The agent's hostname rules (pkg/util/hostname/validate, protocol §4): a name it would refuse is
+// The agent's hostname rules (pkg/util/hostname/validate, docs/protocol.md §4): a name it would refuse is
 // never written into an identity, since the agent would then resolve something else and re-enroll.
 
 const LOCALHOST_NAMES = new Set(['localhost', 'localhost.localdomain', 'localhost6.localdomain6', 'ip6-localhost']);

@@ -89,7 +89,7 @@ export async function kubeletGet(endpoint: KubeletEndpoint, settings: KubeletSet
   if (endpoint.scheme === 'http') {
     return boundedExchange((onResponse) => httpRequest({ ...common, headers: { Accept: 'application/json' } }, onResponse), timeoutMs, 'kubelet', MAX_KUBELET_BODY);
   }
-  // Loaded only when a kubelet is asked over HTTPS: TLS costs every other run ~1.6 MiB (docs/architecture.md, "Memory").
+  // Loaded only when a kubelet is asked over HTTPS: TLS costs every other run ~1.6 MiB (docs/architecture.md, "Start-up and memory").
   const { request: httpsRequest } = await import('node:https');
   return boundedExchange(
     (onResponse) =>

@@ -1,6 +1,6 @@
 import { apiKeyHash } from '../identity/api-key-hash.js';
 
-// ShouldReenroll (protocol §4), predicted: at its next start the runner drops the stored identity
+// ShouldReenroll (docs/protocol.md §4), predicted: at its next start the runner drops the stored identity
 // and enrolls a new one, silently, when a stored value differs from what it resolves then.
 
 interface StoredHostFacts {

@@ -7,7 +7,7 @@ import { type HostProbes, systemProbes } from './host-probes.js';
 import { hostnameProblem } from './hostname-validation.js';
 import { metadataBaseUrl } from './metadata-http.js';
 
-// The hostname the runner will compare with the identity at its next start (protocol §4): an
+// The hostname the runner will compare with the identity at its next start (docs/protocol.md §4): an
 // explicit override, else what the running agent answers on IPC, else the agent's own chain.
 
 export interface HostResolution {

@@ -2,7 +2,7 @@ import { IdentityDecodeError } from '../errors.js';
 import { decodePrivateJwk, type PrivateIdentityKey } from './private-jwk.js';
 import { parseUrn, type RunnerUrn } from './urn.js';
 
-// The identity file's JSON (protocol §5): compact, fixed key order, no trailing newline, empty
+// The identity file's JSON (docs/protocol.md §5): compact, fixed key order, no trailing newline, empty
 // optional fields omitted — byte-for-byte what the Go agent writes and reads.
 
 export interface IdentityRecord {

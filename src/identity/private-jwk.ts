@@ -9,7 +9,7 @@ import {
 import { IdentityDecodeError } from '../errors.js';
 
 // The stored private key is base64url(JSON of a private JWK) — the exact form the Go agent's go-jose
-// decoder reads (protocol §2). Member order and 32-byte coordinates are part of that contract.
+// decoder reads (docs/protocol.md §2). Member order and 32-byte coordinates are part of that contract.
 
 const COORDINATE_BYTES = 32;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;

@@ -1,7 +1,7 @@
 import { type KeyObject, sign } from 'node:crypto';
 import type { RunnerUrn } from './urn.js';
 
-// Runtime authentication token (protocol §7): a compact JWS, ES256 over `header.payload` with the
+// Runtime authentication token (docs/protocol.md §7): a compact JWS, ES256 over `header.payload` with the
 // signature as raw r||s (JWA RFC 7518 §3.4). Signed with node:crypto directly: jose signs through
 // WebCrypto, whose modules (plus jose's own chunk) cost a rotation about 3 MiB of peak RSS for one
 // signature; the tokens are the same (test/unit/runner-jwt.test.ts verifies them with jose).

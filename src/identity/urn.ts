@@ -1,7 +1,7 @@
 import { IdentityDecodeError } from '../errors.js';
 import { hasUnprintable } from '../sanitize.js';
 
-// urn:dd:apps:on-prem-runner:<region>:<orgId>:<runnerId> (protocol §1). The Go agent splits on ':'
+// urn:dd:apps:on-prem-runner:<region>:<orgId>:<runnerId> (docs/protocol.md §1). The Go agent splits on ':'
 // and wants exactly 7 parts with an int64 org id; we also pin the fixed prefix.
 
 const PREFIX = ['urn', 'dd', 'apps', 'on-prem-runner'] as const;

@@ -38,7 +38,7 @@ export interface ResolveClusterOptions {
 
 type ClusterSourceKind = 'flag' | 'KUBECONFIG' | 'agent-config' | 'in-cluster' | 'home';
 
-/** The cluster a run talks to, resolved without loading @kubernetes/client-node. */
+/** The cluster connection of a run (which apiserver, which credentials), resolved without loading @kubernetes/client-node. */
 export interface ClusterTarget {
   /** e.g. "KUBECONFIG /a:/b", "--kubeconfig /x", "in-cluster service account (/var/run/...)". */
   source: string;

@@ -4,7 +4,7 @@ import { isNotFound, kubeFailure } from './kube-errors.js';
 // The cluster id the agent sends as orch_cluster_id: ConfigMap datadog-cluster-id/id in the
 // cluster agent's OWN namespace (service-account namespace file, else default: agentNamespace() /
 // ClusterConnection.agentNamespace), which is not kube_resources_namespace and so can differ from
-// the Secret's namespace (protocol §6). Missing: the kube-system namespace UID, which the agent then
+// the Secret's namespace (docs/protocol.md §6). Missing: the kube-system namespace UID, which the agent then
 // stores in that ConfigMap; we do the same, when the identity is written (reading changes nothing).
 
 export const CLUSTER_ID_CONFIGMAP = 'datadog-cluster-id';

@@ -3,7 +3,7 @@ import { IdentityDecodeError, type ParError } from '../errors.js';
 import { type DecodedIdentity, decodeIdentity } from '../identity/index.js';
 import { isNotFound, kubeFailure } from './kube-errors.js';
 
-// The cluster agent's identity Secret (protocol §6): data keys the Go reader needs, the labels it
+// The cluster agent's identity Secret (docs/protocol.md §6): data keys the Go reader needs, the labels it
 // sets, and the previous identity kept beside them (the Go reader ignores extra keys).
 
 export const SECRET_KEYS = {
@@ -27,7 +27,7 @@ export interface SecretLayout {
   keepOtherKeys: boolean;
 }
 
-/** The standalone runner installed with the Helm chart (protocol §6b): read through env vars. */
+/** The standalone runner installed with the Helm chart (docs/protocol.md §6b): read through env vars. */
 const HELM_RUNNER_KEYS = {
   privateKey: 'RUNNER_PRIVATE_KEY',
   urn: 'RUNNER_URN',

@@ -2,7 +2,7 @@ import { type DecodedIdentity, serializeIdentityFile } from '../identity/index.j
 import { replaceFileAtomically, type WriteResult } from '../storage/atomic-write.js';
 
 // `watch --output PATH`: the identity file a runner process reads (e.g. from a shared emptyDir),
-// written with the same rules as rotate-identity: protocol §5 bytes, 0600, temp + fsync + rename,
+// written with the same rules as rotate-identity: docs/protocol.md §5 bytes, 0600, temp + fsync + rename,
 // the previous identity kept as PATH.bak.
 
 export function writeIdentityOutput(path: string, identity: DecodedIdentity): Promise<WriteResult> {

@@ -1,22 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { constants } from 'node:os';
-import { ReloadApplyError, UsageError } from '../errors.js';
+import { ReloadApplyError } from '../errors.js';
+import { parseSignalName } from './signal-name.js';
 
 // `watch --signal PID | --pidfile FILE --signal-name HUP`: tell a runner that its identity file
 // changed. The pidfile is read at every signal, so a restarted runner is still found.
 
+export { parseSignalName };
+
+/** The signal recipient: a pid, or the pidfile that names it, and the signal to send. */
 export interface SignalTarget {
   pid?: number;
   pidfile?: string;
   signal: NodeJS.Signals;
-}
-
-/** `HUP`, `SIGHUP` or `hup` → `SIGHUP`; anything the platform does not know is a usage error. */
-export function parseSignalName(name: string): NodeJS.Signals {
-  const upper = name.trim().toUpperCase();
-  const full = (upper.startsWith('SIG') ? upper : `SIG${upper}`) as NodeJS.Signals;
-  if (!(full in constants.signals)) throw new UsageError(`--signal-name ${JSON.stringify(name)} is not a signal name (try HUP, USR1, USR2, TERM)`);
-  return full;
 }
 
 async function targetPid(target: SignalTarget): Promise<number> {

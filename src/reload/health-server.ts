@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UsageError } from '../errors.js';
+import { parseListenAddress } from './listen-address.js';
 import { METRICS_CONTENT_TYPE, type ReloadMetrics } from './reload-metrics.js';
 
 // `watch --listen ADDR`: /healthz (the watch or a list was heard from recently), /readyz (an
@@ -14,21 +15,12 @@ interface HealthSource {
   now(): number;
 }
 
+export { parseListenAddress };
+
 export interface HealthServer {
   /** host:port actually bound (port 0 resolved). */
   address: string;
   close(): Promise<void>;
-}
-
-/** `9090`, `:9090` (every interface), `127.0.0.1:9090`, `[::1]:9090`, `localhost:0`. */
-export function parseListenAddress(value: string): { host?: string; port: number } {
-  const match = /^(?:(?:\[([^\]]+)\]|([^:[\]]*)):)?(\d+)$/.exec(value.trim());
-  const port = match ? Number(match[3]) : Number.NaN;
-  if (!match || !Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`--listen ${JSON.stringify(value)} is not an address: use PORT, :PORT or HOST:PORT (e.g. 127.0.0.1:9090)`);
-  }
-  const host = match[1] ?? match[2];
-  return host ? { host, port } : { port };
 }
 
 export async function startHealthServer(listen: string, source: HealthSource): Promise<HealthServer> {

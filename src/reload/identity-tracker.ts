@@ -4,7 +4,7 @@ import type { DecodedIdentity } from '../identity/index.js';
 import { describeSecret, SECRET_KEYS, type SecretRef } from '../kube/identity-secret.js';
 import type { ChangedField } from './watch-events.js';
 
-// Decides what a replica does with each observation of its identity Secret (protocol §8): reload
+// Decides what a replica does with each observation of its identity Secret (docs/protocol.md §8): reload
 // when `urn` OR `private_key` changed, only after the new content decoded and checked; keep the
 // current identity on invalid content, on deletion and when the Secret is missing.
 

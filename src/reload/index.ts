@@ -1,4 +1,4 @@
-// Hot reload of the runner identity (protocol §8): the watcher library and the ways to hand a
+// Hot reload of the runner identity (docs/protocol.md §8): the watcher library and the ways to hand a
 // loaded identity on. Used by `par-identity watch` and by runners written in TypeScript.
 
 export { ApplyQueue, type ApplyStep } from './apply-queue.js';

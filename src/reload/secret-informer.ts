@@ -5,7 +5,7 @@ import type { SecretRef } from '../kube/identity-secret.js';
 import { strictWatch, type WatchCallback, type WatchDone } from './strict-watch.js';
 
 // One list+watch on exactly one Secret. The field selector metadata.name=<name> is on the list AND the
-// watch, so a Role that grants get/list/watch with resourceNames: [<name>] is enough (protocol §6).
+// watch, so a Role that grants get/list/watch with resourceNames: [<name>] is enough (docs/protocol.md §6).
 // ListWatch below is client-node's ListWatch (cache.js) ported as it is, over node:https (kube-http.ts)
 // instead of the library, so an idle watcher never loads it: it re-lists after a 410 Expired, resumes
 // from its resourceVersion after a watch that ended cleanly or timed out waiting for its answer, and

@@ -6,7 +6,7 @@ import type { WorkloadRef } from './workload-ref.js';
 import { isoString } from '../time/index.js';
 import type { FallbackStep } from '../results/rotation.js';
 
-// Delete-before-create for one node whose surge Pod cannot fit (rollout.md §6). Fail closed: every
+// Delete-before-create for one node whose surge Pod cannot fit (docs/rollout.md §6). Fail closed: every
 // condition is re-read from the live cluster, one node per step, and the old Pod is deleted with a
 // UID precondition so a replacement of the same name is never deleted by mistake.
 
@@ -17,7 +17,7 @@ export type { FallbackStep };
 /** Other nodes failing only because the Pod is pinned elsewhere, in old and new scheduler wording. */
 const PINNED_ELSEWHERE = [/^node\(s\) didn't match Pod's node affinity\/selector$/, /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/];
 
-/** Only a lack of cpu/memory on the target node (other nodes are expected affinity mismatches). */
+/** Only a lack of cpu/memory on the node the Pod is pinned to (other nodes are expected affinity mismatches). */
 export function onlyCapacityShortage(message: string | undefined): boolean {
   if (!message) return false;
   const match = /nodes are available: (.*)$/s.exec(message);

@@ -2,7 +2,7 @@ import type { V1DaemonSet, V1Deployment, V1Node, V1Pod, V1PodSpec, V1PodTemplate
 import { bytes, milliCpu } from './quantity.js';
 import type { WorkloadKind } from './workload-ref.js';
 
-// The fail-closed checks of the Operator prototype (rollout.md §5) plus per-node room (§6): can a
+// The fail-closed checks of the Operator prototype (docs/rollout.md §5) plus per-node room (docs/rollout.md §6): can a
 // create-before-delete restart happen, does a node need the capacity fallback, or is it blocked?
 
 type Verdict = 'can surge' | 'needs fallback' | 'blocked';

@@ -2,7 +2,7 @@ import type { V1DaemonSet, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Workload } from './eligibility.js';
 import type { WorkloadKind } from './workload-ref.js';
 
-// When is a rollout done (rollout.md §2), and what does each node/replica look like right now.
+// When is a rollout done (docs/rollout.md §2), and what does each node/replica look like right now.
 
 export function isComplete(kind: WorkloadKind, w: Workload): boolean {
   const observed = (w.status?.observedGeneration ?? 0) >= (w.metadata?.generation ?? 0);

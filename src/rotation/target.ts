@@ -29,7 +29,7 @@ export interface CurrentIdentity {
   warnings: string[];
 }
 
-/** How the new runner is named and which flavor enrolls it (protocol §3). */
+/** How the new runner is named and which flavor enrolls it (docs/protocol.md §3). */
 export interface EnrollmentNaming {
   flavor: AgentFlavor;
   runnerNamePrefix: string;

@@ -58,7 +58,7 @@ export async function keepAside(source: string, identityPath: string, kind: Reco
       const candidate = n === 1 ? base : `${base}-${n}`;
       try {
         await link(copy ?? source, candidate);
-        // link(2) does not follow a symbolic link: refuse one rather than chmod its target.
+        // link(2) does not follow a symbolic link: refuse one rather than chmod the file it points to.
         if (!(await lstat(candidate)).isFile()) {
           await unlink(candidate);
           throw new StorageError('SYMLINK_REFUSED', `${source} is not a regular file`, 'Nothing was changed. Replace the link by the file itself.', { path: source });

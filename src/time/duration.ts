@@ -4,8 +4,8 @@ import { MAX_TIMER_MS } from './clock.js';
 // One parser for every duration flag: `90d`, `12h`, `30m`, `45s`, `1500ms`, or a plain number in
 // the flag's own unit. Bounds are part of the flag: intervals (poll, re-list, splay, staleness) are
 // at most a day, deadlines as their flag says. Nothing larger than a timer can hold gets through,
-// so no setTimeout ever overflows into a 1 ms busy loop. Errors give the value's length, never the
-// value: a key pasted into the wrong flag must not land in a terminal or a log.
+// so no setTimeout ever overflows into a 1 ms busy loop. Errors give the value's length unless the
+// caller says how to show it (the CLI: src/cli/value-parsers.ts).
 
 type DurationUnit = 'ms' | 's';
 
@@ -46,20 +46,21 @@ export function durationMs(text: string, unit: DurationUnit): number | undefined
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-const lengthOf = (text: string) => `got a ${text.length}-character value`;
-
-/** The flag's value in its unit; a UsageError (exit 2) when it is not a duration within the bounds. */
-export function parseDurationFlag(text: string, spec: DurationFlag): number {
+/**
+ * The flag's value in its unit; a UsageError (exit 2) when it is not a duration within the bounds.
+ * `shown` is how the message shows the text (the CLI passes its rule for rejected values).
+ */
+export function parseDurationFlag(text: string, spec: DurationFlag, shown = `a ${text.length}-character value`): number {
   const ms = durationMs(text, spec.unit);
   const plain = spec.unit === 's' ? 'seconds' : 'milliseconds';
   if (ms === undefined) {
-    throw new UsageError(`${spec.flag} must be a duration like 30s, 5m or 1500ms (a plain number is ${plain}), ${lengthOf(text)}`);
+    throw new UsageError(`${spec.flag} must be a duration like 30s, 5m or 1500ms (a plain number is ${plain}), got ${shown}`);
   }
   const maxMs = Math.min(spec.maxMs, MAX_TIMER_MS);
   const minMs = spec.minMs ?? 0;
-  if (ms > maxMs) throw new UsageError(`${spec.flag} must be at most ${formatDuration(maxMs)}, ${lengthOf(text)}`);
+  if (ms > maxMs) throw new UsageError(`${spec.flag} must be at most ${formatDuration(maxMs)}, got ${shown}`);
   if (spec.minMs === undefined ? ms <= 0 : ms < minMs) {
-    throw new UsageError(`${spec.flag} must be ${spec.minMs === undefined ? 'more than 0' : `at least ${formatDuration(minMs)}`}, ${lengthOf(text)}`);
+    throw new UsageError(`${spec.flag} must be ${spec.minMs === undefined ? 'more than 0' : `at least ${formatDuration(minMs)}`}, got ${shown}`);
   }
   return spec.unit === 's' ? ms / SECOND_MS : ms;
 }

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './run-cli.js';
 
-// Argument values are checked before anything is contacted, and never echoed back.
+// Argument values are checked before anything is contacted. A rejected value is quoted, unless it looks
+// like a key (README, "Rejected values"): SECRET below does, and is never echoed back.
 
-const SECRET = 'ddsecret0123456789abcdef0123456789';
+const SECRET = 'ddsecret0123456789abcdef0123456789abcdef';
 
 let dir: string;
 let kubeconfig: string;
@@ -71,7 +72,28 @@ describe('duration flags are bounded and checked before any network call', () =>
   });
 });
 
-describe('no argument value is ever echoed', () => {
+describe('a rejected value is quoted, as kubectl does', () => {
+  it.each([
+    ['emulator --port abc', ['emulator', '--port', 'abc'], '--port must be a port number from 0 to 65535, got "abc"'],
+    ['emulator --kube --kube-port 70000', ['emulator', '--kube', '--kube-port', '70000'], '--kube-port must be a port number from 0 to 65535, got "70000"'],
+    ['emulator --simulate three', ['emulator', '--kube', '--simulate', 'three'], '--simulate must be a whole number from 0 to 1000, got "three"'],
+    ['rotate-identity --agent-version latest', ['rotate-identity', '-c', '__DIR__', '--agent-version', 'latest'], '--agent-version must be an agent version like 7.66.0 or 7.66.0+commit.abc1234, got "latest"'],
+    ['watch --listen nowhere', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--listen', 'nowhere'], '--listen must be an address: PORT, :PORT or HOST:PORT (e.g. 127.0.0.1:9090), got "nowhere"'],
+    ['watch --signal-name BOOM', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--signal-name', 'BOOM'], '--signal-name must be a signal name (HUP, USR1, USR2, TERM…), got "BOOM"'],
+    ['rotate-par-identity --rollout statefulset/x', ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--rollout', 'statefulset/x'], '--rollout must be deployment/<name> or daemonset/<name> (also deploy/ and ds/), got "statefulset/x"'],
+    ['rotate-identity --timeout soon', ['rotate-identity', '--timeout', 'soon'], '--timeout must be a duration like 30s, 5m or 1500ms (a plain number is seconds), got "soon"'],
+  ])('%s: a usage error naming the flag, nothing contacted', async (_name, args, message) => {
+    const before = connections;
+    const run = await runCli(args.map((a) => (a === '__DIR__' ? dir : a === '__KUBECONFIG__' ? kubeconfig : a)));
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('error[USAGE]');
+    expect(run.stderr).toContain(message);
+    expect(run.stderr).not.toContain('This is a bug');
+    expect(connections).toBe(before);
+  });
+});
+
+describe('no key-like argument value is ever echoed', () => {
   it.each([
     ['--api-key=SECRET', ['status', `--api-key=${SECRET}`], "unknown option '--api-key'"],
     ['--api-key SECRET', ['status', '--api-key', SECRET], "unknown option '--api-key'"],
@@ -86,6 +108,10 @@ describe('no argument value is ever echoed', () => {
     ['credentials SECRET', ['credentials', SECRET], '<action> must be one of set, show, delete'],
     ['completion SECRET', ['completion', SECRET], '<shell> must be one of bash, zsh, fish'],
     ['rollout SECRET', ['rollout', SECRET], 'the workload must be deployment/<name> or daemonset/<name>'],
+    ['--agent-version SECRET', ['rotate-identity', '--agent-version', SECRET], `got a ${SECRET.length}-character value`],
+    ['--listen SECRET', ['watch', '--listen', SECRET], `got a ${SECRET.length}-character value`],
+    ['--signal-name SECRET', ['watch', '--signal-name', SECRET], `got a ${SECRET.length}-character value`],
+    ['emulator --port SECRET', ['emulator', '--port', SECRET], `got a ${SECRET.length}-character value`],
   ])('%s: exit 2, the value nowhere in the output', async (_name, args, message) => {
     // completion has no JSON form.
     for (const json of args[0] === 'completion' ? [false] : [false, true]) {

@@ -11,7 +11,7 @@ import { parseIdentityFile } from '../../src/identity/index.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
 
 // The built binary on simulated hosts: it must write and report the hostname the Go agent would
-// resolve, or the runner discards the rotated identity at its next start (protocol §4).
+// resolve, or the runner discards the rotated identity at its next start (docs/protocol.md §4).
 
 let fx: LocalFixture;
 let cloud: CloudMetadataEmulator;

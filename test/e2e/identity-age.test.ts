@@ -42,11 +42,16 @@ describe('local identity file', () => {
     expect(enrollCalls(fx.emulator.requests)).toHaveLength(2);
   });
 
-  it('rejects a malformed threshold as a usage error, echoing no value', async () => {
+  it('rejects a malformed threshold as a usage error before any request, quoting it unless it looks like a key', async () => {
     fx = await localFixture();
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', 'soon-ish']);
     expect(run.code).toBe(2);
-    expect(run.stderr).not.toContain('soon-ish');
+    expect(run.stderr).toContain('--if-older-than must be an age like 90d, 12h or 30m, at most 3650d (got "soon-ish")');
+    const key = '0123456789abcdef0123456789abcdef';
+    const keyLike = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', key]);
+    expect(keyLike.code).toBe(2);
+    expect(keyLike.stderr).toContain('(got a 32-character value)');
+    expect(keyLike.stderr).not.toContain(key);
     expect(fx.emulator.requests).toHaveLength(0);
   });
 });

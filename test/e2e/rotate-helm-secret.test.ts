@@ -3,7 +3,7 @@ import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey } from 
 import { type ClusterFixture, clusterFixture, NS } from './cluster-fixture.js';
 import { expectNoSecrets } from './local-fixture.js';
 
-// rotate-identity --k8s-secret: the Helm chart's standalone runner Secret (protocol §6b).
+// rotate-identity --k8s-secret: the Helm chart's standalone runner Secret (docs/protocol.md §6b).
 
 const NAME = 'par-runner-identity';
 let fx: ClusterFixture;

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
+import { lockTries } from '../fixtures/lock-tries.js';
 import { type CliRun, runCli } from './run-cli.js';
 import { clusterWithRunner } from './simulated-runner.js';
 
@@ -249,10 +250,16 @@ describe('one writer at a time on the identity file', () => {
     expect(enrollRequests()).toHaveLength(0);
     const rollback = await run(['rollback', '-c', dir]);
     expect(rollback.code, rollback.stderr).toBe(11);
+    // The lock is released only once the waiting run has tried to take it twice: its first try failed
+    // and it tried again, which only --wait-lock makes it do (test/fixtures/lock-tries.ts). A run that
+    // ignored --wait-lock exits 11 after its first try, and this test then fails on its exit code.
+    const tries = lockTries(dir, 'privateactionrunner_private_identity.json.lock');
     const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20', '--no-verify']);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const first = await Promise.race([tries.seen(2).then(() => 'retried' as const), waiting]);
+    tries.close();
     await held.release();
-    const done = await waiting;
+    const done = first === 'retried' ? await waiting : first;
+    expect(first === 'retried' ? 'retried' : `exited ${done.code} before a second try: ${done.stderr}`).toBe('retried');
     expect(done.code, done.stderr).toBe(0);
     expect(enrollRequests()).toHaveLength(1);
   });

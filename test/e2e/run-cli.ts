@@ -80,6 +80,11 @@ export function startCli(args: string[], options: Omit<RunOptions, 'stdin' | 'ti
   });
   let stdout = '';
   let stderr = '';
+  // A command that exits before reading its stdin (a usage error) closes the pipe: writing to it then
+  // fails with EPIPE, which is that command's right, not a failure of the test.
+  child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString();
   });

@@ -201,18 +201,17 @@ describe('watchIdentity', () => {
     expect(w.metrics.watchRestarts).toBe(0);
   });
 
-  it('recovers from a dropped watch within the backoff bound and resumes from its resourceVersion', async () => {
+  it('recovers from a dropped watch after one backoff wait and resumes from its resourceVersion', async () => {
     const { w, events } = await watching();
     const next = newIdentity();
-    const dropped = Date.now();
     fx.emu.faults.beforeNext({ verb: 'watch', resource: 'secrets' }, () => fx.update(identityData(next)));
     expect(fx.emu.faults.dropWatches()).toBe(1);
     await eventually(() => expect(w.current()?.key.kid).toBe(next.fingerprint));
-    const recovered = Date.now() - dropped;
+    // One error, one wait of the first backoff step: the schedule is what the watcher reports, not a
+    // wall-clock bound that a busy machine could exceed.
     const errors = ofType(events, 'watch-error');
     expect(errors.map((e) => [e.attempt, e.retryInMs])).toEqual([[1, FAST.initialDelayMs]]);
     expect(errors[0]!.error.code).toBe('KUBE_UNREACHABLE');
-    expect(recovered).toBeLessThan(FAST.initialDelayMs + 1000);
     // Resumed, not re-listed: one list at start only.
     expect(fx.requests('list')).toHaveLength(1);
     expect(w.metrics.watchRestarts).toBe(1);
@@ -221,10 +220,8 @@ describe('watchIdentity', () => {
   it('rides out a dropped watch followed by a burst of 500s with growing backoff, then recovers', async () => {
     const { w, events } = await watching();
     fx.emu.faults.failNext({ verb: 'watch', resource: 'secrets' }, { times: 3 });
-    const began = Date.now();
     fx.emu.faults.dropWatches();
     await eventually(() => expect(fx.emu.openWatches).toBe(1));
-    const took = Date.now() - began;
     const errors = ofType(events, 'watch-error');
     expect(errors.map((e) => [e.attempt, e.retryInMs])).toEqual([
       [1, 40],
@@ -234,7 +231,8 @@ describe('watchIdentity', () => {
     ]);
     expect(errors.slice(1).map((e) => e.error.code)).toEqual(['KUBE_API_ERROR', 'KUBE_API_ERROR', 'KUBE_API_ERROR']);
     expect(errors[1]!.error.message).toContain('HTTP 500');
-    expect(took).toBeLessThan(40 + 80 + 160 + 320 + 1000);
+    // Exactly these four waits and no more: four errors, then the watch that is open again.
+    expect(fx.requests('watch')).toHaveLength(1 + 4);
     const next = newIdentity();
     fx.update(identityData(next));
     await eventually(() => expect(w.current()?.key.kid).toBe(next.fingerprint));
@@ -244,16 +242,18 @@ describe('watchIdentity', () => {
     expect(ofType(events, 'watch-error')[4]!.attempt).toBe(1);
   });
 
-  it('starts despite list errors at first, within the backoff bound', async () => {
+  it('starts despite list errors at first, after the backoff waits it reports', async () => {
     const id = newIdentity();
     fx.create(identityData(id));
     fx.emu.faults.failNext({ verb: 'list', resource: 'secrets' }, { times: 2, code: 503 });
-    const began = Date.now();
     const w = start();
     const events = recordEvents(w);
     expect((await w.ready).key.kid).toBe(id.fingerprint);
-    expect(Date.now() - began).toBeLessThan(40 + 80 + 1000);
-    expect(ofType(events, 'watch-error').map((e) => e.error.code)).toEqual(['KUBE_API_ERROR', 'KUBE_API_ERROR']);
+    expect(ofType(events, 'watch-error').map((e) => [e.error.code, e.retryInMs])).toEqual([
+      ['KUBE_API_ERROR', 40],
+      ['KUBE_API_ERROR', 80],
+    ]);
+    expect(fx.requests('list')).toHaveLength(3);
     expect(ofType(events, 'listed')).toEqual([expect.objectContaining({ reason: 'restart', found: true })]);
   });
 

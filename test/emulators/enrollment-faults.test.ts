@@ -355,15 +355,15 @@ describe('script validation', () => {
 });
 
 describe('close()', () => {
-  it('ends a pending scripted delay promptly', async () => {
+  it('ends a pending scripted delay instead of waiting for it', async () => {
     const short = await startEnrollmentEmulator();
-    short.script('enroll', { delayMs: 60_000, passThrough: true });
+    // The longest delay a script may ask for, 10 minutes: a close() that waited for it would outlast the test's timeout.
+    short.script('enroll', { delayMs: 600_000, passThrough: true });
     const pending = enrollRaw(short.url);
     pending.catch(() => {});
     await vi.waitFor(() => expect(short.requests).toHaveLength(1));
-    const started = performance.now();
     await short.close();
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Cut, not answered: the request fails.
     await expect(pending).rejects.toThrow();
   });
 });

@@ -155,6 +155,11 @@ export class RawWatch {
   }
 }
 
+/** Resolves once `check()` holds, polling the event loop; the test's own timeout bounds the wait. */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 export function parseErrorBody(e: unknown): Wire {
   const body = (e as { body?: unknown }).body;
   return typeof body === 'string' ? JSON.parse(body) : body;

@@ -136,7 +136,7 @@ export function restart(emu: KubeEmulator, kind: 'Deployment' | 'DaemonSet', nam
   return emu.updateObject(obj);
 }
 
-/** rollout.md §2: observedGeneration caught up and updated = available = desired. */
+/** docs/rollout.md §2: observedGeneration caught up and updated = available = desired. */
 export function daemonSetRolledOut(emu: KubeEmulator, namespace: string, name: string): boolean {
   const ds = emu.getObject('apps/v1', 'DaemonSet', namespace, name);
   const s = status(ds);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FAILPOINTS } from '../../src/failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
-import type { CliRun } from '../e2e/run-cli.js';
+import { type CliRun, startCli } from '../e2e/run-cli.js';
 import { clusterFixture } from '../e2e/cluster-fixture.js';
 import { IDENTITY, type LocalFixture, localFixture, secretsIn } from '../e2e/local-fixture.js';
 import { HOSTILE_STREAM_CASES, runHostileStreamCase } from '../e2e/watch-hostile-scenario.js';
@@ -107,32 +107,71 @@ describe('kill -9 on the Secret path', () => {
   });
 });
 
+/** Resolves once `pid` is stopped (SIGSTOP at a `:stop` failpoint), read from /proc; rejects if it exits first. */
+async function stopped(pid: number, exit: Promise<unknown>): Promise<void> {
+  let exited = false;
+  void exit.then(() => (exited = true));
+  for (;;) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return;
+    if (exited) throw new Error(`pid ${pid} exited before its failpoint`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 describe('two concurrent writers on the same identity file', () => {
   const pairs: [string, string][] = [
     ['rotate-identity', 'rotate-identity'],
     ['rotate-identity', 'rollback'],
     ['rollback', 'rollback'],
   ];
-  it.each(pairs)('%s ‖ %s, 20 rounds', async (a, b) => {
+  // A point of each command inside its lock: between the enrollment and the write, inside the swap.
+  const INSIDE_LOCK: Record<string, string> = { 'rotate-identity': 'after-enroll', rollback: 'swap-after-temp-write' };
+
+  /** Each run either did its work or was refused by the lock; what it reported is on disk. */
+  async function invariantsHold(fx: LocalFixture, runs: CliRun[], secrets: string[]): Promise<boolean> {
+    const urns = await stableUrns(fx);
+    const live = parseIdentityFile(await fx.read()).urn;
+    const outcomesOk = runs.every((r) => r.code === 0 || r.code === 11);
+    const reportedKept = runs.filter((r) => r.code === 0).every((r) => {
+      const urn = reportedUrn(r);
+      return urn !== undefined && urns.includes(urn);
+    });
+    return outcomesOk && reportedKept && (await liveDecodes(fx)) && urns.includes(live) && !runs.some((r) => leaks(r, secrets));
+  }
+
+  it.each(pairs)('%s ‖ %s: the second while the first is stopped inside its lock, then 20 racing rounds that collide', async (a, b) => {
     const fx = await localFixture();
     try {
       await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
       await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
       const secrets = secretsIn(await fx.read());
-      for (let round = 0; round < 20; round++) {
+
+      // A certain collision: b runs while a holds the lock, stopped at a failpoint; b must be refused.
+      const first = startCli([a, '-c', fx.dir, '--no-verify'], { env: { ...fx.env, PAR_IDENTITY_FAILPOINT: `${INSIDE_LOCK[a]}:stop` } });
+      first.child.stdin.end();
+      await stopped(first.child.pid!, first.exit);
+      const second = await fx.run([b, '-c', fx.dir, '--no-verify']);
+      first.child.kill('SIGCONT');
+      const { code, signal } = await first.exit;
+      const forced = [{ code, signal, stdout: first.stdout(), stderr: first.stderr() }, second];
+      const overlapHeld = second.code === 11 && /error\[LOCKED\]/.test(second.stderr) && code === 0 && (await invariantsHold(fx, forced, secrets));
+      record(`${a} ‖ ${b}, ${b} while ${a} holds the lock`, overlapHeld);
+      expect(overlapHeld, forced.map((r) => `${r.code}: ${r.stderr.slice(-300)}`).join('\n')).toBe(true);
+
+      // Races: started together, they collide in some rounds (one is refused with LOCKED); a matrix whose
+      // runs never overlapped would prove nothing, so it goes on past 20 rounds until one did (at most 100).
+      let collided = 0;
+      for (let round = 0; round < 20 || (collided === 0 && round < 100); round++) {
         const runs = await Promise.all([a, b].map((cmd) => fx.run([cmd, '-c', fx.dir, '--no-verify'])));
-        const urns = await stableUrns(fx);
-        const live = parseIdentityFile(await fx.read()).urn;
-        // Each run either did its work or was refused by the lock; what it reported is on disk.
-        const outcomesOk = runs.every((r) => r.code === 0 || r.code === 11);
-        const reportedKept = runs.filter((r) => r.code === 0).every((r) => {
-          const urn = reportedUrn(r);
-          return urn !== undefined && urns.includes(urn);
-        });
-        const held = outcomesOk && reportedKept && (await liveDecodes(fx)) && urns.includes(live) && !runs.some((r) => leaks(r, secrets));
+        const collision = runs.some((r) => r.code === 11);
+        if (collision) collided++;
+        record(`${a} ‖ ${b}, rounds where one was refused LOCKED`, collision);
+        const held = await invariantsHold(fx, runs, secrets);
         record(`${a} ‖ ${b}`, held);
         expect(held, runs.map((r) => `${r.code}: ${r.stderr.slice(-300)}`).join('\n')).toBe(true);
       }
+      expect(collided, 'no round in which the two runs overlapped on the lock').toBeGreaterThan(0);
     } finally {
       await fx.close();
     }

@@ -26,7 +26,7 @@ async function load(env: NodeJS.ProcessEnv = {}, extraFiles: string[] = [], file
 }
 
 
-describe('envNameOf: DD_ + key upper-cased, "." → "_" (protocol §9)', () => {
+describe('envNameOf: DD_ + key upper-cased, "." → "_" (docs/protocol.md §9)', () => {
   it.each([
     ['api_key', 'DD_API_KEY'],
     ['site', 'DD_SITE'],
@@ -37,7 +37,7 @@ describe('envNameOf: DD_ + key upper-cased, "." → "_" (protocol §9)', () => {
   });
 });
 
-describe('defaults (protocol §9)', () => {
+describe('defaults (docs/protocol.md §9)', () => {
   it('without any file or env, every key has the documented default and source "default"', async () => {
     const config = await load();
     expect(config.file).toBeUndefined();
@@ -55,7 +55,7 @@ describe('defaults (protocol §9)', () => {
     for (const { key } of CONFIG_KEYS) expect(config.sourceOf(key)).toBe('default');
   });
 
-  it('the key table matches protocol §9', () => {
+  it('the key table matches docs/protocol.md §9', () => {
     expect(Object.fromEntries(CONFIG_KEYS.map((k) => [k.key, k.default]))).toEqual({
       api_key: undefined,
       app_key: undefined,

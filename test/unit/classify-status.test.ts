@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyStatus, type StatusClass } from '../../src/enrollment/classify-status.js';
 
-describe('classifyStatus (protocol §3: upstream classification, redirects refused)', () => {
+describe('classifyStatus (docs/protocol.md §3: upstream classification, redirects refused)', () => {
   it.each<[number, StatusClass]>([
     [200, 'ok'],
     [401, 'credentials'],

@@ -21,7 +21,7 @@ async function endpointFor(env: NodeJS.ProcessEnv) {
   return resolveEndpoint(config, env);
 }
 
-describe('siteFromHost (protocol §3 regex)', () => {
+describe('siteFromHost (docs/protocol.md §3 regex)', () => {
   it.each([
     ['app.datadoghq.com', 'datadoghq.com'],
     ['app.datadoghq.eu', 'datadoghq.eu'],
@@ -44,7 +44,7 @@ describe('siteFromHost (protocol §3 regex)', () => {
   });
 });
 
-describe('resolveEndpoint (protocol §3)', () => {
+describe('resolveEndpoint (docs/protocol.md §3)', () => {
   it.each([
     ['default site', {}, 'https://api.datadoghq.com', 'datadoghq.com', 'site datadoghq.com (default)'],
     ['site set', { DD_SITE: 'datadoghq.eu' }, 'https://api.datadoghq.eu', 'datadoghq.eu', 'site datadoghq.eu (env DD_SITE)'],

@@ -34,7 +34,7 @@ describe('runnerNameSuffix: UTC YYYYMMDDHHMMSS', () => {
   });
 });
 
-describe('URL (protocol §3)', () => {
+describe('URL (docs/protocol.md §3)', () => {
   it('owned enrollment: POST {base}/api/unstable/on_prem_runners', () => {
     expect(enrollmentPath(false)).toBe('/api/unstable/on_prem_runners');
     expect(buildEnrollmentRequest(input()).url).toBe('https://api.datadoghq.eu/api/unstable/on_prem_runners');
@@ -46,7 +46,7 @@ describe('URL (protocol §3)', () => {
   });
 });
 
-describe('headers (protocol §3)', () => {
+describe('headers (docs/protocol.md §3)', () => {
   it('owned enrollment sends both keys, the version, and no JWT', () => {
     expect(buildEnrollmentRequest(input()).headers).toEqual({
       'Content-Type': 'application/vnd.api+json',

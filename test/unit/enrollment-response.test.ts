@@ -14,7 +14,7 @@ function badResponse(body: string): EnrollmentError {
   throw new Error('expected an EnrollmentError, nothing was thrown');
 }
 
-describe('parseEnrollmentResponse (protocol §3)', () => {
+describe('parseEnrollmentResponse (docs/protocol.md §3)', () => {
   it('reads org_id and runner_id from a createRunnerResponse, ignoring other attributes', () => {
     const body = JSON.stringify({
       data: { id: 'x', type: 'createRunnerResponse', attributes: { org_id: 1234567, runner_id: RUNNER_ID, runner_name: 'web-1-20250304050607', extra: true } },

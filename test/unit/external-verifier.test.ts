@@ -7,20 +7,22 @@ import { decodePrivateJwk, encodePrivateJwk, generateIdentityKey, type PrivateId
 import { publicKeyPem } from '../../src/identity/public-pem.js';
 import { signRunnerJwt } from '../../src/identity/runner-jwt.js';
 import { encodeJson, KNOWN_KEYS, keyFromScalar } from '../fixtures/known-keys.js';
+import { findPython, pythonsOnPath } from '../fixtures/python.js';
 
 // Proves that a JWK decoder and an ES256 verifier not written here (Debian's python3-cryptography,
 // i.e. OpenSSL, plus python3-jwcrypto when installed) accept what par-identity writes, and reject the
 // malformed variants the Go agent rejects.
 
-const PYTHON = '/usr/bin/python3';
+// python3 from PATH: the first that has both verifiers, else the first that has cryptography.
+const PYTHON = findPython(['cryptography', 'jwcrypto']) ?? findPython(['cryptography']);
 const SCRIPT = readFileSync(fileURLToPath(new URL('../fixtures/external_verify.py', import.meta.url)), 'utf8');
 const NOW = new Date('2025-03-04T05:06:07Z');
 const IAT = NOW.getTime() / 1000;
 const URN = { region: 'eu1', orgId: 1234567, runnerId: '0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10' };
 
-const probe = spawnSync(PYTHON, ['-c', 'import cryptography'], { encoding: 'utf8' });
-const unavailable =
-  probe.status === 0 ? undefined : `${PYTHON} cannot import cryptography (${probe.error?.message ?? probe.stderr.trim().split('\n').at(-1)}): install the Debian package python3-cryptography`;
+const unavailable = PYTHON
+  ? undefined
+  : `no python3 on PATH can import cryptography (tried: ${pythonsOnPath().join(', ') || 'none found'}): install the Debian package python3-cryptography`;
 
 /** Skips locally without python3-cryptography; in CI (CI=true) a missing verifier is a failure. */
 function requireVerifier(ctx: TestContext): void {
@@ -48,7 +50,7 @@ interface Result {
 }
 
 function runVerifier(cases: Case[]): { results: Result[]; jwcrypto: boolean } {
-  const run = spawnSync(PYTHON, ['-c', SCRIPT], { input: JSON.stringify({ cases }), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  const run = spawnSync(PYTHON!, ['-c', SCRIPT], { input: JSON.stringify({ cases }), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`python verifier exited ${run.status}: ${run.stderr}`);
   return JSON.parse(run.stdout) as { results: Result[]; jwcrypto: boolean };
 }

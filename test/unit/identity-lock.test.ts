@@ -1,13 +1,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ParError } from '../../src/errors.js';
 import { acquireIdentityLock, type LockHolder, lockPathOf } from '../../src/storage/lock.js';
 import type { Clock } from '../../src/time/index.js';
+import { lockTries } from '../fixtures/lock-tries.js';
 
 const NAME = 'privateactionrunner_private_identity.json';
 /** Larger than any pid_max Linux allows (2^22): kill(pid, 0) always says ESRCH. */
@@ -250,9 +251,12 @@ for (let i = 0; i < Number(rounds ?? 1); i++) {
     expect(await refused.exit).toBe(11);
     expect(refused.output()).toContain(`error LOCKED 11 ${path} is locked by pid ${first.child.pid} on host ${hostname()}`);
 
+    const tries = lockTries(dir, basename(lockPath));
     const waiting = startHolder([path, '30']);
-    // The waiter cannot get it while the first still holds it: it has not said "acquired" yet.
-    await new Promise((r) => setTimeout(r, 200));
+    // The waiter cannot get it while the first still holds it: it has tried twice, and not said
+    // "acquired" (a waiter that gave up after its first try has exited with LOCKED by then).
+    await Promise.race([tries.seen(2), waiting.exit]);
+    tries.close();
     expect(waiting.output()).toBe('');
     first.child.stdin.end();
     await first.line('released');

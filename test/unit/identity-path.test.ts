@@ -19,7 +19,7 @@ async function configWith(yaml: string | undefined, env: NodeJS.ProcessEnv = {})
   return loadAgentConfig({ cfgPath: dir, env });
 }
 
-describe('resolveIdentityPath (protocol §5 order)', () => {
+describe('resolveIdentityPath (docs/protocol.md §5 order)', () => {
   it('the file name is the one the Go agent uses', () => {
     expect(IDENTITY_FILE_NAME).toBe('privateactionrunner_private_identity.json');
   });

@@ -8,7 +8,7 @@ const URN = 'urn:dd:apps:on-prem-runner:us1:1234:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7
 const HASH = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
 
 
-describe('serializeIdentityFile: exact bytes (protocol §5)', () => {
+describe('serializeIdentityFile: exact bytes (docs/protocol.md §5)', () => {
   it.each<[string, IdentityRecord, string]>([
     [
       'all fields',

@@ -16,7 +16,7 @@ function literalJwk(k: { kid: string; x: string; y: string; d: string }): string
 }
 
 
-describe('known-answer vectors from fixed scalars (protocol §2)', () => {
+describe('known-answer vectors from fixed scalars (docs/protocol.md §2)', () => {
   it('key ONE is d = 1, whose point is the published P-256 generator', () => {
     const { x, y } = pointFromScalar(ONE.dHex);
     expect(x.toString('hex')).toBe(P256_GENERATOR.xHex);

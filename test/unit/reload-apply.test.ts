@@ -161,7 +161,8 @@ describe('SupervisedChild', () => {
       const script = "process.on('SIGTERM', () => {}); require('node:fs').writeFileSync(process.argv[1], 'x'); setInterval(() => {}, 1000);";
       const child = new SupervisedChild({ command: process.execPath, args: ['-e', script, marker], stdoutToStderr: false, stopTimeoutMs: 100 });
       child.start(process.env);
-      for (let i = 0; i < 500 && !(await readFile(marker, 'utf8').catch(() => '')); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Until the child has installed its SIGTERM handler (it writes the marker after): however long it takes to start.
+      while (!(await readFile(marker, 'utf8').catch(() => ''))) await new Promise((resolve) => setTimeout(resolve, 5));
       expect(await child.stop('SIGTERM')).toEqual({ code: null, signal: 'SIGKILL', status: 137 });
       expect(await child.exited).toMatchObject({ signal: 'SIGKILL' });
     } finally {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { IdentityTracker, type TrackerDecision } from '../../src/reload/index.js';
 import { identityData, newIdentity, type TestIdentity, secretData } from '../fixtures/test-identities.js';
 
-// What a replica does with each observation of its Secret (protocol §8), decision by decision.
+// What a replica does with each observation of its Secret (docs/protocol.md §8), decision by decision.
 
 const ref = { namespace: 'datadog', name: 'private-action-runner-identity' };
 let rv = 0;

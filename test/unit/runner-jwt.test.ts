@@ -17,7 +17,7 @@ function parts(jwt: string): { header: string; payload: string; signature: Buffe
   return { header: Buffer.from(h!, 'base64url').toString('utf8'), payload: Buffer.from(p!, 'base64url').toString('utf8'), signature: Buffer.from(s!, 'base64url') };
 }
 
-describe('signRunnerJwt (protocol §7)', () => {
+describe('signRunnerJwt (docs/protocol.md §7)', () => {
   it('header is exactly {"alg":"ES256","typ":"JWT","cty":"JWT"}, no kid', async () => {
     const jwt = await signRunnerJwt(keyFromScalar(A.dHex, A.kid).privateKey, URN, NOW);
     expect(parts(jwt).header).toBe('{"alg":"ES256","typ":"JWT","cty":"JWT"}');

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type Clock, Deadline, MAX_TIMER_MS, systemClock, timerDelay } from '../../src/time/index.js';
 
 /** Time moves only when the code under test sleeps or the test advances it. */
@@ -85,16 +85,23 @@ describe('systemClock.sleep', () => {
   });
 
   it('a wait longer than a timer holds does not fire early (no busy loop)', async () => {
-    const controller = new AbortController();
-    let settled = false;
-    const wait = systemClock.sleep(MAX_TIMER_MS * 2, controller.signal).then(
-      () => (settled = true),
-      () => 'aborted',
-    );
-    // An overflowing setTimeout would fire after 1 ms; give it ample turns to do so.
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(settled).toBe(false);
-    controller.abort();
-    expect(await wait).toBe('aborted');
+    // An overflowing setTimeout (a delay over MAX_TIMER_MS) fires after 1 ms: the property is that no
+    // timer is ever given such a delay, which the spy sees without waiting for anything.
+    const timeout = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const controller = new AbortController();
+      let settled = false;
+      const wait = systemClock.sleep(MAX_TIMER_MS * 2, controller.signal).then(
+        () => (settled = true),
+        () => 'aborted',
+      );
+      const delays = timeout.mock.calls.map((call) => call[1]);
+      expect(delays).toEqual([MAX_TIMER_MS]);
+      expect(settled).toBe(false);
+      controller.abort();
+      expect(await wait).toBe('aborted');
+    } finally {
+      timeout.mockRestore();
+    }
   });
 });

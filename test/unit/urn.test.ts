@@ -4,7 +4,7 @@ import { buildUrn, checkRunnerId, parseUrn, regionFromSite } from '../../src/ide
 import { decodeError } from '../fixtures/expect-errors.js';
 
 
-describe('buildUrn (protocol §1)', () => {
+describe('buildUrn (docs/protocol.md §1)', () => {
   it.each([
     [{ region: 'us1', orgId: 2, runnerId: 'abc' }, 'urn:dd:apps:on-prem-runner:us1:2:abc'],
     [{ region: 'eu1', orgId: 1234567, runnerId: '0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10' }, 'urn:dd:apps:on-prem-runner:eu1:1234567:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10'],
@@ -92,7 +92,7 @@ describe('regionFromSite (PAR/adapters/regions)', () => {
   });
 });
 
-describe('apiKeyHash (protocol §4): lowercase hex SHA-256 of the raw key', () => {
+describe('apiKeyHash (docs/protocol.md §4): lowercase hex SHA-256 of the raw key', () => {
   it.each([
     // FIPS 180-2 test vectors.
     ['abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],

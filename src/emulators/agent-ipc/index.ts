@@ -1,5 +1,5 @@
 /**
- * Emulator of the running agent's IPC API (protocol §4b): HTTPS on loopback with its own
+ * Emulator of the running agent's IPC API (docs/protocol.md §4b): HTTPS on loopback with its own
  * certificate, bearer-token auth (no header → 401, wrong token → 403), GET /agent/hostname (a JSON
  * string, "" when the agent could not resolve one) and GET /agent/version (the agent's version
  * object). It can write `auth_token` and `ipc_cert.pem` where the agent would. Imports nothing

@@ -1,5 +1,5 @@
 /**
- * Emulator of the cloud metadata services the agent's hostname chain reads (protocol §4): EC2 IMDS
+ * Emulator of the cloud metadata services the agent's hostname chain reads (docs/protocol.md §4): EC2 IMDS
  * (v1, and v2 with a session token), GCE (Metadata-Flavor: Google) and Azure IMDS (Metadata: true),
  * all on one loopback listener, as they all live on 169.254.169.254. Tests point
  * PAR_IDENTITY_CLOUD_METADATA_URL at it. Each provider is scriptable: present, absent (404, as the

@@ -1,6 +1,6 @@
 /**
  * Emulator of the docker daemon's API as the agent's docker client uses it for the hostname
- * (protocol §4 step 7): HTTP over a unix socket (what DOCKER_HOST=unix://… or /var/run/docker.sock
+ * (docs/protocol.md §4 step 7): HTTP over a unix socket (what DOCKER_HOST=unix://… or /var/run/docker.sock
  * names), or on a loopback TCP port (DOCKER_HOST=tcp://127.0.0.1:PORT). GET /_ping answers the
  * API-Version header the client negotiates with; GET /info and /v<version>/info answer the daemon's
  * info, whose `Name` is the host's name. Imports nothing from the product.

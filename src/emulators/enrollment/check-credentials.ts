@@ -1,5 +1,5 @@
 /**
- * Enrollment credentials (protocol §3). Datadog answers unknown keys with a bare 401 and keys
+ * Enrollment credentials (docs/protocol.md §3). Datadog answers unknown keys with a bare 401 and keys
  * without the scope with 403; the CLI maps both to "credentials rejected", so the split matters.
  */
 import type { ResolvedEmulatorOptions } from './options.js';

@@ -1,4 +1,4 @@
-/** POST /api/unstable/on_prem_runners[/api_key_only]: authenticate, validate, register (protocol §3). */
+/** POST /api/unstable/on_prem_runners[/api_key_only]: authenticate, validate, register (docs/protocol.md §3). */
 import { randomUUID } from 'node:crypto';
 import { checkCredentials } from './check-credentials.js';
 import type { ResolvedEmulatorOptions } from './options.js';

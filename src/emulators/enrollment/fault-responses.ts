@@ -13,7 +13,7 @@ interface FaultContext {
   record: RecordedRequest;
   route: Route;
   orgId: number;
-  /** Path and query of the request, reused verbatim on the redirect target. */
+  /** Path and query of the request, reused verbatim on the redirect destination. */
   requestUrl: string;
   otherHostUrl: string;
 }

@@ -1,5 +1,5 @@
 /**
- * GET /api/v2/on-prem-management-service/runner/health-check (protocol §7): the online proof
+ * GET /api/v2/on-prem-management-service/runner/health-check (docs/protocol.md §7): the online proof
  * that the server accepts an identity. Authentication (the JWT) is judged before the rest of
  * the request, like the API-key check on enrollment, so a bad identity always reads as 401.
  */

@@ -1,5 +1,5 @@
 /**
- * Emulator of the Datadog enrollment API (protocol §3) and the runner health check (§7).
+ * Emulator of the Datadog enrollment API (docs/protocol.md §3) and the runner health check (docs/protocol.md §7).
  * An independent reference implementation: it imports nothing else from src/ and verifies
  * PEMs and JWTs with node:crypto, so our client is checked by code not written around it.
  */
@@ -27,7 +27,7 @@ export type { EnrolledRunner } from './runner-registry.js';
 export interface EnrollmentEmulator {
   /** http://127.0.0.1:PORT — what the CLI gets as dd_url. */
   readonly url: string;
-  /** Second listener on another loopback address: the cross-host redirect target. */
+  /** Second listener on another loopback address: the cross-host redirect destination. */
   readonly otherHostUrl: string;
   /** False when no second loopback address could be bound and otherHostUrl differs by port only. */
   readonly otherHostIsDistinctAddress: boolean;

@@ -1,5 +1,5 @@
 /**
- * Verifies the runtime JWT of protocol §7 with node:crypto only, so the CLI's signer (built on
+ * Verifies the runtime JWT of docs/protocol.md §7 with node:crypto only, so the CLI's signer (built on
  * jose) is checked by code that shares nothing with it. Mirrors upstream util.GeneratePARJWT:
  * golang-jwt header {"alg":"ES256","cty":"JWT","typ":"JWT"}, claims orgId, runnerId, iat,
  * exp = iat + 60, JOSE raw r||s signature.

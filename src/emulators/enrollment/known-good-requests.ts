@@ -1,5 +1,5 @@
 /**
- * Requests exactly as the Go agent sends them (protocol §3 and §7), built with node:crypto.
+ * Requests exactly as the Go agent sends them (docs/protocol.md §3 and docs/protocol.md §7), built with node:crypto.
  * The emulator's tests start from these and break one thing at a time; end-to-end tests and
  * demos can use them to enroll or health-check without going through our CLI.
  */
@@ -85,6 +85,7 @@ export function signRunnerJwt(
   return `${input}.${signature.toString('base64url')}`;
 }
 
+/** The query of a health check (what the runner says about itself), not where it is sent. */
 interface HealthCheckTarget {
   /** Version, platform, etc. as the Go client fills them. */
   runnerVersion?: string;

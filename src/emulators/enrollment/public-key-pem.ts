@@ -1,5 +1,5 @@
 /**
- * Checks the `public_key_pem` of an enrollment (protocol §2): an SPKI "PUBLIC KEY" PEM block of a
+ * Checks the `public_key_pem` of an enrollment (docs/protocol.md §2): an SPKI "PUBLIC KEY" PEM block of a
  * P-256 key, 64-column base64, LF line ends and a trailing newline — the exact output of Go's
  * pem.Encode(x509.MarshalPKIXPublicKey(...)), so anything else means our encoder drifted.
  */

@@ -1,6 +1,6 @@
 /**
  * What the emulator received, kept verbatim so tests can assert on what our client really sent
- * (e.g. that the API key never reached the redirect target, that retries reused one public key).
+ * (e.g. that the API key never reached the redirect destination, that retries reused one public key).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Route } from './routes.js';

@@ -1,4 +1,7 @@
-/** The emulated Datadog endpoints (protocol §3, §7 and the API key check of §9b). */
+/**
+ * The emulated Datadog endpoints: enrollment (docs/protocol.md §3), the health check (docs/protocol.md §7),
+ * connections (docs/protocol.md §12) and the API key check (docs/protocol.md §13).
+ */
 
 export type Route = 'enroll' | 'enroll_api_key_only' | 'health' | 'validate' | 'connections';
 

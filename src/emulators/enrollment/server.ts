@@ -53,7 +53,7 @@ async function handle(listener: ListenerName, req: IncomingMessage, res: ServerR
   const record = core.log.open(req, listener, route, core.opts.now());
   const methodOk = route !== null && req.method === ROUTE_METHODS[route];
   // Taken at arrival, before any await, so concurrent requests consume steps in arrival order.
-  // Only the main listener is scripted: the redirect target must answer like the real API.
+  // Only the main listener is scripted: the redirect destination must answer like the real API.
   const step = methodOk && listener === 'main' ? core.faults.next(route) : undefined;
   if (step) record.fault = describeStep(step);
   const read = await readBody(req, MAX_REQUEST_BODY_BYTES);
@@ -139,7 +139,7 @@ export function urlFor(address: AddressInfo): string {
 }
 
 /**
- * Binds the redirect target on a different loopback address, so a redirect to it is cross-host
+ * Binds the redirect destination on a different loopback address, so a redirect to it is cross-host
  * and not just cross-port. Systems without 127.0.0.0/8 aliases (macOS) get another port instead.
  */
 export async function listenOnOtherLoopback(

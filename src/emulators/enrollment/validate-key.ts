@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/validate: Datadog's public API key check (protocol §9b), which `--dry-run` uses to
+ * GET /api/v1/validate: Datadog's public API key check (docs/protocol.md §13), which `--dry-run` uses to
  * prove the key before anything is enrolled. A known key answers 200 {"valid":true}; anything else
  * answers 403 with the bare error form. The application key is not looked at, as upstream.
  */

@@ -1,5 +1,5 @@
 /**
- * Validation of an enrollment request (protocol §3). Stricter than Datadog where the protocol
+ * Validation of an enrollment request (docs/protocol.md §3). Stricter than Datadog where the protocol
  * is exact: the point is to catch our client drifting from what the Go agent sends, so unknown
  * attributes (typos) and fields sent for the wrong flavor are rejected too.
  */

@@ -1,5 +1,5 @@
 /**
- * Emulator of a kubelet's API as the agent's kubelet client uses it (protocol §4 step 7): HTTPS on
+ * Emulator of a kubelet's API as the agent's kubelet client uses it (docs/protocol.md §4 step 7): HTTPS on
  * loopback with a self-signed certificate, bearer-token auth (no token or a wrong one → 401, as a
  * kubelet with webhook authentication answers), GET /spec (the connection check), GET /pods (a
  * PodList whose pods carry spec.nodeName) and GET /stats/summary (node.nodeName); optionally the

@@ -8,7 +8,7 @@ import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
 import { SecretTargetBase } from './secret-base.js';
 
-// The cluster agent's identity Secret (protocol §6): data keys private_key, urn, orch_cluster_id,
+// The cluster agent's identity Secret (docs/protocol.md §6): data keys private_key, urn, orch_cluster_id,
 // api_key_hash, the agent's labels, and previous_* kept beside them (the Go reader ignores extras).
 
 /** The cluster agent keeps its identity in a Secret only with identity_use_k8s_secret (default true). */
@@ -66,7 +66,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       notes.push('server-side dry run of the cluster-id ConfigMap create: allowed');
     }
     const warnings: string[] = [];
-    // Runner-name prefix: cluster_name, else the hostname (protocol §3), with a warning.
+    // Runner-name prefix: cluster_name, else the hostname (docs/protocol.md §3), with a warning.
     let prefix = this.config.getString('cluster_name');
     if (!prefix) {
       prefix = this.config.getString('hostname') ?? this.io.env.HOSTNAME ?? osHostname();

@@ -7,7 +7,7 @@ import type { CurrentIdentity, EnrollmentNaming } from '../target.js';
 import { SecretTargetBase } from './secret-base.js';
 
 // `rotate-identity --k8s-secret NAME`: the standalone runner installed with the Helm chart keeps its
-// identity in a Secret it reads as environment variables (protocol §6b), so a running Pod only sees
+// identity in a Secret it reads as environment variables (docs/protocol.md §6b), so a running Pod only sees
 // a new identity after the Deployment is rolled out. Previous values go to PREVIOUS_RUNNER_*.
 
 export class HelmRunnerSecretTarget extends SecretTargetBase {

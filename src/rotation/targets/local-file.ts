@@ -21,7 +21,7 @@ import type { FileWhere } from '../../results/identity.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 
-// The standalone / node runner's identity file (protocol §5), replaced atomically with the previous
+// The standalone / node runner's identity file (docs/protocol.md §5), replaced atomically with the previous
 // content kept as <file>.bak.
 
 function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentIdentity {
@@ -92,7 +92,7 @@ export class LocalFileTarget implements IdentityTarget {
 
   private host: Promise<HostResolution> | undefined;
 
-  /** The hostname the running agent compares with the stored one (protocol §4), resolved once a run. */
+  /** The hostname the running agent compares with the stored one (docs/protocol.md §4), resolved once a run. */
   resolveHost(): Promise<HostResolution> {
     this.host ??= resolveHost(this.config, { env: this.io.env, ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }) });
     return this.host;

@@ -1,0 +1,134 @@
+// `node scripts/bench-tricks.mjs` (after `npm run build:sea`, which builds dist/ too): each start-up and
+// memory trick of docs/architecture.md, "Start-up and memory", measured with and without it in the same
+// run, on the Node running this script (use Node 26, the single executables' Node):
+//   - the ICU-free timestamp (src/time/iso.ts): peak RSS of a process that formats one timestamp with
+//     Date.prototype.toISOString, and of one that formats it with isoString;
+//   - the forced garbage collection of an idle `watch` (src/commands/watch.ts): RSS of an idle watch of
+//     the npm build, and of a copy of that build in which the collection is disabled;
+//   - the V8 code cache of the single executable's Kubernetes client asset (scripts/build-sea.mjs): peak
+//     RSS and wall time of compiling and loading that asset (dist/sea-client-node.cjs) with the cache and
+//     without it.
+// Nothing here reaches a non-loopback address (the emulators, a closed metadata port).
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { transformSync } from 'esbuild';
+import { BIN, startEmulator } from './start-emulator.mjs';
+
+process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const API_KEY = '00000000000000000000000000emu0ak';
+const APP_KEY = '0000000000000000000000000000000000emu0pk';
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Peak RSS (MiB) of one run, from getrusage(RUSAGE_CHILDREN) (python3), and its wall time (ms). */
+function peak(cmd, args, env) {
+  const script = 'import resource,subprocess,sys,time\nt=time.monotonic()\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, (time.monotonic()-t)*1000)';
+  const out = spawnSync('python3', ['-c', script, cmd, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim().split(' ');
+  if (out[0] !== '0') throw new Error(`${cmd} ${args.join(' ')} failed (${out[0]})`);
+  return { rss: Number(out[1]) / 1024, ms: Number(out[2]) };
+}
+
+function medianPeak(cmd, args, env) {
+  const runs = Array.from({ length: RUNS }, () => peak(cmd, args, env));
+  return { rss: median(runs.map((r) => r.rss)), ms: median(runs.map((r) => r.ms)) };
+}
+
+/** VmRSS (MiB) of an idle `watch`, 2 s after it handed on the identity. */
+async function idleWatchRss(bin, args, env) {
+  const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('{') && JSON.parse(line).event === 'loaded') resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`watch exited early (${code})`)));
+  });
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+}
+
+const rows = [];
+const dir = await mkdtemp(join(tmpdir(), 'par-bench-tricks-'));
+const env = { PATH: process.env.PATH, HOME: dir, PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL, DOCKER_DD_AGENT: '' };
+try {
+  // 1. The timestamp.
+  const iso = transformSync(readFileSync(join(ROOT, 'src/time/iso.ts'), 'utf8'), { loader: 'ts', format: 'esm' }).code.replace(/^export /gm, '');
+  const withIcu = medianPeak(process.execPath, ['-e', 'process.stdout.write(new Date().toISOString())'], env);
+  const withoutIcu = medianPeak(process.execPath, ['-e', `${iso}\nprocess.stdout.write(isoString(Date.now()))`], env);
+  rows.push(['ICU-free timestamp (isoString)', 'toISOString', `${withIcu.rss.toFixed(1)} MiB`, `${withoutIcu.rss.toFixed(1)} MiB`, `${(withIcu.rss - withoutIcu.rss).toFixed(1)} MiB`]);
+
+  // 2. The forced collection of an idle watch: the npm build, and a copy with the collection disabled
+  //    (without --expose-gc, the collector is not found and the step does nothing, as its catch says).
+  const kubeconfig = join(dir, 'kubeconfig');
+  const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeconfig]);
+  try {
+    const cluster = join(dir, 'cluster');
+    mkdirSync(cluster);
+    const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
+    await writeFile(join(cluster, 'datadog-cluster.yaml'), [...creds, 'kube_resources_namespace: datadog', 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+    const runEnv = { ...env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' };
+    const made = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig], { env: runEnv, encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`could not create the identity Secret: ${made.stderr}`);
+    const copy = join(dir, 'no-gc');
+    mkdirSync(join(copy, 'bin'), { recursive: true });
+    mkdirSync(join(copy, 'dist'));
+    copyFileSync(BIN, join(copy, 'bin', 'par-identity.js'));
+    writeFileSync(join(copy, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+    for (const f of readdirSync(join(ROOT, 'dist')).filter((n) => n.endsWith('.js'))) copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
+    const product = join(copy, 'dist', 'par-identity.js');
+    const text = readFileSync(product, 'utf8');
+    if (!text.includes('"--expose-gc"')) throw new Error('dist/par-identity.js no longer turns on --expose-gc: update this bench');
+    writeFileSync(product, text.replaceAll('"--expose-gc"', '"--no-expose-gc"'));
+    const watchArgs = ['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'];
+    const withGc = [];
+    const withoutGc = [];
+    for (let i = 0; i < 3; i++) {
+      withGc.push(await idleWatchRss(BIN, watchArgs, runEnv));
+      withoutGc.push(await idleWatchRss(join(copy, 'bin', 'par-identity.js'), watchArgs, runEnv));
+    }
+    rows.push(['forced GC of an idle watch (npm build)', 'no collection', `${median(withoutGc).toFixed(1)} MiB`, `${median(withGc).toFixed(1)} MiB`, `${(median(withoutGc) - median(withGc)).toFixed(1)} MiB`]);
+  } finally {
+    await stop();
+  }
+
+  // 3. The code cache of the Kubernetes client asset, made and used by this Node as build-sea does.
+  const asset = join(ROOT, 'dist', 'sea-client-node.cjs');
+  if (!existsSync(asset)) {
+    rows.push(['code cache of the client-node asset', 'no cache', '–', '–', 'run npm run build:sea first']);
+  } else {
+    const cache = join(dir, 'client-node.cache');
+    const load = (useCache) => `const vm = require('node:vm'); const fs = require('node:fs');
+const opts = { filename: 'par-identity:client-node.cjs' };
+${useCache ? `opts.cachedData = fs.readFileSync(${JSON.stringify(cache)});` : ''}
+const script = new vm.Script(fs.readFileSync(${JSON.stringify(asset)}, 'utf8'), opts);
+if (opts.cachedData && script.cachedDataRejected) throw new Error('cache rejected');
+const library = { exports: {} };
+script.runInThisContext().call(library.exports, library.exports, require, library, 'client-node.cjs', '/');
+${useCache ? '' : `if (process.argv[2] === 'make') fs.writeFileSync(${JSON.stringify(cache)}, script.createCachedData());`}`;
+    const maker = join(dir, 'make.cjs');
+    writeFileSync(maker, load(false));
+    spawnSync(process.execPath, [maker, 'make'], { stdio: 'inherit' });
+    const withCache = join(dir, 'with-cache.cjs');
+    writeFileSync(withCache, load(true));
+    const cached = medianPeak(process.execPath, [withCache], env);
+    const parsed = medianPeak(process.execPath, [maker], env);
+    rows.push(['code cache of the client-node asset (peak RSS)', 'no cache', `${parsed.rss.toFixed(1)} MiB`, `${cached.rss.toFixed(1)} MiB`, `${(parsed.rss - cached.rss).toFixed(1)} MiB`]);
+    rows.push(['code cache of the client-node asset (load time)', 'no cache', `${parsed.ms.toFixed(0)} ms`, `${cached.ms.toFixed(0)} ms`, `${(parsed.ms - cached.ms).toFixed(0)} ms`]);
+  }
+
+  console.log(`\nnode ${process.version}; median of ${RUNS} runs (idle watch: of 3)`);
+  const cells = [['trick', 'baseline', 'without it', 'with it', 'saved'], ...rows];
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  for (const r of cells) console.log(r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
