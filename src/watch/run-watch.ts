@@ -18,7 +18,7 @@ import { planWatch } from './watch-plan.js';
 import { checkOutput, resolveWatchedSecret } from './watched-secret.js';
 
 // `par-identity watch`: follow the identity Secret and hand every valid change on — to a file, a
-// signal, a supervised command — until SIGTERM/SIGINT (protocol §8).
+// signal, a supervised command — until SIGTERM/SIGINT (docs/protocol.md §8).
 
 export async function runWatch(options: WatchOptions, io: Io, signals: SignalSource): Promise<CommandResult<WatchResult>> {
   const p = planWatch(options);
