@@ -226,6 +226,7 @@ case "${1:-}" in
     [ -f "$dir/admin.kubeconfig" ] || die "not started (no $dir/admin.kubeconfig)"
     echo "export PATH=$bin:\$PATH"
     echo "export KUBECONFIG=$dir/admin.kubeconfig"
+    echo "export PAR_CONTROL_PLANE_DIR=$dir"
     echo "export PAR_IDENTITY_TEST_CLUSTER=real"
     ;;
   restart-apiserver) stop_one apiserver; start_apiserver ;;
