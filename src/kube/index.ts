@@ -16,8 +16,8 @@ export {
 export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resolveSecretTarget } from './secret-target.js';
 export {
   agentNamespace,
-  clientNodeKubeConfig,
   type ClusterConnection,
+  clusterTargetFromConfig,
   type ClusterSourceKind,
   type ClusterTarget,
   type ResolveClusterOptions,

@@ -5,7 +5,7 @@ import { KubeRequestTimeout } from './kube-clients.js';
 // with the apiserver's own message (sanitised: it is server text), and a hint that names the RBAC
 // rule or the next step. Timeouts and certificate failures get their own codes: neither is retried.
 
-interface StatusBody {
+export interface StatusBody {
   message?: string;
   reason?: string;
   code?: number;
@@ -21,6 +21,39 @@ const MAX_SERVER_TEXT = 500;
 export function sanitiseServerText(text: string): string {
   const clean = text.replace(ESCAPES, '').replace(CONTROLS, ' ').replace(/ {2,}/g, ' ').trim();
   return clean.length > MAX_SERVER_TEXT ? `${clean.slice(0, MAX_SERVER_TEXT)}… (${clean.length} characters)` : clean;
+}
+
+/**
+ * A non-2xx answer of the API server: its HTTP status and its body (a Status object when it sent one,
+ * else its text as the message). The typed API calls throw client-node's ApiException instead, which
+ * has the same two fields; apiStatus() reads either.
+ */
+export class KubeApiStatus extends Error {
+  override readonly name = 'KubeApiStatus';
+  constructor(
+    readonly code: number,
+    readonly body: StatusBody,
+  ) {
+    super(`HTTP ${code}`);
+  }
+
+  static from(code: number, text: string): KubeApiStatus {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return new KubeApiStatus(code, typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text });
+  }
+}
+
+/** An answer larger than the transport reads into memory (kube-transport.ts MAX_RESPONSE_BYTES). */
+export class KubeResponseTooLarge extends Error {
+  override readonly name = 'KubeResponseTooLarge';
+  constructor(readonly limitBytes: number) {
+    super(`the answer is larger than ${limitBytes / 1024 / 1024} MiB`);
+  }
 }
 
 export function apiStatus(err: unknown): { code?: number; status?: StatusBody } {
@@ -90,6 +123,9 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   if (code === 401) return new KubernetesError('KUBE_UNAUTHORIZED', `${action}: the Kubernetes API rejected the credentials`, `${nextStep} Check the kubeconfig user or the service-account token.`, { httpStatus: code });
   if (code === 422) return new KubernetesError('KUBE_INVALID', `${action}: ${said}`, `${nextStep} An admission rule or validation refused the object.`, { httpStatus: code });
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
+  if (err instanceof KubeResponseTooLarge) {
+    return new KubernetesError('KUBE_RESPONSE_TOO_LARGE', `${action}: the Kubernetes API answered more than ${err.limitBytes / 1024 / 1024} MiB; the rest was not read`, `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`, { limitBytes: err.limitBytes });
+  }
   const timeout = timeoutOf(err);
   if (timeout) {
     const within =

@@ -32,7 +32,7 @@ function selectorOf(workload: Workload): string {
 }
 
 export async function rolloutApi(conn: ClusterConnection): Promise<RolloutApi> {
-  const k8s = await import('@kubernetes/client-node');
+  const k8s = await import('../kube/client-node-api.js');
   const apps: AppsV1Api = conn.apps();
   const core: CoreV1Api = conn.core();
   const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);

@@ -72,8 +72,8 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
   }
   // The rollout follows the workload's Pods: a token that cannot list them would fail after enrolling.
   await api.podsOf(ref, workload);
-  const k8s = await import('@kubernetes/client-node');
-  const apps = session.conn.kc.makeApiClient(k8s.AppsV1Api);
+  const k8s = await import('../kube/client-node-api.js');
+  const apps = session.conn.apps();
   const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
   const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: isoString(0), [FINGERPRINT_ANNOTATION]: 'dry-run' } } } } };
   const request = { name: ref.name, namespace: ref.namespace, body, fieldManager: 'par-identity', dryRun: 'All' };

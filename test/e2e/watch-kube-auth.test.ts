@@ -8,8 +8,9 @@ import { startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
 
-// `par-identity watch` (the BUILT binary) authenticates as client-node would, without loading it
-// (src/kube/kube-http.ts): the kubeconfig's token file and exec credential plugin.
+// `par-identity watch` (the BUILT binary) authenticates as kubectl does, through the one transport of
+// every command (src/kube/kube-transport.ts): the kubeconfig's token file and exec credential plugin.
+// Every other kubeconfig form: test/e2e/kubeconfig-conformance.test.ts.
 
 const running: ChildProcessWithoutNullStreams[] = [];
 let kube: KubeFixture;
@@ -57,10 +58,10 @@ async function watchLoads(kubeconfig: string): Promise<void> {
 }
 
 describe('watch authenticates as the kubeconfig says', () => {
-  it('token-file: the token read from the file (a trailing newline is not part of it)', async () => {
+  it("tokenFile, relative to the kubeconfig's folder (not the working directory): the token read from it, a trailing newline not part of it", async () => {
     kube.emu.addToken('token-from-file', { user: 'file-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
     await writeFile(join(dir, 'token'), 'token-from-file\n');
-    await watchLoads(await kubeconfigWithUser({ 'token-file': join(dir, 'token') }));
+    await watchLoads(await kubeconfigWithUser({ tokenFile: 'token' }));
     expect(new Set(kube.emu.requests.filter((r) => r.resource === 'secrets').map((r) => r.user))).toEqual(new Set(['file-user']));
   });
 
