@@ -137,8 +137,8 @@ function inCluster(env: NodeJS.ProcessEnv): Loaded | undefined {
     throw notConfigured(`cannot read the service-account token ${tokenFile}: ${(err as Error).message}`, 'Check the Pod\'s service-account token volume.');
   }
   const config: KubeconfigData = {
-    clusters: [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, ...(loadableCa(caFile) ? { certificateAuthority: caFile } : {}), insecureSkipTlsVerify: false, disableCompression: false, extensions: {} }],
-    users: [{ name: 'inClusterUser', token, tokenFile, impersonateGroups: [], impersonateUserExtra: {} }],
+    clusters: [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, ...(loadableCa(caFile) ? { certificateAuthority: caFile } : {}), insecureSkipTlsVerify: false, disableCompression: false, extensions: {}, ignoredKeys: [] }],
+    users: [{ name: 'inClusterUser', token, tokenFile, impersonateGroups: [], impersonateUserExtra: {}, ignoredKeys: [] }],
     contexts: [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' }],
     currentContext: 'inClusterContext',
   };
@@ -232,6 +232,12 @@ function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget
   const warnings = [...loaded.warnings];
   const tlsWarning = tlsEnvironmentWarning(options.env);
   if (tlsWarning) warnings.push(tlsWarning);
+  for (const [what, keys] of [
+    [`cluster ${cluster.name}`, cluster.ignoredKeys],
+    [`user ${userEntry?.name}`, userEntry?.ignoredKeys ?? []],
+  ] as const) {
+    if (keys.length > 0) warnings.push(`the kubeconfig ${what} has keys kubectl does not read, ignored as kubectl ignores them: ${keys.join(', ')}`);
+  }
   const { namespace, namespaceSource } = pickNamespace(options, loaded.sourceKind === 'in-cluster' ? undefined : context.namespace, contextName);
   const limits = options.limits ?? {};
   // Built now, so that what kubectl refuses before sending (an unreadable CA, certificate, key or token
@@ -243,6 +249,7 @@ function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget
     if (err instanceof KubeconfigError) throw notConfigured(`the kubeconfig's context ${contextName} in ${source} is not usable: ${err.message.split('\n').join(' ')}`, 'Fix the kubeconfig (kubectl refuses it too).');
     throw err;
   }
+  if (transport.anonymous) warnings.push(`the kubeconfig context ${contextName} has no user credential (kubectl would ask for a username and password): requests are sent without one`);
   return {
     source,
     sourceKind: loaded.sourceKind,

@@ -1,4 +1,3 @@
-import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 
@@ -149,14 +148,18 @@ function readBytes(socket: Socket, n: number): Promise<Buffer> {
       cleanup();
       reject(err);
     };
+    // Paused again once done: data that comes (or is put back) before the next reader must wait for it.
     const cleanup = () => {
       socket.off('data', onData);
       socket.off('end', onEnd);
       socket.off('error', onError);
+      socket.pause();
     };
     socket.on('data', onData);
     socket.once('end', onEnd);
     socket.once('error', onError);
+    // A stream paused on purpose stays paused when a 'data' listener comes: resume it explicitly.
+    socket.resume();
   });
 }
 
@@ -196,36 +199,63 @@ async function socks5(proxy: URL, host: string, port: number): Promise<Socket> {
   }
 }
 
+/** Reads up to the end of an HTTP head (a blank line), at most 16 KiB; what follows is left on the socket. */
+function readHead(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        cleanup();
+        if (buffered.length > end + 4) socket.unshift(buffered.subarray(end + 4));
+        resolve(buffered.subarray(0, end).toString('latin1'));
+      } else if (buffered.length > 16 * 1024) {
+        cleanup();
+        reject(new Error('the proxy answered CONNECT with more than 16 KiB of headers'));
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      reject(new Error('the proxy closed the connection before answering CONNECT'));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      socket.off('error', onError);
+      socket.pause();
+    };
+    socket.on('data', onData);
+    socket.once('end', onEnd);
+    socket.once('error', onError);
+    // A stream paused on purpose stays paused when a 'data' listener comes: resume it explicitly.
+    socket.resume();
+  });
+}
+
 async function httpConnect(proxy: URL, host: string, port: number, proxyTls: ConnectionOptions): Promise<Socket> {
   const secure = proxy.protocol === 'https:';
-  const authorization = proxyAuthorization(proxy);
-  const target = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: proxy.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(proxy.port || (secure ? 443 : 80)),
-      method: 'CONNECT',
-      path: target,
-      headers: { Host: target, ...(authorization ? { 'Proxy-Authorization': authorization } : {}) },
-      agent: false,
-      ...(secure
-        ? {
-            createConnection: () => tlsConnect({ ...proxyTls, host: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port || 443), servername: proxyTls.servername ?? (isIP(proxy.hostname) ? '' : proxy.hostname) }),
-          }
-        : {}),
-    });
-    req.once('connect', (res: IncomingMessage, socket: Socket, head: Buffer) => {
-      if (res.statusCode !== 200) {
-        socket.destroy();
-        reject(new Error(`the proxy answered CONNECT with ${res.statusCode} ${res.statusMessage ?? ''}`.trim()));
-        return;
-      }
-      if (head.length) socket.unshift(head);
-      resolve(socket);
-    });
-    req.once('error', reject);
-    req.end();
-  });
+  const proxyHost = proxy.hostname.replace(/^\[|\]$/g, '');
+  const proxyPort = Number(proxy.port || (secure ? 443 : 80));
+  const socket = secure
+    ? await connected(tlsConnect({ ...proxyTls, host: proxyHost, port: proxyPort, servername: proxyTls.servername ?? (isIP(proxyHost) ? '' : proxyHost) }), 'secureConnect')
+    : await connected(netConnect(proxyPort, proxyHost), 'connect');
+  try {
+    const authorization = proxyAuthorization(proxy);
+    const target = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+    socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${authorization ? `Proxy-Authorization: ${authorization}\r\n` : ''}\r\n`);
+    const head = await readHead(socket);
+    const status = /^HTTP\/1\.[01] (\d{3})([^\r\n]*)/.exec(head);
+    if (status?.[1] !== '200') throw new Error(`the proxy answered CONNECT with ${status ? `${status[1]}${status[2]}` : 'something that is not HTTP'}`.trim());
+    return socket;
+  } catch (err) {
+    socket.destroy();
+    throw err;
+  }
 }
 
 /** A connection to host:port through the proxy, ready for TLS (or plain HTTP) to the API server. */

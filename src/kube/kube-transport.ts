@@ -71,7 +71,8 @@ function proxiedAgent(secure: boolean, proxy: URL, proxyTls: ConnectionOptions, 
     const port = Number(o.port);
     tunnel(proxy, host, port, proxyTls).then(
       (socket) => {
-        if (!secure) return cb(null, socket);
+        // The tunnel is left paused; plain HTTP reads it through 'data' events (nothing comes before our request).
+        if (!secure) return cb(null, socket.resume());
         const tls = tlsConnect({ ...o, socket, host, servername: o.servername || (host.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(host) ? '' : host) } as ConnectionOptions);
         cb(null, tls);
       },

@@ -26,6 +26,8 @@ export interface KubeCluster {
   readonly disableCompression: boolean;
   /** extensions[].name → extension; the exec plugin's cluster info carries client.authentication.k8s.io/exec. */
   readonly extensions: Readonly<Record<string, unknown>>;
+  /** Keys kubectl does not read (a typo, or another client's key): ignored, and said. */
+  readonly ignoredKeys: readonly string[];
 }
 
 export type ExecInteractiveMode = 'Never' | 'IfAvailable' | 'Always';
@@ -64,6 +66,8 @@ export interface KubeUser {
   readonly password?: string;
   readonly authProvider?: KubeAuthProvider;
   readonly exec?: KubeExecConfig;
+  /** Keys kubectl does not read (e.g. client-node's token-file): ignored, and said. */
+  readonly ignoredKeys: readonly string[];
 }
 
 export interface KubeContext {
@@ -179,6 +183,9 @@ class Fields {
   }
 }
 
+const CLUSTER_KEYS = new Set(['server', 'tls-server-name', 'insecure-skip-tls-verify', 'certificate-authority', 'certificate-authority-data', 'proxy-url', 'disable-compression', 'extensions']);
+const USER_KEYS = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'as', 'as-uid', 'as-groups', 'as-user-extra', 'username', 'password', 'auth-provider', 'exec', 'extensions']);
+
 const INTERACTIVE_MODES = new Set<string>(['Never', 'IfAvailable', 'Always'] satisfies ExecInteractiveMode[]);
 /** The ExecCredential versions kubectl still speaks. */
 export const EXEC_API_VERSIONS = new Set(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']);
@@ -242,6 +249,7 @@ export async function parseKubeconfig(text: string, root: string): Promise<Kubec
       ...optional('proxyUrl', c.string('proxy-url')),
       disableCompression: c.bool('disable-compression'),
       extensions: Object.fromEntries(c.list('extensions').map((e) => [e.string('name') ?? '', e.raw('extension')])),
+      ignoredKeys: c.keys().filter((k) => !CLUSTER_KEYS.has(k)),
     };
   });
   const users = top.list('users').map((entry): KubeUser => {
@@ -268,6 +276,7 @@ export async function parseKubeconfig(text: string, root: string): Promise<Kubec
       ...optional('password', u.string('password')),
       ...(provider ? { authProvider: { name: provider.string('name') ?? '', config: provider.stringMap('config') } } : {}),
       ...(exec ? { exec: readExec(exec, root) } : {}),
+      ignoredKeys: u.keys().filter((k) => !USER_KEYS.has(k)),
     };
   });
   const contexts = top.list('contexts').map((entry): KubeContext => {
