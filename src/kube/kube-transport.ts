@@ -42,6 +42,8 @@ export interface KubeTransportOptions {
   env: NodeJS.ProcessEnv;
   limits: RequestLimits;
   stdinIsTerminal?: boolean;
+  /** The cap of an answer read into memory; MAX_RESPONSE_BYTES unless a test asks for less. */
+  maxResponseBytes?: number;
 }
 
 /**
@@ -87,6 +89,7 @@ export class KubeTransport {
   readonly server: URL;
   readonly proxy: ProxyChoice | undefined;
   readonly limits: RequestLimits;
+  private readonly maxResponseBytes: number;
   private readonly auth: KubeAuth;
   private readonly agent: HttpAgent;
   private readonly secure: boolean;
@@ -99,6 +102,7 @@ export class KubeTransport {
     this.baseUrl = this.server.href.replace(/\/$/, '');
     this.secure = this.server.protocol === 'https:';
     this.limits = options.limits;
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.auth = new KubeAuth(options.cluster, options.user, {
       env: options.env,
       ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
@@ -127,11 +131,19 @@ export class KubeTransport {
   }
 
   /**
+   * What the next request is sent with. An exec plugin runs here, within its own time limit and not
+   * the request's: a login may take longer than a request may (callers start their request timers after).
+   */
+  credentials(): Promise<RequestCredentials> {
+    return this.auth.credentials();
+  }
+
+  /**
    * Sends one request; resolves once the answer's headers are in. The caller reads or discards the
    * body; `signal` aborts the request at any time. A 401 makes the next request fetch a new exec credential.
    */
-  async send(req: KubeRequest): Promise<IncomingMessage> {
-    const credentials: RequestCredentials = await this.auth.credentials();
+  async send(req: KubeRequest, credentials?: RequestCredentials): Promise<IncomingMessage> {
+    credentials ??= await this.auth.credentials();
     req.signal.throwIfAborted();
     const url = this.url(req);
     const headers: OutgoingHttpHeaders = { 'User-Agent': `par-identity/${VERSION}`, ...req.headers, ...credentials.headers };
@@ -149,10 +161,11 @@ export class KubeTransport {
   }
 
   /** One whole exchange within the per-request timeout, the answer read into memory up to `maxBytes`. */
-  async sendBuffered(req: Omit<KubeRequest, 'signal'> & { signal?: AbortSignal | undefined }, maxBytes = MAX_RESPONSE_BYTES): Promise<BufferedResponse> {
+  async sendBuffered(req: Omit<KubeRequest, 'signal'> & { signal?: AbortSignal | undefined }, maxBytes = this.maxResponseBytes): Promise<BufferedResponse> {
+    const credentials = await this.auth.credentials();
     const signal = requestSignal(this.limits, req.signal);
     try {
-      const response = await this.send({ ...req, signal });
+      const response = await this.send({ ...req, signal }, credentials);
       const status = response.statusCode ?? 0;
       const ok = status >= 200 && status <= 299;
       const body = await readCapped(response, ok ? maxBytes : MAX_ERROR_BODY_BYTES, ok);

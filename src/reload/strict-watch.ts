@@ -153,12 +153,16 @@ export async function strictWatch(
       () => undefined,
     );
   };
-  // The per-request timeout covers the wait for the answer's headers; the stream itself may then be quiet for long.
-  const { ms, limitedBy } = effectiveTimeout(limits);
-  const connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
-  connectTimer.unref();
+  // The per-request timeout covers the wait for the answer's headers (not an exec plugin's run, which
+  // has its own limit); the stream itself may then be quiet for long.
+  let connectTimer: NodeJS.Timeout | undefined;
   const run = async () => {
-    const response = await transport.send({ method: 'GET', path, query: { watch: 'true', ...query }, headers: { Accept: 'application/json' }, signal: controller.signal });
+    const credentials = await transport.credentials();
+    controller.signal.throwIfAborted();
+    const { ms, limitedBy } = effectiveTimeout(limits);
+    connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
+    connectTimer.unref();
+    const response = await transport.send({ method: 'GET', path, query: { watch: 'true', ...query }, headers: { Accept: 'application/json' }, signal: controller.signal }, credentials);
     clearTimeout(connectTimer);
     const status = response.statusCode ?? 0;
     if (status !== 200) {
