@@ -6,6 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { KubernetesError } from '../errors.js';
 import { type ApiClass, makeClient, type RequestLimits, tlsEnvironmentWarning } from './kube-clients.js';
+import { describeProxy } from './kube-proxy.js';
 import { KubeTransport } from './kube-transport.js';
 import { confirmUsable, findNamed, type KubeCluster, type KubeconfigData, KubeconfigError, type KubeUser } from './kubeconfig.js';
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
@@ -69,6 +70,8 @@ export interface ClusterTarget {
   userEntry?: KubeUser;
   /** The one transport of this cluster (authentication, TLS, proxy, keep-alive pool); every request of the run goes through it. */
   transport(): KubeTransport;
+  /** The proxy requests go through, printable (no credentials): "http://host:port (proxy-url)". */
+  proxy?: string;
   /** One line: "<server> (<source>, context <name>, namespace <ns> from <source>)". */
   describe(): string;
 }
@@ -266,6 +269,7 @@ function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget
     clusterEntry: cluster,
     ...(userEntry ? { userEntry } : {}),
     transport: () => transport,
+    ...(transport.proxy ? { proxy: describeProxy(transport.proxy) } : {}),
     describe: () => `${cluster.server} (${source}, context ${contextName}; namespace ${namespace} from ${namespaceSource})`,
   };
 }

@@ -17,7 +17,6 @@ export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget, resol
 export {
   agentNamespace,
   type ClusterConnection,
-  clusterTargetFromConfig,
   type ClusterSourceKind,
   type ClusterTarget,
   type ResolveClusterOptions,

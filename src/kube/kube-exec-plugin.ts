@@ -12,8 +12,8 @@ import type { KubeCluster, KubeExecConfig } from './kubeconfig.js';
 // kept for the error message instead of being copied to ours, unless it runs interactively.
 
 /** What a plugin may take: long enough for a token service, not for ever. A login flow gets more. */
-export const EXEC_PLUGIN_TIMEOUT_MS = 60_000;
-export const EXEC_PLUGIN_INTERACTIVE_TIMEOUT_MS = 5 * 60_000;
+const EXEC_PLUGIN_TIMEOUT_MS = 60_000;
+const EXEC_PLUGIN_INTERACTIVE_TIMEOUT_MS = 5 * 60_000;
 /** An ExecCredential is a few KiB (a token, or a certificate and key). */
 export const MAX_EXEC_OUTPUT_BYTES = 1024 * 1024;
 const MAX_EXEC_STDERR_BYTES = 64 * 1024;
@@ -44,7 +44,7 @@ function credentialError(message: string, exec: KubeExecConfig, details: Record<
 }
 
 /** kubectl's interactive decision (exec.go isInteractive): Never, IfAvailable (stdin a terminal), Always (or fail). */
-export function isInteractive(exec: KubeExecConfig, stdinIsTerminal: boolean): boolean {
+function isInteractive(exec: KubeExecConfig, stdinIsTerminal: boolean): boolean {
   if (exec.interactiveMode === 'Never') return false;
   if (exec.interactiveMode === 'Always') {
     if (!stdinIsTerminal) throw credentialError('exec plugin cannot support interactive mode: standard input is not a terminal', exec);
@@ -54,7 +54,7 @@ export function isInteractive(exec: KubeExecConfig, stdinIsTerminal: boolean): b
 }
 
 /** spec.cluster of KUBERNETES_EXEC_INFO (client-go ConfigToExecCluster), kubectl's field order, empty fields left out. */
-export function execClusterInfo(cluster: KubeCluster, caData: Buffer | undefined): Record<string, unknown> {
+function execClusterInfo(cluster: KubeCluster, caData: Buffer | undefined): Record<string, unknown> {
   const info: Record<string, unknown> = { server: cluster.server };
   if (cluster.tlsServerName) info['tls-server-name'] = cluster.tlsServerName;
   if (cluster.insecureSkipTlsVerify) info['insecure-skip-tls-verify'] = true;

@@ -16,7 +16,7 @@ import type { KubeCluster, KubeUser } from './kubeconfig.js';
 // not client-node's.
 
 /** The most of one answer read into memory (a list of every Secret of a large cluster fits). */
-export const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
 /** What is kept of an error answer (a Status object is well under 1 KiB). */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 

@@ -84,7 +84,8 @@ export interface KubeconfigData {
   currentContext: string;
 }
 
-export const EMPTY_KUBECONFIG: Readonly<KubeconfigData> = Object.freeze({ clusters: [], users: [], contexts: [], currentContext: '' });
+/** An empty kubeconfig (kubectl reads an empty file as one). */
+const empty = (): KubeconfigData => ({ clusters: [], users: [], contexts: [], currentContext: '' });
 
 /** A kubeconfig kubectl would refuse to load; the message names the field. */
 export class KubeconfigError extends Error {
@@ -188,7 +189,7 @@ const USER_KEYS = new Set(['client-certificate', 'client-certificate-data', 'cli
 
 const INTERACTIVE_MODES = new Set<string>(['Never', 'IfAvailable', 'Always'] satisfies ExecInteractiveMode[]);
 /** The ExecCredential versions kubectl still speaks. */
-export const EXEC_API_VERSIONS = new Set(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']);
+const EXEC_API_VERSIONS = new Set(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']);
 const LEGACY_EXEC_VERSIONS = new Set(['client.authentication.k8s.io/v1beta1', 'client.authentication.k8s.io/v1alpha1']);
 
 function readExec(f: Fields, root: string): KubeExecConfig {
@@ -224,16 +225,16 @@ function uniqueNames<T extends { name: string }>(items: T[], list: string): T[] 
 
 /** Parses kubeconfig text of a file in `root` (its folder, for relative paths). */
 export async function parseKubeconfig(text: string, root: string): Promise<KubeconfigData> {
-  if (text.replace(/^\uFEFF/, '').trim() === '') return { ...EMPTY_KUBECONFIG, clusters: [], users: [], contexts: [] };
+  if (text.replace(/^\uFEFF/, '').trim() === '') return empty();
   const yaml = commonJs(await import('yaml'));
   // go-yaml v2, as kubectl uses it: YAML 1.1 scalars, but timestamps stay strings (they only become
   // times in a time-typed field, and no kubeconfig field is one); a repeated key keeps its last value.
   const docs = yaml.parseAllDocuments(text, { version: '1.1', uniqueKeys: false, customTags: (tags) => tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp') });
   const first = Array.isArray(docs) ? docs[0] : docs;
-  if (!first) return { ...EMPTY_KUBECONFIG, clusters: [], users: [], contexts: [] };
+  if (!first) return empty();
   if (first.errors.length > 0) throw new KubeconfigError(`not valid YAML: ${first.errors[0]!.message.split('\n')[0]}`);
   const doc = first.toJS({ maxAliasCount: 1000 }) as Json;
-  if (doc === null || doc === undefined) return { ...EMPTY_KUBECONFIG, clusters: [], users: [], contexts: [] };
+  if (doc === null || doc === undefined) return empty();
   if (!isMap(doc)) throw new KubeconfigError(`the file must hold a mapping, not ${typeName(doc)}`);
   const top = new Fields(doc, 'kubeconfig');
   const clusters = top.list('clusters').map((entry): KubeCluster => {

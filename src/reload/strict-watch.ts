@@ -26,7 +26,7 @@ const TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
  * The longest event line read: a Secret is at most 1 MiB of data (etcd's default request limit is
  * 1.5 MiB), base64 makes it 4/3 of that, and the rest of the object is small.
  */
-export const MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
+const MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
 
 export function malformedEvent(ref: SecretRef, what: string): KubernetesError {
   return new KubernetesError(
