@@ -492,6 +492,11 @@ describe.skipIf(!KUBECTL && !REQUIRED)('every kubeconfig form kubectl supports: 
 
     const theirs = await observe(home, [SECRET_PATH], () => kubectl(home, env, ['get', '--raw', SECRET_PATH]));
     const ours = await observe(home, [SECRET_PATH], () => runCli(['status', '--secret', '-c', home, '--json'], { env: { ...env, HOME: join(home, 'our-home'), NO_COLOR: '1' } }));
+    // Whatever the form, no credential of it is ever printed (the proxy's password included).
+    for (const secret of ['tok-inline', 'tok-file', 'tok-exec', 'tok-impersonator', 'ppw', ctx.oidcValid, ctx.oidcExpired, ctx.cert.key.split('\n')[1]!, ctx.execCert.key.split('\n')[1]!]) {
+      expect(ours.stderr).not.toContain(secret);
+    }
+    if (theirs.proxy.length > 0) expect(ours.stderr).toMatch(/kubernetes: .* through proxy (https?|socks5):\/\/127\.0\.0\.1:\d+ \((proxy-url|HTTPS_PROXY)\)/);
 
     if ('sent' in row.expect) {
       const answered = row.expect.answered ?? 'ok';
