@@ -1,7 +1,7 @@
 // `node scripts/bench-kube-client.mjs` (after `npm run build`, on Node 26): the figures behind the
-// choice of one Kubernetes client (docs/kubernetes-client.md): RSS of an idle `watch`, wall time of
-// two commands that talk to the cluster (`status --secret`, `rotate-par-identity --dry-run`) and of
-// `watch` until its first identity, and the size of every module in dist/.
+// choice of one Kubernetes client (docs/kubernetes-client.md): RSS of an idle `watch`, wall time and
+// peak RSS of two commands that talk to the cluster (`status --secret`, `rotate-par-identity
+// --dry-run`), `watch` until its first identity, and the size of every module in dist/.
 //   BENCH_RUNS (10): runs per timing, after 2 warm-ups; the idle RSS is the median of 5.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -29,6 +29,18 @@ function wallTime(args, env) {
     if (i >= 2) samples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   return median(samples);
+}
+
+/** Peak RSS (MiB) of one run, median of 5: getrusage(RUSAGE_CHILDREN) through python3, as scripts/bench.mjs. */
+function peakRss(args, env) {
+  const script = 'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
+  const peaks = [];
+  for (let i = 0; i < 5; i++) {
+    const out = spawnSync('python3', ['-c', script, process.execPath, BIN, ...args], { env, encoding: 'utf8' }).stdout.trim().split(' ');
+    if (out[0] !== '0') throw new Error(`par-identity ${args.join(' ')} failed (${out[0]})`);
+    peaks.push(Number(out[1]) / 1024);
+  }
+  return median(peaks);
 }
 
 /** Milliseconds from spawn to the `loaded` line, and the RSS (MiB) 2 s later. */
@@ -61,8 +73,9 @@ try {
   const rotate = ['rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig];
   if (spawnSync(process.execPath, [BIN, ...rotate], { env, stdio: 'ignore' }).status !== 0) throw new Error('rotate-par-identity failed');
   const rows = [];
-  rows.push(['status --secret', `${wallTime(['status', '--secret', '-c', cluster, '--kubeconfig', kubeconfig], env).toFixed(1)} ms`]);
-  rows.push(['rotate-par-identity --dry-run', `${wallTime([...rotate, '--dry-run'], env).toFixed(1)} ms`]);
+  const status = ['status', '--secret', '-c', cluster, '--kubeconfig', kubeconfig];
+  rows.push(['status --secret', `${wallTime(status, env).toFixed(1)} ms, peak RSS ${peakRss(status, env).toFixed(1)} MiB`]);
+  rows.push(['rotate-par-identity --dry-run', `${wallTime([...rotate, '--dry-run'], env).toFixed(1)} ms, peak RSS ${peakRss([...rotate, '--dry-run'], env).toFixed(1)} MiB`]);
   const watches = [];
   for (let i = 0; i < 5; i++) watches.push(await idleWatch(['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'], env));
   rows.push(['watch: spawn → first identity loaded', `${median(watches.map((w) => w.loadedMs)).toFixed(1)} ms`]);
