@@ -314,13 +314,15 @@ export function confirmUsable(cluster: KubeCluster, user: KubeUser | undefined):
   const errors: string[] = [];
   if (!cluster.server) errors.push(`no server found for cluster "${cluster.name}"`);
   if (cluster.proxyUrl) {
+    // kubectl quotes the whole URL; its user and password are left out here (errors reach logs and --json).
+    const shown = cluster.proxyUrl.replace(/\/\/[^/@]*@/, '//…@');
     let scheme: string | undefined;
     try {
       scheme = new URL(cluster.proxyUrl).protocol;
     } catch {
-      errors.push(`invalid 'proxy-url' "${cluster.proxyUrl}" for cluster "${cluster.name}": not a URL`);
+      errors.push(`invalid 'proxy-url' "${shown}" for cluster "${cluster.name}": not a URL`);
     }
-    if (scheme && !PROXY_SCHEMES.has(scheme)) errors.push(`invalid 'proxy-url' "${cluster.proxyUrl}" for cluster "${cluster.name}": unsupported scheme "${scheme.slice(0, -1)}", must be http, https, or socks5`);
+    if (scheme && !PROXY_SCHEMES.has(scheme)) errors.push(`invalid 'proxy-url' "${shown}" for cluster "${cluster.name}": unsupported scheme "${scheme.slice(0, -1)}", must be http, https, or socks5`);
   }
   if (cluster.certificateAuthority && cluster.certificateAuthorityData) errors.push(`certificate-authority-data and certificate-authority are both specified for ${cluster.name}. certificate-authority-data will override.`);
   if ((cluster.certificateAuthority || cluster.certificateAuthorityData) && cluster.insecureSkipTlsVerify) errors.push('specifying a root certificates file with the insecure flag is not allowed');

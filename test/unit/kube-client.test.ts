@@ -73,6 +73,7 @@ describe('the kubeconfig as kubectl reads it', () => {
     expect(confirmUsable(cluster(), user({ token: 't' }))).toEqual([]);
     expect(confirmUsable(cluster({ proxyUrl: 'socks4://p:1' }), undefined)[0]).toContain('unsupported scheme "socks4"');
     expect(confirmUsable(cluster({ proxyUrl: 'not a url' }), undefined)[0]).toContain("invalid 'proxy-url'");
+    expect(confirmUsable(cluster({ proxyUrl: 'ftp://user:s3cret@p:1' }), undefined)).toEqual(['invalid \'proxy-url\' "ftp://…@p:1" for cluster "c": unsupported scheme "ftp", must be http, https, or socks5']);
     expect(confirmUsable(cluster(), user({ exec: { command: 'x', args: [], env: [{ name: '', value: 'v' }], apiVersion: 'client.authentication.k8s.io/v1', installHint: '', provideClusterInfo: false, interactiveMode: 'Sometimes' } }))).toEqual([
       'env variable name must be specified for u to use exec authentication plugin',
       'invalid interactiveMode for u: "Sometimes"',
