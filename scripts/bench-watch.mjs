@@ -20,7 +20,7 @@ const BIN = join(ROOT, 'bin', 'par-identity.js');
 
 const out = await bundleSources('bench-watch', {
   reload: 'reload/index.ts',
-  kube: 'kube/index.ts',
+  kube: 'kube/cluster-connection.ts',
   kubeconfig: 'kube/kubeconfig.ts',
   'kube-emulator': 'emulators/kube/index.ts',
   identity: 'identity/index.ts',
