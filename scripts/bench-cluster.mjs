@@ -84,9 +84,11 @@ const mib = (kb) => kb / 1024;
 const pick = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 
 /** Runs a command to its end, collecting its output; never throws for a non-zero exit. */
-function run(cmd, args, { stdin, timeoutMs = 120_000 } = {}) {
+/** `group`: the child leads a process group of its own, and a stop ends the whole group (a build's compilers too). */
+function run(cmd, args, { stdin, timeoutMs = 120_000, group = false } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: group });
+    child.group = group;
     children.add(child);
     let stdout = '';
     let stderr = '';
@@ -96,7 +98,7 @@ function run(cmd, args, { stdin, timeoutMs = 120_000 } = {}) {
     child.stderr.on('data', (d) => {
       stderr += d;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => kill(child), timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -105,6 +107,16 @@ function run(cmd, args, { stdin, timeoutMs = 120_000 } = {}) {
     });
     child.stdin.end(stdin ?? '');
   });
+}
+
+/** SIGKILL to a child (and its group when it has one), once and by its pid only. */
+function kill(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(child.group ? -child.pid : child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 const kubectl = (args, opts) => run('kubectl', [`--kubeconfig=${ADMIN}`, ...args], opts);
@@ -116,7 +128,10 @@ async function kubectlOk(args, opts) {
 const create = (...objects) => kubectlOk(['create', '-f', '-'], { stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
 const getJson = async (args) => JSON.parse(await kubectlOk(['get', ...args, '-o', 'json']));
 
-/** Polls `check` (every `everyMs`) until it returns a truthy value; throws after `timeoutMs`. */
+/** An error `eventually` does not retry: the thing waited for cannot happen any more. */
+class Fatal extends Error {}
+
+/** Polls `check` (every `everyMs`) until it returns a truthy value; throws after `timeoutMs` or on a Fatal. */
 async function eventually(check, what, timeoutMs, everyMs = 250) {
   const end = Date.now() + timeoutMs;
   let last;
@@ -125,6 +140,7 @@ async function eventually(check, what, timeoutMs, everyMs = 250) {
       const v = await check();
       if (v) return v;
     } catch (err) {
+      if (err instanceof Fatal) throw err;
       last = err;
     }
     if (Date.now() > end) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? `: ${last.message}` : ''}`);
@@ -181,7 +197,7 @@ let cleanedUp = false;
 function cleanupSync() {
   if (cleanedUp) return;
   cleanedUp = true;
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of children) kill(child);
   if (controlPlaneStarted) {
     log('stopping the control plane');
     spawnSync('bash', [CP_SCRIPT, 'stop'], { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 });
@@ -204,9 +220,11 @@ async function startControlPlane() {
   if (running.length) throw new Error(`a control plane already runs in ${CP_DIR} (${running.join(', ')}): stop it first with PAR_CONTROL_PLANE_DIR=${CP_DIR} ${CP_SCRIPT} stop`);
   controlPlaneStarted = true; // from here on, stop it whatever happens (stop is by pid file, idempotent)
   const t0 = performance.now();
-  const r = await run('bash', [CP_SCRIPT, 'start'], { timeoutMs: 600_000 });
+  // Builds first when the pinned versions changed (scripts/control-plane/build.sh): minutes, then.
+  const r = await run('bash', [CP_SCRIPT, 'start'], { timeoutMs: 1_800_000, group: true });
   const wallMs = performance.now() - t0;
   if (r.code !== 0) throw new Error(`control-plane.sh start exited ${r.code}:\n${r.stderr}`);
+  if (/building/.test(r.stderr)) log('control-plane.sh start built the binaries first (the pinned versions changed)');
   const readyMs = Number(/ready in (\d+) ms/.exec(r.stderr)?.[1] ?? Number.NaN);
   return { readyMs, wallMs };
 }
@@ -414,9 +432,17 @@ async function daemonSetPhase(kc) {
     for (const [method, restart] of Object.entries(methods)) {
       const coverage = await watchCoverage(kc, DS_NS, `app=${DS_NAME}`, nodes);
       log(`round ${round + 1}: ${method} restart of daemonset/${DS_NAME}`);
+      const cp = Object.fromEntries(COMPONENTS.map((c) => [c, pidOf(c)]));
+      const cpuNow = () => ({ machine: machineCpu(), controlPlane: COMPONENTS.reduce((a, c) => a + cpuSeconds(cp[c]), 0), bench: cpuSeconds(process.pid) });
+      const cpu0 = cpuNow();
       const t0 = performance.now();
       const extra = await restart();
       const wallMs = performance.now() - t0;
+      const cpu1 = cpuNow();
+      const machineCpuSeconds = (cpu1.machine.busy - cpu0.machine.busy) / CLK_TCK;
+      const controlPlaneCpuSeconds = cpu1.controlPlane - cpu0.controlPlane;
+      // The restarting command's own CPU (kubectl or par-identity) is in neither: it is part of "rest".
+      const cpu = { machineCpuSeconds, controlPlaneCpuSeconds, restCpuSeconds: Math.max(0, machineCpuSeconds - controlPlaneCpuSeconds - (cpu1.bench - cpu0.bench)) };
       // The rollout's end as the command reports it; then everything must be at rest again (and a
       // node still uncovered meanwhile counts until it is covered) before the next measurement.
       const ds = await eventually(() => daemonSetSettled(nodes), `daemonset/${DS_NAME} to settle after the ${method} restart`, settleTimeoutMs, 250);
@@ -424,7 +450,7 @@ async function daemonSetPhase(kc) {
       if (cov.initiallyUncovered) throw new Error(`${cov.initiallyUncovered} node(s) had no Ready Pod before the ${method} restart started`);
       const st = ds.spec.updateStrategy;
       if (st?.type !== STRATEGY.type || st.rollingUpdate?.maxUnavailable !== 1 || st.rollingUpdate?.maxSurge !== 0) throw new Error(`the DaemonSet's strategy is ${JSON.stringify(ds.spec.updateStrategy)} after the ${method} restart`);
-      runs.push({ round: round + 1, method, wallMs, ...cov, ...extra });
+      runs.push({ round: round + 1, method, wallMs, ...cov, ...extra, cpu });
       log(`${method}: ${(wallMs / 1000).toFixed(1)} s, ${cov.nodeSecondsUncovered.toFixed(1)} node-seconds uncovered (${cov.nodesEverUncovered} nodes)`);
       await sleep(2000); // a quiet moment between measurements
     }
@@ -441,7 +467,8 @@ async function daemonSetPhase(kc) {
 // ---------------------------------------------------------------------------------------- 2. watch phase
 
 /** One `par-identity watch` process: its JSON lines with their arrival times here. */
-function startWatcher(i, kubeconfig, cfgDir, outDir) {
+async function startWatcher(i, kubeconfig, cfgDir, outDir) {
+  await mkdir(join(outDir, `watcher-${i}`), { mode: 0o700 });
   const output = join(outDir, `watcher-${i}`, 'identity.json');
   const args = [BIN, 'watch', '-c', cfgDir, '--kubeconfig', kubeconfig, '-n', WATCH_NS, '--output', output, '--json'];
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -518,14 +545,14 @@ async function watchPhase(kc) {
   const t = performance.now();
   const watchers = [];
   for (let i = 0; i < WATCHERS; i++) {
-    watchers.push(startWatcher(i, kubeconfig, cfgDir, outDir).w);
+    watchers.push((await startWatcher(i, kubeconfig, cfgDir, outDir)).w);
     await sleep(10); // a slight stagger: 100 Node.js start-ups at once only queue on 2 cores
   }
   const startTimeoutMs = Math.max(60_000, WATCHERS * 1_000);
   await eventually(
     () => {
       const dead = watchers.find((w) => w.child.exitCode !== null);
-      if (dead) throw new Error(`watcher ${dead.i} exited ${dead.child.exitCode}: ${dead.stderr}`);
+      if (dead) throw new Fatal(`watcher ${dead.i} exited ${dead.child.exitCode}: ${dead.stderr}`);
       return watchers.every((w) => w.written.has(first.fingerprint));
     },
     `${WATCHERS} watchers to write the first identity`,
@@ -542,12 +569,14 @@ async function watchPhase(kc) {
 
   // Changes: time from the update's response to each watcher's `written` event for that identity.
   const api = kc.makeApiClient(k8s.CoreV1Api);
-  const cpPids = { apiserver: pidOf('apiserver'), etcd: pidOf('etcd') };
+  const cpPids = Object.fromEntries(COMPONENTS.map((c) => [c, pidOf(c)]));
   const cpuOf = () => ({
     machine: machineCpu(),
     apiserver: cpuSeconds(cpPids.apiserver),
     etcd: cpuSeconds(cpPids.etcd),
+    controlPlane: COMPONENTS.reduce((a, c) => a + cpuSeconds(cpPids[c]), 0),
     watchers: watchers.reduce((a, w) => a + cpuSeconds(w.child.pid), 0),
+    bench: cpuSeconds(process.pid),
     at: performance.now(),
   });
   for (const w of watchers) w.mark = w.events.length;
@@ -555,40 +584,65 @@ async function watchPhase(kc) {
   const sampler = setInterval(() => loads.push(loadavg1()), 500);
   const cpu0 = cpuOf();
   const latencies = [];
+  const fromSent = [];
   const perChange = [];
   let missed = 0;
   for (let c = 0; c < CHANGES; c++) {
     const next = identity();
     const current = await api.readNamespacedSecret({ name: SECRET, namespace: WATCH_NS });
+    const before = cpuOf();
     const sent = performance.now();
     await api.replaceNamespacedSecret({ name: SECRET, namespace: WATCH_NS, body: { ...current, data: next.data } });
     const t0 = performance.now();
     await eventually(() => watchers.every((w) => w.written.has(next.fingerprint)), `change ${c + 1} to be written by every watcher`, 60_000, 5).catch((err) => log(err.message));
+    const after = cpuOf();
     const these = [];
     for (const w of watchers) {
       const at = w.written.get(next.fingerprint);
       if (at === undefined) missed++;
-      else these.push(at - t0);
+      else {
+        these.push(at - t0);
+        fromSent.push(at - sent);
+      }
     }
     these.sort((a, b) => a - b);
     latencies.push(...these);
-    perChange.push({ change: c + 1, requestMs: t0 - sent, written: these.length, p50Ms: pick(these, 0.5), maxMs: these.at(-1) });
-    log(`change ${c + 1}: ${these.length}/${WATCHERS} written, p50 ${pick(these, 0.5)?.toFixed(1)} ms, max ${these.at(-1)?.toFixed(1)} ms`);
+    perChange.push({
+      change: c + 1,
+      // The update's own round trip: a watcher may have its event before this response arrives here.
+      requestMs: t0 - sent,
+      written: these.length,
+      p50Ms: pick(these, 0.5),
+      maxMs: these.at(-1),
+      machineBusyPercent: (100 * (after.machine.busy - before.machine.busy)) / (after.machine.total - before.machine.total),
+      watchersCpuSeconds: after.watchers - before.watchers,
+      controlPlaneCpuSeconds: after.controlPlane - before.controlPlane,
+    });
+    const pc = perChange.at(-1);
+    log(`change ${c + 1}: ${these.length}/${WATCHERS} written, p50 ${pick(these, 0.5)?.toFixed(1)} ms, max ${these.at(-1)?.toFixed(1)} ms; update ${pc.requestMs.toFixed(0)} ms; machine ${pc.machineBusyPercent.toFixed(0)}% busy, watchers ${pc.watchersCpuSeconds.toFixed(2)} CPU-s`);
     await sleep(1000);
   }
   const cpu1 = cpuOf();
   clearInterval(sampler);
   loads.push(loadavg1());
   latencies.sort((a, b) => a - b);
+  fromSent.sort((a, b) => a - b);
   const reloadEvents = countEvents(watchers);
   const seconds = (cpu1.at - cpu0.at) / 1000;
+  const machineBusySeconds = (cpu1.machine.busy - cpu0.machine.busy) / CLK_TCK;
+  const ours = cpu1.controlPlane - cpu0.controlPlane + (cpu1.watchers - cpu0.watchers) + (cpu1.bench - cpu0.bench);
   const cpu = {
     windowSeconds: seconds,
     machineBusyPercentOfAllCores: (100 * (cpu1.machine.busy - cpu0.machine.busy)) / (cpu1.machine.total - cpu0.machine.total),
     cores: cpus().length,
+    machineBusyCpuSeconds: machineBusySeconds,
     apiserverCpuSeconds: cpu1.apiserver - cpu0.apiserver,
     etcdCpuSeconds: cpu1.etcd - cpu0.etcd,
+    controlPlaneCpuSeconds: cpu1.controlPlane - cpu0.controlPlane,
     watchersCpuSeconds: cpu1.watchers - cpu0.watchers,
+    benchProcessCpuSeconds: cpu1.bench - cpu0.bench,
+    // What the machine did besides this bench (other users of the same cores, the kernel).
+    otherCpuSeconds: Math.max(0, machineBusySeconds - ours),
     loadavg1Max: Math.max(...loads),
     loadavg1Samples: loads,
   };
@@ -608,7 +662,10 @@ async function watchPhase(kc) {
     const d = s.value - (beforeBy.get(key(s)) ?? 0);
     if (d) delta[key(s)] = d;
   }
-  const idleRequests = Object.values(delta).reduce((a, b) => a + b, 0);
+  // The watchers' requests are namespace-scoped (/api/v1/namespaces/NS/secrets); cluster-scoped ones are
+  // the controllers' informers (a watch that times out and is reopened), counted apart.
+  const idleRequests = Object.entries(delta).reduce((a, [k, v]) => a + (k.split(' ')[1] === 'namespace' ? v : 0), 0);
+  const otherRequests = Object.entries(delta).reduce((a, [k, v]) => a + (k.split(' ')[1] === 'namespace' ? 0 : v), 0);
   const rss = watchers.map((w) => mib(rssKb(w.child.pid))).sort((a, b) => a - b);
   const alive = watchers.filter((w) => w.child.exitCode === null).length;
 
@@ -623,6 +680,7 @@ async function watchPhase(kc) {
     allFirstWrittenMs: allWrittenMs,
     watchesOpen,
     latency: { samples: latencies.length, p50Ms: pick(latencies, 0.5), p99Ms: pick(latencies, 0.99), maxMs: latencies.at(-1), minMs: latencies[0] },
+    latencyFromRequestSent: { p50Ms: pick(fromSent, 0.5), p99Ms: pick(fromSent, 0.99), maxMs: fromSent.at(-1) },
     perChange,
     failedApplies: applyErrors + missed,
     missedWrites: missed,
@@ -631,6 +689,9 @@ async function watchPhase(kc) {
     idle: {
       seconds: IDLE_SECONDS,
       secretsRequests: idleRequests,
+      otherSecretsRequests: otherRequests,
+      // The counters' sum when the window opened: non-zero shows the series were found at all.
+      secretsRequestsCountedBefore: before.reduce((a, x) => a + x.value, 0),
       requestsPerReplica: idleRequests / WATCHERS,
       byVerbScopeCode: delta,
       clientEvents: idleEvents,
@@ -669,6 +730,8 @@ function report(summary) {
       rows.push([`node-seconds without a Ready Pod${tag}`, native.nodeSecondsUncovered.toFixed(1), par.nodeSecondsUncovered.toFixed(1), '0 for par-identity']);
       rows.push([`nodes ever without a Ready Pod${tag}`, `${native.nodesEverUncovered} / ${ds.nodes}`, `${par.nodesEverUncovered} / ${ds.nodes}`, '']);
       rows.push([`most nodes uncovered at once${tag}`, native.mostUncoveredAtOnce, par.mostUncoveredAtOnce, '']);
+      const cpuCell = (r) => `${((100 * r.cpu.machineCpuSeconds) / (r.wallMs / 1000) / cpus().length).toFixed(0)}% busy: control plane ${r.cpu.controlPlaneCpuSeconds.toFixed(0)} CPU-s, rest ${r.cpu.restCpuSeconds.toFixed(0)} CPU-s`;
+      rows.push([`machine CPU meanwhile${tag}`, cpuCell(native), cpuCell(par), '']);
     }
     lines.push(table(['figure', 'native: kubectl rollout restart + status', 'par-identity rollout --surge', 'goal'], rows));
   }
@@ -683,9 +746,10 @@ function report(summary) {
         [
           ['start-up: all wrote the first identity', `${(w.allFirstWrittenMs / 1000).toFixed(1)} s; ${w.watchesOpen} watches open on the apiserver`, ''],
           [`Secret update response → written (${w.watchers} × ${w.changes} = ${l.samples} samples)`, `p50 ${l.p50Ms?.toFixed(1)} ms, p99 ${l.p99Ms?.toFixed(1)} ms, max ${l.maxMs?.toFixed(1)} ms`, 'p99 ≤ 250 ms'],
+          ['the same from the update request sent', `p50 ${w.latencyFromRequestSent.p50Ms?.toFixed(1)} ms, p99 ${w.latencyFromRequestSent.p99Ms?.toFixed(1)} ms (update round trip ${w.perChange.map((x) => x.requestMs.toFixed(0)).join(', ')} ms)`, ''],
           ['failed applies (apply-error, rejected, never written)', `${w.failedApplies}`, '0'],
-          [`CPU over the reload phase (${c.windowSeconds.toFixed(1)} s)`, `machine ${c.machineBusyPercentOfAllCores.toFixed(0)}% of ${c.cores} cores; apiserver ${c.apiserverCpuSeconds.toFixed(2)} s, etcd ${c.etcdCpuSeconds.toFixed(2)} s, watchers ${c.watchersCpuSeconds.toFixed(2)} s CPU; loadavg(1m) max ${c.loadavg1Max.toFixed(2)}`, ''],
-          [`requests per replica while idle (${w.idle.seconds} s, apiserver_request_total secrets)`, `${w.idle.requestsPerReplica.toFixed(2)} (${w.idle.secretsRequests} in all${w.idle.secretsRequests ? `: ${Object.entries(w.idle.byVerbScopeCode).map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''}); ${w.idle.watchesStillOpen} watches still open`, '0 beyond the open watch'],
+          [`CPU over the reload phase (${c.windowSeconds.toFixed(1)} s)`, `machine ${c.machineBusyPercentOfAllCores.toFixed(0)}% busy of ${c.cores} cores (${c.machineBusyCpuSeconds.toFixed(1)} CPU-s): apiserver ${c.apiserverCpuSeconds.toFixed(2)} s, etcd ${c.etcdCpuSeconds.toFixed(2)} s, whole control plane ${c.controlPlaneCpuSeconds.toFixed(2)} s, watchers ${c.watchersCpuSeconds.toFixed(2)} s, this script ${c.benchProcessCpuSeconds.toFixed(2)} s, rest of the machine ${c.otherCpuSeconds.toFixed(2)} s; loadavg(1m) max ${c.loadavg1Max.toFixed(2)}`, ''],
+          [`requests per replica while idle (${w.idle.seconds} s, apiserver_request_total secrets)`, `${w.idle.requestsPerReplica.toFixed(2)} (${w.idle.secretsRequests} namespace-scoped in all; cluster-scoped, the controllers': ${w.idle.otherSecretsRequests}${Object.keys(w.idle.byVerbScopeCode).length ? ` — ${Object.entries(w.idle.byVerbScopeCode).map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''}); ${w.idle.watchesStillOpen} watches still open`, '0 beyond the open watch'],
           ['RSS of one idle watcher (VmRSS)', `${w.idle.rssMiB.first.toFixed(1)} MiB (all ${w.watchers}: median ${w.idle.rssMiB.median.toFixed(1)}, ${w.idle.rssMiB.min.toFixed(1)}–${w.idle.rssMiB.max.toFixed(1)} MiB)`, ''],
         ],
       ),

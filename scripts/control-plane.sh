@@ -8,6 +8,9 @@
 #   scripts/control-plane.sh kubeconfig   print the admin kubeconfig's path
 #   scripts/control-plane.sh env          print the shell lines the tests read (PATH, KUBECONFIG, ...)
 #   scripts/control-plane.sh restart-apiserver   stop and start the apiserver alone (etcd keeps the state)
+#   scripts/control-plane.sh add-nodes PREFIX COUNT [CPU] [MEMORY] [PODS]
+#                                         COUNT kwok Nodes PREFIX-0.. with that status.allocatable
+#                                         (default 4, 8Gi, 110), labelled par-test-pool=PREFIX; waits Ready
 #   scripts/control-plane.sh build        build (or reuse) the binaries only
 #
 # PAR_CONTROL_PLANE_DIR (default .tmp/control-plane) holds certificates, data, logs and pids.
@@ -176,7 +179,7 @@ cmd_start() {
     --authentication-kubeconfig="$dir/scheduler.kubeconfig" --authorization-kubeconfig="$dir/scheduler.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$sched_port" --leader-elect=false
 
-  sed "s/@POD_READY_MS@/$pod_ready_ms/" "$root/test/control-plane/kwok-stages.yaml" >"$dir/kwok.yaml"
+  sed "s/2000 # POD_READY_MS/$pod_ready_ms/" "$root/test/control-plane/kwok-stages.yaml" >"$dir/kwok.yaml"
   launch kwok "$bin/kwok" --config="$dir/kwok.yaml" --kubeconfig="$dir/kwok.kubeconfig" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 --cidr=10.244.0.0/16 --node-ip=10.240.0.1 \
@@ -196,6 +199,20 @@ cmd_start() {
 # kwok answers /healthz on its server address once its controllers run.
 healthz_kwok() { curl -sf "http://127.0.0.1:$1/healthz"; }
 
+# Nodes for kwok: the annotation is what kwok manages (--manage-nodes-with-annotation-selector); the
+# allocatable given here is what the scheduler fits Pods into (kwok keeps it when it makes the Node Ready).
+cmd_add_nodes() {
+  local prefix=${1:?prefix} count=${2:?count} cpu=${3:-4} memory=${4:-8Gi} pods=${5:-110} i
+  [ -f "$dir/admin.kubeconfig" ] || die "not started (no $dir/admin.kubeconfig)"
+  local k="$bin/kubectl --kubeconfig=$dir/admin.kubeconfig"
+  for ((i = 0; i < count; i++)); do
+    printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s-%d","annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},"labels":{"kubernetes.io/hostname":"%s-%d","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","type":"kwok","par-test-pool":"%s"}},"status":{"allocatable":{"cpu":"%s","memory":"%s","pods":"%s"},"capacity":{"cpu":"%s","memory":"%s","pods":"%s"}}}\n' \
+      "$prefix" "$i" "$prefix" "$i" "$prefix" "$cpu" "$memory" "$pods" "$cpu" "$memory" "$pods"
+  done | $k create -f - >/dev/null
+  $k wait --for=condition=Ready --timeout=120s node -l "par-test-pool=$prefix" >/dev/null
+  log "$count Nodes $prefix-0..$((count - 1)) Ready (cpu $cpu, memory $memory, pods $pods)"
+}
+
 cmd_stop() {
   local name
   for name in kwok scheduler controller-manager apiserver etcd; do stop_one "$name"; done
@@ -213,5 +230,6 @@ case "${1:-}" in
     ;;
   restart-apiserver) stop_one apiserver; start_apiserver ;;
   build) "$root/scripts/control-plane/build.sh" ;;
-  *) echo "usage: $0 start|stop|kubeconfig|env|restart-apiserver|build" >&2; exit 2 ;;
+  add-nodes) shift; cmd_add_nodes "$@" ;;
+  *) echo "usage: $0 start|stop|kubeconfig|env|restart-apiserver|add-nodes|build" >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@ export const FAILPOINTS = {
   swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
   sweep: ['sweep-after-keep'],
   secret: ['after-secret-read'],
+  rollout: ['rollout-before-patch'],
 } as const;
 
 export type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];

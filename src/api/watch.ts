@@ -174,7 +174,7 @@ export async function startWatch(o: WatchIdentityOptions): Promise<IdentityWatch
       relists: watch.metrics.relists,
       lastActivityMs: watch.metrics.lastActivityMs,
     }),
-    metricsText: () => watch.metrics.render(Date.now()),
+    metricsText: () => watch.metrics.render(systemClock.now()),
     stop: () => stop('stop'),
     close: () => stop('stop'),
     async [Symbol.asyncDispose]() {

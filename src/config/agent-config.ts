@@ -1,13 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { commonJs } from '../lazy-module.js';
+import { sanitizeServerString } from '../sanitize.js';
+import { castToBool, castToString } from './agent-values.js';
+import { decodeYamlBytes, readAgentYaml } from './agent-yaml.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
-import { parseSimpleYaml } from './simple-yaml.js';
-import { findDuplicateKey } from './yaml-keys.js';
 
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
-// over it, then DD_* environment variables over both, then the defaults of protocol §9.
+// over it, then DD_* environment variables over both, then the defaults of protocol §9. Files are
+// read by agent-yaml.ts (yaml.v2's YAML 1.1), values converted by agent-values.ts (spf13/cast):
+// docs/config-yaml.md.
 
 export type ConfigValue = string | boolean | number | Record<string, unknown> | unknown[] | null;
 
@@ -55,72 +57,48 @@ async function findMainFile(cfgPath: string, fileNames: string[]): Promise<strin
   return undefined;
 }
 
-/** At most this many alias expansions per document: a "billion laughs" file is refused, not expanded. */
-export const MAX_YAML_ALIASES = 100;
-
 async function parseYamlFile(path: string): Promise<Tree> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (err) {
     throw new ConfigError('CONFIG_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, 'Check the path given with -c/-E and its permissions.', { file: path });
   }
-  // Most agent configs are plain block mappings: read those in one pass; anything else, and every
-  // error, goes through the yaml library below.
-  const simple = parseSimpleYaml(text);
-  if (simple !== undefined) return simple ?? {};
-  return parseWithLibrary(path, text);
+  return readAgentYaml(path, decodeYamlBytes(path, bytes));
 }
 
-async function parseWithLibrary(path: string, text: string): Promise<Tree> {
-  const yaml = commonJs(await import('yaml'));
-  const { LineCounter, parseDocument } = yaml;
-  // Without prettyErrors the errors carry no linePos: a LineCounter maps the offset to a line.
-  const lineCounter = new LineCounter();
-  const yamlError = (message: string, line: number | undefined) =>
-    new ConfigError('CONFIG_YAML', `${path}${line ? `:${line}` : ''}: invalid YAML: ${message}`, 'Fix the YAML at that line (the agent would refuse it too), then run again.', { file: path, line });
-  // uniqueKeys is checked by findDuplicateKey in linear time (the library's own check is quadratic).
-  const doc = parseDocument(text, { prettyErrors: false, lineCounter, uniqueKeys: false });
-  const first = doc.errors[0];
-  if (first) throw yamlError(first.message.split('\n')[0]!, first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line);
-  const duplicate = findDuplicateKey(doc.contents, yaml).duplicateAt;
-  if (duplicate !== undefined) throw yamlError('Map keys must be unique', lineCounter.linePos(duplicate).line);
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as unknown;
-  } catch (err) {
-    // The library signals an alias bomb (and an alias to an undefined anchor) with a ReferenceError.
-    if (!(err instanceof ReferenceError)) throw err;
-    throw new ConfigError(
-      'CONFIG_YAML_ALIASES',
-      `${path}: invalid YAML: ${/Excessive alias count/.test(err.message) ? `aliases expand beyond ${MAX_YAML_ALIASES} nodes (a YAML "billion laughs" document)` : err.message.split('\n')[0]}`,
-      'The file was not loaded. An agent config needs no deeply nested aliases: write the values out, then run again.',
-      { file: path },
-    );
+/** Each mapping's keys lower-cased, built the first time a key is not found as written. */
+const lowerCased = new WeakMap<Tree, Map<string, unknown>>();
+
+/** A child of a mapping as the agent finds it: it lower-cases every key it loads (loadYamlInto). */
+function childOf(node: Tree, part: string): unknown {
+  if (Object.hasOwn(node, part)) return node[part];
+  let index = lowerCased.get(node);
+  if (!index) {
+    index = new Map();
+    // Two keys differing only in case: the agent keeps whichever its map iteration visits last (no
+    // fixed order); here the first written wins.
+    for (const key of Object.keys(node)) if (!index.has(key.toLowerCase())) index.set(key.toLowerCase(), node[key]);
+    lowerCased.set(node, index);
   }
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new ConfigError('CONFIG_YAML', `${path}: the top level is not a mapping`, 'An agent config file is a YAML mapping of keys.', { file: path });
-  }
-  return value as Tree;
+  return index.get(part);
 }
 
-function lookup(tree: Tree, key: string): unknown {
-  let node: unknown = tree;
-  for (const part of key.split('.')) {
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
-    node = (node as Tree)[part];
+/**
+ * The value at a dotted key. The agent lower-cases keys and splits a key holding dots into nested
+ * maps (read_config_file.go, loadYamlInto), so `Private_Action_Runner:` and a flat
+ * `private_action_runner.enabled: true` are found too.
+ */
+function lookup(node: unknown, parts: string[]): unknown {
+  if (parts.length === 0) return node;
+  if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
+  for (let take = 1; take <= parts.length; take++) {
+    const child = childOf(node as Tree, parts.slice(0, take).join('.'));
+    if (child === undefined) continue;
+    const found = lookup(child, parts.slice(take));
+    if (found !== undefined) return found;
   }
-  return node;
-}
-
-function parseBool(raw: unknown, where: string): boolean {
-  if (typeof raw === 'boolean') return raw;
-  if (typeof raw === 'number') return raw !== 0;
-  const text = String(raw).trim().toLowerCase();
-  if (['1', 't', 'true', 'yes', 'on'].includes(text)) return true;
-  if (['0', 'f', 'false', 'no', 'off', ''].includes(text)) return false;
-  throw new ConfigError('CONFIG_VALUE', `${where} is ${JSON.stringify(raw)}, expected true or false`, 'Set it to true or false.');
+  return undefined;
 }
 
 function parseEnvMap(raw: string, name: string): Record<string, unknown> {
@@ -154,7 +132,7 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
       if (raw !== undefined && raw !== '') return { value: raw, source: `env ${name}` };
     }
     for (let i = layers.length - 1; i >= 0; i--) {
-      const value = lookup(layers[i]!.tree, key);
+      const value = lookup(layers[i]!.tree, key.toLowerCase().split('.'));
       if (value !== undefined && value !== null) return { value, source: layers[i]!.file };
     }
     return { value: known.get(key)?.default, source: 'default' };
@@ -165,19 +143,15 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
     files: layers.map((l) => l.file),
     get: (key) => resolve(key).value as ConfigValue | undefined,
     getString(key) {
-      const { value } = resolve(key);
-      if (value === undefined || value === null) return undefined;
-      const text = String(value).trim();
+      // Blank is unset here, as every caller wants; the agent's GetString would give the blank text.
+      const text = castToString(resolve(key).value).value.trim();
       return text === '' ? undefined : text;
     },
-    getBool(key) {
-      const { value, source } = resolve(key);
-      return parseBool(value ?? false, `${key} (from ${source})`);
-    },
+    getBool: (key) => castToBool(resolve(key).value).value,
     getStringMap(key) {
       const { value, source } = resolve(key);
       const map = typeof value === 'string' ? parseEnvMap(value, source) : ((value ?? {}) as Record<string, unknown>);
-      return Object.fromEntries(Object.entries(map).map(([k, v]) => [k, String(v)]));
+      return Object.fromEntries(Object.entries(map).map(([k, v]) => [k, castToString(v).value]));
     },
     sourceOf: (key) => resolve(key).source,
   };
@@ -185,9 +159,12 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
 
 export function requireRunnerEnabled(config: AgentConfig): void {
   if (!config.getBool('private_action_runner.enabled')) {
+    const raw = config.get('private_action_runner.enabled');
+    // "yes" in quotes, or in DD_*, is a string the agent's GetBool cannot parse: say what was read.
+    const read = typeof raw === 'boolean' || raw === undefined || raw === null ? 'false' : `${sanitizeServerString(JSON.stringify(raw), 80)}, which the agent reads as false`;
     throw new ConfigError(
       'RUNNER_DISABLED',
-      `private_action_runner.enabled is false (from ${config.sourceOf('private_action_runner.enabled')})`,
+      `private_action_runner.enabled is ${read} (from ${config.sourceOf('private_action_runner.enabled')})`,
       'Rotation is refused for a runner that is not enabled: set private_action_runner.enabled: true in the agent config (or DD_PRIVATE_ACTION_RUNNER_ENABLED=true), then run again.',
     );
   }

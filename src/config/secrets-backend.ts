@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { ConfigError, type ErrorCode } from '../errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import type { AgentConfig } from './agent-config.js';
 
 // The agent's secrets backend (comp/core/secrets, protocol §9b): ENC[handle] values are resolved by
@@ -199,7 +200,7 @@ export async function resolveSecretHandles(handles: string[], settings: SecretBa
     }
     if (typeof error === 'string' && error !== '') {
       // The backend's own error text is its message, not a secret; still shown only as its length-bounded first line.
-      const said = error.split('\n')[0]!.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200);
+      const said = sanitizeServerString(error.split('\n')[0], 200);
       fail('SECRET_UNRESOLVED', `an error occurred while resolving '${handle}' (${where}): ${said}`, [handle], 'Fix what the backend reports, then run again.');
     }
     let resolved = typeof value === 'string' ? value : '';

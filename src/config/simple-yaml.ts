@@ -1,38 +1,21 @@
-// A fast path for the YAML an agent config is nearly always written in: block mappings and block
-// sequences of one-line scalars, with comments. Loading the yaml library and building its document
-// model costs about 100 ms and 40 MB before the first key is read, and 0.7 s for a 50 000-key file;
-// this reads such a file in one pass over its lines, allocating only the result.
+// The fast path of the agent YAML reader (agent-yaml.ts) for what an agent config is nearly always
+// written in: block mappings and block sequences of one-line scalars, with comments. Loading the yaml
+// library and building its document model costs about 100 ms and 40 MB before the first key is read,
+// and 0.7 s for a 50 000-key file; this reads such a file in one pass over its lines, allocating only
+// the result.
 //
 // It is an accelerator, never a second dialect: the moment a line steps outside the subset (anchors,
-// tags, flow collections, block scalars, multi-line or escaped scalars, tabs, directives, duplicate
-// keys, anything odd) it returns undefined and the caller parses the whole file with the library,
-// which also produces the precise error. Scalars resolve with the library's YAML 1.2 core schema, and
-// a differential test checks both give the same tree.
+// tags, flow collections, block scalars, multi-line or escaped scalars, tabs, directives, repeated
+// keys, anything odd) it returns undefined and the caller reads the whole file by the library path,
+// which also produces the precise error. Scalars resolve with yaml-scalar.ts, the rules both paths
+// share, and a differential test checks both give the same tree.
+
+import { resolvePlainScalar } from './yaml-scalar.js';
 
 type Tree = Record<string, unknown>;
 
 /** Returned by a scalar reader when the text is outside the subset. */
 const OUTSIDE = Symbol('outside');
-
-const NON_STRING_START = new Set('~nNtTfF0123456789+-.');
-
-/** The yaml library's core schema (tag order as in its schema/core), for plain scalars. */
-export function resolvePlainScalar(text: string): unknown {
-  // Every non-string form starts with one of these: most keys and values are settled by one lookup.
-  if (text !== '' && !NON_STRING_START.has(text[0]!)) return text;
-  if (/^(?:~|[Nn]ull|NULL)?$/.test(text)) return null;
-  if (/^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/.test(text)) return text[0] === 't' || text[0] === 'T';
-  if (/^0o[0-7]+$/.test(text)) return Number.parseInt(text.slice(2), 8);
-  if (/^[-+]?[0-9]+$/.test(text)) return Number.parseInt(text, 10);
-  if (/^0x[0-9a-fA-F]+$/.test(text)) return Number.parseInt(text.slice(2), 16);
-  if (/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/.test(text)) {
-    if (text.slice(-3).toLowerCase() === 'nan') return Number.NaN;
-    return text[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-  }
-  if (/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/.test(text)) return Number.parseFloat(text);
-  if (/^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/.test(text)) return Number.parseFloat(text);
-  return text;
-}
 
 /** What may follow a closing quote or a plain scalar: spaces, then a comment or nothing. */
 const TRAILER = /^ *(?:#.*)?$/;

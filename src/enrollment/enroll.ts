@@ -3,7 +3,8 @@ import { classifyStatus } from './classify-status.js';
 import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-request.js';
 import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
 import type { NetworkSettings } from '../config/network-settings.js';
-import { type HttpResponse, ResponseTooLargeError, describeNetworkError, exchange } from './http-exchange.js';
+import { ResponseTooLargeError } from '../http-body.js';
+import { type HttpResponse, describeNetworkError, exchange } from './http-exchange.js';
 import { type Attempt, type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
 import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 

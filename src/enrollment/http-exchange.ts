@@ -1,6 +1,7 @@
 import { type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { DEFAULT_NETWORK, type NetworkSettings, type ProxyTarget } from '../config/network-settings.js';
+import { ResponseTooLargeError, readBoundedBody } from '../http-body.js';
 import { proxyFor } from './proxy-choice.js';
 
 // One HTTP exchange over node:http/https (no undici: its import alone cost ~70 ms of a rotation):
@@ -19,12 +20,6 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string | undefined>;
   body: string;
-}
-
-export class ResponseTooLargeError extends Error {
-  constructor(readonly limit: number) {
-    super(`response body larger than ${limit} bytes`);
-  }
 }
 
 class ProxyRefusedError extends Error {
@@ -97,22 +92,13 @@ export async function exchange(
   const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${Math.round(timeoutMs)} ms`)), timeoutMs);
   try {
     const res = await send(method, new URL(url), headers, body, network, controller.signal);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_RESPONSE_BYTES) {
-        res.destroy();
-        throw new ResponseTooLargeError(MAX_RESPONSE_BYTES);
-      }
-      chunks.push(chunk as Buffer);
-    }
+    const text = (await readBoundedBody(res, MAX_RESPONSE_BYTES)).toString('utf8');
     const flat: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(res.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-    return { status: res.statusCode ?? 0, headers: flat, body: Buffer.concat(chunks).toString('utf8') };
+    return { status: res.statusCode ?? 0, headers: flat, body: text };
   } catch (err) {
-    // An abort surfaces as AbortError; the reason says what actually happened.
-    if (controller.signal.aborted && (err as Error).name === 'AbortError') throw controller.signal.reason;
+    // An abort surfaces as AbortError, or as a reset while the body streams; the reason says what happened.
+    if (controller.signal.aborted && !(err instanceof ResponseTooLargeError)) throw controller.signal.reason;
     throw err;
   } finally {
     clearTimeout(timer);

@@ -1,4 +1,5 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { readBoundedBody } from '../http-body.js';
 
 // One small local exchange (agent IPC, cloud metadata, kubelet, docker daemon): a body cap and a hard
 // deadline over the whole exchange (a request's own `timeout` only covers socket idleness).
@@ -19,24 +20,29 @@ export function boundedExchange(
   maxBytes = MAX_SMALL_BODY,
 ): Promise<SmallAnswer> {
   return new Promise((resolve, reject) => {
-    const req = open((res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBytes) req.destroy(new Error(`${what} answer larger than ${maxBytes} bytes`));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
-      res.on('error', reject);
-    });
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on('close', () => clearTimeout(timer));
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (err) => {
+    // Past the deadline, whatever breaks (the request, the body) is reported as the deadline.
+    let expired: Error | undefined;
+    const expire = () => {
+      expired = new Error(`no answer within ${timeoutMs} ms`);
+      req.destroy(expired);
+    };
+    const fail = (err: unknown) => {
       clearTimeout(timer);
-      reject(err);
+      reject(expired ?? err);
+    };
+    const req = open((res) => {
+      readBoundedBody(res, maxBytes, `${what} answer`).then(
+        (body) => resolve({ status: res.statusCode ?? 0, body: body.toString('utf8'), headers: res.headers }),
+        (err: unknown) => {
+          req.destroy();
+          fail(err);
+        },
+      );
     });
+    const timer = setTimeout(expire, timeoutMs);
+    req.on('close', () => clearTimeout(timer));
+    req.on('timeout', expire);
+    req.on('error', fail);
     req.end();
   });
 }

@@ -1,4 +1,5 @@
 import { IdentityDecodeError } from '../errors.js';
+import { hasUnprintable } from '../sanitize.js';
 
 // urn:dd:apps:on-prem-runner:<region>:<orgId>:<runnerId> (protocol §1). The Go agent splits on ':'
 // and wants exactly 7 parts with an int64 org id; we also pin the fixed prefix.
@@ -19,13 +20,12 @@ export function buildUrn(parts: RunnerUrn): string {
   return `${PREFIX.join(':')}:${parts.region}:${parts.orgId}:${parts.runnerId}`;
 }
 
-/** Control, escape and bidi-formatting characters: a server-chosen id with these could rewrite a terminal or a log. */
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 export function checkRunnerId(runnerId: string): void {
   if (runnerId === '') throw new IdentityDecodeError('runner_id', 'is empty');
   if (runnerId.includes(':')) throw new IdentityDecodeError('runner_id', 'contains ":", which breaks the URN the Go agent parses');
-  if (UNPRINTABLE.test(runnerId)) throw new IdentityDecodeError('runner_id', 'contains control or formatting characters (not printed)');
+  // Control, escape and bidi-formatting characters: a server-chosen id with these could rewrite a terminal or a log.
+  if (hasUnprintable(runnerId)) throw new IdentityDecodeError('runner_id', 'contains control or formatting characters (not printed)');
   if (runnerId.length > 256) throw new IdentityDecodeError('runner_id', `is ${runnerId.length} characters long (at most 256)`);
 }
 
@@ -41,7 +41,7 @@ export function parseUrn(urn: string): RunnerUrn {
     throw new IdentityDecodeError('urn', 'org id is not a base-10 int64');
   }
   if (runnerId === '') throw new IdentityDecodeError('urn', 'runner id is empty');
-  if (UNPRINTABLE.test(urn)) throw new IdentityDecodeError('urn', 'contains control or formatting characters (not printed)');
+  if (hasUnprintable(urn)) throw new IdentityDecodeError('urn', 'contains control or formatting characters (not printed)');
   return { region, orgId: Number(org), runnerId };
 }
 

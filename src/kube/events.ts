@@ -2,6 +2,7 @@ import { hostname as osHostname } from 'node:os';
 import type { EventsV1Api, EventsV1Event } from '@kubernetes/client-node';
 import type { ClusterConnection } from './cluster-connection.js';
 import { apiStatus } from './kube-errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { isoString } from '../time/index.js';
 
 // The audit trail in the cluster: one events.k8s.io/v1 Event per rotation, rollback and rollout
@@ -59,11 +60,8 @@ const NOTE_LIMIT = 1024;
 const INSTANCE_LIMIT = 128;
 const FIELD_LIMIT = 128;
 
-/** Control characters (terminal escapes included) become spaces; the text is cut to `limit`. */
-export function sanitizeEventText(text: string, limit: number): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').replace(/\s+/g, ' ').trim();
-  return clean.length > limit ? `${clean.slice(0, limit - 1)}…` : clean;
-}
+/** Event text: sanitised (it holds server and config text), and within the apiserver's byte limit. */
+const eventText = (text: string, limit: number) => sanitizeServerString(text, limit, { fit: true });
 
 /** Key material has no business in an Event: PEM blocks and private JWK members are refused outright. */
 function looksLikeKeyMaterial(text: string): boolean {
@@ -93,7 +91,7 @@ export function identityNote(verb: string, current: IdentitySummary, previous: I
     `previous fingerprint ${show(previous.fingerprint, FINGERPRINT)} (urn ${show(previous.urn, URN)})`,
   ];
   if (extra) parts.push(extra);
-  return sanitizeEventText(parts.join('; '), NOTE_LIMIT);
+  return eventText(parts.join('; '), NOTE_LIMIT);
 }
 
 /**
@@ -140,8 +138,8 @@ async function writerFor(target: ClusterConnection | EventsWriter): Promise<Even
 
 export function buildEvent(input: RecordEventInput, options: RecordEventOptions = {}): EventsV1Event {
   const now = (options.now ?? (() => new Date()))();
-  const note = sanitizeEventText(input.note, NOTE_LIMIT);
-  const instance = sanitizeEventText(options.instance ?? osHostname(), INSTANCE_LIMIT) || 'unknown';
+  const note = eventText(input.note, NOTE_LIMIT);
+  const instance = eventText(options.instance ?? osHostname(), INSTANCE_LIMIT) || 'unknown';
   return {
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
@@ -150,7 +148,7 @@ export function buildEvent(input: RecordEventInput, options: RecordEventOptions 
     eventTime: microTime(now) as unknown as Date,
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: instance,
-    action: sanitizeEventText(input.action, FIELD_LIMIT),
+    action: eventText(input.action, FIELD_LIMIT),
     reason: input.reason,
     type: input.type,
     note: looksLikeKeyMaterial(note) ? '(note withheld: it looked like key material)' : note,
@@ -185,7 +183,7 @@ export async function recordEvent(target: ClusterConnection | EventsWriter, inpu
       recorded: false,
       reason: input.reason,
       forbidden: false,
-      warning: sanitizeEventText(`Event ${input.reason} not recorded on ${where}: ${code ? `HTTP ${code} ` : ''}${said}`, 512),
+      warning: eventText(`Event ${input.reason} not recorded on ${where}: ${code ? `HTTP ${code} ` : ''}${said}`, 512),
     };
   }
 }

@@ -25,7 +25,7 @@ export {
   serviceAccountNamespace,
 } from './cluster-connection.js';
 export { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, type RequestLimits, requestSignal } from './kube-clients.js';
-export { apiStatus, isNotFound, kubeFailure, sanitiseServerText } from './kube-errors.js';
+export { apiStatus, isNotFound, kubeFailure } from './kube-errors.js';
 export {
   buildEvent,
   EventReason,
@@ -39,6 +39,5 @@ export {
   type RecordEventInput,
   type RecordEventResult,
   recordEvent,
-  sanitizeEventText,
   secretIdentityEvent,
 } from './events.js';

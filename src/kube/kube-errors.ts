@@ -1,4 +1,6 @@
 import { ConflictError, KubernetesError, type ParError } from '../errors.js';
+import { ResponseTooLargeError } from '../http-body.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { KubeRequestTimeout } from './kube-clients.js';
 
 // Turns client-node's ApiException (code + Status body) and fetch failures into our error family
@@ -11,17 +13,7 @@ export interface StatusBody {
   code?: number;
 }
 
-// ANSI/VT escape sequences (CSI, OSC, two-byte ESC forms), then any remaining C0/C1 control or
-// bidi-override character: a server must not be able to rewrite the operator's terminal or logs.
-const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]|\u001b[@-_]/g;
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 const MAX_SERVER_TEXT = 500;
-
-/** Server text made safe to print on one line: escapes removed, control characters replaced by spaces, length capped. */
-export function sanitiseServerText(text: string): string {
-  const clean = text.replace(ESCAPES, '').replace(CONTROLS, ' ').replace(/ {2,}/g, ' ').trim();
-  return clean.length > MAX_SERVER_TEXT ? `${clean.slice(0, MAX_SERVER_TEXT)}… (${clean.length} characters)` : clean;
-}
 
 /**
  * A non-2xx answer of the API server: its HTTP status and its body (a Status object when it sent one,
@@ -45,14 +37,6 @@ export class KubeApiStatus extends Error {
       body = undefined;
     }
     return new KubeApiStatus(code, typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text });
-  }
-}
-
-/** An answer larger than the transport reads into memory (kube-transport.ts MAX_RESPONSE_BYTES). */
-export class KubeResponseTooLarge extends Error {
-  override readonly name = 'KubeResponseTooLarge';
-  constructor(readonly limitBytes: number) {
-    super(`the answer is larger than ${limitBytes / 1024 / 1024} MiB`);
   }
 }
 
@@ -115,7 +99,7 @@ export function certificateErrorOf(err: unknown): string | undefined {
 export function kubeFailure(err: unknown, action: string, nextStep: string): ParError {
   if (err instanceof KubernetesError || err instanceof ConflictError) return err;
   const { code, status } = apiStatus(err);
-  const said = sanitiseServerText(status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)));
+  const said = sanitizeServerString(status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)), MAX_SERVER_TEXT);
   if (code === 409) return new ConflictError(`${action}: ${said}`, nextStep, { httpStatus: code });
   if (code === 403) {
     return new KubernetesError('KUBE_FORBIDDEN', `${action}: ${said}`, `${nextStep} Grant the service account that verb on that object (Role rules with resourceNames suffice).`, { httpStatus: code });
@@ -123,8 +107,8 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   if (code === 401) return new KubernetesError('KUBE_UNAUTHORIZED', `${action}: the Kubernetes API rejected the credentials`, `${nextStep} Check the kubeconfig user or the service-account token.`, { httpStatus: code });
   if (code === 422) return new KubernetesError('KUBE_INVALID', `${action}: ${said}`, `${nextStep} An admission rule or validation refused the object.`, { httpStatus: code });
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
-  if (err instanceof KubeResponseTooLarge) {
-    return new KubernetesError('KUBE_RESPONSE_TOO_LARGE', `${action}: the Kubernetes API answered more than ${err.limitBytes / 1024 / 1024} MiB; the rest was not read`, `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`, { limitBytes: err.limitBytes });
+  if (err instanceof ResponseTooLargeError) {
+    return new KubernetesError('KUBE_RESPONSE_TOO_LARGE', `${action}: the Kubernetes API answered more than ${err.limit / 1024 / 1024} MiB; the rest was not read`, `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`, { limitBytes: err.limit });
   }
   const timeout = timeoutOf(err);
   if (timeout) {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createSecureContext } from 'node:tls';
 import { KubernetesError } from '../errors.js';
-import { sanitiseServerText } from './kube-errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import type { KubeCluster, KubeExecConfig } from './kubeconfig.js';
 
 // An exec credential plugin run as kubectl runs it (client-go plugin/pkg/client/auth/exec; facts in
@@ -78,7 +78,7 @@ function readCredential(stdout: string, exec: KubeExecConfig): ExecCredentialRes
   }
   if (!isObject(parsed) || parsed.kind !== 'ExecCredential') throw credentialError('decoding stdout: not an ExecCredential', exec);
   if (parsed.apiVersion !== exec.apiVersion) {
-    throw credentialError(`exec plugin is configured to use API version ${exec.apiVersion}, plugin returned version ${sanitiseServerText(String(parsed.apiVersion ?? '')).slice(0, 80)}`, exec);
+    throw credentialError(`exec plugin is configured to use API version ${exec.apiVersion}, plugin returned version ${sanitizeServerString(parsed.apiVersion ?? '', 80)}`, exec);
   }
   const status = parsed.status;
   if (!isObject(status)) throw credentialError("exec plugin didn't return a status field", exec);
@@ -104,7 +104,7 @@ function readCredential(stdout: string, exec: KubeExecConfig): ExecCredentialRes
 /** The last line of what the plugin said on stderr, made safe to print. */
 function lastWords(stderr: string): string {
   const line = stderr.trim().split('\n').at(-1)?.trim();
-  return line ? `: ${sanitiseServerText(line).slice(0, 300)}` : '';
+  return line ? `: ${sanitizeServerString(line, 300)}` : '';
 }
 
 /** Runs the plugin once and returns its credential; throws KubernetesError KUBE_CREDENTIALS. */
@@ -153,7 +153,7 @@ export function runExecPlugin(exec: KubeExecConfig, cluster: KubeCluster, caData
     });
     child.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') {
-        const hint = exec.installHint ? ` (${sanitiseServerText(exec.installHint).slice(0, 300)})` : '';
+        const hint = exec.installHint ? ` (${sanitizeServerString(exec.installHint, 300)})` : '';
         finish(credentialError(`exec: executable ${exec.command} not found${hint}`, exec));
       } else finish(credentialError(`exec: ${err.message}`, exec));
     });

@@ -2,10 +2,11 @@ import { Agent as HttpAgent, type AgentOptions, type IncomingMessage, type Outgo
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { readBoundedBody, ResponseTooLargeError } from '../http-body.js';
 import { VERSION } from '../version.js';
 import { KubeAuth, type RequestCredentials } from './kube-auth.js';
 import { type RequestLimits, requestSignal } from './kube-clients.js';
-import { KubeApiStatus, KubeResponseTooLarge } from './kube-errors.js';
+import { KubeApiStatus } from './kube-errors.js';
 import { type ProxyChoice, proxyFor, tunnel } from './kube-proxy.js';
 import type { KubeCluster, KubeUser } from './kubeconfig.js';
 
@@ -168,13 +169,14 @@ export class KubeTransport {
       const response = await this.send({ ...req, signal }, credentials);
       const status = response.statusCode ?? 0;
       const ok = status >= 200 && status <= 299;
-      const body = await readCapped(response, ok ? maxBytes : MAX_ERROR_BODY_BYTES, ok);
+      // An error answer larger than its cap loses its text, not its status.
+      const body = ok ? await readBoundedBody(response, maxBytes, 'Kubernetes API answer') : await readBoundedBody(response, MAX_ERROR_BODY_BYTES).catch(() => Buffer.alloc(0));
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       return { status, headers, body };
     } catch (err) {
       // An abort while the body streams surfaces as a socket error: report the abort's own reason.
-      if (signal.aborted && !(err instanceof KubeResponseTooLarge)) throw Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError' });
+      if (signal.aborted && !(err instanceof ResponseTooLargeError)) throw Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError' });
       throw err;
     }
   }
@@ -185,34 +187,4 @@ export class KubeTransport {
     if (res.status < 200 || res.status > 299) throw KubeApiStatus.from(res.status, res.body.toString('utf8'));
     return JSON.parse(res.body.toString('utf8'));
   }
-}
-
-/**
- * Reads a body into memory, at most `max` bytes. Past that: a success is an error (KubeResponseTooLarge,
- * the connection dropped), an error answer is cut (its Status is at the start).
- */
-export function readCapped(response: IncomingMessage, max: number, failWhenLarger = true): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    response.on('data', (chunk: Buffer) => {
-      if (size >= max) return;
-      size += chunk.length;
-      if (size > max) {
-        if (failWhenLarger) {
-          response.destroy();
-          reject(new KubeResponseTooLarge(max));
-          return;
-        }
-        chunks.push(chunk.subarray(0, chunk.length - (size - max)));
-        size = max;
-        response.destroy();
-        resolve(Buffer.concat(chunks));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    response.once('end', () => resolve(Buffer.concat(chunks)));
-    response.once('error', (err) => (size >= max && !failWhenLarger ? resolve(Buffer.concat(chunks)) : reject(err)));
-  });
 }

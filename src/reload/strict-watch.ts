@@ -1,9 +1,11 @@
 import type { Readable } from 'node:stream';
 import { KubernetesError } from '../errors.js';
 import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
+import { readBoundedBody } from '../http-body.js';
 import type { SecretRef } from '../kube/identity-secret.js';
-import { KubeApiStatus, type StatusBody, sanitiseServerText } from '../kube/kube-errors.js';
-import { MAX_ERROR_BODY_BYTES, type KubeTransport, readCapped } from '../kube/kube-transport.js';
+import { KubeApiStatus, type StatusBody } from '../kube/kube-errors.js';
+import { MAX_ERROR_BODY_BYTES, type KubeTransport } from '../kube/kube-transport.js';
+import { sanitizeServerString } from '../sanitize.js';
 
 // One watch request on the identity Secret through the cluster's transport (kube-transport.ts), reading the stream
 // itself: client-node's Watch drops non-JSON lines silently and hands anything else to its ListWatch,
@@ -46,7 +48,7 @@ export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   if (!isObject(event)) return fail('a watch event that is not an object');
   const { type, object } = event;
   if (typeof type !== 'string') return fail('a watch event without a type');
-  if (!TYPES.has(type)) return fail(`a watch event of unknown type "${sanitiseServerText(type).slice(0, 40)}"`);
+  if (!TYPES.has(type)) return fail(`a watch event of unknown type "${sanitizeServerString(type, 40)}"`);
   if (!isObject(object)) return fail(`a ${type} event without an object`);
   if (type === 'ERROR') {
     // 410 Expired: ListWatch forgets its resourceVersion and re-lists when the stream ends.
@@ -57,10 +59,10 @@ export function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
   const metadata = object.metadata;
   if (!isObject(metadata) || typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return fail(`a ${type} event without metadata.resourceVersion`);
   if (type === 'BOOKMARK') return { action: 'pass' };
-  if (object.kind !== 'Secret') return fail(`a ${type} event for a ${typeof object.kind === 'string' ? sanitiseServerText(object.kind).slice(0, 40) : 'object without kind'} instead of a Secret`);
+  if (object.kind !== 'Secret') return fail(`a ${type} event for a ${typeof object.kind === 'string' ? sanitizeServerString(object.kind, 40) : 'object without kind'} instead of a Secret`);
   if (typeof metadata.name !== 'string') return fail(`a ${type} event without metadata.name`);
   if (metadata.name !== ref.name || (metadata.namespace !== undefined && metadata.namespace !== ref.namespace)) {
-    return { action: 'ignore', reason: `a ${type} event for another Secret (${sanitiseServerText(String(metadata.namespace ?? '?')).slice(0, 63)}/${sanitiseServerText(metadata.name).slice(0, 253)})` };
+    return { action: 'ignore', reason: `a ${type} event for another Secret (${sanitizeServerString(metadata.namespace ?? '?', 63)}/${sanitizeServerString(metadata.name, 253)})` };
   }
   if (object.data !== undefined && !isObject(object.data)) return fail(`a ${type} event whose data is not a map`);
   return { action: 'pass' };
@@ -166,10 +168,7 @@ export async function strictWatch(
     clearTimeout(connectTimer);
     const status = response.statusCode ?? 0;
     if (status !== 200) {
-      const text = await readCapped(response, MAX_ERROR_BODY_BYTES, false).then(
-        (b) => b.toString('utf8'),
-        () => '',
-      );
+      const text = await readBoundedBody(response, MAX_ERROR_BODY_BYTES).then(String, () => '');
       throw KubeApiStatus.from(status, text);
     }
     // The body's errors (our own abort included) need a listener, or they would kill the process.

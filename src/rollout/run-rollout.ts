@@ -1,5 +1,6 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { InterruptedError, ParError, RolloutError } from '../errors.js';
+import { failpoint } from '../failpoint.js';
 import { EventReason, type EventReasonName } from '../kube/index.js';
 import { Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
@@ -160,6 +161,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : "the workload's own strategy";
   const identity = options.fingerprint ? `identity fingerprint ${options.fingerprint}` : 'identity fingerprint unknown';
   try {
+    failpoint('rollout-before-patch');
     await api.patchWorkload(options.ref, first);
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
     // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.

@@ -4,6 +4,7 @@ import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { fsyncDirectory, readNoFollow, storageFailure, TEMP_MARK, tempName, writeSynced } from './file-primitives.js';
 import { refuseSymlink } from './identity-file.js';
+import { pidAlive } from './pid.js';
 import { isRecoveryName, keepAside } from './recovery-files.js';
 
 // Crash-safe replacement of a small secret file: temp file in the same directory (0600, O_EXCL),
@@ -25,15 +26,6 @@ export interface SweepResult {
   removed: string[];
   /** Temp files holding an identity found nowhere else, now kept as `<name>.restore-<stamp>`. */
   recovered: string[];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function decodes(content: Buffer): boolean {
@@ -65,7 +57,7 @@ export async function sweepInterruptedWrites(path: string, now = new Date()): Pr
   const temps = names.filter((name) => {
     if (!name.startsWith(prefix) || !name.includes(TEMP_MARK)) return false;
     const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
-    return !(Number.isInteger(pid) && pid !== process.pid && alive(pid));
+    return !(Number.isInteger(pid) && pid !== process.pid && pidAlive(pid));
   });
   if (!temps.length) return result;
   const known: Buffer[] = [];

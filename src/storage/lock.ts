@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { constants, readFileSync, unlinkSync } from 'node:fs';
+import { constants, unlinkSync } from 'node:fs';
 import { link, lstat, open, readdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ParError } from '../errors.js';
-import { isoString } from '../time/index.js';
+import { type Clock, isoString, systemClock } from '../time/index.js';
+import { pidAlive, procStartOf } from './pid.js';
 
 // One writer per identity file: `<identity-file>.lock` holds the holder's pid, host and start time.
 //
@@ -33,15 +34,10 @@ export interface LockHolder {
   nonce: string;
 }
 
-export interface LockClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
 export interface AcquireLockOptions {
   /** 0 = fail at once when held (default). */
   waitSeconds?: number;
-  clock?: LockClock;
+  clock?: Clock;
   /** Poll interval before jitter, ms (default 100; each wait is 50 %…150 % of it). */
   pollMs?: number;
   random?: () => number;
@@ -57,34 +53,8 @@ export interface IdentityLock {
 const TAKEOVER_MARK = '.takeover-';
 const TAKEOVER_LITTER_MS = 60 * 60 * 1000;
 
-export const systemClock: LockClock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
 export function lockPathOf(identityPath: string): string {
   return `${identityPath}.lock`;
-}
-
-function procStartOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const value = Number(fields[19]);
-    return Number.isSafeInteger(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Why this holder no longer holds the lock, or undefined when it may still hold it. */

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeIdentity } from '../../src/identity/index.js';
-import { runCli } from '../e2e/run-cli.js';
+import { runCli, startCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld } from './agent-world.js';
 import { watchCoverage } from './pod-watch.js';
 import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
@@ -69,6 +70,12 @@ interface PodList {
 const podsOf = async (app: string) => JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', `app=${app}`, '-o', 'json'])) as PodList;
 const readyPods = async (app: string) => (await podsOf(app)).items.filter((p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
 const allReady = (app: string, count: number) => eventually(async () => (await readyPods(app)).length === count && (await podsOf(app)).items.length === count, `${count} Ready Pods of ${app}`, 60_000, 250);
+
+/** The process state letter of /proc/<pid>/stat ("T" once SIGSTOP took effect). */
+async function processState(pid: number): Promise<string> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
 
 const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200'], { env: w.env, timeoutMs: 120_000 });
 
@@ -157,6 +164,38 @@ describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
       expect((await readyPods('full'))[0]!.metadata.annotations?.[FINGERPRINT]).toBe(kid);
       const events = await cluster.kubectlOk(['events', '-n', w.ns, '--for', 'daemonset/full']);
       expect(events).toMatch(/Warning\s+RolloutFallback\s+DaemonSet\/full/);
+    });
+
+    it('room taken after the check: the surge Pod stays Pending (Insufficient cpu from the scheduler) and --fallback makes room', async () => {
+      // 1500m: the check finds room for a second 600m Pod; then, with the run stopped right before its
+      // first patch, another Pod takes 500m, so the surge Pod cannot fit and the scheduler says why.
+      const mid = `${pool}-mid`;
+      const midPool = `${pool}-m`;
+      await cluster.addNodes([{ name: mid, cpu: '1500m', memory: '4Gi', labels: { 'par-test-pool': midPool } }]);
+      try {
+        await daemonSet('late', midPool);
+        await allReady('late', 1);
+        const cli = startCli(['rollout', 'daemonset/late', '--fallback', '--json', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200'], {
+          env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'rollout-before-patch:stop' },
+        });
+        cli.child.stdin.end();
+        await eventually(async () => (await processState(cli.child.pid!)) === 'T', 'the rollout to stop before its first patch');
+        await cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hog', namespace: w.ns }, spec: { nodeName: mid, terminationGracePeriodSeconds: 0, containers: [{ name: 'hog', image: 'registry.example/hog:1', resources: { requests: { cpu: '500m' } } }] } });
+        cli.child.kill('SIGCONT');
+        const { code } = await cli.exit;
+        expect(code, cli.stderr()).toBe(0);
+        const out = JSON.parse(cli.stdout()) as { check: { nodes: { verdict: string }[] }; fallbackSteps: { node: string; deletedPod?: string }[] };
+        expect(out.check.nodes.map((n) => n.verdict)).toEqual(['can surge']);
+        expect(out.fallbackSteps.filter((s) => s.deletedPod).map((s) => s.node)).toEqual([mid]);
+        // The trigger was the scheduler's own word for it, recorded on the surge Pod.
+        const scheduling = await cluster.kubectlOk(['get', 'events', '-n', w.ns, '--field-selector', 'reason=FailedScheduling', '-o', 'json']);
+        expect(JSON.stringify(JSON.parse(scheduling).items.map((e: { message?: string; note?: string }) => e.message ?? e.note))).toMatch(/Insufficient cpu/);
+        await allReady('late', 1);
+        expect((await readyPods('late'))[0]!.metadata.annotations?.[FINGERPRINT]).toBe(kid);
+      } finally {
+        await cluster.kubectl(['delete', 'pod', 'hog', '-n', w.ns, '--wait=false']);
+        await cluster.removeNodes([mid]);
+      }
     });
   });
 });

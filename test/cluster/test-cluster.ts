@@ -42,7 +42,8 @@ export interface TestCluster {
   kubectl(args: string[], opts?: { stdin?: string; kubeconfig?: string }): Promise<CommandResult>;
   /** kubectl that must succeed: its stdout. */
   kubectlOk(args: string[], opts?: { stdin?: string; kubeconfig?: string }): Promise<string>;
-  /** `kubectl get -o json`, undefined for NotFound. */
+  /** `kubectl get -o json`, undefined for NotFound. Loosely typed: assertions walk nested fields. */
+  // biome-ignore lint/suspicious/noExplicitAny: Kubernetes objects read by test assertions only
   getJson<T = Record<string, any>>(resource: string, name: string, namespace?: string): Promise<T | undefined>;
   /** `kubectl create -f -` of objects (JSON). */
   create(...objects: object[]): Promise<void>;

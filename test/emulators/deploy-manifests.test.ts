@@ -96,7 +96,8 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('RoleBinding.rbac.authorization.k8s.io "bad" is invalid: roleRef.kind: Unsupported value: "Rol"');
     expect(run.stderr).toContain('spec.schedule: Invalid value: "every day"');
-    expect(run.stderr).toContain('spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always"');
+    // Always (or unset, which pod defaulting makes Always) is "required" to be one of the two.
+    expect(run.stderr).toContain('spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
   });
 
   it('the CronJob’s Role grants each verb the rotation needs, on the named objects only', { timeout: 120_000 }, async () => {

@@ -122,6 +122,61 @@ describe('protobuf request bodies', () => {
       dryRun: ['All'],
     });
   });
+  it('decodes a Job as kubectl create job sends it: zero pointers kept, zero scalars and empty times dropped', () => {
+    const container = Buffer.concat([
+      ld(1, 'rotate'),
+      ld(2, 'img:1'),
+      ld(4, 'a'),
+      ld(4, ''),
+      ld(5, ''),
+      ld(7, Buffer.concat([ld(1, 'NS'), ld(3, ld(1, Buffer.concat([ld(1, 'v1'), ld(2, 'metadata.namespace')])))])),
+      ld(8, Buffer.concat([ld(1, Buffer.concat([ld(1, 'memory'), ld(2, ld(1, '256Mi'))])), ld(2, Buffer.concat([ld(1, 'cpu'), ld(2, ld(1, '50m'))]))])),
+      vi(16, 0),
+    ]);
+    const podSpec = Buffer.concat([ld(2, container), ld(3, 'Never'), ld(8, 'runner'), vi(11, 0)]);
+    const template = Buffer.concat([ld(1, Buffer.concat([ld(8, Buffer.alloc(0)), ld(11, Buffer.concat([ld(1, 'app'), ld(2, 'x')]))])), ld(2, podSpec)]);
+    const owner = Buffer.concat([ld(1, 'CronJob'), ld(3, 'cj'), ld(4, 'uid-1'), ld(5, 'batch/v1'), vi(6, 1)]);
+    const meta = Buffer.concat([ld(1, 'manual'), ld(3, 'datadog'), vi(7, 0), ld(8, Buffer.alloc(0)), ld(12, Buffer.concat([ld(1, 'cronjob.kubernetes.io/instantiate'), ld(2, 'manual')])), ld(13, owner)]);
+    const spec = Buffer.concat([vi(7, 0), ld(6, template), vi(3, 1800)]);
+    expect(decodeProtobuf(envelope('batch/v1', 'Job', Buffer.concat([ld(1, meta), ld(2, spec), ld(3, Buffer.alloc(0))])))).toEqual({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: 'manual',
+        namespace: 'datadog',
+        annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
+        ownerReferences: [{ kind: 'CronJob', name: 'cj', uid: 'uid-1', apiVersion: 'batch/v1', controller: true }],
+      },
+      spec: {
+        backoffLimit: 0,
+        activeDeadlineSeconds: 1800,
+        template: {
+          metadata: { labels: { app: 'x' } },
+          spec: {
+            containers: [
+              {
+                name: 'rotate',
+                image: 'img:1',
+                args: ['a', ''],
+                env: [{ name: 'NS', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } }],
+                resources: { limits: { memory: '256Mi' }, requests: { cpu: '50m' } },
+              },
+            ],
+            restartPolicy: 'Never',
+            serviceAccountName: 'runner',
+          },
+        },
+      },
+      status: {},
+    });
+  });
+  it('refuses a field the schema does not know with 415 instead of dropping it', () => {
+    expect(() => decodeProtobuf(envelope('v1', 'ServiceAccount', Buffer.concat([ld(1, ld(1, 'sa')), ld(99, 'x')])))).toThrow(
+      /cannot decode field 99 of core\/v1.ServiceAccount/,
+    );
+    const token = decodeProtobuf(envelope('authentication.k8s.io/v1', 'TokenRequest', ld(2, Buffer.concat([ld(1, 'aud'), vi(4, 600)]))));
+    expect(token).toEqual({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['aud'], expirationSeconds: 600 } });
+  });
   it('refuses kinds it has no field map for with 415, and non-protobuf bytes with 400', () => {
     expect(() => decodeProtobuf(envelope('apps/v1', 'Deployment', Buffer.alloc(0)))).toThrow(/only for Secret/);
     expect(() => decodeProtobuf(Buffer.from('{}'))).toThrow(/does not appear to be a protobuf message/);

@@ -3,15 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as yaml from 'yaml';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadAgentConfig, MAX_YAML_ALIASES } from '../../src/config/agent-config.js';
-import { findDuplicateKey } from '../../src/config/yaml-keys.js';
+import { loadAgentConfig } from '../../src/config/agent-config.js';
+import { decodeWithLibrary, excessiveAliasing } from '../../src/config/agent-yaml.js';
 import { configError } from '../fixtures/expect-errors.js';
 
-// parseDocument is wrapped so the test can see which options the loader passes (the library's own
-// key-uniqueness check compares every key with every earlier key: it must be off).
+// parseAllDocuments is wrapped so the test can see when the reader leaves its fast path.
 vi.mock('yaml', async (importOriginal) => {
   const actual = await importOriginal<typeof import('yaml')>();
-  return { ...actual, parseDocument: vi.fn(actual.parseDocument) };
+  return { ...actual, parseAllDocuments: vi.fn(actual.parseAllDocuments) };
 });
 
 let dir: string;
@@ -28,7 +27,7 @@ function flatConfig(keys: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-describe('alias expansion is bounded and reported as a config error', () => {
+describe('alias expansion is bounded as the agent bounds it, and reported as a config error', () => {
   it('a "billion laughs" document is CONFIG_YAML_ALIASES, exit 3, not an internal error', async () => {
     let text = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
     for (let i = 1; i < 9; i++) text += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]\n`;
@@ -37,7 +36,18 @@ describe('alias expansion is bounded and reported as a config error', () => {
     const err = await configError(loadAgentConfig({ cfgPath: dir, env: {} }));
     expect(err.code).toBe('CONFIG_YAML_ALIASES');
     expect(err.exitCode).toBe(3);
-    expect(err.message).toBe(`${main}: invalid YAML: aliases expand beyond ${MAX_YAML_ALIASES} nodes (a YAML "billion laughs" document)`);
+    expect(err.message).toMatch(new RegExp(`^${main}:\\d+: invalid YAML: document contains excessive aliasing \\(a YAML "billion laughs" document\\)$`));
+  });
+
+  it("yaml.v2's rule: over 100 alias decodes in over 1000, at most 99% of a small document, falling to 10%", () => {
+    expect(excessiveAliasing(100, 100_000)).toBe(false);
+    expect(excessiveAliasing(990, 1000)).toBe(false);
+    expect(excessiveAliasing(1000, 1001)).toBe(true);
+    expect(excessiveAliasing(990, 1001)).toBe(false);
+    expect(excessiveAliasing(992, 1001)).toBe(true);
+    expect(excessiveAliasing(390_000, 400_000)).toBe(false);
+    expect(excessiveAliasing(400_000, 4_000_000)).toBe(false);
+    expect(excessiveAliasing(400_001, 4_000_000)).toBe(true);
   });
 
   it('a few ordinary aliases still load', async () => {
@@ -55,28 +65,24 @@ describe('alias expansion is bounded and reported as a config error', () => {
 });
 
 describe('config loading is linear in the number of keys', () => {
-  it("the library's quadratic uniqueness check is off; our check visits each node once", async () => {
-    const parse = vi.mocked(yaml.parseDocument);
+  it('a plain config never reaches the library; one outside the fast path is decoded once per node', async () => {
+    const parse = vi.mocked(yaml.parseAllDocuments);
     parse.mockClear();
-    // A plain config is read by the one-pass fast path: the library is not even called.
     await writeFile(join(dir, 'datadog.yaml'), flatConfig(10));
     expect((await loadAgentConfig({ cfgPath: dir, env: {} })).getString('key_9')).toBe('value_9');
     expect(parse).not.toHaveBeenCalled();
-    // An anchor is outside the fast path: the library parses it, with its own uniqueness check off.
-    await writeFile(join(dir, 'datadog.yaml'), `${flatConfig(10)}anchored: &a x
-alias: *a
-`);
+    // An anchor is outside the fast path: the library parses it.
+    await writeFile(join(dir, 'datadog.yaml'), `${flatConfig(10)}anchored: &a x\nalias: *a\n`);
     expect((await loadAgentConfig({ cfgPath: dir, env: {} })).getString('alias')).toBe('x');
     expect(parse).toHaveBeenCalledTimes(1);
-    expect(parse.mock.calls[0]![1]).toMatchObject({ uniqueKeys: false });
 
-    const visits = (keys: number) => findDuplicateKey(yaml.parseDocument(flatConfig(keys), { uniqueKeys: false }).contents, yaml).visited;
-    // Root map + nested map + its value + one value per key: exactly linear.
-    expect(visits(1000)).toBe(1000 + 3);
-    expect(visits(50_000)).toBe(50_000 + 3);
+    const decodes = (keys: number) => decodeWithLibrary('f', flatConfig(keys), yaml).decodes;
+    // The document, the root map, the nested map's key, map and pair, then a key and a value per key.
+    expect(decodes(1000)).toBe(2 * 1000 + 6);
+    expect(decodes(50_000)).toBe(2 * 50_000 + 6);
   });
 
-  it('a 50 000-key datadog.yaml loads by either path, and a duplicate at its very end is still found with its line', async () => {
+  it('a 50 000-key datadog.yaml loads by either path, and a repeated key at its very end wins, as in the agent', async () => {
     const main = join(dir, 'datadog.yaml');
     for (const tail of ['', 'anchored: &a x\n']) {
       await writeFile(main, `${flatConfig(50_000)}${tail}`);
@@ -85,17 +91,8 @@ alias: *a
       expect(config.getBool('private_action_runner.enabled')).toBe(true);
     }
     await writeFile(main, `${flatConfig(50_000)}key_7: again\n`);
-    const err = await configError(loadAgentConfig({ cfgPath: dir, env: {} }));
-    expect(err.message).toBe(`${main}:50003: invalid YAML: Map keys must be unique`);
-  });
-
-  it('duplicates are found in nested maps and maps inside sequences; equal-looking keys of different types are distinct', () => {
-    const scan = (text: string) => findDuplicateKey(yaml.parseDocument(text, { uniqueKeys: false }).contents, yaml).duplicateAt;
-    const nested = 'a:\n  b: 1\n  b: 2\n';
-    expect(scan(nested)).toBe(nested.lastIndexOf('b'));
-    const inSeq = 'list:\n  - x: 1\n    x: 2\n';
-    expect(scan(inSeq)).toBe(inSeq.lastIndexOf('x'));
-    expect(scan('1: a\n"1": b\n')).toBeUndefined();
-    expect(scan('a: 1\nb: 2\n')).toBeUndefined();
+    const config = await loadAgentConfig({ cfgPath: dir, env: {} });
+    expect(config.getString('key_7')).toBe('again');
+    expect(config.getString('key_8')).toBe('value_8');
   });
 });

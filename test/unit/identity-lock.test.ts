@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ParError } from '../../src/errors.js';
-import { acquireIdentityLock, type LockClock, type LockHolder, lockPathOf } from '../../src/storage/lock.js';
+import { acquireIdentityLock, type LockHolder, lockPathOf } from '../../src/storage/lock.js';
+import type { Clock } from '../../src/time/index.js';
 
 const NAME = 'privateactionrunner_private_identity.json';
 /** Larger than any pid_max Linux allows (2^22): kill(pid, 0) always says ESRCH. */
@@ -24,7 +25,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function fakeClock(start = Date.UTC(2026, 0, 1)): LockClock & { sleeps: number[] } {
+function fakeClock(start = Date.UTC(2026, 0, 1)): Clock & { sleeps: number[] } {
   let now = start;
   const sleeps: number[] = [];
   return {
@@ -94,7 +95,7 @@ describe('acquireIdentityLock', () => {
   it('takes the lock once the holder releases it while we wait', async () => {
     const first = await acquireIdentityLock(path);
     let polls = 0;
-    const clock: LockClock = {
+    const clock: Clock = {
       now: () => 0,
       async sleep() {
         polls++;

@@ -247,7 +247,7 @@ describe('every answer read into memory is capped', () => {
     transport.close();
   });
 
-  it('an error answer is read up to 64 KiB whatever the cap of successes (its Status comes first)', async () => {
+  it('an error answer is read up to 64 KiB whatever the cap of successes', async () => {
     const transport = new KubeTransport({ cluster: cluster({ server: url }), env: {}, limits: {}, maxResponseBytes: 64 });
     const res = await transport.sendBuffered({ method: 'GET', path: '/missing' });
     expect(res.status).toBe(404);

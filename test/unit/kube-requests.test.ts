@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, kubeFailure, requestSignal, sanitiseServerText } from '../../src/kube/index.js';
+import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, kubeFailure, requestSignal } from '../../src/kube/index.js';
 import { effectiveTimeout } from '../../src/kube/kube-clients.js';
 
 describe('per-request Kubernetes timeout', () => {
@@ -48,11 +48,3 @@ describe('kubeFailure', () => {
   });
 });
 
-describe('sanitiseServerText', () => {
-  it('removes CSI/OSC escapes, replaces controls and bidi overrides, caps the length', () => {
-    expect(sanitiseServerText('\u001b[1;31mred\u001b[0m \u001b]0;title\u0007ok\u202e!')).toBe('red ok !');
-    const long = sanitiseServerText('x'.repeat(2_000));
-    expect(long.startsWith('x'.repeat(500))).toBe(true);
-    expect(long).toContain('(2000 characters)');
-  });
-});

@@ -1,16 +1,8 @@
 import { goIntOrString, INVALID_PERCENT_MESSAGE, intOrPercentValue, isValidPercent, percentValue } from './intstr.js';
-import { FieldError } from './status-errors.js';
+import { FieldError, GoValue } from './status-errors.js';
 import type { KubeObject } from './types.js';
 
 type Obj = Record<string, unknown>;
-
-/** A bad value that prints as Go does (%#v of a struct), not as a quoted string. */
-class GoValue {
-  constructor(private readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
-}
 
 const NEGATIVE = 'must be greater than or equal to 0';
 

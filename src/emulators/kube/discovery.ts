@@ -86,6 +86,17 @@ export function apiResourceList(kinds: KindRegistry, group: string, version: str
         verbs: STATUS_VERBS,
       });
     }
+    for (const sub of info.extraSubresources) {
+      resources.push({
+        name: `${info.plural}/${sub.name}`,
+        singularName: '',
+        namespaced: info.namespaced,
+        group: sub.group,
+        version: sub.version,
+        kind: sub.kind,
+        verbs: sub.verbs,
+      });
+    }
   }
   return {
     kind: 'APIResourceList',
@@ -134,6 +145,9 @@ export function aggregatedDiscovery(kinds: KindRegistry, core: boolean, apiVersi
               responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
               verbs: STATUS_VERBS,
             });
+          }
+          for (const sub of info.extraSubresources) {
+            subresources.push({ subresource: sub.name, responseKind: { group: sub.group, version: sub.version, kind: sub.kind }, verbs: sub.verbs });
           }
           if (subresources.length) r['subresources'] = subresources;
           return r;

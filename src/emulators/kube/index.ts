@@ -9,6 +9,7 @@ import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 import { Authorizer, type Grant } from './rbac.js';
 import { type DeleteOptions, Registry } from './registry.js';
 import { createRequestHandler, type RecordedRequest } from './server.js';
+import { ServiceAccountTokens } from './service-account-tokens.js';
 import { Store } from './store.js';
 import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
 import { type ClusterSimulation, type ClusterSimulationOptions, startClusterSimulation } from './simulation/index.js';
@@ -49,7 +50,7 @@ export interface KubeEmulatorOptions {
    */
   tls?: boolean;
   /**
-   * Runs a simulated cluster (nodes, scheduler, kubelets, Deployment/ReplicaSet/DaemonSet
+   * Runs a simulated cluster (nodes, scheduler, kubelets, Deployment/ReplicaSet/DaemonSet/Job
    * controllers) inside the emulator; `true` for the defaults. Off unless asked for. With it,
    * the namespaces default and kube-system exist from the start, as in a cluster.
    */
@@ -137,6 +138,11 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   authorizer.useStoredRbac({
     list: (kind, namespace) => store.list(keyOf(kinds.byApiVersionKind('rbac.authorization.k8s.io/v1', kind)!), namespace),
   });
+  const tokens = new ServiceAccountTokens((apiVersion, kind, namespace, name) => {
+    const info = kinds.byApiVersionKind(apiVersion, kind);
+    return info && store.get(keyOf(info), info.namespaced ? namespace : undefined, name);
+  });
+  authorizer.useIssuedTokens((token) => tokens.authenticate(token));
   const faults = new FaultController();
   const hub = new WatchHub();
   faults.setWatchControls(
@@ -152,6 +158,7 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       store,
       registry,
       authorizer,
+      tokens,
       faults,
       hub,
       requests,

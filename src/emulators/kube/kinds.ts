@@ -23,6 +23,8 @@ export interface KindInfo {
   verbs: string[];
   /** Kinds with an autoscaling/v1 Scale subresource at .../scale mapping to spec.replicas. */
   hasScale: boolean;
+  /** Subresources served by their own handlers beyond status and scale (serviceaccounts/token), for discovery. */
+  extraSubresources: SubresourceInfo[];
   /** False for request-only kinds (access reviews) that are computed and never stored. */
   stored: boolean;
   /**
@@ -30,6 +32,15 @@ export interface KindInfo {
    * store key, and the conversions applied to every body read in and every object served.
    */
   storage?: { key: string; toStorage: (obj: KubeObject) => KubeObject; fromStorage: (obj: KubeObject) => KubeObject };
+}
+
+export interface SubresourceInfo {
+  name: string;
+  /** The kind its requests and responses carry. */
+  group: string;
+  version: string;
+  kind: string;
+  verbs: string[];
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -72,6 +83,7 @@ export class KindRegistry {
       fieldLabels: {},
       verbs: ALL_VERBS,
       hasScale: false,
+      extraSubresources: [],
       stored: true,
       ...partial,
     };
@@ -218,7 +230,15 @@ export function defaultKinds(): KindRegistry {
     storage: { key: kindKey('v1', 'Event'), toStorage: eventsV1ToCore, fromStorage: coreToEventsV1 },
   });
   // What deploy/ manifests create: a ServiceAccount, RBAC objects, a CronJob (and PDBs rollout reads).
-  r.register({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'] });
+  r.register({
+    group: '',
+    version: 'v1',
+    kind: 'ServiceAccount',
+    plural: 'serviceaccounts',
+    namespaced: true,
+    shortNames: ['sa'],
+    extraSubresources: [{ name: 'token', group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] }],
+  });
   for (const [kind, plural, namespaced] of [
     ['Role', 'roles', true],
     ['RoleBinding', 'rolebindings', true],
@@ -228,6 +248,18 @@ export function defaultKinds(): KindRegistry {
     r.register({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced });
   }
   r.register({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], categories: ['all'], hasStatus: true });
+  // What `kubectl create job --from=cronjob/...` makes; no short name, as in the apiserver.
+  r.register({
+    group: 'batch',
+    version: 'v1',
+    kind: 'Job',
+    plural: 'jobs',
+    namespaced: true,
+    categories: ['all'],
+    hasStatus: true,
+    tracksGeneration: true,
+    fieldLabels: { 'status.successful': (o) => path(o, 'status', 'succeeded') || '0' },
+  });
   r.register({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true });
   for (const [kind, plural] of [
     ['SelfSubjectAccessReview', 'selfsubjectaccessreviews'],

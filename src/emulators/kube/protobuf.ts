@@ -1,59 +1,16 @@
+import { decodeMessage } from './protobuf-messages.js';
+import { PROTOBUF_ROOTS } from './protobuf-schema.js';
+import { bytes, type Field, fields, int, str } from './protobuf-wire.js';
 import { badRequest, failure } from './status-errors.js';
 
 /**
  * Decoder for the Kubernetes protobuf envelope, limited to the kinds kubectl's typed commands
- * send that way (`kubectl create secret|configmap|namespace`). Field numbers follow the
- * generated.proto files of k8s.io/api core/v1 and apimachinery meta/v1.
+ * send that way (`kubectl create secret|configmap|namespace|serviceaccount|token|job|role...`).
+ * Field numbers follow the generated.proto files of k8s.io/api core/v1 and apimachinery meta/v1;
+ * the kinds in protobuf-schema.ts go through its generic decoder.
  */
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
-
-type Field = { no: number; wire: number; value: bigint | Buffer };
-
-function readVarint(buf: Buffer, pos: number): [bigint, number] {
-  let result = 0n;
-  let shift = 0n;
-  for (;;) {
-    if (pos >= buf.length) throw badRequest('protobuf: truncated varint');
-    const b = buf[pos++]!;
-    result |= BigInt(b & 0x7f) << shift;
-    if ((b & 0x80) === 0) return [result, pos];
-    shift += 7n;
-  }
-}
-
-function fields(buf: Buffer): Field[] {
-  const out: Field[] = [];
-  let pos = 0;
-  while (pos < buf.length) {
-    const [key, p1] = readVarint(buf, pos);
-    pos = p1;
-    const no = Number(key >> 3n);
-    const wire = Number(key & 7n);
-    if (wire === 0) {
-      const [v, p2] = readVarint(buf, pos);
-      out.push({ no, wire, value: v });
-      pos = p2;
-    } else if (wire === 2) {
-      const [len, p2] = readVarint(buf, pos);
-      const end = p2 + Number(len);
-      if (end > buf.length) throw badRequest('protobuf: truncated field');
-      out.push({ no, wire, value: buf.subarray(p2, end) });
-      pos = end;
-    } else if (wire === 1) {
-      out.push({ no, wire, value: buf.subarray(pos, pos + 8) });
-      pos += 8;
-    } else if (wire === 5) {
-      out.push({ no, wire, value: buf.subarray(pos, pos + 4) });
-      pos += 4;
-    } else throw badRequest(`protobuf: unsupported wire type ${wire}`);
-  }
-  return out;
-}
-
-const str = (f: Field): string => (f.value as Buffer).toString('utf8');
-const bytes = (f: Field): Buffer => f.value as Buffer;
-const int = (f: Field): number => Number(BigInt.asIntN(64, f.value as bigint));
 
 function mapEntry(f: Field, valueAs: 'string' | 'base64'): [string, string] {
   let k = '';
@@ -264,9 +221,11 @@ export function decodeProtobuf(body: Buffer): Record<string, unknown> {
     }
     if (f.no === 2) raw = bytes(f);
   }
-  const decode = DECODERS[`${apiVersion}/${kind}`];
+  const key = `${apiVersion}/${kind}`;
+  const root = PROTOBUF_ROOTS[key];
+  const decode = DECODERS[key] ?? (root ? (buf: Buffer) => decodeMessage(root, buf) : undefined);
   if (!decode) {
-    throw failure(415, 'UnsupportedMediaType', `the emulator decodes protobuf only for Secret, ConfigMap, Namespace and self reviews, not ${apiVersion}/${kind}; send application/json`);
+    throw failure(415, 'UnsupportedMediaType', `the emulator decodes protobuf only for Secret, ConfigMap, Namespace, ServiceAccount, TokenRequest, Job, CronJob, RBAC objects and self reviews, not ${apiVersion}/${kind}; send application/json`);
   }
   const decoded = decode(raw);
   return kind === 'DeleteOptions' ? decoded : { apiVersion, kind, ...decoded };

@@ -2,7 +2,7 @@ import { FieldError } from './status-errors.js';
 import type { KubeObject, PolicyRule } from './types.js';
 
 // RBAC as stored objects (Role, ClusterRole, RoleBinding, ClusterRoleBinding), evaluated the way
-// the RBAC authorizer does, plus the validation the rbac and batch registries apply on write, so
+// the RBAC authorizer does, plus the validation the rbac registries apply on write, so
 // `kubectl apply --dry-run=server` of deploy/ manifests is checked like on a cluster and
 // `kubectl auth can-i --as=system:serviceaccount:NS:NAME` answers from what was applied.
 
@@ -128,43 +128,8 @@ function validateBinding(kind: string, obj: KubeObject, old: KubeObject | undefi
   });
 }
 
-/** A standard five-field cron line or a @macro, as robfig/cron's standard parser takes it. */
-const CRON_FIELD = /^(\*|\?|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/\d+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/\d+)?)*$/;
-const CRON_MACROS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
-
-function validateCronJob(obj: KubeObject, errs: FieldError[]): void {
-  const spec = (obj['spec'] ?? {}) as Obj;
-  const schedule = spec['schedule'];
-  if (typeof schedule !== 'string' || schedule === '') errs.push(new FieldError('FieldValueRequired', 'spec.schedule', ''));
-  else {
-    const fields = schedule.trim().split(/\s+/);
-    const ok = CRON_MACROS.has(schedule.trim()) || (fields.length === 5 && fields.every((f) => CRON_FIELD.test(f)));
-    if (!ok) errs.push(new FieldError('FieldValueInvalid', 'spec.schedule', `unparseable schedule: expected exactly 5 fields, found ${fields.length}: ${schedule}`, schedule));
-    if (/TZ=|CRON_TZ=/.test(schedule)) errs.push(new FieldError('FieldValueInvalid', 'spec.schedule', 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead', schedule));
-  }
-  const policy = spec['concurrencyPolicy'];
-  if (policy !== undefined && !['Allow', 'Forbid', 'Replace'].includes(String(policy))) {
-    errs.push(new FieldError('FieldValueNotSupported', 'spec.concurrencyPolicy', 'supported values: "Allow", "Forbid", "Replace"', policy));
-  }
-  const podSpec = ((((spec['jobTemplate'] ?? {}) as Obj)['spec'] ?? {}) as Obj)['template'] as Obj | undefined;
-  const pod = (podSpec?.['spec'] ?? {}) as Obj;
-  const base = 'spec.jobTemplate.spec.template.spec';
-  const containers = pod['containers'];
-  if (!Array.isArray(containers) || containers.length === 0) errs.push(new FieldError('FieldValueRequired', `${base}.containers`, ''));
-  else {
-    (containers as Obj[]).forEach((c, i) => {
-      if (!c?.['name']) errs.push(new FieldError('FieldValueRequired', `${base}.containers[${i}].name`, ''));
-      if (!c?.['image']) errs.push(new FieldError('FieldValueRequired', `${base}.containers[${i}].image`, ''));
-    });
-  }
-  const restart = pod['restartPolicy'];
-  if (restart !== 'OnFailure' && restart !== 'Never') {
-    errs.push(new FieldError('FieldValueNotSupported', `${base}.restartPolicy`, 'supported values: "OnFailure", "Never"', restart ?? ''));
-  }
-}
-
-/** Validation of the rbac and batch kinds; the caller collects the errors into one 422. */
-export function validateRbacOrBatch(kind: string, obj: KubeObject, old: KubeObject | undefined, errs: FieldError[]): void {
+/** Validation of the rbac kinds; the caller collects the errors into one 422. */
+export function validateRbac(kind: string, obj: KubeObject, old: KubeObject | undefined, errs: FieldError[]): void {
   switch (kind) {
     case 'Role':
       validateRules(obj, true, errs);
@@ -175,9 +140,6 @@ export function validateRbacOrBatch(kind: string, obj: KubeObject, old: KubeObje
     case 'RoleBinding':
     case 'ClusterRoleBinding':
       validateBinding(kind, obj, old, errs);
-      break;
-    case 'CronJob':
-      validateCronJob(obj, errs);
       break;
   }
 }

@@ -92,6 +92,24 @@ const SELF_REVIEW_RULES: PolicyRule[] = [
 export class Authorizer {
   private readonly tokens = new Map<string, TokenEntry>();
   private stored: RbacObjects | undefined;
+  private issued: ((token: string) => UserInfo | undefined) | undefined;
+
+  /**
+   * Also accept tokens issued through TokenRequest: `resolve` names their user, who holds no
+   * grants of its own and so is authorized by stored RBAC alone, as a service account is.
+   */
+  useIssuedTokens(resolve: (token: string) => UserInfo | undefined): void {
+    this.issued = resolve;
+  }
+
+  /** A token's entry: a configured one, or one made up on the spot for a valid issued token. */
+  private entryFor(token: string | undefined): TokenEntry | undefined {
+    if (!token) return undefined;
+    const configured = this.tokens.get(token);
+    if (configured) return configured;
+    const user = this.issued?.(token);
+    return user ? { user, grants: [], superuser: false } : undefined;
+  }
 
   /** Also evaluate Roles, ClusterRoles and their bindings stored in the emulator, as the RBAC authorizer does. */
   useStoredRbac(objects: RbacObjects): void {
@@ -127,9 +145,7 @@ export class Authorizer {
   }
 
   authenticate(header: string | undefined): UserInfo | undefined {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    if (!m) return undefined;
-    return this.tokens.get(m[1]!)?.user;
+    return this.entryFor(Authorizer.tokenOf(header))?.user;
   }
 
   /**
@@ -137,7 +153,7 @@ export class Authorizer {
    * only what the impersonated user and groups have (system:masters, stored RBAC).
    */
   authorize(token: string | undefined, a: RequestAttributes, impersonated = false): boolean {
-    const entry = !impersonated && token ? this.tokens.get(token) : undefined;
+    const entry = impersonated ? undefined : this.entryFor(token);
     // A client certificate authenticates on its own (no entry needed): its groups and stored RBAC decide.
     const certificate = !impersonated && token?.startsWith(X509_CREDENTIAL);
     if (!entry && !impersonated && !certificate) return false;
@@ -155,7 +171,7 @@ export class Authorizer {
 
   /** Rules in force for a token in one namespace, in PolicyRule form. */
   rulesFor(token: string | undefined, namespace: string, impersonatedUser?: UserInfo): { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[] } {
-    const entry = !impersonatedUser && token ? this.tokens.get(token) : undefined;
+    const entry = impersonatedUser ? undefined : this.entryFor(token);
     const resourceRules: PolicyRule[] = SELF_REVIEW_RULES.map((r) => structuredClone(r));
     const nonResourceRules: PolicyRule[] = [{ verbs: ['get'], nonResourceURLs: DISCOVERY_PATHS }];
     const user = impersonatedUser ?? entry?.user;

@@ -12,7 +12,7 @@ import {
   statusSuccess,
 } from './status-errors.js';
 import type { Store } from './store.js';
-import { applyDefaults, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
+import { applyDefaults, generateJobSelector, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
 import { checkMicroTimes } from './event-versions.js';
 import { checkSecretEncoding, unknownFields, validate } from './validation.js';
@@ -37,6 +37,20 @@ export interface DeleteOptions {
    * terminationGracePeriodSeconds; 0 removes it at once (what a kubelet sends when it is done).
    */
   gracePeriodSeconds?: number;
+  /** Foreground and Background both leave dependents to the garbage collector (a simulation's, if any). */
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** The deprecated form of propagationPolicy: Orphan. */
+  orphanDependents?: boolean;
+}
+
+/**
+ * Whether a delete orphans the object's dependents. Unset, it is the kind's default: batch/v1
+ * Jobs keep their Pods (the job strategy's OrphanDependents, for compatibility), all else cascades.
+ */
+function orphansDependents(info: KindInfo, opts: DeleteOptions): boolean {
+  if (opts.propagationPolicy !== undefined) return opts.propagationPolicy === 'Orphan';
+  if (opts.orphanDependents !== undefined) return opts.orphanDependents;
+  return info.group === 'batch' && info.kind === 'Job';
 }
 
 export interface DeleteResult {
@@ -162,6 +176,7 @@ export class Registry {
     else delete meta.generation;
     applyDefaults(info, obj);
     prepareTemplateGeneration(info, obj);
+    generateJobSelector(info, obj);
     // Trusted writers (simulated controllers, test setup) may seed a status; otherwise it starts as the apiserver sets it.
     if (!(opts.trusted && obj['status'] !== undefined)) prepareForCreate(info, obj);
     validate(info, obj);
@@ -275,6 +290,7 @@ export class Registry {
     }
     if (!opts.dryRun) {
       if (info.kind === 'Namespace') this.purgeNamespace(name);
+      else if (orphansDependents(info, opts)) this.orphanDependents(old);
       this.store.commit(key, 'DELETED', old);
     }
     if (info.returnDeletedObject) return { body: old, deleted: true };
@@ -303,6 +319,25 @@ export class Registry {
     if (!old.metadata.deletionTimestamp && info.tracksGeneration) marked.metadata.generation = (old.metadata.generation ?? 1) + 1;
     if (opts.dryRun) return { body: marked, deleted: false };
     return { body: this.store.commit(keyOf(info), 'MODIFIED', marked), deleted: false };
+  }
+
+  /**
+   * Stands in for the garbage collector's orphan finalizer: every object that names `owner` among
+   * its ownerReferences loses that reference, so nothing collects it once the owner is gone.
+   */
+  private orphanDependents(owner: KubeObject): void {
+    const uid = owner.metadata.uid;
+    for (const info of this.kinds.all()) {
+      if (!info.stored || info.storage) continue;
+      for (const obj of this.store.list(keyOf(info), owner.metadata.namespace)) {
+        const refs = obj.metadata.ownerReferences ?? [];
+        if (!refs.some((r) => r['uid'] === uid)) continue;
+        const next = structuredClone(obj);
+        next.metadata.ownerReferences = refs.filter((r) => r['uid'] !== uid);
+        if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
+        this.store.commit(keyOf(info), 'MODIFIED', next);
+      }
+    }
   }
 
   /** Stands in for the namespace controller, which empties a namespace before it goes away. */

@@ -12,9 +12,11 @@ import type { DeleteOptions, Registry, WriteOptions } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { applyScale, toScale } from './scale.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import { ApiError, badRequest, failure, forbidden, internalError, notFoundPath, unauthorized } from './status-errors.js';
+import { ApiError, badRequest, FieldError, failure, forbidden, internalError, invalid, notFoundPath, unauthorized } from './status-errors.js';
 import type { Store } from './store.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
 import { toTable, wantsTable } from './tables.js';
+import { createTokenRequest } from './token-request.js';
 import type { KubeObject } from './types.js';
 import { selects, serveWatch, type WatchHub, withTypeMeta } from './watch.js';
 
@@ -44,6 +46,8 @@ export interface ServerContext {
   store: Store;
   registry: Registry;
   authorizer: Authorizer;
+  /** Tokens issued through serviceaccounts/{name}/token. */
+  tokens: ServiceAccountTokens;
   faults: FaultController;
   hub: WatchHub;
   requests: RecordedRequest[];
@@ -259,6 +263,12 @@ async function serveResource(
     await serveScale(ctx, req, res, info, namespace, ri, dryRunOf(q.getAll('dryRun')));
     return;
   }
+  if (ri.subresource === 'token' && info.kind === 'ServiceAccount') {
+    if (ri.verb !== 'create') throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
+    const body = parseBody(await readBody(req), mediaType(req));
+    sendJson(res, 201, createTokenRequest(ctx, info, ri.namespace, ri.pathName, body));
+    return;
+  }
   if (ri.subresource && !(ri.subresource === 'status' && info.hasStatus)) throw notFoundPath();
   const name = ri.pathName;
   const accept = req.headers.accept;
@@ -327,6 +337,7 @@ async function serveResource(
       return servePatch(ctx, req, res, info, namespace, name, ri.subresource, { dryRun, ...validationOpts(q, res) });
     case 'delete': {
       const opts = deleteOptions(parseBody(await readBody(req), mediaType(req)), q, dryRun);
+      warnOrphaningDefault(info, opts, res);
       const result = ctx.registry.delete(info, namespace, name, opts);
       const body = result.body.kind === 'Status' ? result.body : withTypeMeta(info, result.body as KubeObject);
       sendJson(res, 200, body);
@@ -334,6 +345,7 @@ async function serveResource(
     }
     case 'deletecollection': {
       const opts = deleteOptions(parseBody(await readBody(req), mediaType(req)), q, dryRun);
+      warnOrphaningDefault(info, opts, res);
       const fields = parseFieldSelector(q.get('fieldSelector'));
       checkFieldSelector(info, fields);
       const labels = parseLabelSelector(q.get('labelSelector'));
@@ -341,7 +353,7 @@ async function serveResource(
       const deleted: Record<string, unknown>[] = [];
       for (const obj of ctx.store.list(keyOf(info), namespace)) {
         if (!selects(sel, obj)) continue;
-        ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { dryRun: opts.dryRun, gracePeriodSeconds: opts.gracePeriodSeconds });
+        ctx.registry.delete(info, obj.metadata.namespace, obj.metadata.name!, { ...opts, preconditions: undefined });
         deleted.push(stripTypeMeta(withTypeMeta(info, obj)));
       }
       return sendJson(res, 200, {
@@ -419,6 +431,15 @@ function validationOpts(q: URLSearchParams, res: ServerResponse): { fieldValidat
   };
 }
 
+/** The job registry's warning when a Job delete leaves the propagation to batch/v1's orphaning default. */
+function warnOrphaningDefault(info: KindInfo, opts: DeleteOptions, res: ServerResponse): void {
+  if (info.kind !== 'Job' || opts.propagationPolicy !== undefined || opts.orphanDependents !== undefined) return;
+  const text = 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning';
+  res.appendHeader('Warning', `299 - ${JSON.stringify(text)}`);
+}
+
+const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'];
+
 function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): DeleteOptions {
   const opts: DeleteOptions = { dryRun };
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
@@ -433,6 +454,19 @@ function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): Dele
     if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(grace)}`);
     opts.gracePeriodSeconds = n;
   }
+  const policy = b['propagationPolicy'] ?? q.get('propagationPolicy') ?? undefined;
+  const orphan = b['orphanDependents'] ?? q.get('orphanDependents') ?? undefined;
+  // ValidateDeleteOptions.
+  const errs: FieldError[] = [];
+  if (policy !== undefined && policy !== null && orphan !== undefined && orphan !== null) {
+    errs.push(new FieldError('FieldValueInvalid', 'propagationPolicy', 'orphanDependents and deletionPropagation cannot be both set', String(policy)));
+  }
+  if (policy !== undefined && policy !== null && !PROPAGATION_POLICIES.includes(String(policy))) {
+    errs.push(new FieldError('FieldValueNotSupported', 'propagationPolicy', 'supported values: "Foreground", "Background", "Orphan", "nil"', String(policy)));
+  }
+  if (errs.length > 0) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', errs);
+  if (policy !== undefined && policy !== null) opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
+  if (orphan !== undefined && orphan !== null) opts.orphanDependents = orphan === true || orphan === 'true';
   return opts;
 }
 

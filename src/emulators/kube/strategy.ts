@@ -161,7 +161,68 @@ export function applyDefaults(info: KindInfo, obj: KubeObject): void {
       defaultPodSpec(ensure(ensure(s, 'template'), 'spec'));
       break;
     }
+    case 'Job':
+      defaultJobSpec(ensure(obj, 'spec'));
+      defaultJobLabels(obj);
+      break;
+    case 'CronJob': {
+      // SetDefaults_CronJob; the job template gets the pod defaults but not SetDefaults_Job (it is no Job).
+      const s = ensure(obj, 'spec');
+      setDefault(s, 'concurrencyPolicy', 'Allow');
+      setDefault(s, 'suspend', false);
+      setDefault(s, 'successfulJobsHistoryLimit', 3);
+      setDefault(s, 'failedJobsHistoryLimit', 1);
+      defaultPodSpec(ensure(ensure(ensure(ensure(s, 'jobTemplate'), 'spec'), 'template'), 'spec'));
+      break;
+    }
   }
+}
+
+/** SetDefaults_Job (batch/v1, with the gates of 1.32 on) and the pod defaults of its template. */
+function defaultJobSpec(s: Obj): void {
+  if ((s['completions'] === undefined || s['completions'] === null) && (s['parallelism'] === undefined || s['parallelism'] === null)) {
+    s['completions'] = 1;
+    s['parallelism'] = 1;
+  }
+  setDefault(s, 'parallelism', 1);
+  setDefault(s, 'backoffLimit', s['backoffLimitPerIndex'] === undefined || s['backoffLimitPerIndex'] === null ? 6 : 2147483647);
+  setDefault(s, 'completionMode', 'NonIndexed');
+  setDefault(s, 'suspend', false);
+  setDefault(s, 'podReplacementPolicy', s['podFailurePolicy'] ? 'Failed' : 'TerminatingOrFailed');
+  setDefault(s, 'manualSelector', false);
+  defaultPodSpec(ensure(ensure(s, 'template'), 'spec'));
+}
+
+/** SetDefaults_Job: a Job without labels takes its template's (defaulting runs on every decode, reads included). */
+function defaultJobLabels(job: KubeObject): void {
+  const template = ((job['spec'] as Obj | undefined)?.['template'] ?? {}) as { metadata?: { labels?: Record<string, string> } };
+  const labels = template.metadata?.labels;
+  if (labels && Object.keys(job.metadata.labels ?? {}).length === 0) job.metadata.labels = { ...labels };
+}
+
+/** The labels the apiserver puts on a Job's Pod template (legacy names first, then batch.kubernetes.io/). */
+export const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
+export const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
+
+/**
+ * The job strategy's generateSelector, on create unless spec.manualSelector: the template gets
+ * job-name and controller-uid labels (values the user set are kept, and validation then judges
+ * them) and the selector matches batch.kubernetes.io/controller-uid. The Job's own labels are then
+ * defaulted again, as the next read would.
+ */
+export function generateJobSelector(info: KindInfo, job: KubeObject): void {
+  if (info.kind !== 'Job') return;
+  const spec = ensure(job, 'spec');
+  if (spec['manualSelector'] === true) return;
+  const meta = ensure(ensure(spec, 'template'), 'metadata');
+  const labels = { ...((meta['labels'] as Record<string, string> | undefined) ?? {}) };
+  for (const key of JOB_NAME_LABELS) labels[key] ??= job.metadata.name ?? '';
+  for (const key of CONTROLLER_UID_LABELS) labels[key] ??= job.metadata.uid ?? '';
+  meta['labels'] = labels;
+  const selector = ensure(spec, 'selector');
+  const matchLabels = ensure(selector, 'matchLabels') as Record<string, string>;
+  matchLabels[CONTROLLER_UID_LABELS[1]!] ??= job.metadata.uid ?? '';
+  defaultJobLabels(job);
 }
 
 /** PrepareForCreate: status written by clients on create is reset for kinds owned by controllers. */
@@ -181,6 +242,8 @@ export function prepareForCreate(info: KindInfo, obj: KubeObject): void {
     case 'Deployment':
     case 'DaemonSet':
     case 'ReplicaSet':
+    case 'Job':
+    case 'CronJob':
       obj['status'] = {};
       break;
   }

@@ -128,11 +128,40 @@ function columnsFor(info: KindInfo): Column[] {
         col('Ready', 'integer', (o) => num(o, 'status', 'readyReplicas')),
         age,
       ];
+    case 'Job':
+      return jobColumns();
     case 'Event':
       return eventColumns();
     default:
       return [name, age];
   }
+}
+
+/** printJob: NAME, STATUS, COMPLETIONS, DURATION, AGE. */
+function jobColumns(): Column[] {
+  const has = (o: Obj, type: string) => arr(o, 'status', 'conditions').some((c) => c['type'] === type && c['status'] === 'True');
+  const status = (o: Obj): string => {
+    if (has(o, 'Complete')) return 'Complete';
+    if (has(o, 'Failed')) return 'Failed';
+    if (str(o, 'metadata', 'deletionTimestamp')) return 'Terminating';
+    if (has(o, 'Suspended')) return 'Suspended';
+    if (has(o, 'FailureTarget')) return 'FailureTarget';
+    return 'Running';
+  };
+  const completions = (o: Obj): string => {
+    const succeeded = num(o, 'status', 'succeeded');
+    const want = dig(o, 'spec', 'completions');
+    if (typeof want === 'number') return `${succeeded}/${want}`;
+    const parallelism = num(o, 'spec', 'parallelism');
+    return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
+  };
+  const duration = (o: Obj): string => {
+    const start = str(o, 'status', 'startTime');
+    if (!start) return '';
+    const end = str(o, 'status', 'completionTime');
+    return humanDuration((end ? Date.parse(end) : Date.now()) - Date.parse(start));
+  };
+  return [name, col('Status', 'string', status), col('Completions', 'string', completions), col('Duration', 'string', duration), age];
 }
 
 /**

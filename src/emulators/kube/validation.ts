@@ -1,6 +1,7 @@
 import { validateAppsStrategy } from './apps-validation.js';
 import { CORE_EVENT_FIELDS, EVENTS_V1_FIELDS, validateEvent } from './event-versions.js';
-import { validateRbacOrBatch } from './rbac-objects.js';
+import { validateCronJob, validateJob } from './batch-validation.js';
+import { validateRbac } from './rbac-objects.js';
 import type { KindInfo } from './kinds.js';
 import { labelsMatch } from './selectors.js';
 import { badRequest, FieldError, invalid } from './status-errors.js';
@@ -206,8 +207,14 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
     case 'Event':
       validateEvent(obj, info.group === 'events.k8s.io', errs);
       break;
+    case 'Job':
+      validateJob(obj, old, errs);
+      break;
+    case 'CronJob':
+      validateCronJob(obj, errs);
+      break;
     default:
-      validateRbacOrBatch(info.kind, obj, old, errs);
+      validateRbac(info.kind, obj, old, errs);
   }
   if (errs.length > 0) throw invalid(info, obj.metadata.name ?? '', errs);
 }

@@ -182,7 +182,8 @@ tool (
 	k8s.io/kubernetes/cmd/kubectl
 )
 
-// Every staging module k8s.io/kubernetes lists as v0.0.0, replaced by the same release's published one.
+// Every staging module k8s.io/kubernetes v1.37.2 lists as v0.0.0 (generated from its go.mod
+// by scripts/control-plane/modules.sh), replaced by the same release's published module.
 replace (
 	k8s.io/api => k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2

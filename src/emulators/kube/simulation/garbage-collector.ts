@@ -6,6 +6,7 @@ import type { OwnerReference } from './objects.js';
 const DEPENDENTS: Array<[string, string]> = [
   ['apps/v1', 'ReplicaSet'],
   ['apps/v1', 'ControllerRevision'],
+  ['batch/v1', 'Job'],
   ['v1', 'Pod'],
 ];
 
@@ -21,7 +22,8 @@ export class GarbageCollector {
       for (const obj of list<KubeObject>(this.ctx, apiVersion, kind)) {
         const owners = (obj.metadata.ownerReferences as OwnerReference[] | undefined) ?? [];
         if (owners.length === 0 || obj.metadata.deletionTimestamp) continue;
-        if (owners.every((o) => !this.ownerExists(o, obj.metadata.namespace))) remove(this.ctx, obj);
+        // Background, as the collector deletes: a Job it collects takes its Pods along (batch/v1 would orphan them by default).
+        if (owners.every((o) => !this.ownerExists(o, obj.metadata.namespace))) remove(this.ctx, obj, { propagationPolicy: 'Background' });
       }
     }
   }

@@ -4,6 +4,7 @@ import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { EventRecorder } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
+import { JobController } from './job-controller.js';
 import { Kubelet } from './kubelet.js';
 import { ReconcileLoop } from './loop.js';
 import { buildNode, NodeLifecycle, nodeCondition } from './nodes.js';
@@ -32,7 +33,7 @@ export type {
 
 /**
  * Starts a kwok-like cluster inside a Kubernetes API emulator: Nodes, a scheduler, one kubelet
- * per node, and the node lifecycle, Deployment, ReplicaSet, DaemonSet and garbage collector
+ * per node, and the node lifecycle, Deployment, ReplicaSet, DaemonSet, Job and garbage collector
  * controllers. Every effect is an ordinary write to the emulator's store, so API clients and
  * kubectl list and watch it as they would a cluster.
  */
@@ -57,6 +58,7 @@ export function startClusterSimulation(emu: EmulatorStoreAccess, options: Cluste
     ['deployments', new DeploymentController(ctx)],
     ['replicaSets', new ReplicaSetController(ctx)],
     ['daemonSets', new DaemonSetController(ctx)],
+    ['jobs', new JobController(ctx)],
     ['scheduler', new Scheduler(ctx)],
     ['kubelet', new Kubelet(ctx)],
   ];

@@ -1,5 +1,5 @@
 import { nowTimestamp } from '../registry.js';
-import { type LabelRequirement, labelsMatch } from '../selectors.js';
+import { labelSelectorMatches } from '../selectors.js';
 import type { KubeObject } from '../types.js';
 import type { Condition, LabelSelector } from './types.js';
 
@@ -38,12 +38,7 @@ export function isControlledBy(obj: KubeObject, owner: KubeObject): boolean {
 /** metav1.LabelSelectorAsSelector + Matches. An empty selector matches everything. */
 export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
   if (!selector) return false;
-  const reqs: LabelRequirement[] = Object.entries(selector.matchLabels ?? {}).map(([key, v]) => ({ key, op: '=', values: [v] }));
-  for (const e of selector.matchExpressions ?? []) {
-    const op = e.operator === 'In' ? 'in' : e.operator === 'NotIn' ? 'notin' : e.operator === 'Exists' ? 'exists' : '!';
-    reqs.push({ key: e.key, op, values: e.values ?? [] });
-  }
-  return labelsMatch(reqs, labels);
+  return labelSelectorMatches(selector, labels);
 }
 
 export function isSelectorEmpty(selector: LabelSelector | undefined): boolean {

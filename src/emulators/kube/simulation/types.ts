@@ -165,6 +165,27 @@ export interface DaemonSet extends KubeObject {
   status?: Record<string, unknown> & { collisionCount?: number };
 }
 
+export interface Job extends KubeObject {
+  spec: {
+    parallelism?: number;
+    completions?: number | null;
+    backoffLimit?: number;
+    activeDeadlineSeconds?: number;
+    suspend?: boolean;
+    selector?: LabelSelector;
+    template: PodTemplate;
+  };
+  status?: {
+    startTime?: string;
+    completionTime?: string;
+    active?: number;
+    succeeded?: number;
+    failed?: number;
+    conditions?: Condition[];
+    [key: string]: unknown;
+  };
+}
+
 /** How a simulated kubelet runs one Pod. Unset fields fall back to annotations, then to the options. */
 export interface PodBehavior {
   /** From binding until the containers run (image pull + start). */
@@ -238,6 +259,7 @@ export interface ClusterSimulationOptions {
     deployments?: boolean;
     replicaSets?: boolean;
     daemonSets?: boolean;
+    jobs?: boolean;
     garbageCollector?: boolean;
     nodeLifecycle?: boolean;
     scheduler?: boolean;
