@@ -112,10 +112,11 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   }
   const timeout = timeoutOf(err);
   if (timeout) {
+    // Rounded down to 0.1 s: the time said is never more than the time there was (4.96 s left is 4.9).
     const within =
       timeout instanceof KubeRequestTimeout
         ? timeout.timeoutMs > 0
-          ? ` within ${Number((timeout.timeoutMs / 1000).toFixed(1))} s (${timeout.limitedBy})`
+          ? ` within ${Math.floor(timeout.timeoutMs / 100) / 10} s (${timeout.limitedBy})`
           : ' (the command deadline had passed before the call)'
         : '';
     return new KubernetesError(

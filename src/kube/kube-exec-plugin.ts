@@ -136,7 +136,7 @@ export function runExecPlugin(exec: KubeExecConfig, cluster: KubeCluster, caData
     let stderr = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      finish(credentialError(`no credential within ${Number((timeoutMs / 1000).toFixed(1))} s (${limitedBy}); the plugin was stopped`, exec, { timeoutMs }));
+      finish(credentialError(`no credential within ${Math.floor(timeoutMs / 100) / 10} s (${limitedBy}); the plugin was stopped`, exec, { timeoutMs }));
     }, timeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
