@@ -20,6 +20,8 @@ const BIN = join(ROOT, 'bin', 'par-identity.js');
 
 const out = await bundleSources('bench-watch', {
   reload: 'reload/index.ts',
+  kube: 'kube/cluster-connection.ts',
+  kubeconfig: 'kube/kubeconfig.ts',
   'kube-emulator': 'emulators/kube/index.ts',
   identity: 'identity/index.ts',
   'demo-runner': 'emulators/demo-runner/main.ts',
@@ -27,7 +29,8 @@ const out = await bundleSources('bench-watch', {
 const { watchIdentity } = await import(join(out, 'reload.js'));
 const { startKubeEmulator, seedNamespaces } = await import(join(out, 'kube-emulator.js'));
 const { buildUrn, encodePrivateJwk, generateIdentityKey } = await import(join(out, 'identity.js'));
-const { KubeConfig } = await import('@kubernetes/client-node');
+const { clusterTargetFromConfig } = await import(join(out, 'kube.js'));
+const { parseKubeconfig } = await import(join(out, 'kubeconfig.js'));
 
 const b64 = (s) => Buffer.from(s, 'utf8').toString('base64');
 function identity() {
@@ -40,16 +43,14 @@ const pick = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.
 const emu = await startKubeEmulator();
 seedNamespaces(emu, [NAMESPACE]);
 emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NAMESPACE }, type: 'Opaque', data: identity().data });
-const kubeConfig = () => {
-  const kc = new KubeConfig();
-  kc.loadFromString(emu.kubeconfig({ namespace: NAMESPACE }));
-  return kc;
-};
+const emulatorConfig = await parseKubeconfig(emu.kubeconfig({ namespace: NAMESPACE }), '/');
+// A connection of its own per watcher, as each runner process has.
+const connection = () => clusterTargetFromConfig(emulatorConfig, { env: {}, source: 'the emulator kubeconfig' });
 const dir = await mkdtemp(join(tmpdir(), 'par-bench-watch-'));
 const rows = [];
 try {
   // 1. One Secret update → every watcher reloaded.
-  const watchers = Array.from({ length: WATCHERS }, () => watchIdentity({ kubeConfig: kubeConfig(), namespace: NAMESPACE, name: SECRET }));
+  const watchers = Array.from({ length: WATCHERS }, () => watchIdentity({ connection: connection(), namespace: NAMESPACE, name: SECRET }));
   await Promise.all(watchers.map((w) => w.ready));
   await until(() => emu.openWatches === WATCHERS, 30_000, 'every watch to open');
   const latencies = [];
@@ -75,7 +76,7 @@ try {
   rows.push([`Secret update → all ${WATCHERS} watchers reloaded (${ROTATIONS} rotations)`, `p50 ${pick(latencies, 0.5).toFixed(1)} ms, p99 ${pick(latencies, 0.99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms`]);
 
   // 2. Requests an idle watcher sends once its list and watch are in place.
-  const idle = watchIdentity({ kubeConfig: kubeConfig(), namespace: NAMESPACE, name: SECRET });
+  const idle = watchIdentity({ connection: connection(), namespace: NAMESPACE, name: SECRET });
   await idle.ready;
   await until(() => emu.openWatches === 1, 10_000, 'the idle watch to open');
   const before = emu.requests.length;

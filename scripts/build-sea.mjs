@@ -8,13 +8,13 @@
 // stripped of debug symbols before injection where a strip tool for their architecture exists.
 // Writes SHA256SUMS beside the executables and prints their sizes, raw and gzipped.
 //
-// @kubernetes/client-node (4 MB of the 4.6 MB of code) is not in the main script but a SEA asset of
-// its own, compiled the first time a command needs it (see clientNodeAsset below). Node keeps the main
-// script twice while it runs (the blob mapped from the executable, and a copy V8 compiles), so every
-// command paid about 9 MiB for that library, `--help` and `watch` included, which never use it. The
-// x64 executable also carries a V8 code cache of that asset, made by running it once in the same Node
-// at build time: without one, the commands that use the library parsed 4 MB of it at every start
-// (about 20 MiB of parser memory at the peak).
+// client-node's typed API classes (src/kube/client-node-api.ts, 1.2 MB of the 1.6 MB of code) are not
+// in the main script but a SEA asset of their own, compiled the first time a command needs them (see
+// clientNodeAsset below). Node keeps the main script twice while it runs (the blob mapped from the
+// executable, and a copy V8 compiles), so every command would pay for that code, `--help` and `watch`
+// included, which never use it. The x64 executable also carries a V8 code cache of that asset, made by
+// running it once in the same Node at build time: without one, the commands that use it parse it at
+// every start.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { productOptions, SEA_NODE_VERSION, seaNodeBinary } from './bundle-options.mjs';
+import { productOptions, SEA_NODE_VERSION, seaNodeBinary, sideEffectFree } from './bundle-options.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'dist', 'sea');
@@ -70,17 +70,18 @@ const seaDefine = { ...productOptions.define, 'import.meta.url': '"file:///par-i
 const clientNodeBundle = join(work, CLIENT_NODE_ASSET);
 await build({
   ...productOptions,
-  stdin: { contents: "export * from '@kubernetes/client-node';\n", resolveDir: ROOT, sourcefile: 'client-node-asset.ts', loader: 'ts' },
+  stdin: { contents: "export * from './src/kube/client-node-api.ts';\n", resolveDir: ROOT, sourcefile: 'client-node-asset.ts', loader: 'ts' },
   outfile: clientNodeBundle,
   format: 'cjs',
   supported: { 'dynamic-import': false },
   define: seaDefine,
   banner: { js: WRAPPER_HEAD },
   footer: { js: WRAPPER_TAIL },
+  plugins: [sideEffectFree('/node_modules/@kubernetes/client-node/')],
 });
 
 /**
- * In the main script, `@kubernetes/client-node` is this loader: the asset's text is read from the
+ * In the main script, src/kube/client-node-api.ts is this loader: the asset's text is read from the
  * executable and compiled the first time an import() of the library runs (esbuild makes that import a
  * lazy require), with the main script's require (built-in modules only, as the bundle needs). The code
  * cache, when the executable has one, is read in place (getRawAsset: no copy); V8 checks it against
@@ -89,7 +90,10 @@ await build({
 const clientNodeAsset = {
   name: 'client-node-asset',
   setup(b) {
-    b.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: 'client-node', namespace: 'sea-asset' }));
+    b.onResolve({ filter: /client-node-api\.js$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
+      return { path: 'client-node', namespace: 'sea-asset' };
+    });
     b.onLoad({ filter: /.*/, namespace: 'sea-asset' }, () => ({
       loader: 'js',
       contents: `const sea = require('node:sea');

@@ -4,9 +4,10 @@
 //   the native keychain module). Not split into chunks: each ES module node loads costs memory and
 //   time of its own (split into chunks, a local rotate-identity loaded 34), while code only imported lazily sits in
 //   the file as a function V8 does not compile until a command calls it.
-// - client-node-<hash>.js, yaml-<hash>.js, js-yaml-<hash>.js: the three large libraries, each a
-//   module of its own that the product import()s when a command needs it, so `--help` never reads
-//   them and a local rotate-identity never reads the Kubernetes client (4 MB).
+// - client-node-<hash>.js, yaml-<hash>.js: the two large libraries, each a module of its own that the
+//   product import()s when a command needs it, so `--help` never reads them and a local
+//   rotate-identity never reads the Kubernetes API classes (1.2 MB; client-node's typed API classes
+//   only, src/kube/client-node-api.ts).
 // - api.js, the programmatic API (package.json "exports" "."): a second entry built the same way, so
 //   it loads the same library modules; it has its own copy of the product code (and of the error
 //   classes it exports, which are the ones it throws).
@@ -19,7 +20,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { builtinsThroughRequire, esmRequireBanner, LAZY_LIBRARIES, productOptions } from './bundle-options.mjs';
+import { builtinsThroughRequire, esmRequireBanner, LAZY_LIBRARIES, productOptions, sideEffectFree } from './bundle-options.mjs';
 
 await rm(new URL('../dist/', import.meta.url), { recursive: true, force: true });
 await mkdir(new URL('../dist/', import.meta.url), { recursive: true });
@@ -52,6 +53,7 @@ const libraries = await Promise.all(
       banner: { js: esmRequireBanner },
       write: false,
       metafile: true,
+      plugins: lib.sideEffectFree ? [sideEffectFree(lib.sideEffectFree)] : [],
     });
     const { contents } = result.outputFiles[0];
     const file = `${lib.name}-${contentHash(contents)}.js`;
@@ -59,20 +61,24 @@ const libraries = await Promise.all(
     return { ...lib, file, metafile: result.metafile };
   }),
 );
-const fileOf = new Map(libraries.map((lib) => [lib.pkg, lib.file]));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** A specifier is a package name, or one of our files by its path from the root (matched on the resolved path). */
+const fileOf = new Map(libraries.map((lib) => [lib.specifier.startsWith('src/') ? join(ROOT, lib.specifier) : lib.specifier, lib.file]));
 
-/** import() of a library becomes import() of its module beside par-identity.js. */
+/** import() of a library becomes import() of its module beside par-identity.js; a static import of one is a build error. */
 const librariesAsModules = {
   name: 'libraries-as-modules',
   setup(b) {
-    b.onResolve({ filter: new RegExp(`^(${LAZY_LIBRARIES.map((l) => l.pkg.replace(/[/.]/g, '\\$&')).join('|')})$`) }, (args) => {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData?.libraries) return undefined;
+      let key = fileOf.has(args.path) ? args.path : undefined;
+      if (!key && args.path.startsWith('.') && /client-node-api\.(js|ts)$/.test(args.path)) key = join(args.resolveDir, args.path).replace(/\.js$/, '.ts');
+      if (!key || !fileOf.has(key)) return undefined;
       if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
-      return { path: `./${fileOf.get(args.path)}`, external: true };
+      return { path: `./${fileOf.get(key)}`, external: true };
     });
   },
 };
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * The declarations of src/api.ts, as { path relative to dist/types: text }: tsc emits one per source

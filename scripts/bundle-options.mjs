@@ -29,14 +29,34 @@ export const productOptions = {
 /**
  * The large libraries the product loads with import() only, each bundled as a module of its own
  * (scripts/build.mjs; the single executable keeps client-node as an asset, scripts/build-sea.mjs).
- * `wrapper` is that module's source: yaml is CommonJS, so its exports go out as `default`, which the
- * product unwraps (src/lazy-module.ts).
+ * `specifier` is what the product import()s: a package, or one of our files (by its path from the
+ * root) that re-exports the parts of a package the product uses. `wrapper` is that module's source:
+ * yaml is CommonJS, so its exports go out as `default`, which the product unwraps (src/lazy-module.ts).
  */
 export const LAZY_LIBRARIES = [
-  { pkg: '@kubernetes/client-node', name: 'client-node', wrapper: "export * from '@kubernetes/client-node';\n" },
-  { pkg: 'yaml', name: 'yaml', wrapper: "import * as yaml from 'yaml';\nexport default yaml;\n" },
-  { pkg: 'js-yaml', name: 'js-yaml', wrapper: "export * from 'js-yaml';\n" },
+  // Only the typed API classes (src/kube/client-node-api.ts): never KubeConfig, its authenticators,
+  // undici or client-node's YAML parser (docs/kubernetes-client.md).
+  { specifier: 'src/kube/client-node-api.ts', name: 'client-node', wrapper: "export * from './src/kube/client-node-api.ts';\n", sideEffectFree: '/node_modules/@kubernetes/client-node/' },
+  { specifier: 'yaml', name: 'yaml', wrapper: "import * as yaml from 'yaml';\nexport default yaml;\n" },
 ];
+
+/**
+ * Marks every file under `pathPart` as free of side effects, so that esbuild drops what the product
+ * does not reach (client-node's files import undici and form-data at their top, for code we never run).
+ */
+export function sideEffectFree(pathPart) {
+  return {
+    name: 'side-effect-free',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData?.sideEffectFree) return undefined;
+        const resolved = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { sideEffectFree: true } });
+        if (resolved.errors.length > 0 || !resolved.path.includes(pathPart)) return resolved;
+        return { ...resolved, sideEffects: false };
+      });
+    },
+  };
+}
 
 // CommonJS dependencies call require(); an ESM bundle gets one from createRequire.
 export const esmRequireBanner = "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);";

@@ -136,6 +136,8 @@ export const ERROR_CODES = {
   KUBE_API_ERROR: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered another error status' },
   KUBE_TIMEOUT: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes request got no answer within its deadline' },
   KUBE_TLS_UNTRUSTED: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA" },
+  KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed or timed out, OIDC token expired)" },
+  KUBE_RESPONSE_TOO_LARGE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes API answer was larger than par-identity reads' },
   SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
   SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },
 

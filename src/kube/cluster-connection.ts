@@ -1,11 +1,14 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import type { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { X509Certificate } from 'node:crypto';
+import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { KubernetesError } from '../errors.js';
-import { type ApiClass, enforceTlsVerification, makeClient, type RequestLimits, tlsEnvironmentWarning } from './kube-clients.js';
-import { findNamed, type KubeCluster, type KubeconfigData, type KubeUser } from './kubeconfig.js';
+import { type ApiClass, makeClient, type RequestLimits, tlsEnvironmentWarning } from './kube-clients.js';
+import { describeProxy } from './kube-proxy.js';
+import { KubeTransport } from './kube-transport.js';
+import { confirmUsable, findNamed, type KubeCluster, type KubeconfigData, KubeconfigError, type KubeUser } from './kubeconfig.js';
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
 import { agentNamespace, serviceAccountDir, serviceAccountNamespace } from './service-account.js';
 
@@ -13,9 +16,10 @@ import { agentNamespace, serviceAccountDir, serviceAccountNamespace } from './se
 // One cluster connection per run, resolved as kubectl resolves it, and said out loud.
 // Sources, first match wins: --kubeconfig > KUBECONFIG (every listed file, merged with kubectl's
 // rules) > kubernetes_kubeconfig_path (agent config) > in-cluster service account > ~/.kube/config.
-// client-node's loadFromDefault() ends at http://localhost:8080 when it finds nothing; we never do.
-// resolveClusterTarget() does all of it without @kubernetes/client-node (kubeconfig.ts): `watch` stops
-// there and talks to the API itself (kube-http.ts); resolveCluster() adds client-node's API clients.
+// kubectl ends at http://localhost:8080 when it finds nothing; we never do. resolveClusterTarget()
+// does all of it without @kubernetes/client-node and gives the one transport (kube-transport.ts) every
+// request goes through; `watch` stops there, resolveCluster() adds client-node's typed API classes
+// fed by that transport (docs/kubernetes-client.md).
 
 export interface ResolveClusterOptions {
   /** --kubeconfig */
@@ -34,6 +38,8 @@ export interface ResolveClusterOptions {
   env: NodeJS.ProcessEnv;
   /** Per-request timeout and the command's remaining time; see kube-clients.ts. */
   limits?: RequestLimits;
+  /** Our stdin is a terminal: an exec credential plugin may talk to the operator (its interactiveMode allowing). */
+  stdinIsTerminal?: boolean;
 }
 
 type ClusterSourceKind = 'flag' | 'KUBECONFIG' | 'agent-config' | 'in-cluster' | 'home';
@@ -56,21 +62,21 @@ export interface ClusterTarget {
   /** Lines the command should print as warnings (e.g. NODE_TLS_REJECT_UNAUTHORIZED ignored, KUBECONFIG files missing). */
   warnings: string[];
   limits: RequestLimits;
-  /** The merged kubeconfig, its current context the chosen one (client-node's shapes). */
+  /** The merged kubeconfig, its current context the chosen one. */
   config: KubeconfigData;
   /** The current context's cluster and user entries. */
   clusterEntry: KubeCluster;
   userEntry?: KubeUser;
+  /** The one transport of this cluster (authentication, TLS, proxy, keep-alive pool); every request of the run goes through it. */
+  transport(): KubeTransport;
+  /** The proxy requests go through, printable (no credentials): "http://host:port (proxy-url)". */
+  proxy?: string;
   /** One line: "<server> (<source>, context <name>, namespace <ns> from <source>)". */
   describe(): string;
 }
 
 export interface ClusterConnection extends ClusterTarget {
-  /** The client-node KubeConfig, with the chosen context current and TLS verification enforced. */
-  kubeconfig: KubeConfig;
-  /** @deprecated same object as `kubeconfig`, for callers written against connectKube(). */
-  kc: KubeConfig;
-  /** Lazily created API clients, one per class, all with the per-request timeout. */
+  /** Lazily created API clients, one per class, all through transport() with the per-request timeout. */
   core(): CoreV1Api;
   apps(): AppsV1Api;
   client<T>(api: ApiClass<T>): T;
@@ -96,14 +102,45 @@ async function loadFiles(files: string[], source: string, sourceKind: ClusterSou
   }
 }
 
+/** A CA file kubectl would load (certutil.NewPool): readable and holding at least one certificate. */
+function loadableCa(path: string): boolean {
+  try {
+    const pem = readFileSync(path, 'utf8');
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) return false;
+    new X509Certificate(pem);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * kubectl's in-cluster config (client-go rest.InClusterConfig): KUBERNETES_SERVICE_HOST and _PORT both
+ * set and the token file present; the token is read now and again every minute; the CA is used when it
+ * loads (kubectl logs and goes on without it otherwise).
+ */
 function inCluster(env: NodeJS.ProcessEnv): Loaded | undefined {
   const host = env.KUBERNETES_SERVICE_HOST;
+  const port = env.KUBERNETES_SERVICE_PORT;
   const saDir = serviceAccountDir(env);
-  if (!host || !existsSync(join(saDir, 'token'))) return undefined;
-  const port = env.KUBERNETES_SERVICE_PORT ?? '443';
+  const tokenFile = join(saDir, 'token');
+  let isFile = false;
+  try {
+    isFile = statSync(tokenFile).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!host || !port || !isFile) return undefined;
+  const caFile = join(saDir, 'ca.crt');
+  let token: string;
+  try {
+    token = readFileSync(tokenFile, 'utf8');
+  } catch (err) {
+    throw notConfigured(`cannot read the service-account token ${tokenFile}: ${(err as Error).message}`, 'Check the Pod\'s service-account token volume.');
+  }
   const config: KubeconfigData = {
-    clusters: [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(saDir, 'ca.crt'), skipTLSVerify: false }],
-    users: [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: join(saDir, 'token') } } }],
+    clusters: [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, ...(loadableCa(caFile) ? { certificateAuthority: caFile } : {}), insecureSkipTlsVerify: false, disableCompression: false, extensions: {}, ignoredKeys: [] }],
+    users: [{ name: 'inClusterUser', token, tokenFile, impersonateGroups: [], impersonateUserExtra: {}, ignoredKeys: [] }],
     contexts: [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' }],
     currentContext: 'inClusterContext',
   };
@@ -165,7 +202,19 @@ function pickNamespace(options: ResolveClusterOptions, contextNamespace: string 
  * context has no cluster.
  */
 export async function resolveClusterTarget(options: ResolveClusterOptions): Promise<ClusterTarget> {
-  const loaded = await pickSource(options);
+  return targetOf(await pickSource(options), options);
+}
+
+/**
+ * A cluster target from kubeconfig data already read (parseKubeconfig): the same context choice,
+ * checks and transport as resolveClusterTarget(), for callers that hold the data (the demo runner,
+ * tests that start many watchers).
+ */
+export function clusterTargetFromConfig(config: KubeconfigData, options: ResolveClusterOptions & { source?: string }): ClusterTarget {
+  return targetOf({ config: { ...config }, source: options.source ?? 'kubeconfig data', sourceKind: 'flag', files: [], warnings: [] }, options);
+}
+
+function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget {
   const { config, source } = loaded;
   if (options.context) {
     if (!findNamed(config.contexts, options.context)) {
@@ -179,11 +228,30 @@ export async function resolveClusterTarget(options: ResolveClusterOptions): Prom
   if (!contextName || !context) throw notConfigured(`${source} has no current context`, 'Set current-context, or pass --context NAME.');
   const cluster = findNamed(config.clusters, context.cluster);
   if (!cluster?.server) throw notConfigured(`context ${contextName} in ${source} names no cluster with a server`, 'Fix the kubeconfig, or pass --context NAME.');
-  const userEntry = findNamed(config.users, context.user);
+  const userEntry = findNamed(config.users, context.user || undefined);
+  const refused = confirmUsable(cluster, userEntry);
+  if (refused.length > 0) throw notConfigured(`the kubeconfig's context ${contextName} in ${source} is not usable: ${refused.join('; ')}`, 'Fix the kubeconfig (kubectl refuses it too).');
   const warnings = [...loaded.warnings];
   const tlsWarning = tlsEnvironmentWarning(options.env);
   if (tlsWarning) warnings.push(tlsWarning);
+  for (const [what, keys] of [
+    [`cluster ${cluster.name}`, cluster.ignoredKeys],
+    [`user ${userEntry?.name}`, userEntry?.ignoredKeys ?? []],
+  ] as const) {
+    if (keys.length > 0) warnings.push(`the kubeconfig ${what} has keys kubectl does not read, ignored as kubectl ignores them: ${keys.join(', ')}`);
+  }
   const { namespace, namespaceSource } = pickNamespace(options, loaded.sourceKind === 'in-cluster' ? undefined : context.namespace, contextName);
+  const limits = options.limits ?? {};
+  // Built now, so that what kubectl refuses before sending (an unreadable CA, certificate, key or token
+  // file, a removed auth-provider) fails here, before any step that needs the cluster starts.
+  let transport: KubeTransport;
+  try {
+    transport = new KubeTransport({ cluster, ...(userEntry ? { user: userEntry } : {}), env: options.env, limits, ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}) });
+  } catch (err) {
+    if (err instanceof KubeconfigError) throw notConfigured(`the kubeconfig's context ${contextName} in ${source} is not usable: ${err.message.split('\n').join(' ')}`, 'Fix the kubeconfig (kubectl refuses it too).');
+    throw err;
+  }
+  if (transport.anonymous) warnings.push(`the kubeconfig context ${contextName} has no user credential (kubectl would ask for a username and password): requests are sent without one`);
   return {
     source,
     sourceKind: loaded.sourceKind,
@@ -195,36 +263,28 @@ export async function resolveClusterTarget(options: ResolveClusterOptions): Prom
     namespaceSource,
     agentNamespace: agentNamespace(options.env),
     warnings,
-    limits: options.limits ?? {},
+    limits,
     config,
     clusterEntry: cluster,
     ...(userEntry ? { userEntry } : {}),
+    transport: () => transport,
+    ...(transport.proxy ? { proxy: describeProxy(transport.proxy) } : {}),
     describe: () => `${cluster.server} (${source}, context ${contextName}; namespace ${namespace} from ${namespaceSource})`,
   };
 }
 
-/** The client-node KubeConfig of a resolved cluster: its context current, TLS verification enforced. */
-export async function clientNodeKubeConfig(target: ClusterTarget): Promise<KubeConfig> {
-  const k8s = await import('@kubernetes/client-node');
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({ ...target.config, currentContext: target.context ?? '' });
-  enforceTlsVerification(kc);
-  return kc;
-}
-
-/** resolveClusterTarget() plus client-node's API clients (every command but `watch`). */
+/** resolveClusterTarget() plus client-node's typed API classes fed by its transport (every command but `watch`). */
 export async function resolveCluster(options: ResolveClusterOptions): Promise<ClusterConnection> {
   const target = await resolveClusterTarget(options);
-  const k8s = await import('@kubernetes/client-node');
-  const kc = await clientNodeKubeConfig(target);
+  const k8s = await import('./client-node-api.js');
   const clients = new Map<unknown, unknown>();
   const client = <T>(api: ApiClass<T>): T => {
     let c = clients.get(api) as T | undefined;
     if (!c) {
-      c = makeClient(k8s, kc, api, target.limits);
+      c = makeClient(k8s, target.transport(), api);
       clients.set(api, c);
     }
     return c;
   };
-  return { ...target, kubeconfig: kc, kc, core: () => client(k8s.CoreV1Api), apps: () => client(k8s.AppsV1Api), client };
+  return { ...target, core: () => client(k8s.CoreV1Api), apps: () => client(k8s.AppsV1Api), client };
 }

@@ -132,8 +132,8 @@ function eventName(subject: EventSubject, date: Date): string {
 
 async function writerFor(target: ClusterConnection | EventsWriter): Promise<EventsWriter> {
   if ('createNamespacedEvent' in target) return target;
-  const k8s = await import('@kubernetes/client-node');
-  return target.kc.makeApiClient(k8s.EventsV1Api);
+  const k8s = await import('./client-node-api.js');
+  return target.client(k8s.EventsV1Api);
 }
 
 export function buildEvent(input: RecordEventInput, options: RecordEventOptions = {}): EventsV1Event {

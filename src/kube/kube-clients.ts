@@ -1,8 +1,9 @@
-import type { Configuration, KubeConfig, RequestContext, ResponseContext } from '@kubernetes/client-node';
-import { VERSION } from '../version.js';
+import type { Configuration, RequestContext } from '@kubernetes/client-node';
+import type { KubeTransport } from './kube-transport.js';
 
-// How every Kubernetes request is sent: with a deadline, and with TLS verified unless the
-// kubeconfig itself says insecure-skip-tls-verify (as kubectl).
+// Deadlines of every Kubernetes request, and client-node's typed API classes fed by our transport
+// (kube-transport.ts): the generated code builds each request and reads each answer; sending it,
+// authentication, TLS, proxies and the size cap are the transport's, the same for every command.
 
 export const DEFAULT_KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -43,45 +44,31 @@ export function requestSignal(limits: RequestLimits, outer?: AbortSignal): Abort
   return outer ? AbortSignal.any([controller.signal, outer]) : controller.signal;
 }
 
-/**
- * client-node leaves rejectUnauthorized unset unless the kubeconfig skips verification, and Node
- * then obeys NODE_TLS_REJECT_UNAUTHORIZED=0. Set it explicitly on this KubeConfig, so only the
- * cluster's own insecure-skip-tls-verify turns verification off. (applyHTTPSOptions is the one
- * place client-node builds TLS options for both API calls and watches; a test fails if that moves.)
- */
-export function enforceTlsVerification(kc: KubeConfig): void {
-  const target = kc as unknown as { applyHTTPSOptions(opts: { rejectUnauthorized?: boolean }): void };
-  const original = target.applyHTTPSOptions.bind(kc);
-  target.applyHTTPSOptions = (opts) => {
-    original(opts);
-    if (!kc.getCurrentCluster()?.skipTLSVerify) opts.rejectUnauthorized = true;
-  };
-}
-
 export function tlsEnvironmentWarning(env: NodeJS.ProcessEnv): string | undefined {
   return env.NODE_TLS_REJECT_UNAUTHORIZED === '0'
     ? 'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored for Kubernetes: certificates are verified unless the kubeconfig sets insecure-skip-tls-verify'
     : undefined;
 }
 
+type KubeApiModule = typeof import('./client-node-api.js');
 export type ApiClass<T> = new (configuration: Configuration) => T;
 
-/** An API client like kc.makeApiClient(), plus the per-request deadline. */
-export function makeClient<T>(k8s: typeof import('@kubernetes/client-node'), kc: KubeConfig, api: ApiClass<T>, limits: RequestLimits): T {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('No active cluster!');
-  const deadline = {
-    pre: async (context: RequestContext) => {
-      context.setSignal(requestSignal(limits, context.getSignal()));
-      context.setHeaderParam('User-Agent', `par-identity/${VERSION}`);
-      return context;
+/**
+ * A client-node API class whose requests go through `transport`: the generated code's request
+ * (method, URL, headers, body) is sent as it is, within the per-request timeout, and its answer read
+ * up to the transport's cap. No client-node authentication runs (authMethods is empty).
+ */
+export function makeClient<T>(k8s: KubeApiModule, transport: KubeTransport, api: ApiClass<T>): T {
+  const httpApi = {
+    send(context: RequestContext) {
+      const body = context.getBody();
+      if (body !== undefined && typeof body !== 'string') throw new TypeError('par-identity sends Kubernetes request bodies as JSON text only');
+      const answer = transport
+        .sendBuffered({ method: context.getHttpMethod(), path: context.getUrl(), headers: context.getHeaders(), ...(body !== undefined ? { body } : {}), signal: context.getSignal() })
+        .then((res) => new k8s.ResponseContext(res.status, res.headers, { text: async () => res.body.toString('utf8'), binary: async () => res.body, stream: () => null }));
+      return new k8s.Observable(answer);
     },
-    post: async (context: ResponseContext) => context,
   };
-  const configuration = k8s.createConfiguration({
-    baseServer: new k8s.ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kc },
-    promiseMiddleware: [deadline],
-  });
+  const configuration = { baseServer: new k8s.ServerConfiguration(transport.baseUrl, {}), httpApi, middleware: [], authMethods: {} } as unknown as Configuration;
   return new api(configuration);
 }

@@ -1,4 +1,5 @@
 import { ConflictError, KubernetesError, type ParError } from '../errors.js';
+import { ResponseTooLargeError } from '../http-body.js';
 import { sanitizeServerString } from '../sanitize.js';
 import { KubeRequestTimeout } from './kube-clients.js';
 
@@ -6,13 +7,38 @@ import { KubeRequestTimeout } from './kube-clients.js';
 // with the apiserver's own message (sanitised: it is server text), and a hint that names the RBAC
 // rule or the next step. Timeouts and certificate failures get their own codes: neither is retried.
 
-interface StatusBody {
+export interface StatusBody {
   message?: string;
   reason?: string;
   code?: number;
 }
 
 const MAX_SERVER_TEXT = 500;
+
+/**
+ * A non-2xx answer of the API server: its HTTP status and its body (a Status object when it sent one,
+ * else its text as the message). The typed API calls throw client-node's ApiException instead, which
+ * has the same two fields; apiStatus() reads either.
+ */
+export class KubeApiStatus extends Error {
+  override readonly name = 'KubeApiStatus';
+  constructor(
+    readonly code: number,
+    readonly body: StatusBody,
+  ) {
+    super(`HTTP ${code}`);
+  }
+
+  static from(code: number, text: string): KubeApiStatus {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return new KubeApiStatus(code, typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text });
+  }
+}
 
 export function apiStatus(err: unknown): { code?: number; status?: StatusBody } {
   const e = err as { code?: unknown; body?: unknown };
@@ -81,12 +107,16 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   if (code === 401) return new KubernetesError('KUBE_UNAUTHORIZED', `${action}: the Kubernetes API rejected the credentials`, `${nextStep} Check the kubeconfig user or the service-account token.`, { httpStatus: code });
   if (code === 422) return new KubernetesError('KUBE_INVALID', `${action}: ${said}`, `${nextStep} An admission rule or validation refused the object.`, { httpStatus: code });
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
+  if (err instanceof ResponseTooLargeError) {
+    return new KubernetesError('KUBE_RESPONSE_TOO_LARGE', `${action}: the Kubernetes API answered more than ${err.limit / 1024 / 1024} MiB; the rest was not read`, `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`, { limitBytes: err.limit });
+  }
   const timeout = timeoutOf(err);
   if (timeout) {
+    // Rounded down to 0.1 s: the time said is never more than the time there was (4.96 s left is 4.9).
     const within =
       timeout instanceof KubeRequestTimeout
         ? timeout.timeoutMs > 0
-          ? ` within ${Number((timeout.timeoutMs / 1000).toFixed(1))} s (${timeout.limitedBy})`
+          ? ` within ${Math.floor(timeout.timeoutMs / 100) / 10} s (${timeout.limitedBy})`
           : ' (the command deadline had passed before the call)'
         : '';
     return new KubernetesError(

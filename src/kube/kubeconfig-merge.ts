@@ -1,13 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
-import { type KubeconfigData, parseKubeconfigFile } from './kubeconfig.js';
+import { type KubeconfigData, KubeconfigError, parseKubeconfigFile } from './kubeconfig.js';
 
 // kubectl's rules for a KUBECONFIG list (client-go clientcmd loader.go, ClientConfigLoadingRules.Load):
 // paths are split on the OS list separator and de-duplicated, empty entries and missing files are
 // skipped, and the FIRST file to define a cluster, user or context name wins it whole (later files
 // never add fields to it); current-context is the first non-empty one. Relative paths inside a file
-// resolve against that file's directory. client-node's own loadFromDefault() differs: the LAST
-// file's current-context wins and a name defined twice throws "Duplicate cluster".
+// resolve against that file's directory. A file kubectl cannot load fails the whole list, as in kubectl.
 
 interface KubeconfigFiles {
   /** Files that exist, in precedence order. */
@@ -40,13 +39,15 @@ function firstWins<T extends { name: string }>(lists: T[][]): T[] {
   return [...byName.values()];
 }
 
-/** Reads every file (as client-node's parser does: relative paths made absolute per file) and merges them as kubectl does. */
+/** Reads every file (relative paths made absolute per file) and merges them as kubectl does. */
 export async function loadMerged(files: string[]): Promise<KubeconfigData> {
   const loaded: KubeconfigData[] = [];
   for (const file of files) {
-    // An empty file is an empty config to kubectl; client-node's parser would throw on it.
-    if (readFileSync(file, 'utf8').trim() === '') loaded.push({ clusters: [], users: [], contexts: [], currentContext: '' });
-    else loaded.push(await parseKubeconfigFile(file));
+    try {
+      loaded.push(await parseKubeconfigFile(file));
+    } catch (err) {
+      throw new KubeconfigError(`error loading config file "${file}": ${(err as Error).message}`);
+    }
   }
   return {
     clusters: firstWins(loaded.map((f) => f.clusters)),

@@ -1,13 +1,13 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { KubernetesError } from '../errors.js';
-import type { KubeHttp } from '../kube/kube-http.js';
+import type { KubeTransport } from '../kube/kube-transport.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import { strictWatch, type WatchCallback, type WatchDone } from './strict-watch.js';
 
 // One list+watch on exactly one Secret. The field selector metadata.name=<name> is on the list AND the
 // watch, so a Role that grants get/list/watch with resourceNames: [<name>] is enough (docs/protocol.md §6).
-// ListWatch below is client-node's ListWatch (cache.js) ported as it is, over node:https (kube-http.ts)
-// instead of the library, so an idle watcher never loads it: it re-lists after a 410 Expired, resumes
+// ListWatch below is client-node's ListWatch (cache.js) ported as it is, over the cluster's transport
+// (kube-transport.ts, the one every command uses) instead of the library, so an idle watcher never loads it: it re-lists after a 410 Expired, resumes
 // from its resourceVersion after a watch that ended cleanly or timed out waiting for its answer, and
 // on any other error stops; the supervisor restarts it.
 
@@ -216,7 +216,7 @@ class ListWatch {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A factory of informers on `ref` over `http`, each with its own cache. */
-export function secretInformerFactory(http: KubeHttp, ref: SecretRef): SecretInformerFactory {
+export function secretInformerFactory(http: KubeTransport, ref: SecretRef): SecretInformerFactory {
   const fieldSelector = fieldSelectorFor(ref);
   const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets`;
 

@@ -2,11 +2,12 @@ import type { Readable } from 'node:stream';
 import { KubernetesError } from '../errors.js';
 import { effectiveTimeout, KubeRequestTimeout, type RequestLimits } from '../kube/kube-clients.js';
 import { readBoundedBody } from '../http-body.js';
-import type { KubeHttp } from '../kube/kube-http.js';
 import type { SecretRef } from '../kube/identity-secret.js';
+import { KubeApiStatus, type StatusBody } from '../kube/kube-errors.js';
+import { MAX_ERROR_BODY_BYTES, type KubeTransport } from '../kube/kube-transport.js';
 import { sanitizeServerString } from '../sanitize.js';
 
-// One watch request on the identity Secret over node:https (kube-http.ts), reading the stream
+// One watch request on the identity Secret through the cluster's transport (kube-transport.ts), reading the stream
 // itself: client-node's Watch drops non-JSON lines silently and hands anything else to its ListWatch,
 // where a malformed event threw inside an async handler (an unhandled rejection that killed the
 // process). Here every line is checked first: an event for another Secret is ignored, anything
@@ -23,7 +24,11 @@ interface StrictWatchHooks {
 }
 
 const TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
-const MAX_ERROR_BODY = 64 * 1024;
+/**
+ * The longest event line read: a Secret is at most 1 MiB of data (etcd's default request limit is
+ * 1.5 MiB), base64 makes it 4/3 of that, and the rest of the object is small.
+ */
+const MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
 
 function malformedEvent(ref: SecretRef, what: string): KubernetesError {
   return new KubernetesError(
@@ -49,7 +54,7 @@ function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
     // 410 Expired: ListWatch forgets its resourceVersion and re-lists when the stream ends.
     if (object.code === 410) return { action: 'pass' };
     const code = typeof object.code === 'number' ? object.code : 500;
-    return { action: 'fail', error: Object.assign(new Error('watch ERROR event'), { code, body: object }) };
+    return { action: 'fail', error: new KubeApiStatus(code, object as StatusBody) };
   }
   const metadata = object.metadata;
   if (!isObject(metadata) || typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return fail(`a ${type} event without metadata.resourceVersion`);
@@ -66,13 +71,16 @@ function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
 /**
  * The stream's lines as readline gives them with crlfDelay: Infinity (split at \n, \r\n or a lone
  * \r; a last line without a newline comes at the end), then `onEnd`. Not readline itself: its
- * modules are half a MiB of an idle watcher's memory, for a split on newlines.
+ * modules are half a MiB of an idle watcher's memory, for a split on newlines. A line longer than
+ * `maxLine` characters is not kept: `onTooLong` is called instead and the stream is left alone.
  */
-export function readLines(stream: Readable, onLine: (line: string) => void, onEnd: () => void): void {
+export function readLines(stream: Readable, onLine: (line: string) => void, onEnd: () => void, maxLine = Number.POSITIVE_INFINITY, onTooLong: () => void = () => undefined): void {
   let pending = '';
   let sawReturn = false;
+  let tooLong = false;
   stream.setEncoding('utf8');
   stream.on('data', (chunk: string) => {
+    if (tooLong) return;
     // A \r\n split across two chunks is one line break.
     const text = sawReturn && chunk.startsWith('\n') ? chunk.slice(1) : chunk;
     sawReturn = false;
@@ -83,11 +91,22 @@ export function readLines(stream: Readable, onLine: (line: string) => void, onEn
       pending = '';
       start = m.index + m[0].length;
       if (m[0] === '\r' && start === text.length) sawReturn = true;
+      if (line.length > maxLine) {
+        tooLong = true;
+        onTooLong();
+        return;
+      }
       onLine(line);
     }
     pending += text.slice(start);
+    if (pending.length > maxLine) {
+      tooLong = true;
+      pending = '';
+      onTooLong();
+    }
   });
   stream.once('end', () => {
+    if (tooLong) return;
     if (pending !== '') onLine(pending);
     pending = '';
     onEnd();
@@ -109,7 +128,7 @@ function guarded(fn: () => unknown, onError: (err: unknown) => void): void {
  * AbortController once the request is under way; `done` is called exactly once, unless the caller aborted.
  */
 export async function strictWatch(
-  http: KubeHttp,
+  transport: KubeTransport,
   ref: SecretRef,
   limits: RequestLimits,
   hooks: StrictWatchHooks,
@@ -136,23 +155,21 @@ export async function strictWatch(
       () => undefined,
     );
   };
-  // The per-request timeout covers the wait for the answer's headers; the stream itself may then be quiet for long.
-  const { ms, limitedBy } = effectiveTimeout(limits);
-  const connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
-  connectTimer.unref();
+  // The per-request timeout covers the wait for the answer's headers (not an exec plugin's run, which
+  // has its own limit); the stream itself may then be quiet for long.
+  let connectTimer: NodeJS.Timeout | undefined;
   const run = async () => {
-    const response = await http.get(path, { watch: 'true', ...query }, controller.signal);
+    const credentials = await transport.credentials();
+    controller.signal.throwIfAborted();
+    const { ms, limitedBy } = effectiveTimeout(limits);
+    connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
+    connectTimer.unref();
+    const response = await transport.send({ method: 'GET', path, query: { watch: 'true', ...query }, headers: { Accept: 'application/json' }, signal: controller.signal }, credentials);
     clearTimeout(connectTimer);
     const status = response.statusCode ?? 0;
     if (status !== 200) {
-      const text = await readBoundedBody(response, MAX_ERROR_BODY).then(String, () => '');
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // keep the text
-      }
-      throw Object.assign(new Error(`HTTP ${status}`), { code: status, statusCode: status, body });
+      const text = await readBoundedBody(response, MAX_ERROR_BODY_BYTES).then(String, () => '');
+      throw KubeApiStatus.from(status, text);
     }
     // The body's errors (our own abort included) need a listener, or they would kill the process.
     response.on('error', finish);
@@ -177,7 +194,7 @@ export async function strictWatch(
           (err) => finish(err),
         );
       }
-    }, () => finish(null));
+    }, () => finish(null), MAX_WATCH_EVENT_BYTES, () => finish(malformedEvent(ref, `an event longer than ${MAX_WATCH_EVENT_BYTES / 1024 / 1024} MiB`)));
   };
   run().catch((err: unknown) => {
     clearTimeout(connectTimer);

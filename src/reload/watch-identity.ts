@@ -1,12 +1,12 @@
 import { EventEmitter } from 'node:events';
-import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import { defaultRetryPolicy, type Clock, type RetryPolicy, systemClock } from '../time/index.js';
 import { InterruptedError } from '../errors.js';
 import type { DecodedIdentity } from '../identity/index.js';
-import { type ClusterTarget, clientNodeKubeConfig } from '../kube/cluster-connection.js';
+import type { ClusterTarget } from '../kube/cluster-connection.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import { kubeFailure } from '../kube/kube-errors.js';
-import { KubeHttp } from '../kube/kube-http.js';
+import type { KubeTransport } from '../kube/kube-transport.js';
 import { KubernetesError } from '../errors.js';
 import { changedFields, IdentityTracker, type TrackerDecision } from './identity-tracker.js';
 import { DEFAULT_RELIST_INTERVAL_MS, InformerSupervisor } from './informer-supervisor.js';
@@ -18,11 +18,10 @@ import type { ListReason, WatchEvent } from './watch-events.js';
 // ready for the caller (a runner signs every call with current()). Nothing here prints.
 
 export interface WatchIdentityOptions {
-  /** Where the Secret lives: any client-node KubeConfig (ignored when `connection` is given). */
-  kubeConfig?: KubeConfig;
   /**
-   * The run's cluster (resolveClusterTarget, or a ClusterConnection from resolveCluster): its per-request
-   * timeout is used and its TLS rule (verified unless the kubeconfig skips it) applies.
+   * The cluster (resolveClusterTarget, or a ClusterConnection from resolveCluster): the list and watch
+   * go through its transport, as every other request of par-identity (authentication, TLS, proxy,
+   * per-request timeout). Unused when `informerFactory` replaces the informer.
    */
   connection?: ClusterTarget;
   namespace: string;
@@ -150,19 +149,23 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
     restarting: (err: unknown, attempt: number, retryInMs: number) => {
       const state = tracker.current() ? 'The current identity is kept' : 'No identity is loaded yet';
       const next = `${state}; retrying in ${formatDelay(retryInMs)}.`;
-      const status = watchErrorStatus(err);
-      const failure = kubeFailure(status, `watching Secret ${ref.namespace}/${ref.name}`, next);
-      // A malformed stream comes as our own error already (kubeFailure passes it on): its hint gets the retry state too.
-      const error = failure === status && failure instanceof KubernetesError ? new KubernetesError(failure.code, failure.message, `The event was not applied. ${next}`, failure.details) : failure;
+      const failure = kubeFailure(err, `watching Secret ${ref.namespace}/${ref.name}`, next);
+      // Our own errors (a malformed stream, a credential that could not be had) pass kubeFailure as they
+      // are: their hint gets the retry state too.
+      const error =
+        failure !== err || !(failure instanceof KubernetesError)
+          ? failure
+          : new KubernetesError(failure.code, failure.message, failure.code === 'WATCH_MALFORMED' ? `The event was not applied. ${next}` : `${failure.hint} ${next}`, failure.details);
       emit({ type: 'watch-error', at: at(), error, attempt, retryInMs });
     },
   };
 
-  let http: KubeHttp | undefined;
+  let http: KubeTransport | undefined;
   const started = (async () => {
     let factory = options.informerFactory;
     if (!factory) {
-      http = informerHttp(options);
+      if (!options.connection) throw new TypeError('watchIdentity needs `connection` (or `informerFactory`)');
+      http = options.connection.transport();
       factory = secretInformerFactory(http, ref);
     }
     if (stopped) return;
@@ -189,47 +192,11 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
       splay.timer?.abort();
       await started.catch(() => undefined);
       supervisor?.stop();
+      // The watch's connections only: the transport stays usable for a caller that shares the cluster.
       http?.close();
       rejectReady(new InterruptedError(`waiting for the first identity from Secret ${ref.namespace}/${ref.name}`));
     },
   };
-}
-
-/** The list and watch requests go over node:https; client-node is loaded only for what kube-http.ts does not do itself. */
-function informerHttp(options: WatchIdentityOptions): KubeHttp {
-  const target = options.connection;
-  if (target) {
-    const kc = (target as { kubeconfig?: KubeConfig }).kubeconfig;
-    return new KubeHttp({
-      cluster: target.clusterEntry,
-      ...(target.userEntry ? { user: target.userEntry } : {}),
-      enforceTls: true,
-      limits: target.limits,
-      clientNode: async () => kc ?? (await clientNodeKubeConfig(target)),
-    });
-  }
-  const kc = options.kubeConfig;
-  if (!kc) throw new TypeError('watchIdentity needs `connection` or `kubeConfig`');
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('No active cluster!');
-  const user = kc.getCurrentUser();
-  const custom = (kc as unknown as { custom_authenticators?: unknown[] }).custom_authenticators;
-  return new KubeHttp({
-    cluster,
-    ...(user ? { user } : {}),
-    // The caller's KubeConfig keeps client-node's own TLS default.
-    enforceTls: false,
-    limits: {},
-    clientNode: async () => kc,
-    forceClientNode: (custom?.length ?? 0) > 0,
-  });
-}
-
-/** client-node's Watch reports a non-200 answer as `statusCode`; kubeFailure reads `code`. */
-function watchErrorStatus(err: unknown): unknown {
-  const statusCode = (err as { statusCode?: unknown })?.statusCode;
-  if (typeof statusCode !== 'number' || typeof (err as { code?: unknown }).code === 'number') return err;
-  return Object.assign(new Error((err as Error).message), { code: statusCode, body: { message: (err as Error).message } });
 }
 
 function formatDelay(ms: number): string {

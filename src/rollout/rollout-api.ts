@@ -34,7 +34,7 @@ function selectorOf(workload: Workload): string {
 
 /** `failureHint`: the next step a failed call's error names (a rotation's pre-flight: nothing was enrolled). */
 export async function rolloutApi(conn: ClusterConnection, failureHint = 'The rollout was not started or is left as it is; run `par-identity rollout --check` to see the state.'): Promise<RolloutApi> {
-  const k8s = await import('@kubernetes/client-node');
+  const k8s = await import('../kube/client-node-api.js');
   const apps: AppsV1Api = conn.apps();
   const core: CoreV1Api = conn.core();
   const strategic = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);

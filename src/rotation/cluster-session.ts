@@ -49,13 +49,14 @@ function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io
     ...(agent.kubeconfig ? { configKubeconfig: agent.kubeconfig } : {}),
     ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
     env: io.env,
+    stdinIsTerminal: io.stdinIsTTY,
     ...(deadlineAt ? { limits: { remainingMs: () => deadlineAt - io.now().getTime() } } : {}),
   };
 }
 
 function announce(conn: ClusterTarget, report: Reporter): void {
   for (const warning of conn.warnings) report.warn(warning);
-  report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''})`);
+  report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''}${conn.proxy ? `, through proxy ${conn.proxy}` : ''})`);
 }
 
 export function clusterAccess(flags: ClusterFlags, agent: AgentClusterSettings, io: Io, report: Reporter): ClusterAccess {

@@ -122,7 +122,7 @@ describe('what watch loads', () => {
     await kube.close();
   });
 
-  it('follows the Secret without the Kubernetes client (list and watch over node:https)', async () => {
+  it('follows the Secret without the Kubernetes API classes (list and watch through the transport)', async () => {
     kube.create(identityData(newIdentity()));
     await writeFile(join(work, 'datadog-cluster.yaml'), CLUSTER_CONFIG);
     const kubeconfig = join(work, 'kubeconfig');
@@ -141,9 +141,10 @@ describe('what watch loads', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     const loaded = await loadedBy(output);
-    // The kubeconfig is read with js-yaml, as client-node reads it; the client itself stays on disk, and
-    // the plain agent config needs no YAML library.
-    expect(loaded.dist).toEqual(['js-yaml.js', 'par-identity.js']);
+    // The kubeconfig is read with the yaml library (YAML 1.1, as kubectl reads it); the Kubernetes API
+    // classes stay on disk (the list and watch go through the transport alone), and the plain agent
+    // config needs no YAML library.
+    expect(loaded.dist).toEqual(['par-identity.js', 'yaml.js']);
     expect(loaded.builtins).toContain('https');
     for (const builtin of ['http2', 'readline', 'zlib', 'worker_threads']) expect(loaded.builtins, builtin).not.toContain(builtin);
     expect(loaded.imported).toEqual(IMPORTED);

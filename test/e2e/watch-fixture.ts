@@ -1,5 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type ClusterTarget, clusterTargetFromConfig } from '../../src/kube/cluster-connection.js';
+import { parseKubeconfig } from '../../src/kube/kubeconfig.js';
 import type { IdentityWatch, WatchEvent } from '../../src/reload/index.js';
 
 export { identityData, newIdentity, ORG_ID, secretData, type TestIdentity } from '../fixtures/test-identities.js';
@@ -11,7 +12,8 @@ export const NAMESPACE = 'datadog';
 export const SECRET = 'private-action-runner-identity';
 export interface KubeFixture {
   emu: KubeEmulator;
-  kc(token?: string): KubeConfig;
+  /** A connection of its own to the emulator (as the admin, or as `token`), through par-identity's transport. */
+  connection(token?: string): ClusterTarget;
   create(data: Record<string, string>): void;
   /** Replaces the Secret's data (or labels), like `rotate-par-identity` does. */
   update(data: Record<string, string>, labels?: Record<string, string>): void;
@@ -24,12 +26,12 @@ export async function kubeFixture(options: { bookmarkIntervalMs?: number } = {})
   const emu = await startKubeEmulator(options);
   // Every cluster has default (the cluster-id ConfigMap lives there when no service account says otherwise).
   seedNamespaces(emu, ['default', NAMESPACE]);
+  const config = await parseKubeconfig(emu.kubeconfig({ namespace: NAMESPACE }), '/');
   return {
     emu,
-    kc(token) {
-      const kc = new KubeConfig();
-      kc.loadFromString(emu.kubeconfig({ ...(token ? { token } : {}), namespace: NAMESPACE }));
-      return kc;
+    connection(token) {
+      const users = token ? config.users.map((u) => ({ ...u, token })) : config.users;
+      return clusterTargetFromConfig({ ...config, users }, { env: {}, source: 'the emulator kubeconfig' });
     },
     create(data) {
       emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NAMESPACE }, type: 'Opaque', data });

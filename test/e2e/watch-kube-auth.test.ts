@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startCli } from './run-cli.js';
+import { runCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
 
-// `par-identity watch` (the BUILT binary) authenticates as client-node would, without loading it
-// (src/kube/kube-http.ts): the kubeconfig's token file and exec credential plugin.
+// `par-identity watch` (the BUILT binary) authenticates as kubectl does, through the one transport of
+// every command (src/kube/kube-transport.ts): the kubeconfig's token file and exec credential plugin,
+// and the limits our exec plugin runs have (kubectl has none). Every other kubeconfig form:
+// test/e2e/kubeconfig-conformance.test.ts.
 
 const running: ChildProcessWithoutNullStreams[] = [];
 let kube: KubeFixture;
@@ -57,10 +59,10 @@ async function watchLoads(kubeconfig: string): Promise<void> {
 }
 
 describe('watch authenticates as the kubeconfig says', () => {
-  it('token-file: the token read from the file (a trailing newline is not part of it)', async () => {
+  it("tokenFile, relative to the kubeconfig's folder (not the working directory): the token read from it, a trailing newline not part of it", async () => {
     kube.emu.addToken('token-from-file', { user: 'file-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
     await writeFile(join(dir, 'token'), 'token-from-file\n');
-    await watchLoads(await kubeconfigWithUser({ 'token-file': join(dir, 'token') }));
+    await watchLoads(await kubeconfigWithUser({ tokenFile: 'token' }));
     expect(new Set(kube.emu.requests.filter((r) => r.resource === 'secrets').map((r) => r.user))).toEqual(new Set(['file-user']));
   });
 
@@ -83,3 +85,62 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     expect(await readFile(calls, 'utf8')).toBe('x');
   });
 });
+
+describe('the exec plugin has limits kubectl does not have', () => {
+  /** A plugin that fails (exit 3) while `gate` does not exist, then gives a token. */
+  async function gatedPlugin(gate: string): Promise<Record<string, unknown>> {
+    const plugin = join(dir, 'gated-plugin.js');
+    await writeFile(
+      plugin,
+      `if (!require('node:fs').existsSync(${JSON.stringify(gate)})) { process.stderr.write('not logged in yet'); process.exit(3); }
+process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'token-from-exec' } }));`,
+    );
+    return { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' };
+  }
+
+  it('status --timeout 1: a plugin that never answers is stopped at the command deadline, exit 9 KUBE_CREDENTIALS', async () => {
+    const pidFile = join(dir, 'plugin.pid');
+    const plugin = join(dir, 'hanging-plugin.js');
+    await writeFile(plugin, `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`);
+    const kubeconfig = await kubeconfigWithUser({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } });
+    const run = await runCli(['status', '--secret', '-c', dir, '--kubeconfig', kubeconfig, '--timeout', '1'], { env: { NO_COLOR: '1', HOME: dir } });
+    expect(run.code, run.stderr).toBe(9);
+    expect(run.stderr).toContain('error[KUBE_CREDENTIALS]');
+    expect(run.stderr).toMatch(/no credential within [\d.]+ s \(the command deadline\); the plugin was stopped/);
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    await eventually(() => expect(() => process.kill(pid, 0)).toThrow(), 10_000);
+    expect(kube.emu.requests.filter((r) => r.resource === 'secrets')).toEqual([]);
+  });
+
+  it('watch: a failing plugin is a watch-error retried with backoff, its words in the message; once it works the identity loads', async () => {
+    kube.emu.addToken('token-from-exec', { user: 'exec-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+    const id = newIdentity();
+    kube.create(identityData(id));
+    const gate = join(dir, 'logged-in');
+    const run = startCli(['watch', '-c', dir, '--kubeconfig', await kubeconfigWithUser({ exec: await gatedPlugin(gate) }), '--json'], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
+    running.push(run.child);
+    const events = () =>
+      run
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event: string; error?: { code: string; message: string; hint: string }; fingerprint?: string });
+    const failed = await eventually(() => {
+      const e = events().find((l) => l.event === 'watch-error');
+      expect(e, run.stderr()).toBeDefined();
+      return e!;
+    }, 10_000);
+    expect(failed.error).toMatchObject({ code: 'KUBE_CREDENTIALS', message: expect.stringContaining('failed with exit code 3: not logged in yet') });
+    expect(failed.error!.hint).toContain('retrying in');
+    await writeFile(gate, '');
+    const loaded = await eventually(() => {
+      const e = events().find((l) => l.event === 'loaded');
+      expect(e, run.stderr()).toBeDefined();
+      return e!;
+    }, 10_000);
+    expect(loaded.fingerprint).toBe(id.fingerprint);
+    run.child.kill('SIGTERM');
+    expect((await run.exit).code).toBe(0);
+  });
+});
+

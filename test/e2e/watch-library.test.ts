@@ -21,7 +21,7 @@ let fx: KubeFixture;
 const watches: IdentityWatch[] = [];
 
 function start(options: Partial<WatchIdentityOptions> = {}, token?: string): IdentityWatch {
-  const w = watchIdentity({ kubeConfig: fx.kc(token), namespace: NAMESPACE, name: SECRET, retryPolicy: FAST, ...options });
+  const w = watchIdentity({ connection: fx.connection(token), namespace: NAMESPACE, name: SECRET, retryPolicy: FAST, ...options });
   watches.push(w);
   return w;
 }

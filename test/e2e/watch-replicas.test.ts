@@ -57,7 +57,7 @@ async function rotate(): Promise<string> {
 
 function start(): DemoRunner[] {
   replicas = startDemoReplicas(REPLICAS, {
-    kubeConfig: kube.kc(),
+    connect: () => kube.connection(),
     namespace: NAMESPACE,
     name: SECRET,
     enrollmentUrl: enrollment.url,

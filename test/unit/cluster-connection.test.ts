@@ -41,7 +41,7 @@ async function kubeconfigFile(name: string, body: { clusters?: [string, string][
 
 /** What we picked, in kubectl's terms. */
 function picked(conn: ClusterConnection) {
-  return { server: conn.server, context: conn.context, user: conn.user, token: conn.kubeconfig.getCurrentUser()?.token, contextNamespace: conn.kubeconfig.getContextObject(conn.context!)?.namespace };
+  return { server: conn.server, context: conn.context, user: conn.user, token: conn.userEntry?.token, contextNamespace: conn.config.contexts.find((c) => c.name === conn.context)?.namespace };
 }
 
 const kubectlPath = findKubectl();

@@ -30,6 +30,8 @@ describe('kubeFailure', () => {
     const err = kubeFailure(wrapped, 'updating Secret ns/x', 'Nothing was changed.');
     expect(err).toMatchObject({ code: 'KUBE_TIMEOUT', exitCode: 9, message: 'updating Secret ns/x: no answer from the Kubernetes API within 30 s (request timeout)' });
     expect(err.hint).toMatch(/^Nothing was changed\. /);
+    // Never more than was left: 4.96 s is said 4.9 s.
+    expect(kubeFailure(new KubeRequestTimeout(4_960, 'command deadline'), 'reading Secret ns/x', '').message).toBe('reading Secret ns/x: no answer from the Kubernetes API within 4.9 s (command deadline)');
   });
 
   it('certificate errors are KUBE_TLS_UNTRUSTED with the CA hint; other socket errors stay KUBE_UNREACHABLE', () => {

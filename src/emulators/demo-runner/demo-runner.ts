@@ -1,5 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { type AgentFlavor, detectPlatform, healthCheckOnce, type HealthCheckInput } from '../../enrollment/index.js';
+import type { ClusterTarget } from '../../kube/cluster-connection.js';
 import { type IdentityWatch, type WatchIdentityOptions, watchIdentity } from '../../reload/index.js';
 import { VERSION } from '../../version.js';
 
@@ -8,7 +8,8 @@ import { VERSION } from '../../version.js';
 // with whatever identity is current, and counts every call the server did not accept.
 
 interface DemoRunnerOptions {
-  kubeConfig: KubeConfig;
+  /** A connection of the replica's own (clusterTargetFromConfig), as a runner in its own process has. */
+  connect: () => ClusterTarget;
   namespace: string;
   name: string;
   /** Base URL of the enrollment emulator (its health-check endpoint verifies the JWT). */
@@ -19,7 +20,7 @@ interface DemoRunnerOptions {
   callTimeoutMs?: number;
   flavor?: AgentFlavor;
   /** Passed on to watchIdentity (re-list interval, retry policy, splay). */
-  watch?: Partial<Omit<WatchIdentityOptions, 'kubeConfig' | 'namespace' | 'name'>>;
+  watch?: Partial<Omit<WatchIdentityOptions, 'connection' | 'namespace' | 'name'>>;
 }
 
 interface DemoCallFailure {
@@ -53,7 +54,7 @@ export interface DemoRunner {
 export function startDemoRunner(options: DemoRunnerOptions): DemoRunner {
   const intervalMs = options.intervalMs ?? 50;
   const timeoutMs = options.callTimeoutMs ?? 2000;
-  const watch = watchIdentity({ ...options.watch, kubeConfig: options.kubeConfig, namespace: options.namespace, name: options.name });
+  const watch = watchIdentity({ ...options.watch, connection: options.connect(), namespace: options.namespace, name: options.name });
   const stats: DemoRunnerStats = { sent: 0, ok: 0, failed: 0, waiting: 0, okByFingerprint: {}, firstUseByFingerprint: {}, failures: [] };
   const base: Omit<HealthCheckInput, 'identity'> = {
     baseUrl: options.enrollmentUrl.replace(/\/+$/, ''),

@@ -1,5 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
+import { clusterTargetFromConfig } from '../../kube/cluster-connection.js';
+import { parseKubeconfigFile } from '../../kube/kubeconfig.js';
 import { type DemoRunner, type DemoRunnerStats, startDemoReplicas } from './demo-runner.js';
 
 // Entry point that starts N demo replicas in one process, for scripts (the demo, the bench):
@@ -25,10 +26,9 @@ if (!values.kubeconfig) {
   process.stderr.write('demo-runner: --kubeconfig is required\n');
   process.exitCode = 2;
 } else {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(values.kubeconfig);
+  const config = await parseKubeconfigFile(values.kubeconfig);
   const replicas: DemoRunner[] = startDemoReplicas(Number(values.replicas), {
-    kubeConfig,
+    connect: () => clusterTargetFromConfig(config, { env: process.env, source: values.kubeconfig! }),
     namespace: values.namespace!,
     name: values['secret-name']!,
     enrollmentUrl: values['enrollment-url']!,

@@ -13,11 +13,13 @@ import { ServiceAccountTokens } from './service-account-tokens.js';
 import { Store } from './store.js';
 import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
 import { type ClusterSimulation, type ClusterSimulationOptions, startClusterSimulation } from './simulation/index.js';
-import { servingCert } from './tls.js';
+import { clientCaCert, clientCertFor, servingCert } from './tls.js';
+export { KUBE_EMULATOR_DNS_NAME } from './tls.js';
 import { WatchHub } from './watch.js';
 
 export type { ClusterSimulation, ClusterSimulationOptions } from './simulation/index.js';
 export type { KubeObject, PolicyRule } from './types.js';
+export type { RecordedRequest } from './server.js';
 
 export interface KubeEmulatorOptions {
   host?: string;
@@ -40,6 +42,12 @@ export interface KubeEmulatorOptions {
    * the namespaces default and kube-system exist from the start, as in a cluster.
    */
   simulation?: boolean | ClusterSimulationOptions;
+  /**
+   * Accept client certificates signed by the emulator's client CA (the apiserver's --client-ca-file):
+   * the common name is the user, each organisation a group. Off unless asked for (making the CA costs
+   * an openssl run). Certificates come from issueClientCertificate().
+   */
+  clientCertificates?: boolean;
 }
 
 export interface KubeEmulator {
@@ -70,6 +78,11 @@ export interface KubeEmulator {
   listObjects(apiVersion: string, kind: string, namespace?: string): KubeObject[];
   /** Maps a bearer token to a user and rules; called again for the same token, the grants add up. */
   addToken(token: string, grant: { user?: string; namespace?: string; rules: PolicyRule[] }): void;
+  /**
+   * A client certificate for `user` in `groups` (PEM), signed by the client CA, with rules of its own
+   * (granted like addToken's). Needs the `clientCertificates` option.
+   */
+  issueClientCertificate(user: string, options?: { groups?: string[]; namespace?: string; rules?: PolicyRule[] }): Promise<{ cert: string; key: string }>;
   /** Kubeconfig YAML for kubectl and client-node; the admin token unless one is given. */
   kubeconfig(opts?: KubeconfigOptions): string;
   /** Writes kubeconfig() to a file with mode 0600. */
@@ -139,7 +152,11 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
       hostPort: () => hostPort,
     });
-  const server: Server = cert ? createHttpsServer({ cert: cert.cert, key: cert.key }, handler) : createHttpServer(handler);
+  const clientCa = opts.clientCertificates && cert ? await clientCaCert() : undefined;
+  // A certificate is asked for but not required: requests without one go on to the bearer token.
+  const server: Server = cert
+    ? createHttpsServer({ cert: cert.cert, key: cert.key, ...(clientCa ? { ca: clientCa.cert, requestCert: true, rejectUnauthorized: false } : {}) }, handler)
+    : createHttpServer(handler);
   // Tracked at the TCP level so close() also cuts connections still in their TLS handshake,
   // which closeAllConnections() does not know about yet.
   const sockets = new Set<Socket>();
@@ -203,6 +220,11 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
     },
     addToken(token: string, grant: Grant) {
       authorizer.addToken(token, grant);
+    },
+    async issueClientCertificate(user, options = {}) {
+      if (!clientCa) throw new Error('issueClientCertificate: start the emulator with clientCertificates: true');
+      authorizer.addClientCertGrant(user, { ...(options.namespace !== undefined ? { namespace: options.namespace } : {}), rules: options.rules ?? [] });
+      return clientCertFor(user, options.groups ?? []);
     },
     kubeconfig(kopts = {}) {
       return renderKubeconfig(url, kopts.token ?? adminToken, cert?.cert, kopts);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './access-review.js';
 import type { FaultController, FaultRequest } from './faults.js';
 import { mediaType, parseBody, readBody, sendJson } from './http-io.js';
@@ -6,7 +7,7 @@ import { apiVersionOf, type KindInfo, type KindRegistry, keyOf } from './kinds.j
 import { checkFieldSelector, serveList, stripTypeMeta } from './list.js';
 import { serveNonResource } from './non-resource.js';
 import { applyPatch, PATCH_TYPES, type PatchType } from './patch.js';
-import { Authorizer, forbiddenReason, type RequestAttributes, type UserInfo } from './rbac.js';
+import { Authorizer, forbiddenReason, type RequestAttributes, type UserInfo, X509_CREDENTIAL } from './rbac.js';
 import type { DeleteOptions, Registry, WriteOptions } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { applyScale, toScale } from './scale.js';
@@ -24,6 +25,20 @@ export interface RecordedRequest extends FaultRequest {
   /** HTTP status answered (0 while still being handled). */
   status: number;
   at: number;
+  /**
+   * What authenticated it: a client certificate the client CA verified (checked first, as the
+   * apiserver's x509 authenticator runs before the token one), a bearer token, basic auth (which the
+   * apiserver no longer accepts: 401), or nothing.
+   */
+  credential: 'x509' | 'bearer' | 'basic' | 'none';
+  /** The groups of `user` (after impersonation). */
+  groups: string[];
+  /** The TLS server name (SNI) the client asked for; '' when it sent none (an IP address) or over http. */
+  serverName: string;
+  /** The impersonation headers as they came, when there were any. */
+  impersonate?: { user: string; groups: string[]; uid?: string; extra: Record<string, string[]> };
+  /** The user name of a basic-auth header (never its password). */
+  basicUser?: string;
 }
 
 export interface ServerContext {
@@ -75,7 +90,12 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
     user: '',
     status: 0,
     at: Date.now(),
+    credential: 'none',
+    groups: [],
+    serverName: (req.socket as TLSSocket).encrypted ? (req.socket as TLSSocket).servername || '' : '',
   };
+  const sentImpersonation = impersonationHeaders(req);
+  if (sentImpersonation) record.impersonate = sentImpersonation;
   ctx.requests.push(record);
   const origWriteHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
   (res as unknown as { writeHead: (...args: unknown[]) => ServerResponse }).writeHead = (...args: unknown[]) => {
@@ -83,12 +103,16 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
     return origWriteHead(...args);
   };
 
-  const authz = req.headers.authorization;
-  const authenticated = ctx.authorizer.authenticate(authz);
+  const caller = authenticateRequest(ctx, req);
+  record.credential = caller.via;
+  if (caller.basicUser !== undefined) record.basicUser = caller.basicUser;
+  const authz = caller.credential;
+  const authenticated = caller.user;
   if (!authenticated && !PUBLIC_PATHS.has(url.pathname)) throw unauthorized();
-  const user = authenticated && req.headers['impersonate-user'] !== undefined ? impersonate(ctx, req, authenticated) : authenticated;
-  identities.set(req, { user, impersonated: user !== authenticated });
+  const user = authenticated && sentImpersonation ? impersonate(ctx, authenticated, authz, sentImpersonation) : authenticated;
+  identities.set(req, { user, impersonated: user !== authenticated, credential: authz });
   record.user = user?.name ?? '';
+  record.groups = user?.groups ?? [];
 
   const faultReq: FaultRequest = { ...record, user: record.user };
   const injected = await ctx.faults.apply(faultReq);
@@ -123,34 +147,85 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
   await serveResource(ctx, req, res, url, ri, info);
 }
 
-/** Who a request acts as, after impersonation; read again by the access reviews. */
-const identities = new WeakMap<IncomingMessage, { user: UserInfo | undefined; impersonated: boolean }>();
+/** Who a request acts as, after impersonation, and the credential it came with; read again by the access reviews. */
+const identities = new WeakMap<IncomingMessage, { user: UserInfo | undefined; impersonated: boolean; credential: string | undefined }>();
+
+interface Caller {
+  via: RecordedRequest['credential'];
+  user?: UserInfo;
+  /** The key the authorizer knows the caller by: the bearer token, or `x509:<common name>`. */
+  credential?: string;
+  basicUser?: string;
+}
+
+const firstOf = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/** The apiserver's authenticators in their order: client certificate (verified against the client CA), then bearer token. */
+function authenticateRequest(ctx: ServerContext, req: IncomingMessage): Caller {
+  const socket = req.socket as TLSSocket;
+  if (socket.encrypted && socket.authorized) {
+    const subject = socket.getPeerCertificate()?.subject as Record<string, string | string[]> | undefined;
+    const name = firstOf(subject?.CN);
+    if (name) {
+      const orgs = subject?.O === undefined ? [] : ([] as string[]).concat(subject.O);
+      return { via: 'x509', user: { name, groups: [...orgs, 'system:authenticated'] }, credential: `${X509_CREDENTIAL}${name}` };
+    }
+  }
+  const header = req.headers.authorization ?? '';
+  const token = Authorizer.tokenOf(header);
+  if (token) {
+    const user = ctx.authorizer.authenticate(header);
+    return { via: 'bearer', ...(user ? { user } : {}), credential: token };
+  }
+  const basic = /^Basic\s+(\S+)$/i.exec(header);
+  if (basic) return { via: 'basic', basicUser: Buffer.from(basic[1]!, 'base64').toString('utf8').split(':')[0] ?? '' };
+  return { via: 'none' };
+}
+
+/** Impersonate-* headers as sent (kubectl --as, --as-group, --as-uid, --as-user-extra); undefined without Impersonate-User. */
+function impersonationHeaders(req: IncomingMessage): RecordedRequest['impersonate'] {
+  const user = req.headers['impersonate-user'];
+  if (user === undefined) return undefined;
+  const extra: Record<string, string[]> = {};
+  for (const [header, values] of Object.entries(req.headersDistinct)) {
+    if (!header.startsWith('impersonate-extra-') || !values) continue;
+    // The key is percent-encoded in the header name (client-go headerKeyEscape); values may be comma-joined.
+    extra[decodeURIComponent(header.slice('impersonate-extra-'.length))] = values.flatMap((v) => v.split(',').map((x) => x.trim()));
+  }
+  const uid = firstOf(req.headers['impersonate-uid']);
+  return {
+    user: String(user),
+    groups: (req.headersDistinct['impersonate-group'] ?? []).flatMap((g) => g.split(',').map((x) => x.trim())).filter(Boolean),
+    ...(uid !== undefined ? { uid } : {}),
+    extra,
+  };
+}
 
 const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
 /**
- * Impersonate-User / Impersonate-Group (kubectl --as / --as-group): the caller needs the
- * `impersonate` verb on users (serviceaccounts for a service-account name) and groups, as in
- * the apiserver's impersonation filter; the request then runs as that user alone.
+ * Impersonate-* (kubectl --as / --as-group / --as-uid / --as-user-extra): the caller needs the
+ * `impersonate` verb on users (serviceaccounts for a service-account name), groups, uids and
+ * userextras/<key>, as in the apiserver's impersonation filter; the request then runs as that user alone.
  */
-function impersonate(ctx: ServerContext, req: IncomingMessage, real: UserInfo): UserInfo {
-  const name = String(req.headers['impersonate-user'] ?? '');
-  const groups = (req.headersDistinct['impersonate-group'] ?? []).flatMap((g) => g.split(',').map((x) => x.trim())).filter(Boolean);
-  const token = Authorizer.tokenOf(req.headers.authorization);
+function impersonate(ctx: ServerContext, real: UserInfo, credential: string | undefined, sent: NonNullable<RecordedRequest['impersonate']>): UserInfo {
+  const { user: name, groups } = sent;
   const sa = SERVICE_ACCOUNT_USER.exec(name);
-  const checks: Array<{ resource: string; namespace: string; name: string }> = [
-    sa ? { resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! } : { resource: 'users', namespace: '', name },
-    ...groups.map((g) => ({ resource: 'groups', namespace: '', name: g })),
+  const checks: Array<{ apiGroup: string; resource: string; subresource?: string; namespace: string; name: string }> = [
+    sa ? { apiGroup: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! } : { apiGroup: '', resource: 'users', namespace: '', name },
+    ...groups.map((g) => ({ apiGroup: '', resource: 'groups', namespace: '', name: g })),
+    ...(sent.uid !== undefined ? [{ apiGroup: 'authentication.k8s.io', resource: 'uids', namespace: '', name: sent.uid }] : []),
+    ...Object.entries(sent.extra).flatMap(([key, values]) => values.map((v) => ({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: key, namespace: '', name: v }))),
   ];
   for (const c of checks) {
-    const attrs: RequestAttributes = { user: real, verb: 'impersonate', resourceRequest: true, path: '', apiGroup: '', resource: c.resource, subresource: '', namespace: c.namespace, name: c.name };
-    if (!ctx.authorizer.authorize(token, attrs)) throw forbidden({ group: '', plural: c.resource }, c.name, forbiddenReason(attrs));
+    const attrs: RequestAttributes = { user: real, verb: 'impersonate', resourceRequest: true, path: '', apiGroup: c.apiGroup, resource: c.resource, subresource: c.subresource ?? '', namespace: c.namespace, name: c.name };
+    if (!ctx.authorizer.authorize(credential, attrs)) throw forbidden({ group: c.apiGroup, plural: c.resource }, c.name, forbiddenReason(attrs));
   }
   const implied = sa ? ['system:serviceaccounts', `system:serviceaccounts:${sa[1]}`] : [];
   return { name, groups: [...new Set([...groups, ...implied, 'system:authenticated'])] };
 }
 
-function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: UserInfo, ri: RequestInfo, info: KindInfo | undefined, req?: IncomingMessage): void {
+function authorizeOrThrow(ctx: ServerContext, credential: string | undefined, user: UserInfo, ri: RequestInfo, info: KindInfo | undefined, req?: IncomingMessage): void {
   const attrs: RequestAttributes = {
     user,
     verb: ri.verb,
@@ -162,7 +237,7 @@ function authorizeOrThrow(ctx: ServerContext, header: string | undefined, user: 
     namespace: ri.namespace,
     name: ri.name,
   };
-  if (ctx.authorizer.authorize(Authorizer.tokenOf(header), attrs, req ? identities.get(req)?.impersonated : false)) return;
+  if (ctx.authorizer.authorize(credential, attrs, req ? identities.get(req)?.impersonated : false)) return;
   const resource = ri.resourceRequest ? (info ?? { group: ri.apiGroup, plural: ri.resource }) : undefined;
   throw forbidden(resource, ri.name || undefined, forbiddenReason(attrs));
 }
@@ -298,8 +373,7 @@ const NOT_ALLOWED = 'the server does not allow this method on the requested reso
 async function serveReview(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: KindInfo, ri: RequestInfo): Promise<void> {
   if (ri.verb !== 'create' || ri.name) throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
   const body = parseBody(await readBody(req), mediaType(req));
-  const { user, impersonated } = identities.get(req) as { user: UserInfo; impersonated: boolean };
-  const token = Authorizer.tokenOf(req.headers.authorization);
+  const { user, impersonated, credential: token } = identities.get(req) as { user: UserInfo; impersonated: boolean; credential: string | undefined };
   const review =
     info.kind === 'SelfSubjectAccessReview'
       ? selfSubjectAccessReview(ctx.authorizer, token, user, body, impersonated)
