@@ -128,21 +128,31 @@ function connected(socket: Socket, event: 'connect' | 'secureConnect'): Promise<
   });
 }
 
-/** Reads exactly `n` bytes from the socket (SOCKS answers come in small fixed parts). */
-function readBytes(socket: Socket, n: number): Promise<Buffer> {
+/**
+ * Reads from the socket until `take` says how many of the bytes so far make the answer (undefined:
+ * not yet; it may throw to give up); what follows is put back on the socket for the next reader.
+ */
+function readUntil(socket: Socket, take: (buffered: Buffer) => number | undefined, closed: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let buffered = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
-      if (buffered.length >= n) {
+      let n: number | undefined;
+      try {
+        n = take(buffered);
+      } catch (err) {
         cleanup();
-        if (buffered.length > n) socket.unshift(buffered.subarray(n));
-        resolve(buffered.subarray(0, n));
+        reject(err);
+        return;
       }
+      if (n === undefined) return;
+      cleanup();
+      if (buffered.length > n) socket.unshift(buffered.subarray(n));
+      resolve(buffered.subarray(0, n));
     };
     const onEnd = () => {
       cleanup();
-      reject(new Error('the SOCKS proxy closed the connection'));
+      reject(new Error(closed));
     };
     const onError = (err: Error) => {
       cleanup();
@@ -161,6 +171,11 @@ function readBytes(socket: Socket, n: number): Promise<Buffer> {
     // A stream paused on purpose stays paused when a 'data' listener comes: resume it explicitly.
     socket.resume();
   });
+}
+
+/** Reads exactly `n` bytes from the socket (SOCKS answers come in small fixed parts). */
+function readBytes(socket: Socket, n: number): Promise<Buffer> {
+  return readUntil(socket, (b) => (b.length >= n ? n : undefined), 'the SOCKS proxy closed the connection');
 }
 
 const SOCKS_REPLIES = ['succeeded', 'general failure', 'connection not allowed by ruleset', 'network unreachable', 'host unreachable', 'connection refused', 'TTL expired', 'command not supported', 'address type not supported'];
@@ -200,41 +215,18 @@ async function socks5(proxy: URL, host: string, port: number): Promise<Socket> {
 }
 
 /** Reads up to the end of an HTTP head (a blank line), at most 16 KiB; what follows is left on the socket. */
-function readHead(socket: Socket): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buffered = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        cleanup();
-        if (buffered.length > end + 4) socket.unshift(buffered.subarray(end + 4));
-        resolve(buffered.subarray(0, end).toString('latin1'));
-      } else if (buffered.length > 16 * 1024) {
-        cleanup();
-        reject(new Error('the proxy answered CONNECT with more than 16 KiB of headers'));
-      }
-    };
-    const onEnd = () => {
-      cleanup();
-      reject(new Error('the proxy closed the connection before answering CONNECT'));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(err);
-    };
-    const cleanup = () => {
-      socket.off('data', onData);
-      socket.off('end', onEnd);
-      socket.off('error', onError);
-      socket.pause();
-    };
-    socket.on('data', onData);
-    socket.once('end', onEnd);
-    socket.once('error', onError);
-    // A stream paused on purpose stays paused when a 'data' listener comes: resume it explicitly.
-    socket.resume();
-  });
+async function readHead(socket: Socket): Promise<string> {
+  const head = await readUntil(
+    socket,
+    (b) => {
+      const end = b.indexOf('\r\n\r\n');
+      if (end >= 0) return end + 4;
+      if (b.length > 16 * 1024) throw new Error('the proxy answered CONNECT with more than 16 KiB of headers');
+      return undefined;
+    },
+    'the proxy closed the connection before answering CONNECT',
+  );
+  return head.subarray(0, head.length - 4).toString('latin1');
 }
 
 async function httpConnect(proxy: URL, host: string, port: number, proxyTls: ConnectionOptions): Promise<Socket> {
