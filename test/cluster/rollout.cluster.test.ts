@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeIdentity } from '../../src/identity/index.js';
 import { runCli, startCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld } from './agent-world.js';
 import { watchCoverage } from './pod-watch.js';
-import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
+import { CLUSTER_KIND, eventually, startTestCluster, stoppedByFailpoint, type TestCluster } from './test-cluster.js';
 
 // `par-identity rollout` of a Deployment and a DaemonSet across Nodes whose Pods become Ready after
 // a delay (kwok on the real cluster, the simulation on the emulator), with the cluster's own
@@ -70,12 +69,6 @@ interface PodList {
 const podsOf = async (app: string) => JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', `app=${app}`, '-o', 'json'])) as PodList;
 const readyPods = async (app: string) => (await podsOf(app)).items.filter((p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
 const allReady = (app: string, count: number) => eventually(async () => (await readyPods(app)).length === count && (await podsOf(app)).items.length === count, `${count} Ready Pods of ${app}`, 60_000, 250);
-
-/** The process state letter of /proc/<pid>/stat ("T" once SIGSTOP took effect). */
-async function processState(pid: number): Promise<string> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}
 
 const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200'], { env: w.env, timeoutMs: 120_000 });
 
@@ -179,7 +172,7 @@ describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
           env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'rollout-before-patch:stop' },
         });
         cli.child.stdin.end();
-        await eventually(async () => (await processState(cli.child.pid!)) === 'T', 'the rollout to stop before its first patch');
+        await stoppedByFailpoint(cli.child.pid!);
         await cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hog', namespace: w.ns }, spec: { nodeName: mid, terminationGracePeriodSeconds: 0, containers: [{ name: 'hog', image: 'registry.example/hog:1', resources: { requests: { cpu: '500m' } } }] } });
         cli.child.kill('SIGCONT');
         const { code } = await cli.exit;

@@ -5,7 +5,7 @@ import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey } from 
 import { startCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
 import { startCuttingProxy } from './cutting-proxy.js';
-import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
+import { CLUSTER_KIND, startTestCluster, stoppedByFailpoint, type TestCluster } from './test-cluster.js';
 
 // rotate-par-identity and rotate-identity --k8s-secret against the cluster of this run (emulator or
 // real control plane): every assertion reads the cluster through kubectl.
@@ -29,13 +29,6 @@ const secretRules = (verbs: string[]) => [
   { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs },
   { apiGroups: [''], resources: ['configmaps'], resourceNames: ['datadog-cluster-id'], verbs: ['get'] },
 ];
-
-/** The process state letter of /proc/<pid>/stat ("T" once SIGSTOP took effect). */
-async function processState(pid: number): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}
 
 describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
   it('creates the Secret when absent, with the cluster id of kube-system and its ConfigMap in the agent namespace', async () => {
@@ -83,7 +76,7 @@ describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
       env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'after-enroll:stop' },
     });
     cli.child.stdin.end();
-    await eventually(async () => (await processState(cli.child.pid!)) === 'T', 'the run to stop after enrolling');
+    await stoppedByFailpoint(cli.child.pid!);
     const other = buildUrn({ region: 'us1', orgId: 1, runnerId: 'someone-else' });
     await cluster.kubectlOk(['patch', 'secret', SECRET, '-n', w.ns, '--type=merge', '-p', JSON.stringify({ stringData: { urn: other } })]);
     cli.child.kill('SIGCONT');

@@ -237,6 +237,14 @@ export function only(kind: ClusterKind, reason: string): { skip: boolean; label:
   return { skip: CLUSTER_KIND !== kind, label: `[${kind} only: ${reason}]` };
 }
 
+/** Resolves once the process has stopped itself (a `PAR_IDENTITY_FAILPOINT=<step>:stop`): state "T" in /proc. */
+export function stoppedByFailpoint(pid: number): Promise<boolean> {
+  return eventually(async () => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+  }, `process ${pid} to stop at its failpoint`);
+}
+
 /** Polls until check() returns a truthy value; an event-free cluster is only observable by asking. */
 export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const end = Date.now() + timeoutMs;
