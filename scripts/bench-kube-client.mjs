@@ -3,14 +3,14 @@
 // peak RSS of two commands that talk to the cluster (`status --secret`, `rotate-par-identity
 // --dry-run`), `watch` until its first identity, and the size of every module in dist/.
 //   BENCH_RUNS (10): runs per timing, after 2 warm-ups; the idle RSS is the median of 5.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { BIN, startEmulator } from './start-emulator.mjs';
+import { idleWatch as idleWatchOf } from './bench/idle-watch.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
@@ -45,21 +45,8 @@ function peakRss(args, env) {
 
 /** Milliseconds from spawn to the `loaded` line, and the RSS (MiB) 2 s later. */
 async function idleWatch(args, env) {
-  const start = process.hrtime.bigint();
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  const lines = createInterface({ input: child.stdout });
-  const loadedMs = await new Promise((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (line.startsWith('{') && JSON.parse(line).event === 'loaded') resolve(Number(process.hrtime.bigint() - start) / 1e6);
-    });
-    child.once('exit', (code) => reject(new Error(`watch exited early (${code})`)));
-  });
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-  return { loadedMs, rss: Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024 };
+  const { loadedMs, mib } = await idleWatchOf(process.execPath, [BIN, ...args], env);
+  return { loadedMs, rss: mib('VmRSS') };
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'par-bench-kube-'));

@@ -9,15 +9,15 @@
 //     RSS and wall time of compiling and loading that asset (dist/sea-client-node.cjs) with the cache and
 //     without it.
 // Nothing here reaches a non-loopback address (the emulators, a closed metadata port).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
 import { BIN, startEmulator } from './start-emulator.mjs';
+import { idleWatch } from './bench/idle-watch.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -41,19 +41,7 @@ function medianPeak(cmd, args, env) {
 
 /** VmRSS (MiB) of an idle `watch`, 2 s after it handed on the identity. */
 async function idleWatchRss(bin, args, env) {
-  const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.startsWith('{') && JSON.parse(line).event === 'loaded') resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`watch exited early (${code})`)));
-  });
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+  return (await idleWatch(process.execPath, [bin, ...args], env)).mib('VmRSS');
 }
 
 const rows = [];

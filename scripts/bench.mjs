@@ -3,16 +3,16 @@
 // BENCH_RUNS, after 2 warm-ups), peak and idle RSS, and the global install size.
 // Nothing here may reach a non-loopback address: every process gets PAR_IDENTITY_CLOUD_METADATA_URL
 // pointing at a closed loopback port, and the Datadog and Kubernetes APIs are the local emulators.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SEA_NODE_VERSION, seaNodeBinary } from './bundle-options.mjs';
 import { measureInstallSize } from './install-size.mjs';
 import { BIN, startEmulator } from './start-emulator.mjs';
+import { idleWatch } from './bench/idle-watch.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -73,20 +73,7 @@ function resetPageCache(files) {
 
 /** RSS (MiB) of one idle `watch`, 2 s after it loaded the identity, with its anonymous and file-backed parts. */
 async function idleWatchRss([cmd, args], env) {
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  const lines = createInterface({ input: child.stdout });
-  await new Promise((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (line.startsWith('{') && JSON.parse(line).event === 'loaded') resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`watch exited early (${code})`)));
-  });
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-  const mib = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;
+  const { mib } = await idleWatch(cmd, args, env);
   return { rss: mib('VmRSS'), anon: mib('RssAnon'), file: mib('RssFile') };
 }
 
