@@ -22,6 +22,7 @@ export const ExitCode = {
   locked: 11,
   outcomeUnknown: 12,
   unavailable: 13,
+  reenrollPredicted: 14,
   interrupted: 130,
 } as const;
 
@@ -43,6 +44,7 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 11, name: 'locked', meaning: 'another run holds the lock on this target; nothing was changed' },
   { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
+  { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
   { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
 ];
 

@@ -17,6 +17,8 @@ export interface CommandResult<J extends Envelope = Envelope> {
   json: J;
   /** Human summary lines for stdout. */
   summary: string[];
+  /** A result that is not a success for a runbook (status predicting a re-enrollment: ExitCode.reenrollPredicted); default 0. */
+  exitCode?: number;
 }
 
 export interface Reporter {

@@ -39,6 +39,7 @@ async function runCommand(spec: CommandSpec, raw: Raw, io: Io): Promise<void> {
     const options = spec.run.toOptions(raw, io);
     const result = await (await spec.run.load(raw)).run(options, io);
     renderResult(result, io, out);
+    if (result.exitCode) process.exitCode = result.exitCode;
   } catch (err) {
     process.exitCode = renderError(err, io, { ...out, command: spec.resultName?.(raw) ?? spec.name });
   }

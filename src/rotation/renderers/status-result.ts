@@ -1,3 +1,4 @@
+import { ExitCode } from '../../errors.js';
 import type { CommandResult } from '../../output.js';
 import type { IdentityStatusResult } from '../../results/status.js';
 import { ageOf, describeAge } from '../age.js';
@@ -14,7 +15,10 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
   const verify = r.verify ?? { performed: false };
   const now = summaryOf(need(r.inService, 'identity in service'));
   const age = ageOf(current.rotatedAt, r.io.now());
+  // A runbook must be able to stop on a predicted re-enrollment: the prediction has its own exit status.
+  const reEnroll = (facts.data as { agentWouldReEnroll?: boolean }).agentWouldReEnroll === true;
   return {
+    ...(reEnroll ? { exitCode: ExitCode.reenrollPredicted } : {}),
     json: {
       schemaVersion: 1,
       status: 'ok',
