@@ -1,3 +1,5 @@
+import { programName } from './single-executable.js';
+
 // The one error family. Every failure the operator can meet is a ParError with a stable `code`
 // (scripts match on it), an exit status (runbooks branch on it) and a hint saying what to do next.
 // Messages never contain key material: callers pass names and fingerprints, never values.
@@ -194,9 +196,17 @@ export class ParError<C extends ErrorCode = CodeOf<'ParError'>> extends Error {
 
 export class UsageError extends ParError<CodeOf<'UsageError'>> {
   declare readonly code: CodeOf<'UsageError'>;
-  constructor(message: string, hint = 'Run `par-identity <command> --help` for the accepted flags.') {
-    super('USAGE', message, hint);
+  /** No hint of its own: the boundary, which knows the command, names it (usageHint). */
+  readonly generic: boolean;
+  constructor(message: string, hint?: string) {
+    super('USAGE', message, hint ?? usageHint());
+    this.generic = hint === undefined;
   }
+}
+
+/** "Run `par-identity status --help` …": the program as it was run and the actual command, never a placeholder. */
+export function usageHint(command?: string): string {
+  return command ? `Nothing was run. Run \`${programName()} ${command} --help\` for the accepted flags and values.` : `Nothing was run. Run \`${programName()} --help\` for the commands.`;
 }
 
 export class ConfigError extends ParError<CodeOf<'ConfigError'>> {

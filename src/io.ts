@@ -20,6 +20,8 @@ export interface Io {
    * caller's onProgress. Unset for the CLI.
    */
   progress?: (level: 'step' | 'info' | 'warn', text: string) => void;
+  /** -q: stderr gets errors only; -v: also the detail lines. Unset: the normal level. */
+  level?: 'quiet' | 'verbose';
 }
 
 function promptHidden(question: string): Promise<string> {

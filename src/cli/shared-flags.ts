@@ -63,6 +63,14 @@ export const ROLLOUT_FLAGS: FlagSpec[] = [
   { flags: '--rollout-timeout <duration>', option: 'rolloutTimeoutSeconds', help: 'deadline for --rollout', default: 600, duration: DURATIONS.rolloutTimeout },
 ];
 
+/** The program's own flags, taken before or after the command (`par-identity --json status`). */
+export const GLOBAL_FLAGS: FlagSpec[] = [
+  { flags: '--json', help: 'print one JSON object on stdout (schemaVersion 1), usage errors included; human text goes to stderr', cliOnly: true },
+  { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)', cliOnly: true },
+  { flags: '-q, --quiet', help: 'stderr: only errors (no progress, no warnings); the result still prints', cliOnly: true },
+  { flags: '-v, --verbose', help: 'stderr: also the detail the normal level leaves out (every progress line, every poll)', cliOnly: true },
+];
+
 export const OUTPUT_FLAGS: FlagSpec[] = [
   { flags: '--json', help: 'print one JSON object on stdout (schemaVersion 1); human text goes to stderr', cliOnly: true },
   { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)', cliOnly: true },

@@ -41,7 +41,7 @@ async function secretFingerprint(session: ClusterSession, namespace: string, nam
 }
 
 /** A wait is never silent for longer than this: a heartbeat line (elapsed, Pods ready/total) at least this often. */
-export const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_MS = 10_000;
 
 function progressPrinter(io: Io, report: Reporter) {
   let last = '';
@@ -52,7 +52,8 @@ function progressPrinter(io: Io, report: Reporter) {
     if (line !== last && (io.isTTY || !last || rows.every((r) => r.newReady))) {
       report.info(line);
       lastPrintedMs = elapsedMs;
-    } else if (elapsedMs - lastPrintedMs >= HEARTBEAT_MS) {
+    } else if (line !== last) report.detail(`${Math.round(elapsedMs / 1000)} s: ${line}`);
+    else if (elapsedMs - lastPrintedMs >= HEARTBEAT_MS) {
       const ready = rows.reduce((n, r) => n + r.readyPods, 0);
       const total = rows.reduce((n, r) => n + r.pods, 0);
       report.info(`still waiting after ${Math.round(elapsedMs / 1000)} s: ${ready}/${total} Pods ready, ${rows.filter((r) => r.newReady).length}/${rows.length} ${rows.length === 1 ? 'workload' : 'nodes'} on the new template`);

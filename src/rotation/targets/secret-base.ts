@@ -1,4 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
+import { programName } from '../../single-executable.js';
 import type { AgentConfig } from '../../config/index.js';
 import type { AgentFlavor } from '../../enrollment/index.js';
 import { ConflictError, KubernetesError, ParError, StorageError } from '../../errors.js';
@@ -204,7 +205,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     if (after?.state === 'present' && after.identity?.record.urn === wanted.urn && after.identity?.key.kid === wanted.fingerprint) return after.secret;
     const unchanged = after !== undefined && (after.state === 'missing' ? before.state === 'missing' : before.state === 'present' && after.resourceVersion === before.resourceVersion);
     if (unchanged) return undefined;
-    const check = commandLine(['par-identity', 'status', ...this.selector]);
+    const check = commandLine([programName(), 'status', ...this.selector]);
     throw new ParError(
       'OUTCOME_UNKNOWN',
       `${what} in ${this.label} may or may not have been applied: the API answered "${failure.message}" and ${after ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back'}`,
