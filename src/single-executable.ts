@@ -12,10 +12,11 @@ export function runningAsSingleExecutable(): boolean {
 
 /**
  * The name the operator ran, for the commands printed to copy (undo:, next:, hints): the single
- * executable may be renamed (par-identity-linux-x64), the npm launcher is par-identity (or
- * bin/par-identity.js, shown without .js). Falls back to par-identity.
+ * executable may be renamed (par-identity-linux-x64). The npm package's command is par-identity
+ * whatever script started Node (the launcher, or a program using the API: its own script name would
+ * be no command to copy).
  */
-export function programName(argv: readonly string[] = process.argv, sea = runningAsSingleExecutable(), execPath = process.execPath): string {
-  const name = basename(sea ? execPath : (argv[1] ?? '')).replace(/\.[cm]?js$/, '');
+export function programName(sea = runningAsSingleExecutable(), execPath = process.execPath): string {
+  const name = sea ? basename(execPath) : 'par-identity';
   return /^[A-Za-z0-9._+-]+$/.test(name) ? name : 'par-identity';
 }
