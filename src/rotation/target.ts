@@ -123,8 +123,8 @@ export interface IdentityTarget {
   restore(current: CurrentIdentity): Promise<RestoreOutcome>;
   /** restore()'s checks with no side effect (the previous identity decodes, the write is allowed), as a plan line. */
   planRestore(current: CurrentIdentity): Promise<string>;
-  /** Records that `identity`, now in service, passed the signed health check; throws on failure (the caller warns). */
-  recordVerified(identity: DecodedIdentity, at: Date): Promise<void>;
+  /** Records that `identity`, now in service, passed the signed health check; throws on failure (the caller warns). A Secret returns its new resourceVersion. */
+  recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }>;
   /** Facts for `status` besides the identities themselves. */
   facts(current: CurrentIdentity): Promise<TargetFacts>;
   /** What an operator does after a change here so the runner loads it (a sentence). */

@@ -190,8 +190,9 @@ export class LocalFileTarget implements IdentityTarget {
     };
   }
 
-  async recordVerified(identity: DecodedIdentity, at: Date): Promise<void> {
+  async recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }> {
     await writeVerifiedRecord(this.path, { fingerprint: identity.key.kid, urn: identity.record.urn, verifiedAt: isoString(at) });
+    return {};
   }
 
   async facts(current: CurrentIdentity): Promise<TargetFacts> {

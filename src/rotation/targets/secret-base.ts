@@ -296,14 +296,15 @@ export abstract class SecretTargetBase implements IdentityTarget {
     };
   }
 
-  async recordVerified(identity: DecodedIdentity, at: Date): Promise<void> {
+  async recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }> {
     const state = await readIdentitySecret(this.core, this.ref, this.layout);
     // Only the identity that passed is marked: a Secret changed since is left alone.
     if (state.state !== 'present' || state.identity?.key.kid !== identity.key.kid) throw new Error(`${this.label} no longer holds ${identity.record.urn}`);
     const record: VerifiedMark = { fingerprint: identity.key.kid, urn: identity.record.urn, verifiedAt: isoString(at) };
     const { secret } = state;
     const body: V1Secret = { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [LAST_VERIFIED_ANNOTATION]: JSON.stringify(record) } } };
-    await writeIdentitySecret(this.core, this.ref, body, { create: false, dryRun: false });
+    const written = await writeIdentitySecret(this.core, this.ref, body, { create: false, dryRun: false });
+    return written.metadata?.resourceVersion ? { resourceVersion: written.metadata.resourceVersion } : {};
   }
 
   async facts(current: CurrentIdentity): Promise<TargetFacts> {
