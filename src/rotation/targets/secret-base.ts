@@ -186,6 +186,12 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const outcomeWarnings: string[] = [];
     try {
       const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
+      // A Secret that keeps other keys (Helm) would carry over previous keys that hold no valid identity
+      // (the chart's placeholder): only an identity kept above is ever a previous one.
+      if (!previousKept && body.data) {
+        delete body.data[layout.previousPrivateKey];
+        delete body.data[layout.previousUrn];
+      }
       written = await writeIdentitySecret(this.core, this.ref, body, { create: created, dryRun: false });
     } catch (err) {
       const failure = kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.');
