@@ -35,6 +35,8 @@ export interface VerifiedMark {
   fingerprint: string;
   urn: string;
   verifiedAt: string;
+  /** An identity this tool wrote after it whose check has not passed: the one a later rotation does not keep. */
+  unverified?: string;
 }
 
 /** How the new runner is named and which flavor enrolls it (docs/protocol.md §3). */

@@ -63,13 +63,15 @@ interface KeptPrevious {
 
 /**
  * Which identity a rotation keeps as the previous (docs/identity-lifecycle.md §2): the one in service,
- * unless the last verified identity is the previous one and the one in service never passed
- * verification (an earlier rotation whose check failed); then the verified one stays. A corrupt
+ * unless the last verified identity is the previous one and the one in service is the one an earlier
+ * rotation wrote and never saw pass (its check failed); then the verified one stays. A corrupt
  * current identity never pushes out a valid previous one.
  */
-export function previousToKeep(current: { identity?: DecodedIdentity; previous?: DecodedIdentity }, verifiedFingerprint: string | undefined): KeptPrevious {
+export function previousToKeep(current: { identity?: DecodedIdentity; previous?: DecodedIdentity }, mark: { fingerprint: string; unverified?: string } | undefined): KeptPrevious {
   const { identity, previous } = current;
-  if (identity && previous && verifiedFingerprint && identity.key.kid !== verifiedFingerprint && previous.key.kid === verifiedFingerprint) {
+  // Only an identity this tool wrote and saw fail (or not yet pass) is passed over; one the agent
+  // enrolled by itself is in service and kept as usual.
+  if (identity && previous && mark?.unverified === identity.key.kid && previous.key.kid === mark.fingerprint) {
     return { kept: previous, unverifiedDropped: identity };
   }
   const kept = identity ?? previous;

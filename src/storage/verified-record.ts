@@ -10,6 +10,8 @@ export interface VerifiedRecord {
   fingerprint: string;
   urn: string;
   verifiedAt: string;
+  /** The fingerprint of an identity this tool put in service after that one and that has not passed (yet). */
+  unverified?: string;
 }
 
 const FINGERPRINT = /^[A-Za-z0-9_-]{16,128}$/;
@@ -22,11 +24,12 @@ export function verifiedPathOf(path: string): string {
 /** Only a record of the exact shape the tool writes counts; anything else is as if absent. */
 export function parseVerifiedRecord(value: unknown): VerifiedRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { fingerprint, urn, verifiedAt } = value as Record<string, unknown>;
+  const { fingerprint, urn, verifiedAt, unverified } = value as Record<string, unknown>;
   if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) return undefined;
   if (typeof urn !== 'string' || !URN.test(urn)) return undefined;
   if (typeof verifiedAt !== 'string' || Number.isNaN(Date.parse(verifiedAt))) return undefined;
-  return { fingerprint, urn, verifiedAt };
+  if (unverified !== undefined && (typeof unverified !== 'string' || !FINGERPRINT.test(unverified))) return undefined;
+  return { fingerprint, urn, verifiedAt, ...(unverified ? { unverified } : {}) };
 }
 
 export async function readVerifiedRecord(path: string): Promise<VerifiedRecord | undefined> {

@@ -1,7 +1,7 @@
-import { stat } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
+import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey, parseIdentityFile, serializeIdentityFile } from '../../src/identity/index.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // docs/identity-lifecycle.md §1–§2: the last identity that passed the health check is never pushed out
@@ -64,6 +64,18 @@ describe('the last verified identity is never lost', () => {
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(first);
     const status = await fx.run(['status', '-c', fx.dir, '--json']);
     expect(JSON.parse(status.stdout).lastVerified).toMatchObject({ fingerprint: kidOf(await fx.read()), is: 'current' });
+  });
+
+  it('an identity the agent enrolled by itself after a failed rotation is kept as the backup as usual', async () => {
+    expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
+    reject();
+    expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(8);
+    // The agent re-enrolls at start (another hostname, say) and writes its own identity: it was not ours to judge.
+    const own = serializeIdentityFile({ privateKey: encodePrivateJwk(generateIdentityKey()), urn: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'agent-own' }), apiKeyHash: 'x' });
+    await writeFile(fx.identityPath, own, { mode: 0o600 });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(await fx.read(`${IDENTITY}.bak`)).toBe(own);
   });
 
   it('status without a mark says so (lastVerified null)', async () => {

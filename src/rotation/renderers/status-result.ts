@@ -11,7 +11,7 @@ function lastVerifiedOf(current: CurrentIdentity, inService: string | null): Las
   const mark = current.lastVerified;
   if (!mark) return null;
   const is = mark.fingerprint === inService ? 'current' : mark.fingerprint === current.previous?.key.kid ? 'previous' : 'neither';
-  return { ...mark, is };
+  return { fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, is };
 }
 
 function describeLastVerified(mark: LastVerified | null): string {

@@ -120,17 +120,25 @@ export class LocalFileTarget implements IdentityTarget {
   async write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
     // A corrupt live file goes aside (<name>.corrupt-<time>), never onto a good backup; a live identity
     // that never passed verification never pushes out the verified backup (docs/identity-lifecycle.md §2).
-    const { unverifiedDropped } = previousToKeep(current, current.lastVerified?.fingerprint);
+    const { unverifiedDropped } = previousToKeep(current, current.lastVerified);
     const keepBackup = current.state === 'corrupt' ? 'aside' : !unverifiedDropped;
     const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup });
     const backupFile = written.backupPath ?? null;
+    // Until its check passes, the new identity is the one a later rotation must not keep (docs/identity-lifecycle.md §2).
+    const mark = current.lastVerified;
+    const markWarnings = mark
+      ? await writeVerifiedRecord(this.path, { fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, unverified: next.key.kid }).then(
+          () => [],
+          (err: unknown) => [`could not note ${next.urn} as not yet verified: ${(err as Error).message}`],
+        )
+      : [];
     const dropped = unverifiedDropped
       ? [`${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${backupPathOf(this.path)} keeps ${current.previous?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`]
       : [];
     return {
       previousKept: Boolean(backupFile) || Boolean(current.previous),
       notes: [],
-      warnings: [...written.warnings, ...dropped, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
+      warnings: [...written.warnings, ...markWarnings, ...dropped, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
       data: { backupFile: backupFile ?? (current.previous ? backupPathOf(this.path) : null), keptAside: written.keptAsidePath ?? null },
       lines: [`  file:         ${this.path} (0600)`, `  backup:       ${backupFile ?? '(none: no previous file)'}`],
     };

@@ -176,7 +176,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const values: Record<string, string> = { [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
     // The identity in service becomes the previous one; when it is corrupt, or never passed
     // verification while the previous one did, the previous identity stays (docs/identity-lifecycle.md §2).
-    const { kept, unverifiedDropped } = previousToKeep(current, current.lastVerified?.fingerprint);
+    const { kept, unverifiedDropped } = previousToKeep(current, current.lastVerified);
     const previousKept = this.keepPrevious && Boolean(kept);
     if (previousKept && kept) {
       values[layout.previousPrivateKey] = kept.record.privateKey;
@@ -186,6 +186,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const outcomeWarnings: string[] = [];
     try {
       const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
+      // In the same write: the new identity is the one a later rotation must not keep until its check passes.
+      const mark = current.lastVerified;
+      if (mark && body.metadata?.annotations) {
+        body.metadata.annotations[LAST_VERIFIED_ANNOTATION] = JSON.stringify({ fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, unverified: next.key.kid });
+      }
       // A Secret that keeps other keys (Helm) would carry over previous keys that hold no valid identity
       // (the chart's placeholder): only an identity kept above is ever a previous one.
       if (!previousKept && body.data) {
