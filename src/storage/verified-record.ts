@@ -5,7 +5,7 @@ import { readNoFollow } from './file-primitives.js';
 // It holds a fingerprint, a URN and a time, never key material; the agent reads only its identity
 // file, so a file beside it is invisible to it.
 
-export interface VerifiedRecord {
+interface VerifiedRecord {
   /** The JWK thumbprint (kid) of the identity that passed. */
   fingerprint: string;
   urn: string;
@@ -17,7 +17,7 @@ export interface VerifiedRecord {
 const FINGERPRINT = /^[A-Za-z0-9_-]{16,128}$/;
 const URN = /^urn:dd:apps:on-prem-runner:[A-Za-z0-9._:-]{1,200}$/;
 
-export function verifiedPathOf(path: string): string {
+function verifiedPathOf(path: string): string {
   return `${path}.verified`;
 }
 

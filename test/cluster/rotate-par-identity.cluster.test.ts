@@ -153,7 +153,7 @@ describe(`rotate-identity --k8s-secret (the Helm runner Secret) on the ${CLUSTER
   });
 });
 
-// docs/identity-lifecycle.md §1–§2: a rotation whose health check failed never pushes the last
+// docs/identity-lifecycle.md §2: a rotation whose health check failed never pushes the last
 // verified identity out of previous_*; the mark is an annotation the agent does not read.
 describe(`the last verified identity on the ${CLUSTER_KIND} cluster`, () => {
   const reject = () => w.enrollment.script('health', { status: 401, body: '{"errors":["Unauthorized"]}' });

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey, parseIdentityFile, serializeIdentityFile } from '../../src/identity/index.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
-// docs/identity-lifecycle.md §1–§2: the last identity that passed the health check is never pushed out
+// docs/identity-lifecycle.md §2: the last identity that passed the health check is never pushed out
 // of the backup by one that did not.
 
 let fx: LocalFixture;
