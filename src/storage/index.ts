@@ -2,3 +2,5 @@ export { replaceFileAtomically, swapIntoService, sweepInterruptedWrites } from '
 export { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile } from './identity-file.js';
 export { acquireIdentityLock, lockPathOf } from './lock.js';
 export { listRecoverableIdentities } from './recovery-files.js';
+export { previousToKeep } from './previous-identity.js';
+export { parseVerifiedRecord, readVerifiedRecord, writeVerifiedRecord } from './verified-record.js';

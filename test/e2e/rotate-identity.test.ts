@@ -55,7 +55,8 @@ describe('rotate-identity happy path', () => {
     expect((await stat(fx.identityPath)).mode & 0o777).toBe(0o600);
     expect((await stat(`${fx.identityPath}.bak`)).mode & 0o777).toBe(0o600);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
-    expect(await fx.files()).toEqual(['datadog.yaml', IDENTITY, `${IDENTITY}.bak`]);
+    // .verified: the mark of the identity that passed the health check (docs/identity-lifecycle.md §1).
+    expect(await fx.files()).toEqual(['datadog.yaml', IDENTITY, `${IDENTITY}.bak`, `${IDENTITY}.verified`]);
     // The emulator registered exactly the key we stored, and accepted a JWT signed with it.
     const runner = fx.emulator.runners.at(-1)!;
     expect(record.urn.endsWith(runner.runnerId)).toBe(true);

@@ -23,6 +23,17 @@ export const verify: Step = {
     const timeoutSeconds = r.ctx ? Math.max(10, r.spec.options.timeoutSeconds - elapsedMs(r) / 1000) : r.spec.options.timeoutSeconds;
     r.verify = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), timeoutSeconds, retryPolicyFromEnv(r.io.env));
     if (r.verify.performed && !r.verify.ok) throw verificationFailed(r, identity, r.verify.reason ?? 'rejected');
+    // The durable mark that keeps this identity as the previous one until another passes (docs/identity-lifecycle.md §1).
+    // status stays read-only; a failed mark costs only that protection, so it warns.
+    if (r.verify.performed && r.spec.access === 'write') {
+      try {
+        const marked = await target.recordVerified(identity, r.io.now());
+        // The result names the Secret as it now is, so a runbook's next guarded write starts from it.
+        for (const data of [r.written?.data, r.restored?.data]) if (marked.resourceVersion && data && 'resourceVersion' in data) data.resourceVersion = marked.resourceVersion;
+      } catch (err) {
+        r.report.warn(`could not record ${identity.record.urn} as the last verified identity: ${(err as Error).message}`);
+      }
+    }
   },
   async plan(r) {
     if (!r.spec.options.verify) return 'skipped (--no-verify)';
