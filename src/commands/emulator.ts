@@ -43,11 +43,12 @@ async function loadEmulators(): Promise<typeof EmulatorBundle> {
 
 /** Long-running: prints where the emulators listen at once (a JSON line with --json), stops on SIGINT/SIGTERM. */
 export async function run(options: EmulatorOptions, io: Io): Promise<CommandResult> {
-  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces } = await loadEmulators();
+  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces, prepareLab, labShellLines } = await loadEmulators();
   const enrollment = await startEnrollmentEmulator({ port: options.port });
   const info: Record<string, unknown> = { enrollmentUrl: enrollment.url, otherHostUrl: enrollment.otherHostUrl };
   const lines = describeEmulator(enrollment);
   let closeKube: (() => Promise<void>) | undefined;
+  let kubeForLab: Parameters<typeof prepareLab>[1];
   if (options.kube) {
     // Kubernetes time runs 10× faster than the wall clock so a demo rollout takes seconds.
     const simulation = options.simulateNodes
@@ -64,12 +65,16 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
       info.kubeconfig = options.kubeconfigOut;
       lines.push(`  admin kubeconfig:  ${options.kubeconfigOut}`);
     }
+    kubeForLab = { writeKubeconfig: (path) => kube.writeKubeconfig(path, { token: kube.adminToken, namespace: 'datadog' }), ...(options.kubeconfigOut ? { kubeconfig: options.kubeconfigOut } : {}) };
   }
+  const lab = await prepareLab(enrollment.url, kubeForLab);
+  info.lab = { dir: lab.dir, config: lab.config, ...(lab.clusterConfig ? { clusterConfig: lab.clusterConfig } : {}), env: lab.env };
+  lines.push('', ...labShellLines(lab), '');
   // Listen for the signals before saying "listening": a caller may stop us the moment it reads that.
   const stopped = untilSignal();
   if (options.json) io.stdout(`${JSON.stringify({ schemaVersion: 1, status: 'listening', command: 'emulator', ...info })}\n`);
   else io.stdout(`${lines.join('\n')}\nPress Ctrl-C to stop.\n`);
   const signal = await stopped;
-  await Promise.all([enrollment.close(), closeKube?.()]);
+  await Promise.all([enrollment.close(), closeKube?.(), lab.remove()]);
   return { json: resultJson('emulator', { stoppedBy: signal, requests: enrollment.requests.length }), summary: [`emulator stopped (${signal})`] };
 }
