@@ -24,11 +24,17 @@ export const CONFIG_FLAGS: FlagSpec[] = [
 
 export const CLUSTER_CONFIG_FLAGS: FlagSpec[] = [cfgpathFlag('cluster agent config directory (datadog-cluster.yaml, else datadog.yaml)'), extraCfgFlag()];
 
+export const AGENT_VERSION_FLAG: FlagSpec = {
+  flags: '--agent-version <version>',
+  help: "the agent's version (like 7.66.0+commit.abc1234) when it does not answer on its IPC API: X-Datadog-OnPrem-Version and the hostname's cluster_name rule",
+  parse: agentVersionParser,
+};
+
 export const CREDENTIAL_FLAGS: FlagSpec[] = [
   { flags: '--api-key-file <path>', help: 'read the API key from this file (- for stdin); never pass keys as flag values' },
   { flags: '--app-key-file <path>', help: 'read the application key from this file (- for stdin)' },
   { flags: '--profile <name>', help: 'OS keychain profile used when no other source has a key (see `credentials set`)', default: 'default' },
-  { flags: '--agent-version <version>', help: 'X-Datadog-OnPrem-Version (like 7.66.0+commit.abc1234) when the running agent does not answer on its IPC API', parse: agentVersionParser },
+  AGENT_VERSION_FLAG,
   { flags: '--no-connections', help: "do not create the runner's connections after enrolling (the agent creates them per actions_allowlist)" },
 ];
 
@@ -119,5 +125,6 @@ export function localOptions(raw: Raw) {
     ...configOptions(raw),
     ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
     ...(raw.hostname ? { hostname: raw.hostname as string } : {}),
+    ...(raw.agentVersion ? { agentVersion: raw.agentVersion as string } : {}),
   };
 }

@@ -61,6 +61,7 @@ export class LocalFileTarget implements IdentityTarget {
     private readonly io: Io,
     /** --hostname: overrides the agent's IPC answer and the hostname chain. */
     private readonly hostnameOverride?: string,
+    private readonly agentVersion?: string,
   ) {
     this.path = identityPath.path;
     this.label = `identity file ${this.path}`;
@@ -97,7 +98,11 @@ export class LocalFileTarget implements IdentityTarget {
 
   /** The hostname the running agent compares with the stored one (docs/protocol.md §4), resolved once a run. */
   resolveHost(): Promise<HostResolution> {
-    this.host ??= resolveHost(this.config, { env: this.io.env, ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }) });
+    this.host ??= resolveHost(this.config, {
+      env: this.io.env,
+      ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }),
+      ...(this.agentVersion === undefined ? {} : { agentVersion: this.agentVersion }),
+    });
     return this.host;
   }
 
@@ -214,7 +219,7 @@ export class LocalFileTarget implements IdentityTarget {
     // The key the agent reads, ENC[] resolved as the agent does; a backend failure is reported, not fatal here.
     let agentKey: string | undefined;
     try {
-      agentKey = (await readAgentApiKey(this.config, this.io.env))?.value;
+      agentKey = readAgentApiKey(this.config)?.value;
     } catch (err) {
       warnings.push(`cannot check api_key_hash: ${(err as Error).message}`);
     }
