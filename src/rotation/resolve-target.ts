@@ -40,15 +40,15 @@ export function targetKindOf(options: { secret?: boolean; k8sSecret?: string }):
 
 export async function resolveTarget(
   kind: TargetKind,
-  options: TargetOptions & { timeoutSeconds?: number },
+  options: TargetOptions,
   io: Io,
   report: Reporter,
-  checks: { requireEnabled: boolean; /** Bound every Kubernetes request by --timeout (status, rollback; a rotation's rollout has its own). */ kubeDeadline?: boolean },
+  checks: { requireEnabled: boolean; /** What is left of the command's deadline: no Kubernetes request outlives it. */ remainingMs?: () => number },
 ): Promise<ResolvedTarget> {
   const config = await loadTargetConfig(kind, options, io, report);
   const configNs = config.getString('kube_resources_namespace');
   const cluster = clusterAccess(
-    { ...options, ...(checks.kubeDeadline ? {} : { timeoutSeconds: undefined }) },
+    { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}) },
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.

@@ -6,7 +6,7 @@ export const resolve: Step = {
   name: 'resolve',
   title: 'resolve config and target',
   async run(r) {
-    r.resolved = await resolveTarget(r.spec.kind, r.spec.options, r.io, r.report, { requireEnabled: r.spec.requireEnabled, kubeDeadline: r.spec.kubeDeadline });
+    r.resolved = await resolveTarget(r.spec.kind, r.spec.options, r.io, r.report, { requireEnabled: r.spec.requireEnabled, remainingMs: () => r.deadline.remainingMs() });
   },
   async plan(r) {
     await resolve.run(r);
