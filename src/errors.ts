@@ -158,7 +158,9 @@ export const ERROR_CODES = {
   WATCH_MALFORMED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)' },
   PIDFILE_UNREADABLE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile cannot be read' },
   PIDFILE_INVALID: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile does not hold a process id' },
+  PIDFILE_UNSAFE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile is a link, not a file, owned by another user or writable by group or others' },
   SIGNAL_FAILED: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the process to signal is gone or not ours to signal' },
+  SIGNAL_FOREIGN: { family: 'ReloadApplyError', exit: 'config', meaning: "watch: the --pidfile names a process of another user, which is not signalled" },
   CHILD_EXITED: { family: 'ChildExitError', exit: 'internal', meaning: "watch: the supervised command ended (watch exits with the command's status)" },
   CHILD_START_FAILED: { family: 'ChildExitError', exit: 'internal', meaning: 'watch: the supervised command could not start (exit 127)' },
 

@@ -3,6 +3,7 @@ import { ParError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, type OutputOptions, resultJson } from '../output.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
+import { writePrivateFile } from '../storage/index.js';
 
 export interface EmulatorOptions extends OutputOptions {
   port: number;
@@ -61,7 +62,11 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);
     if (simulation) lines.push(`  simulated cluster: ${simulation.nodes.map((n) => n.name).join(', ')} (2 cpu, 4Gi each; 1 Kubernetes second = 100 ms)`);
     if (options.kubeconfigOut) {
-      await kube.writeKubeconfig(options.kubeconfigOut, { token: kube.adminToken, namespace: 'datadog' });
+      // Written here, not by the emulator bundle, so a refusal is this bundle's own ParError (exit 7).
+      await writePrivateFile(options.kubeconfigOut, kube.kubeconfig({ token: kube.adminToken, namespace: 'datadog' }), 'kubeconfig files').catch(async (err: unknown) => {
+        await Promise.all([enrollment.close(), kube.close()]);
+        throw err;
+      });
       info.kubeconfig = options.kubeconfigOut;
       lines.push(`  admin kubeconfig:  ${options.kubeconfigOut}`);
     }

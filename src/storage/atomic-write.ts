@@ -133,6 +133,25 @@ export async function replaceFileAtomically(path: string, content: string, optio
   return { path, ...(backupPath ? { backupPath } : {}), ...(keptAsidePath ? { keptAsidePath } : {}), warnings };
 }
 
+/**
+ * Writes a secret file that is not an identity (e.g. the emulator's admin kubeconfig) as the identity
+ * file is written: refused when `path` is a link, a 0600 temp file (O_EXCL|O_NOFOLLOW, mode set on
+ * the descriptor) renamed over `path`. An existing file is replaced, never written into: its mode,
+ * owner and other names keep nothing of the new content. No backup, no owner carried over.
+ */
+export async function writePrivateFile(path: string, content: string, what: string): Promise<void> {
+  await refuseSymlink(path, what);
+  const temp = tempName(path);
+  try {
+    await writeSynced(temp, content);
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw storageFailure(err, path);
+  }
+  await fsyncDirectory(dirname(path)).catch(() => undefined);
+}
+
 interface SwapOptions {
   /** The file whose content goes into service: `<path>.bak` (rollback) or a `.restore-*` file. */
   from?: string;

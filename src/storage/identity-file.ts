@@ -17,14 +17,16 @@ export type IdentityFileState =
  * Refuses a symbolic link where an identity file belongs: following it would read, replace or chown
  * whatever it points at (another user's file, a file outside the agent's directory).
  */
-export async function refuseSymlink(path: string): Promise<void> {
+export async function refuseSymlink(path: string, what = 'identity files'): Promise<void> {
   const stats = await lstat(path).catch(() => undefined);
   if (!stats?.isSymbolicLink()) return;
   const target = await readlink(path).catch(() => '(unreadable)');
   throw new StorageError(
     'SYMLINK_REFUSED',
-    `${path} is a symbolic link to ${target}; identity files are never followed through links`,
-    `Nothing was changed. Replace the link by the file itself (or point --identity-file at ${target} if that is the real identity file), then run again.`,
+    `${path} is a symbolic link to ${target}; ${what} are never followed through links`,
+    what === 'identity files'
+      ? `Nothing was changed. Replace the link by the file itself (or point --identity-file at ${target} if that is the real identity file), then run again.`
+      : 'Nothing was changed. Remove the link or give the path of a regular file, then run again.',
     { path, target },
   );
 }

@@ -1,4 +1,4 @@
-export { replaceFileAtomically, swapIntoService, sweepInterruptedWrites } from './atomic-write.js';
+export { replaceFileAtomically, swapIntoService, sweepInterruptedWrites, writePrivateFile } from './atomic-write.js';
 export { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile } from './identity-file.js';
 export { acquireIdentityLock, lockPathOf } from './lock.js';
 export { listRecoverableIdentities } from './recovery-files.js';
