@@ -107,6 +107,7 @@ export const ERROR_CODES = {
   ENROLL_REJECTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API refused the request (4xx other than 401/403/429)' },
   ENROLL_BAD_RESPONSE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API answer is malformed or too large' },
   ENROLL_REDIRECT_REFUSED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API redirected; redirects are never followed' },
+  ENROLL_HOST_UNKNOWN: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment host name does not resolve (ENOTFOUND); not retried' },
   ENROLL_TIMEOUT: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'enrollment did not succeed before --timeout' },
   TLS_UNTRUSTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: "the Datadog endpoint's TLS certificate is not trusted (see NODE_EXTRA_CA_CERTS); not retried" },
 
@@ -130,6 +131,9 @@ export const ERROR_CODES = {
   RECOVERY_NOT_FOUND: { family: 'StorageError', exit: 'storage', meaning: 'the recovery file named is not there or does not decode' },
   BACKUP_IN_USE: { family: 'StorageError', exit: 'storage', meaning: 'the backup holds an identity found nowhere else: it is not replaced' },
   READ_BACK_MISMATCH: { family: 'StorageError', exit: 'storage', meaning: 'what was written does not read back as written' },
+  READ_ONLY_FILESYSTEM: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is on a read-only mount" },
+  DIRECTORY_UNSAFE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is writable by other users without the sticky bit" },
+  FILE_OWNER_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'an existing identity or backup file belongs to another user; it is not written to' },
 
   VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
 

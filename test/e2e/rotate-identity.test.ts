@@ -238,11 +238,12 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
   });
 
-  it.runIf(process.getuid?.() === 0)('keeps owner and group of the old file (running as root)', async () => {
+  it.runIf(process.getuid?.() === 0)('an old file of another user gives it no ownership: refused, untouched (running as root; docs/security.md §2)', async () => {
     await seedIdentity();
     await chown(fx.identityPath, 65534, 65534);
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(7);
+    expect(run.stderr).toContain('error[FILE_OWNER_REFUSED]');
     const st = await stat(fx.identityPath);
     expect([st.uid, st.gid]).toEqual([65534, 65534]);
   });
