@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { StorageError } from '../errors.js';
-import type { FileOwner } from './file-primitives.js';
+import { type FileOwner, storageFailure } from './file-primitives.js';
 
 // The one owner rule for every file the tool writes beside the identity (the identity file, its
 // backup, recovery and mark files): the runner must be able to read what we write, and no other user
@@ -20,7 +20,10 @@ const STICKY = 0o1000;
 /** The owner the files beside `path` get; `undefined` is the running user (no chown). */
 export async function ownerForFilesBeside(path: string): Promise<FileOwner | undefined> {
   const dir = dirname(path);
-  const stats = await stat(dir);
+  // A missing or unreadable directory is a write failure of the file itself, as rename would report it.
+  const stats = await stat(dir).catch((err: unknown) => {
+    throw storageFailure(err, path);
+  });
   const othersMayWrite = (stats.mode & 0o022) !== 0;
   if (othersMayWrite) {
     const stickyWorldWritable = (stats.mode & STICKY) !== 0 && (stats.mode & 0o002) !== 0;
