@@ -38,8 +38,9 @@ function collectHandles(node: unknown, path: string, where: string, into: Map<st
   if (typeof node === 'string') {
     const handle = secretHandle(node);
     if (handle !== undefined && !into.has(handle)) into.set(handle, path ? `${path} from ${where}` : where);
-  } else if (Array.isArray(node)) node.forEach((item, i) => collectHandles(item, `${path}[${i}]`, where, into));
-  else if (node && typeof node === 'object') {
+  } else if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) collectHandles(item, `${path}[${i}]`, where, into);
+  } else if (node && typeof node === 'object') {
     for (const [key, child] of Object.entries(node)) {
       const childPath = path ? `${path}.${key.toLowerCase()}` : key.toLowerCase();
       if (!isBackendSetting(childPath)) collectHandles(child, childPath, where, into);

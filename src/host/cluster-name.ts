@@ -32,7 +32,7 @@ function olderThan7_78(version: string): boolean | undefined {
   return major < FIRST_WITH_7_78_RULE[0] || (major === FIRST_WITH_7_78_RULE[0] && minor < FIRST_WITH_7_78_RULE[1]);
 }
 
-export function clusterNameRule(hint: AgentVersionHint | undefined): ClusterNameRule {
+function clusterNameRule(hint: AgentVersionHint | undefined): ClusterNameRule {
   const older = hint ? olderThan7_78(hint.version) : undefined;
   const why = hint && older !== undefined ? `agent ${hint.version} from ${hint.source}` : 'agent version unknown: the newest';
   if (older) {

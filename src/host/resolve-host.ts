@@ -34,7 +34,7 @@ interface ResolveHostOptions {
 }
 
 /** private_action_runner.enabled and .split_enabled (the agent's launch gate of par-control). */
-export function splitMode(config: AgentConfig): boolean {
+function splitMode(config: AgentConfig): boolean {
   return config.getBool('private_action_runner.enabled') && config.getBool('private_action_runner.split_enabled');
 }
 
