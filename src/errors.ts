@@ -98,6 +98,7 @@ export const ERROR_CODES = {
   HOSTNAME_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'neither the running agent nor the hostname chain gave a valid hostname' },
   AGENT_VERSION_INVALID: { family: 'ConfigError', exit: 'config', meaning: '--agent-version is not in the agent format (7.66.0+commit.abc1234)' },
   NODE_UNSUPPORTED: { family: 'ParError', exit: 'unavailable', meaning: 'the Node.js running the npm package is older than 24 (the launcher, bin/par-identity.js, says so)' },
+  RUNNER_ENV_UNAVAILABLE: { family: 'ConfigError', exit: 'config', meaning: '--env-from-runner, but no single runner process whose environment can be read' },
   EMULATOR_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the single executable carries no emulators: use the npm package for them' },
   KEYCHAIN_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the OS keychain is not available (no Secret Service, module not loadable)' },
 

@@ -44,7 +44,7 @@ type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | N
 export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
-export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname'> {}
+export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
 
 /** `par-identity status`. */
 export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOptions, 'keepPrevious' | 'rollout'> {}

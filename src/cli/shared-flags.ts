@@ -30,6 +30,11 @@ export const AGENT_VERSION_FLAG: FlagSpec = {
   parse: agentVersionParser,
 };
 
+export const ENV_FROM_RUNNER_FLAG: FlagSpec = {
+  flags: '--env-from-runner',
+  help: "read the DD_* environment of the running runner process (root or the agent's user) instead of this shell's",
+};
+
 export const CREDENTIAL_FLAGS: FlagSpec[] = [
   { flags: '--api-key-file <path>', help: 'read the API key from this file (- for stdin); never pass keys as flag values' },
   { flags: '--app-key-file <path>', help: 'read the application key from this file (- for stdin)' },
@@ -126,5 +131,6 @@ export function localOptions(raw: Raw) {
     ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
     ...(raw.hostname ? { hostname: raw.hostname as string } : {}),
     ...(raw.agentVersion ? { agentVersion: raw.agentVersion as string } : {}),
+    ...(raw.envFromRunner ? { envFromRunner: true } : {}),
   };
 }

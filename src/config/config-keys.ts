@@ -21,6 +21,7 @@ export const CONFIG_KEYS: ConfigKey[] = [
   { key: 'kubernetes_kubeconfig_path', default: undefined, use: 'kubeconfig used outside a Pod' },
   { key: 'auth_token_file_path', default: undefined, use: 'its directory is the identity-file fallback directory' },
   { key: 'private_action_runner.enabled', default: false, use: 'rotation is refused while false' },
+  { key: 'private_action_runner.split_enabled', default: false, use: "split mode: the runner resolves its hostname with its own chain, not the core agent's IPC answer" },
   { key: 'private_action_runner.identity_file_path', default: undefined, use: 'identity file of a standalone/node runner' },
   { key: 'private_action_runner.identity_use_k8s_secret', default: true, use: 'cluster agent keeps the identity in a Secret' },
   {

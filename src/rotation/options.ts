@@ -39,6 +39,8 @@ export interface TargetOptions extends ConfigLocation, KubeLocation {
   hostname?: string;
   /** The agent's version when it does not answer on IPC: X-Datadog-OnPrem-Version, and the cluster_name rule of the hostname chain. */
   agentVersion?: string;
+  /** Read the DD_* environment of the running runner process instead of this process's own. */
+  envFromRunner?: boolean;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveIdentityPath } from '../config/index.js';
-import { UsageError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
+import { environmentDifferences, findRunnerProcess, ownerOf, withRunnerEnvironment } from '../host/runner-process.js';
 import type { Io } from '../io.js';
 import { type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
 import type { Reporter } from '../output.js';
@@ -41,11 +42,28 @@ export function targetKindOf(options: { secret?: boolean; k8sSecret?: string }):
 export async function resolveTarget(
   kind: TargetKind,
   options: TargetOptions,
-  io: Io,
+  ioGiven: Io,
   report: Reporter,
   checks: { requireEnabled: boolean; /** What is left of the command's deadline: no Kubernetes request outlives it. */ remainingMs?: () => number },
 ): Promise<ResolvedTarget> {
-  const config = await loadTargetConfig(kind, options, io, report);
+  let io = ioGiven;
+  let config = await loadTargetConfig(kind, options, io, report);
+  // The runner process's DD_* environment is the one it reads (docs/protocol.md §4): said when it differs, taken only when asked.
+  const runnerWarnings: string[] = [];
+  if (kind === 'file') {
+    const runner = await findRunnerProcess(io.env, await ownerOf(config.file));
+    if (options.envFromRunner) {
+      if (!runner.found) {
+        throw new ConfigError('RUNNER_ENV_UNAVAILABLE', `--env-from-runner: no runner process whose environment can be read (${runner.notes.join('; ') || 'none running'})`, 'Nothing was changed. Run as root or the agent\'s user while the runner runs, or drop --env-from-runner and set its DD_* variables here.');
+      }
+      io = { ...io, env: withRunnerEnvironment(io.env, runner.found.env) };
+      report.info(`environment: the DD_* variables of runner process ${runner.found.pid} (${runner.found.exe})`);
+      config = await loadTargetConfig(kind, options, io, report);
+    } else if (runner.found) {
+      const differences = environmentDifferences(runner.found.env, io.env);
+      if (differences.length) runnerWarnings.push(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one: ${differences.join('; ')}. Take its environment with --env-from-runner.`);
+    }
+  }
   const configNs = config.getString('kube_resources_namespace');
   const cluster = clusterAccess(
     { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}) },
@@ -64,7 +82,7 @@ export async function resolveTarget(
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
     const { LocalFileTarget } = await import('./targets/local-file.js');
-    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion) };
+    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion, runnerWarnings) };
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -276,5 +276,62 @@ describe('ENC[] handles of every setting, in one backend run', () => {
     expect(fx.emulator.requests.at(-1)!.body).toContain('"agent_hostname":"web-from-vault"');
     const runs = (await readFile(log, 'utf8')).trim().split('\n');
     expect(runs).toEqual(['{"secret_backend_timeout":30,"secrets":["api","app","ddurl","host"],"version":"1.1"}']);
+  });
+});
+
+describe('the running runner process: its DD_* environment is the one it reads', () => {
+  /** A /proc under PAR_IDENTITY_HOST_ROOT holding one runner process (the agent's binary path, this user's uid). */
+  async function fakeRunner(environ: Record<string, string>): Promise<string> {
+    const root = await mkdtemp(join(tmpdir(), 'par-proc-'));
+    const bin = join(root, 'opt/datadog-agent/embedded/bin');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'privateactionrunner'), '#!/bin/sh\n', { mode: 0o755 });
+    const proc = join(root, 'proc/4242');
+    await mkdir(proc, { recursive: true });
+    await symlink(join(bin, 'privateactionrunner'), join(proc, 'exe'));
+    const uid = process.getuid!();
+    await writeFile(join(proc, 'status'), `Name:\tprivateactionru\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\n`);
+    await writeFile(join(proc, 'environ'), `${Object.entries(environ).map(([k, v]) => `${k}=${v}`).join('\0')}\0PATH=/usr/bin\0`);
+    // Not the runner: another executable with DD_* set is ignored.
+    await mkdir(join(root, 'proc/77'), { recursive: true });
+    await symlink('/usr/bin/env', join(root, 'proc/77/exe'));
+    return root;
+  }
+
+  it('status says what differs (the API key only masked); --env-from-runner takes the runner\'s environment', async () => {
+    await agentConfig();
+    const root = await fakeRunner({ DD_API_KEY: DEFAULT_API_KEY, DD_HOSTNAME: 'from-runner' });
+    const shellKey = 'shell-api-key-0000000000000000wxyz';
+    const env = { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name', DD_API_KEY: shellKey };
+    try {
+      const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--env-from-runner'], { env });
+      expect(rotated.code, rotated.stderr).toBe(0);
+      expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'from-runner', hostnameSource: 'config hostname (env DD_HOSTNAME)' });
+      expect(rotated.stdout + rotated.stderr).not.toContain(DEFAULT_API_KEY);
+
+      // Without the flag: this shell's key and hostname, which the runner does not use; said, masked.
+      const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
+      const text = status.stdout + status.stderr;
+      expect(text).toContain('the running runner (pid 4242) has another DD_* environment than this one');
+      expect(text).toContain(`DD_API_KEY differs (runner …${DEFAULT_API_KEY.slice(-4)}`);
+      expect(text).toContain('here …wxyz');
+      expect(text).toContain('DD_HOSTNAME is set in the runner only');
+      expect(text).not.toContain(DEFAULT_API_KEY);
+      expect(text).not.toContain(shellKey);
+      expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'os-name', agentWouldReEnroll: true });
+      const taken = await fx.run(['status', '-c', fx.dir, '--json', '--env-from-runner'], { env });
+      expect(JSON.parse(taken.stdout)).toMatchObject({ hostname: 'from-runner', agentWouldReEnroll: false });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('--env-from-runner with no runner visible refuses, nothing enrolled', async () => {
+    await agentConfig();
+    const before = fx.emulator.requests.length;
+    const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--env-from-runner'], { env: { PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+    expect(refused.code).not.toBe(0);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'RUNNER_ENV_UNAVAILABLE' });
+    expect(fx.emulator.requests.length).toBe(before);
   });
 });

@@ -67,6 +67,7 @@ describe('defaults (docs/protocol.md §9)', () => {
       kubernetes_kubeconfig_path: undefined,
       auth_token_file_path: undefined,
       'private_action_runner.enabled': false,
+      'private_action_runner.split_enabled': false,
       'private_action_runner.identity_file_path': undefined,
       'private_action_runner.identity_use_k8s_secret': true,
       'private_action_runner.identity_secret_name': 'private-action-runner-identity',
