@@ -40,10 +40,13 @@ async function secretFingerprint(session: ClusterSession, namespace: string, nam
   return undefined;
 }
 
-/** A wait is never silent for longer than this: a heartbeat line (elapsed, Pods ready/total) at least this often. */
-const HEARTBEAT_MS = 10_000;
+/**
+ * A wait is never silent for more than 10 s: a heartbeat line (elapsed, Pods ready/total) is due 9 s
+ * after the last line, so that with the default 1 s poll it is printed by the 10th second.
+ */
+const HEARTBEAT_MS = 9_000;
 
-function progressPrinter(io: Io, report: Reporter) {
+export function progressPrinter(io: Pick<Io, 'isTTY'>, report: Reporter) {
   let last = '';
   let lastNote = '';
   let lastPrintedMs = 0;
