@@ -1,7 +1,6 @@
-import { request as httpsRequest } from 'node:https';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
+import { createServer, request as httpsRequest, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { parse } from 'yaml';
 import { servingCert } from '../../src/emulators/kube/tls.js';
 
@@ -16,6 +15,8 @@ export interface CuttingProxy {
   caCert: string;
   /** Cut the reply to the next request matching this (after the apiserver answered it). */
   cutNext(match: (method: string, path: string) => boolean): Promise<void>;
+  /** Hold every request matching this without forwarding or answering it: a hung apiserver. */
+  stall(match: (method: string, path: string) => boolean): { hits: number };
   /** A kubeconfig for the proxy, with the same bearer token as the given one. */
   kubeconfigFrom(kubeconfig: string): Promise<string>;
   close(): Promise<void>;
@@ -29,7 +30,15 @@ export async function startCuttingProxy(upstreamKubeconfig: string): Promise<Cut
   const cert = await servingCert();
   const pending: Array<{ match: (m: string, p: string) => boolean; done: () => void }> = [];
   const sockets = new Set<Socket>();
+  const stalls: Array<{ match: (m: string, p: string) => boolean; hits: number }> = [];
   const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+    const stalled = stalls.find((s) => s.match(req.method ?? '', req.url ?? ''));
+    if (stalled) {
+      // Neither forwarded nor answered: the socket stays open until the client gives up or close().
+      stalled.hits++;
+      req.resume();
+      return;
+    }
     const i = pending.findIndex((p) => p.match(req.method ?? '', req.url ?? ''));
     const cut = i >= 0 ? pending.splice(i, 1)[0] : undefined;
     const headers = { ...req.headers, host: target.host };
@@ -61,6 +70,11 @@ export async function startCuttingProxy(upstreamKubeconfig: string): Promise<Cut
     caCert: cert.cert,
     cutNext(match) {
       return new Promise<void>((resolve) => pending.push({ match, done: resolve }));
+    },
+    stall(match) {
+      const entry = { match, hits: 0 };
+      stalls.push(entry);
+      return entry;
     },
     async kubeconfigFrom(kubeconfig) {
       const kc = parse(await readFile(kubeconfig, 'utf8'));

@@ -5,6 +5,7 @@ import type { FaultStep } from '../../src/emulators/enrollment/index.js';
 import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
 import { expectNoSecrets, IDENTITY, type LocalFixture, localFixture, secretsIn } from './local-fixture.js';
 import { portableBin } from './portable-bin.js';
+import { PROGRAM } from './run-cli.js';
 
 let fx: LocalFixture;
 beforeEach(async () => {
@@ -76,7 +77,7 @@ describe('rotate-identity happy path', () => {
     expect(run.stdout).toContain(`backup:       ${fx.identityPath}.bak`);
     expect(run.stdout).toMatch(/next: Restart the Private Action Runner/);
     expect(run.stdout).toContain('previous runner stays registered in Datadog');
-    expect(run.stdout).toContain(`undo: par-identity rollback --identity-file ${fx.identityPath}`);
+    expect(run.stdout).toContain(`undo: ${PROGRAM} rollback --identity-file ${fx.identityPath}`);
   });
 
   it('--dry-run checks everything but enrolls nothing and writes nothing', async () => {
@@ -274,7 +275,7 @@ describe('rotate-identity with an unusual existing file', () => {
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
     expect(run.code, run.stderr).toBe(8);
     expect(run.stderr).toContain('error[VERIFICATION_FAILED]');
-    expect(run.stderr).toContain(`par-identity rollback --identity-file ${fx.identityPath}`);
+    expect(run.stderr).toContain(`${PROGRAM} rollback --identity-file ${fx.identityPath}`);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
     expect(await fx.read()).not.toBe(before);
   });

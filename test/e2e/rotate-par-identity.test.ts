@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeIdentity } from '../../src/identity/index.js';
 import { type ClusterFixture, clusterFixture, NS, SECRET, serviceAccountRoot } from './cluster-fixture.js';
 import { expectNoSecrets } from './local-fixture.js';
+import { PROGRAM } from './run-cli.js';
 
 let fx: ClusterFixture;
 beforeEach(async () => {
@@ -343,7 +344,7 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
     expect(run.code, run.stderr).toBe(12);
     expect(run.stderr).toContain('error[OUTCOME_UNKNOWN]');
     expect(run.stderr).toContain('Do not remove any runner in Datadog until you have checked');
-    expect(run.stderr).toContain('par-identity status --secret');
+    expect(run.stderr).toContain(`${PROGRAM} status --secret`);
   });
 
   it('rollback --secret: a 500 after the swap was applied → success', async () => {
