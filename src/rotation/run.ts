@@ -29,6 +29,8 @@ export interface RunSpec<O extends RunOptions = RunOptions> {
   requireEnabled: boolean;
   /** Bound every Kubernetes request by --timeout (status, rollback: a rotation's rollout keeps its own deadline). */
   kubeDeadline: boolean;
+  /** A rotation creates a missing cluster-agent Secret, only where it is sure to be the agent's (docs/protocol.md §6c). */
+  createsMissing?: boolean;
 }
 
 /** Each field is set by exactly one step. */

@@ -120,6 +120,8 @@ export interface IdentityTarget {
   /** What an operator does after a change here so the runner loads it (a sentence). */
   restartAdvice(): string;
   /** The restart command alone when there is one, else the advice. */
+  /** The undo of a run that created the target (there is nothing to roll back to): delete what was created. */
+  undoCreation?(): string;
   restartCommand(): string;
 }
 

@@ -34,7 +34,7 @@ export async function resolveWatchedSecret(
   report: Reporter,
 ): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
   const config = await loadTargetConfig('cluster-secret', options, io, report);
-  const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
+  const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), { ...options, readOnly: true }, io, report);
   requireWatchEnabled(config);
   return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
 }

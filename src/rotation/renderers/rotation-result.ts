@@ -84,7 +84,9 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
   const verify = r.verify ?? { performed: false };
   const previousUrn = need(r.current, 'current identity').identity?.record.urn ?? null;
   const rolled = rolloutSummary(r.rolledOut);
-  const undo = rollbackCommandOf(target);
+  // A created Secret has no previous identity: `rollback` would fail NO_BACKUP (docs/protocol.md §6c).
+  const created = written.data.action === 'created' && target.undoCreation !== undefined;
+  const undo = created && target.undoCreation ? target.undoCreation() : rollbackCommandOf(target);
   return {
     json: {
       schemaVersion: 1,
@@ -112,7 +114,7 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
       `  verified:     ${describeVerify(verify)}`,
       ...(r.rolledOut ? [] : [`next: ${target.restartAdvice()}`]),
       ...rolled.lines,
-      `undo: ${undo}`,
+      created ? `undo: ${undo} (it was created by this run: nothing to roll back to; the runner ${next.urn} stays registered in Datadog until removed there)` : `undo: ${undo}`,
     ],
   };
 }
