@@ -6,7 +6,8 @@
 // import() of built-ins. The V8 code cache is built into the x64 executable; V8 can only produce it
 // for the architecture it runs on, so the arm64 one (cross-built here) has none. Base binaries are
 // stripped of debug symbols before injection where a strip tool for their architecture exists.
-// Writes SHA256SUMS beside the executables and prints their sizes, raw and gzipped.
+// Writes each executable's gzipped copy (`.gz`) and SHA256SUMS (both forms) beside the executables,
+// and prints their sizes, raw and gzipped.
 //
 // client-node's typed API classes (src/kube/client-node-api.ts, 1.2 MB of the 1.6 MB of code) are not
 // in the main script but a SEA asset of their own, compiled the first time a command needs them (see
@@ -165,8 +166,12 @@ for (const target of TARGETS) {
   );
   execFileSync(builder, ['--build-sea', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   const bytes = readFileSync(output);
-  sums.push(`${createHash('sha256').update(bytes).digest('hex')}  par-identity-linux-${target.arch}`);
-  report.push({ file: `dist/sea/par-identity-linux-${target.arch}`, raw: statSync(output).size, gzip: gzipSync(bytes, { level: 9 }).length, codeCache: target.codeCache, stripped: base.strippedWith ?? 'no strip tool' });
+  // The compressed copy is what to ship into a container: `gzip -dc` unpacks it there, no tar needed.
+  const gz = gzipSync(bytes, { level: 9 });
+  writeFileSync(`${output}.gz`, gz);
+  const sha = (b) => createHash('sha256').update(b).digest('hex');
+  sums.push(`${sha(bytes)}  par-identity-linux-${target.arch}`, `${sha(gz)}  par-identity-linux-${target.arch}.gz`);
+  report.push({ file: `dist/sea/par-identity-linux-${target.arch}`, raw: statSync(output).size, gzip: gz.length, codeCache: target.codeCache, stripped: base.strippedWith ?? 'no strip tool' });
 }
 writeFileSync(join(OUT, 'SHA256SUMS'), `${sums.join('\n')}\n`);
 rmSync(work, { recursive: true, force: true });

@@ -17,4 +17,4 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 eval "$("$cp" env)"
 kubectl version 2>/dev/null | sed 's/^/control plane: /' >&2 || true
-npx vitest run --config vitest.cluster.config.ts "$@"
+scripts/node.sh node_modules/vitest/vitest.mjs run --config vitest.cluster.config.ts "$@"

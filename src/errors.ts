@@ -1,3 +1,5 @@
+import { programName } from './single-executable.js';
+
 // The one error family. Every failure the operator can meet is a ParError with a stable `code`
 // (scripts match on it), an exit status (runbooks branch on it) and a hint saying what to do next.
 // Messages never contain key material: callers pass names and fingerprints, never values.
@@ -22,6 +24,7 @@ export const ExitCode = {
   locked: 11,
   outcomeUnknown: 12,
   unavailable: 13,
+  reenrollPredicted: 14,
   interrupted: 130,
 } as const;
 
@@ -43,6 +46,7 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 11, name: 'locked', meaning: 'another run holds the lock on this target; nothing was changed' },
   { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
+  { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
   { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
 ];
 
@@ -93,6 +97,7 @@ export const ERROR_CODES = {
   HOSTNAME_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'a hostname (--hostname, config) fails the agent validation rules' },
   HOSTNAME_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'neither the running agent nor the hostname chain gave a valid hostname' },
   AGENT_VERSION_INVALID: { family: 'ConfigError', exit: 'config', meaning: '--agent-version is not in the agent format (7.66.0+commit.abc1234)' },
+  NODE_UNSUPPORTED: { family: 'ParError', exit: 'unavailable', meaning: 'the Node.js running the npm package is older than 24 (the launcher, bin/par-identity.js, says so)' },
   EMULATOR_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the single executable carries no emulators: use the npm package for them' },
   KEYCHAIN_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the OS keychain is not available (no Secret Service, module not loadable)' },
 
@@ -102,6 +107,7 @@ export const ERROR_CODES = {
   ENROLL_REJECTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API refused the request (4xx other than 401/403/429)' },
   ENROLL_BAD_RESPONSE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API answer is malformed or too large' },
   ENROLL_REDIRECT_REFUSED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API redirected; redirects are never followed' },
+  ENROLL_HOST_UNKNOWN: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment host name does not resolve (ENOTFOUND); not retried' },
   ENROLL_TIMEOUT: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'enrollment did not succeed before --timeout' },
   TLS_UNTRUSTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: "the Datadog endpoint's TLS certificate is not trusted (see NODE_EXTRA_CA_CERTS); not retried" },
 
@@ -125,6 +131,9 @@ export const ERROR_CODES = {
   RECOVERY_NOT_FOUND: { family: 'StorageError', exit: 'storage', meaning: 'the recovery file named is not there or does not decode' },
   BACKUP_IN_USE: { family: 'StorageError', exit: 'storage', meaning: 'the backup holds an identity found nowhere else: it is not replaced' },
   READ_BACK_MISMATCH: { family: 'StorageError', exit: 'storage', meaning: 'what was written does not read back as written' },
+  READ_ONLY_FILESYSTEM: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is on a read-only mount" },
+  DIRECTORY_UNSAFE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is writable by other users without the sticky bit" },
+  FILE_OWNER_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'an existing identity or backup file belongs to another user; it is not written to' },
 
   VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
 
@@ -156,7 +165,9 @@ export const ERROR_CODES = {
   WATCH_MALFORMED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)' },
   PIDFILE_UNREADABLE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile cannot be read' },
   PIDFILE_INVALID: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile does not hold a process id' },
+  PIDFILE_UNSAFE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile is a link, not a file, owned by another user or writable by group or others' },
   SIGNAL_FAILED: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the process to signal is gone or not ours to signal' },
+  SIGNAL_FOREIGN: { family: 'ReloadApplyError', exit: 'config', meaning: "watch: the --pidfile names a process of another user, which is not signalled" },
   CHILD_EXITED: { family: 'ChildExitError', exit: 'internal', meaning: "watch: the supervised command ended (watch exits with the command's status)" },
   CHILD_START_FAILED: { family: 'ChildExitError', exit: 'internal', meaning: 'watch: the supervised command could not start (exit 127)' },
 
@@ -195,9 +206,17 @@ export class ParError<C extends ErrorCode = CodeOf<'ParError'>> extends Error {
 
 export class UsageError extends ParError<CodeOf<'UsageError'>> {
   declare readonly code: CodeOf<'UsageError'>;
-  constructor(message: string, hint = 'Run `par-identity <command> --help` for the accepted flags.') {
-    super('USAGE', message, hint);
+  /** No hint of its own: the boundary, which knows the command, names it (usageHint). */
+  readonly generic: boolean;
+  constructor(message: string, hint?: string) {
+    super('USAGE', message, hint ?? usageHint());
+    this.generic = hint === undefined;
   }
+}
+
+/** "Run `par-identity status --help` …": the program as it was run and the actual command, never a placeholder. */
+export function usageHint(command?: string): string {
+  return command ? `Nothing was run. Run \`${programName()} ${command} --help\` for the accepted flags and values.` : `Nothing was run. Run \`${programName()} --help\` for the commands.`;
 }
 
 export class ConfigError extends ParError<CodeOf<'ConfigError'>> {

@@ -1,4 +1,5 @@
 import { InterruptedError } from './errors.js';
+import { type Clock, systemClock } from './time/clock.js';
 
 // What a command may touch of the outside world. Commands get it as a parameter so unit tests can
 // run them without spawning; the e2e tests cover the real process wiring in cli.ts.
@@ -20,6 +21,8 @@ export interface Io {
    * caller's onProgress. Unset for the CLI.
    */
   progress?: (level: 'step' | 'info' | 'warn', text: string) => void;
+  /** -q: stderr gets errors only; -v: also the detail lines. Unset: the normal level. */
+  level?: 'quiet' | 'verbose';
 }
 
 function promptHidden(question: string): Promise<string> {
@@ -69,4 +72,9 @@ export function processIo(): Io {
       return Buffer.concat(chunks).toString('utf8');
     },
   };
+}
+
+/** The run's clock: "now" is the Io's (tests move it), waits are the one clock's. */
+export function ioClock(io: Io): Clock {
+  return { now: () => io.now().getTime(), sleep: systemClock.sleep };
 }

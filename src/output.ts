@@ -17,12 +17,16 @@ export interface CommandResult<J extends Envelope = Envelope> {
   json: J;
   /** Human summary lines for stdout. */
   summary: string[];
+  /** A result that is not a success for a runbook (status predicting a re-enrollment: ExitCode.reenrollPredicted); default 0. */
+  exitCode?: number;
 }
 
 export interface Reporter {
   step(text: string): void;
   info(text: string): void;
   warn(text: string): void;
+  /** Printed only at the verbose level (-v). */
+  detail(text: string): void;
 }
 
 const paint = (on: boolean, code: number, text: string) => (on ? `\u001b[${code}m${text}\u001b[0m` : text);
@@ -33,11 +37,14 @@ export function wantsColor(io: Io, noColorFlag: boolean): boolean {
 
 export function createReporter(io: Io, options: OutputOptions): Reporter {
   const progress = io.progress;
-  if (progress) return { step: (text) => progress('step', text), info: (text) => progress('info', text), warn: (text) => progress('warn', text) };
+  if (progress) return { step: (text) => progress('step', text), info: (text) => progress('info', text), warn: (text) => progress('warn', text), detail: () => undefined };
+  const none = () => undefined;
+  if (io.level === 'quiet') return { step: none, info: none, warn: none, detail: none };
   return {
     step: (text) => io.stderr(`${paint(options.color, 36, '→')} ${text}\n`),
     info: (text) => io.stderr(`  ${text}\n`),
     warn: (text) => io.stderr(`${paint(options.color, 33, 'warning:')} ${text}\n`),
+    detail: io.level === 'verbose' ? (text) => io.stderr(`  ${paint(options.color, 2, text)}\n`) : none,
   };
 }
 
@@ -49,7 +56,7 @@ export function resultJson<C extends string, F extends object>(command: C, field
 export function renderResult(result: CommandResult, io: Io, options: OutputOptions): void {
   if (options.json) {
     io.stdout(`${JSON.stringify(result.json)}\n`);
-    for (const line of result.summary) io.stderr(`${line}\n`);
+    if (io.level !== 'quiet') for (const line of result.summary) io.stderr(`${line}\n`);
     return;
   }
   for (const line of result.summary) io.stdout(`${line}\n`);

@@ -1,7 +1,7 @@
 import type { RollbackOptions } from '../commands/rollback.js';
 import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
-import { CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
+import { AGENT_VERSION_FLAG, CONFIG_FLAGS, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { workloadParser } from './value-parsers.js';
 
@@ -17,6 +17,7 @@ export const status: CommandSpec<StatusOptions> = {
     { flags: '-A, --all-namespaces', help: 'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each' },
     { flags: '--pods [workload]', help: 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed', parse: workloadParser('--pods') },
     HOSTNAME_FLAG('compare with this hostname instead of asking the running agent (IPC) or resolving it as the agent does'),
+    AGENT_VERSION_FLAG,
     ...KUBE_FLAGS,
     { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for --verify', default: 30, duration: DURATIONS.timeout },

@@ -1,22 +1,34 @@
 import { CommanderError } from 'commander';
 import { processIo } from '../io.js';
-import { renderError, wantsColor } from '../output.js';
+import { usageHint } from '../errors.js';
+import { renderError, SCHEMA_VERSION, wantsColor } from '../output.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { VERSION } from '../version.js';
-import { buildProgram } from './program.js';
+import { buildProgram, withCommandHint } from './program.js';
 import { PROGRAM } from './table.js';
 
 export async function main(argv: string[] = process.argv): Promise<void> {
   const io = processIo();
   const program = buildProgram(PROGRAM, io);
+  // Options end at `--` (watch's supervised command may have a --json of its own).
+  const end = argv.indexOf('--', 2);
+  const own = end < 0 ? argv.slice(2) : argv.slice(2, end);
+  const json = own.includes('--json');
+  const command = own.find((word) => PROGRAM.commands.some((c) => c.name === word));
   try {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version exit 0; every other commander complaint is a usage error (exit 2).
+      // Help and version exit 0; every other commander complaint is a usage error (exit 2). commander
+      // has said it on stderr already; --json still gets its one document.
       process.exitCode = err.exitCode === 0 ? 0 : 2;
+      if (json && err.exitCode !== 0) {
+        const message = sanitizeServerString(err.message.replace(/^error: /, ''));
+        io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, status: 'error', ...(command ? { command } : {}), code: 'USAGE', exitCode: 2, message, hint: usageHint(command) })}\n`);
+      }
       return;
     }
-    process.exitCode = renderError(err, io, { json: argv.includes('--json'), color: wantsColor(io, false) });
+    process.exitCode = renderError(withCommandHint(err, command), io, { json, color: wantsColor(io, own.includes('--no-color')), ...(command ? { command } : {}) });
   }
 }
 

@@ -3,7 +3,8 @@ import type { Io } from '../io.js';
 import { renderError, renderResult } from '../output.js';
 import { VERSION } from '../version.js';
 import { RedactingCommand } from './redacting-command.js';
-import { outputOptions } from './shared-flags.js';
+import { GLOBAL_FLAGS, outputOptions } from './shared-flags.js';
+import { UsageError, usageHint } from '../errors.js';
 import { parseDurationFlag } from '../time/index.js';
 import { rejectedValue } from './value-parsers.js';
 import { argumentKey, type CommandSpec, type FlagSpec, optionOf, type ProgramSpec, type Raw } from './spec.js';
@@ -35,13 +36,26 @@ function examplesText(spec: CommandSpec): string {
 /** The one error boundary: a result is rendered, an error becomes output plus process.exitCode. */
 async function runCommand(spec: CommandSpec, raw: Raw, io: Io): Promise<void> {
   const out = outputOptions(raw, io);
+  const command = spec.resultName?.(raw) ?? spec.name;
   try {
     const options = spec.run.toOptions(raw, io);
     const result = await (await spec.run.load(raw)).run(options, io);
     renderResult(result, io, out);
+    if (result.exitCode) process.exitCode = result.exitCode;
   } catch (err) {
-    process.exitCode = renderError(err, io, { ...out, command: spec.resultName?.(raw) ?? spec.name });
+    process.exitCode = renderError(withCommandHint(err, spec.name), io, { ...out, command });
   }
+}
+
+/** A UsageError without a hint of its own gets one naming the command that was run. */
+export function withCommandHint(err: unknown, command: string | undefined): unknown {
+  return err instanceof UsageError && err.generic ? new UsageError(err.message, usageHint(command)) : err;
+}
+
+/** -q / -v: how much progress stderr gets (the Io carries it to every Reporter of the run). */
+function levelOf(raw: Raw): Io['level'] {
+  if (raw.quiet) return 'quiet';
+  return raw.verbose ? 'verbose' : undefined;
 }
 
 function addCommand(program: Command, spec: CommandSpec, io: Io): void {
@@ -58,8 +72,11 @@ function addCommand(program: Command, spec: CommandSpec, io: Io): void {
     const parsed = cmd.opts();
     // commander keys a value by its long flag; the table by the option it fills.
     const flags = Object.fromEntries(spec.flags.map((flag) => [optionOf(flag), parsed[new Option(flag.flags).attributeName()]]));
-    const raw: Raw = { ...flags, ...positional };
-    await runCommand(spec, raw, io);
+    // --json, --no-color, -q and -v are the program's: commander takes them before or after the command.
+    const globals = program.opts();
+    const raw: Raw = { ...flags, ...positional, json: Boolean(flags.json || globals.json), ...(globals.color === false ? { color: false } : {}), quiet: Boolean(globals.quiet), verbose: Boolean(globals.verbose) };
+    const level = levelOf(raw);
+    await runCommand(spec, raw, level ? { ...io, level } : io);
   });
 }
 
@@ -71,6 +88,7 @@ export function buildProgram(table: ProgramSpec, io: Io): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
     .exitOverride();
+  for (const flag of GLOBAL_FLAGS) program.addOption(new Option(flag.flags, flag.help));
   for (const spec of table.commands) addCommand(program, spec, io);
   return program;
 }

@@ -25,7 +25,7 @@ export const rotateIdentity: CommandSpec<RotationOptions> = {
   flags: [
     ...CONFIG_FLAGS,
     ...CREDENTIAL_FLAGS,
-    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for enrollment and verification', default: 120, duration: DURATIONS.timeout },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline of the whole command (every request, enrollment, verification; not the --rollout wait)', default: 120, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'run every check and print every step; no enrollment, no write' },
     { flags: '--no-verify', help: 'skip the signed health check of the new identity' },
     { flags: '--k8s-secret <name>', help: 'rotate the Secret of a runner installed with the Helm chart (RUNNER_URN / RUNNER_PRIVATE_KEY) instead of a file' },
@@ -66,7 +66,7 @@ export const rotateParIdentity: CommandSpec<RotationOptions> = {
     ...CLUSTER_CONFIG_FLAGS,
     ...KUBE_FLAGS,
     ...CREDENTIAL_FLAGS,
-    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for enrollment and verification', default: 120, duration: DURATIONS.timeout },
+    { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline of the whole command (every request, enrollment, verification; not the --rollout wait)', default: 120, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and the server-side dry-run update; no enrollment, no write' },
     { flags: '--no-verify', help: 'skip the signed health check of the new identity' },
     { flags: '--create', help: "create the Secret when missing even where no cluster agent is found (off-cluster with -n): the namespace must be the agent's" },

@@ -24,11 +24,17 @@ export const CONFIG_FLAGS: FlagSpec[] = [
 
 export const CLUSTER_CONFIG_FLAGS: FlagSpec[] = [cfgpathFlag('cluster agent config directory (datadog-cluster.yaml, else datadog.yaml)'), extraCfgFlag()];
 
+export const AGENT_VERSION_FLAG: FlagSpec = {
+  flags: '--agent-version <version>',
+  help: "the agent's version (like 7.66.0+commit.abc1234) when it does not answer on its IPC API: X-Datadog-OnPrem-Version and the hostname's cluster_name rule",
+  parse: agentVersionParser,
+};
+
 export const CREDENTIAL_FLAGS: FlagSpec[] = [
   { flags: '--api-key-file <path>', help: 'read the API key from this file (- for stdin); never pass keys as flag values' },
   { flags: '--app-key-file <path>', help: 'read the application key from this file (- for stdin)' },
   { flags: '--profile <name>', help: 'OS keychain profile used when no other source has a key (see `credentials set`)', default: 'default' },
-  { flags: '--agent-version <version>', help: 'X-Datadog-OnPrem-Version (like 7.66.0+commit.abc1234) when the running agent does not answer on its IPC API', parse: agentVersionParser },
+  AGENT_VERSION_FLAG,
   { flags: '--no-connections', help: "do not create the runner's connections after enrolling (the agent creates them per actions_allowlist)" },
 ];
 
@@ -61,6 +67,14 @@ export const ROLLOUT_FLAGS: FlagSpec[] = [
   { flags: '--rollout <workload>', help: 'after the rotation, restart deployment/<name> or daemonset/<name> create-before-delete (see `rollout`)', parse: workloadParser('--rollout') },
   { flags: '--fallback', help: 'with --rollout: allow the DaemonSet capacity fallback' },
   { flags: '--rollout-timeout <duration>', option: 'rolloutTimeoutSeconds', help: 'deadline for --rollout', default: 600, duration: DURATIONS.rolloutTimeout },
+];
+
+/** The program's own flags, taken before or after the command (`par-identity --json status`). */
+export const GLOBAL_FLAGS: FlagSpec[] = [
+  { flags: '--json', help: 'print one JSON object on stdout (schemaVersion 1), usage errors included; human text goes to stderr', cliOnly: true },
+  { flags: '--no-color', help: 'never colour the output (NO_COLOR is honoured too)', cliOnly: true },
+  { flags: '-q, --quiet', help: 'stderr: only errors (no progress, no warnings); the result still prints', cliOnly: true },
+  { flags: '-v, --verbose', help: 'stderr: also the detail the normal level leaves out (every progress line, every poll)', cliOnly: true },
 ];
 
 export const OUTPUT_FLAGS: FlagSpec[] = [
@@ -111,5 +125,6 @@ export function localOptions(raw: Raw) {
     ...configOptions(raw),
     ...(raw.identityFile ? { identityFile: raw.identityFile as string } : {}),
     ...(raw.hostname ? { hostname: raw.hostname as string } : {}),
+    ...(raw.agentVersion ? { agentVersion: raw.agentVersion as string } : {}),
   };
 }

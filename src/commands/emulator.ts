@@ -3,6 +3,7 @@ import { ParError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, type OutputOptions, resultJson } from '../output.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
+import { writePrivateFile } from '../storage/index.js';
 
 export interface EmulatorOptions extends OutputOptions {
   port: number;
@@ -43,11 +44,12 @@ async function loadEmulators(): Promise<typeof EmulatorBundle> {
 
 /** Long-running: prints where the emulators listen at once (a JSON line with --json), stops on SIGINT/SIGTERM. */
 export async function run(options: EmulatorOptions, io: Io): Promise<CommandResult> {
-  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces } = await loadEmulators();
+  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces, prepareLab, labShellLines } = await loadEmulators();
   const enrollment = await startEnrollmentEmulator({ port: options.port });
   const info: Record<string, unknown> = { enrollmentUrl: enrollment.url, otherHostUrl: enrollment.otherHostUrl };
   const lines = describeEmulator(enrollment);
   let closeKube: (() => Promise<void>) | undefined;
+  let kubeForLab: Parameters<typeof prepareLab>[1];
   if (options.kube) {
     // Kubernetes time runs 10× faster than the wall clock so a demo rollout takes seconds.
     const simulation = options.simulateNodes
@@ -60,16 +62,24 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);
     if (simulation) lines.push(`  simulated cluster: ${simulation.nodes.map((n) => n.name).join(', ')} (2 cpu, 4Gi each; 1 Kubernetes second = 100 ms)`);
     if (options.kubeconfigOut) {
-      await kube.writeKubeconfig(options.kubeconfigOut, { token: kube.adminToken, namespace: 'datadog' });
+      // Written here, not by the emulator bundle, so a refusal is this bundle's own ParError (exit 7).
+      await writePrivateFile(options.kubeconfigOut, kube.kubeconfig({ token: kube.adminToken, namespace: 'datadog' }), 'kubeconfig files').catch(async (err: unknown) => {
+        await Promise.all([enrollment.close(), kube.close()]);
+        throw err;
+      });
       info.kubeconfig = options.kubeconfigOut;
       lines.push(`  admin kubeconfig:  ${options.kubeconfigOut}`);
     }
+    kubeForLab = { writeKubeconfig: (path) => kube.writeKubeconfig(path, { token: kube.adminToken, namespace: 'datadog' }), ...(options.kubeconfigOut ? { kubeconfig: options.kubeconfigOut } : {}) };
   }
+  const lab = await prepareLab(enrollment.url, kubeForLab);
+  info.lab = { dir: lab.dir, config: lab.config, ...(lab.clusterConfig ? { clusterConfig: lab.clusterConfig } : {}), env: lab.env };
+  lines.push('', ...labShellLines(lab), '');
   // Listen for the signals before saying "listening": a caller may stop us the moment it reads that.
   const stopped = untilSignal();
   if (options.json) io.stdout(`${JSON.stringify({ schemaVersion: 1, status: 'listening', command: 'emulator', ...info })}\n`);
   else io.stdout(`${lines.join('\n')}\nPress Ctrl-C to stop.\n`);
   const signal = await stopped;
-  await Promise.all([enrollment.close(), closeKube?.()]);
+  await Promise.all([enrollment.close(), closeKube?.(), lab.remove()]);
   return { json: resultJson('emulator', { stoppedBy: signal, requests: enrollment.requests.length }), summary: [`emulator stopped (${signal})`] };
 }

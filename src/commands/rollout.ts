@@ -27,7 +27,7 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   // A malformed workload reference is a usage error before anything connects.
   parseWorkloadRef(options.target, options.namespace ?? 'default');
   // The rollout keeps its own deadline, and must still restore the strategy after it: no request deadline here.
-  const session = await clusterAccess({ ...options, timeoutSeconds: undefined }, {}, io, report)();
+  const session = await clusterAccess(options, {}, io, report)();
   const ref = parseWorkloadRef(options.target, session.namespace);
   const outcome = await rolloutWorkload(session, ref, options, io, report);
   const summary = renderCheck(outcome);

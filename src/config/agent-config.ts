@@ -5,11 +5,13 @@ import { sanitizeServerString } from '../sanitize.js';
 import { castToBool, castToString } from './agent-values.js';
 import { decodeYamlBytes, readAgentYaml } from './agent-yaml.js';
 import { CONFIG_KEYS, type ConfigKey, envNameOf } from './config-keys.js';
+import { resolveSecretHandles, secretBackendSettings, secretHandle } from './secrets-backend.js';
 
 // Loads the agent's YAML config the way the Go agent does: main file, then -E extra files merged
 // over it, then DD_* environment variables over both, then the defaults of docs/protocol.md §9. Files are
 // read by agent-yaml.ts (yaml.v2's YAML 1.1), values converted by agent-values.ts (spf13/cast):
-// docs/config-yaml.md.
+// docs/config-yaml.md. Every ENC[] handle of the config (any key, files and DD_* alike) is resolved
+// here, in one run of the secrets backend as the agent does at start-up (docs/protocol.md §10).
 
 type ConfigValue = string | boolean | number | Record<string, unknown> | unknown[] | null;
 
@@ -24,6 +26,42 @@ export interface AgentConfig {
   getStringMap(key: string): Record<string, string>;
   /** Where a key's value came from: `env DD_X`, a file path, or `default`. */
   sourceOf(key: string): string;
+  /** The backend run failed: the handles stay as written, and whoever needs one reports this. */
+  secretsFailure?: Error;
+}
+
+/** The secrets backend's own settings are never handles to resolve. */
+const isBackendSetting = (path: string) => path.startsWith('secret_backend');
+
+/** Each handle with where it was first found (`proxy.https from /etc/datadog-agent/datadog.yaml`), for the error messages. */
+function collectHandles(node: unknown, path: string, where: string, into: Map<string, string>): void {
+  if (typeof node === 'string') {
+    const handle = secretHandle(node);
+    if (handle !== undefined && !into.has(handle)) into.set(handle, path ? `${path} from ${where}` : where);
+  } else if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) collectHandles(item, `${path}[${i}]`, where, into);
+  } else if (node && typeof node === 'object') {
+    for (const [key, child] of Object.entries(node)) {
+      const childPath = path ? `${path}.${key.toLowerCase()}` : key.toLowerCase();
+      if (!isBackendSetting(childPath)) collectHandles(child, childPath, where, into);
+    }
+  }
+}
+
+function substituteHandles(node: unknown, values: Map<string, string>): { value: unknown; resolved: boolean } {
+  if (typeof node === 'string') {
+    const handle = secretHandle(node);
+    return handle !== undefined && values.has(handle) ? { value: values.get(handle), resolved: true } : { value: node, resolved: false };
+  }
+  if (Array.isArray(node)) {
+    const items = node.map((item) => substituteHandles(item, values));
+    return { value: items.map((i) => i.value), resolved: items.some((i) => i.resolved) };
+  }
+  if (node && typeof node === 'object') {
+    const entries = Object.entries(node).map(([k, v]) => [k, substituteHandles(v, values)] as const);
+    return { value: Object.fromEntries(entries.map(([k, v]) => [k, v.value])), resolved: entries.some(([, v]) => v.resolved) };
+  }
+  return { value: node, resolved: false };
 }
 
 interface LoadConfigOptions {
@@ -125,7 +163,7 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
   const known = new Map<string, ConfigKey>(CONFIG_KEYS.map((k) => [k.key, k]));
   const envNames = (key: string): string[] => [envNameOf(key), ...(known.get(key)?.aliases ?? [])];
 
-  const resolve = (key: string): { value: unknown; source: string } => {
+  const resolveRaw = (key: string): { value: unknown; source: string } => {
     for (const name of envNames(key)) {
       const raw = options.env[name];
       // The Go agent skips empty variables (`ok && value != ""`), so DD_X= does not hide the file.
@@ -138,7 +176,15 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
     return { value: known.get(key)?.default, source: 'default' };
   };
 
-  return {
+  let secretValues = new Map<string, string>();
+  const resolve = (key: string): { value: unknown; source: string } => {
+    const raw = resolveRaw(key);
+    if (secretValues.size === 0 || isBackendSetting(key)) return raw;
+    const { value, resolved } = substituteHandles(raw.value, secretValues);
+    return resolved ? { value, source: `${raw.source} (ENC[] resolved by secret_backend_command)` } : raw;
+  };
+
+  const config: AgentConfig = {
     ...(mainFile ? { file: mainFile } : {}),
     files: layers.map((l) => l.file),
     get: (key) => resolve(key).value as ConfigValue | undefined,
@@ -155,6 +201,24 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
     },
     sourceOf: (key) => resolve(key).source,
   };
+
+  // Every handle, from the files and from every DD_* variable, for one backend run.
+  const handles = new Map<string, string>();
+  for (const [name, value] of Object.entries(options.env)) {
+    if (name.startsWith('DD_') && !name.startsWith('DD_SECRET_BACKEND') && value) collectHandles(value, name.slice(3).toLowerCase(), `env ${name}`, handles);
+  }
+  for (const layer of layers) collectHandles(layer.tree, '', layer.file, handles);
+  if (handles.size === 0) return config;
+  try {
+    const settings = secretBackendSettings(config);
+    // No backend: handles stay, and each use refuses them (credentials.ts) or finds them invalid.
+    if (!settings) return config;
+    // Sorted: the payload does not depend on the order files and variables were read in.
+    secretValues = await resolveSecretHandles([...handles.keys()].sort(), settings, options.env, Object.fromEntries(handles));
+  } catch (err) {
+    config.secretsFailure = err as Error;
+  }
+  return config;
 }
 
 export function requireRunnerEnabled(config: AgentConfig): void {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
-import { resolveSecretHandles, secretBackendSettings, secretHandle } from './secrets-backend.js';
+import { secretHandle } from './secrets-backend.js';
 
 // Credentials never come from a flag value (argv is world-readable in /proc). Order: explicit
 // file/stdin flags, then DD_API_KEY/DD_APP_KEY, then the agent config file, then a keychain profile.
@@ -28,8 +28,6 @@ export interface CredentialSources {
   appKeyFile?: string;
   readStdin: () => Promise<string>;
   keychain?: () => Promise<{ apiKey?: string; appKey?: string; profile: string } | undefined>;
-  /** Environment the secrets backend runs with (the agent's own); defaults to this process's. */
-  env?: NodeJS.ProcessEnv;
 }
 
 function checkNotHandle(name: string, cred: Credential): Credential {
@@ -89,35 +87,23 @@ function fromConfig(config: AgentConfig, key: 'api_key' | 'app_key'): Credential
 }
 
 /**
- * The agent's keys with their ENC[] handles resolved in one backend run (when a backend is
- * configured; otherwise handles stay as they are and are refused where used).
+ * The agent's keys as the config resolved them (ENC[] handles in one backend run at load, agent-config.ts).
+ * A handle still there means no backend is configured (refused where used), or the run failed (thrown here).
  */
-async function fromConfigResolved(config: AgentConfig, keys: ('api_key' | 'app_key')[], env: NodeJS.ProcessEnv): Promise<Partial<Record<'api_key' | 'app_key', Credential>>> {
+function fromConfigResolved(config: AgentConfig, keys: ('api_key' | 'app_key')[]): Partial<Record<'api_key' | 'app_key', Credential>> {
   const found: Partial<Record<'api_key' | 'app_key', Credential>> = {};
   for (const key of keys) {
     const cred = fromConfig(config, key);
-    if (cred) found[key] = cred;
+    if (!cred) continue;
+    if (config.secretsFailure && secretHandle(cred.value) !== undefined) throw config.secretsFailure;
+    found[key] = cred;
   }
-  const settings = secretBackendSettings(config);
-  const handles = Object.entries(found).flatMap(([key, cred]) => {
-    const handle = secretHandle(cred.value);
-    return handle === undefined ? [] : [{ key: key as 'api_key' | 'app_key', handle, source: cred.source }];
-  });
-  if (!settings || handles.length === 0) return found;
-  const labels = Object.fromEntries(handles.map((h) => [h.handle, `${h.key} from ${h.source}`]));
-  const values = await resolveSecretHandles(
-    handles.map((h) => h.handle),
-    settings,
-    env,
-    labels,
-  );
-  for (const h of handles) found[h.key] = { value: values.get(h.handle)!.trim(), source: `${h.source} (ENC[] resolved by secret_backend_command)` };
   return found;
 }
 
 /** The API key the agent itself reads (env, else config), secrets resolved: what its api_key_hash is computed on. */
-export async function readAgentApiKey(config: AgentConfig, env: NodeJS.ProcessEnv = process.env): Promise<Credential | undefined> {
-  const cred = (await fromConfigResolved(config, ['api_key'], env)).api_key;
+export function readAgentApiKey(config: AgentConfig): Credential | undefined {
+  const cred = fromConfigResolved(config, ['api_key']).api_key;
   return cred && secretHandle(cred.value) === undefined ? cred : undefined;
 }
 
@@ -128,7 +114,7 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
     return stdinCache;
   };
   const bothStdin = sources.apiKeyFile === '-' && sources.appKeyFile === '-';
-  const fromAgent = await fromConfigResolved(config, ['api_key', 'app_key'], sources.env ?? process.env);
+  const fromAgent = fromConfigResolved(config, ['api_key', 'app_key']);
   const agentApiKey = fromAgent.api_key;
   let apiKey = fromValue(sources.apiKey, 'API key', 'apiKey') ?? (await fromFlag(sources.apiKeyFile, 'API key', stdinLines, 0)) ?? agentApiKey;
   let appKey = fromValue(sources.appKey, 'application key', 'appKey') ?? (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ?? fromAgent.app_key;

@@ -1,3 +1,4 @@
+import { programName } from '../single-executable.js';
 import { existsSync, readFileSync } from 'node:fs';
 
 // Where the runner runs decides the restart command we print: the Go agent only reads its identity
@@ -31,7 +32,8 @@ export function restartHint(env: NodeJS.ProcessEnv, hasSystemd = existsSync('/ru
   if (env.KUBERNETES_SERVICE_HOST) {
     const ns = podNamespace() ?? '<namespace>';
     const workload = (env.HOSTNAME && workloadFromPodName(env.HOSTNAME)) ?? 'deployment/<name>';
-    const command = `kubectl -n ${ns} rollout restart ${workload}`;
+    // Our rollout (checks room, create-before-delete), not a bare `kubectl rollout restart`.
+    const command = `${programName()} rollout ${workload} -n ${ns}`;
     return {
       where: 'kubernetes',
       command,

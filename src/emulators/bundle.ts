@@ -4,6 +4,7 @@
 
 export { startDemoReplicas, startDemoRunner } from './demo-runner/index.js';
 export { describeEmulator, startEnrollmentEmulator } from './enrollment/index.js';
+export { labShellLines, prepareLab } from './lab.js';
 export { seedNamespaces, startKubeEmulator } from './kube/index.js';
 
 /** Present only in this bundle: the build test greps the product bundle for it. */

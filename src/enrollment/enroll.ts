@@ -4,7 +4,7 @@ import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-reque
 import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
 import type { NetworkSettings } from '../config/network-settings.js';
 import { ResponseTooLargeError } from '../http-body.js';
-import { type HttpResponse, describeNetworkError, exchange } from './http-exchange.js';
+import { type HttpResponse, describeNetworkError, exchange, networkErrorCode } from './http-exchange.js';
 import { type Attempt, type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
 import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
@@ -63,6 +63,18 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
       }
       if (err instanceof ResponseTooLargeError) {
         throw new EnrollmentError('ENROLL_BAD_RESPONSE', `the enrollment API sent a ${err.message}`, `${NOTHING_WRITTEN} Check for a proxy or captive portal answering in place of Datadog.`);
+      }
+      // A name that does not exist will not exist on the next try either (EAI_AGAIN, a resolver that
+      // did not answer, and connection errors are retried).
+      if (networkErrorCode(err) === 'ENOTFOUND') {
+        const host = new URL(endpoint).hostname;
+        const via = options.network?.proxy.https || options.network?.proxy.http ? ' (or the proxy host)' : '';
+        throw new EnrollmentError(
+          'ENROLL_HOST_UNKNOWN',
+          `the host ${host}${via} does not resolve (ENOTFOUND)`,
+          `${NOTHING_WRITTEN} Not retried: check the site / dd_url setting that names ${host} (the run prints which setting it came from) and the DNS of this machine, then run again.`,
+          { host },
+        );
       }
       return { done: false, reason: describeNetworkError(err) };
     }

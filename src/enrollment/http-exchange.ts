@@ -106,6 +106,12 @@ export async function exchange(
 }
 
 /** A short, key-free description of a network failure for retry logs and error messages. */
+/** The errno-style code of a failed exchange (undici puts the socket's in `cause`). */
+export function networkErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e.cause?.code ?? e.code;
+}
+
 export function describeNetworkError(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.cause?.code ?? e.code;

@@ -1,5 +1,6 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import type { AgentEnvironment } from './agent-features.js';
+import type { AgentVersionHint } from './cluster-name.js';
 import { type DockerAnswer, dockerDaemonName } from './docker-hostname.js';
 import type { HostProbes } from './host-probes.js';
 import { hostnameProblem } from './hostname-validation.js';
@@ -27,6 +28,7 @@ interface ContainerLookup {
   probes: HostProbes;
   environment: AgentEnvironment;
   limits: ContainerLimits;
+  agentVersion?: AgentVersionHint;
 }
 
 type ContainerHostname = { hostname: string; source: string; skipped: string[] } | { hostname?: undefined; skipped: string[] };
@@ -57,7 +59,7 @@ export async function containerHostname(lookup: ContainerLookup): Promise<Contai
     skipped.push('container/kubelet: not in Kubernetes (KUBERNETES_SERVICE_PORT and KUBERNETES unset)');
     return { skipped };
   }
-  const kubelet = await kubeletHostname({ config: lookup.config, env: lookup.env, probes: lookup.probes, dockerName, limits: lookup.limits.kubelet });
+  const kubelet = await kubeletHostname({ config: lookup.config, env: lookup.env, probes: lookup.probes, dockerName, limits: lookup.limits.kubelet, ...(lookup.agentVersion ? { agentVersion: lookup.agentVersion } : {}) });
   skipped.push(...kubelet.notes.map((n) => `container/kubelet: ${n}`));
   if (!kubelet.ok) {
     skipped.push(`container/kubelet: ${kubelet.reason}`);
@@ -68,5 +70,7 @@ export async function containerHostname(lookup: ContainerLookup): Promise<Contai
     skipped.push(`container/kubelet: ${kubelet.hostname} is not a valid hostname (${problem})`);
     return { skipped };
   }
-  return { hostname: kubelet.hostname, source: kubelet.withCluster ? 'Kubernetes node name (kubelet) + cluster_name' : 'Kubernetes node name (kubelet)', skipped };
+  // The rule that judged cluster_name goes into the source, so both the human output and --json say it.
+  const rule = kubelet.clusterRule ? (kubelet.withCluster ? `, ${kubelet.clusterRule}` : `; cluster_name ignored, ${kubelet.clusterRule}`) : '';
+  return { hostname: kubelet.hostname, source: `${kubelet.withCluster ? 'Kubernetes node name (kubelet) + cluster_name' : 'Kubernetes node name (kubelet)'}${rule}`, skipped };
 }

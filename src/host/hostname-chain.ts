@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { type AgentEnvironment, detectAgentEnvironment } from './agent-features.js';
 import { azureHostname, fetchEc2InstanceId, gceHostname, imdsv2TransitionEnabled, type ProviderResult } from './cloud-metadata.js';
+import type { AgentVersionHint } from './cluster-name.js';
 import { configFlag } from './config-values.js';
 import { type ContainerLimits, containerHostname, DEFAULT_CONTAINER_LIMITS } from './container-hostname.js';
 import { instanceIdFromDmi } from './ec2-dmi.js';
@@ -25,6 +26,8 @@ interface ChainContext {
   metadataUrl: string;
   /** Deadlines of the docker and kubelet lookups (tests shorten them). */
   containerLimits?: ContainerLimits;
+  /** Chooses the cluster_name rule; undefined = the newest. */
+  agentVersion?: AgentVersionHint;
 }
 
 /** fargate.IsSidecar: ECS Fargate, EKS Fargate, or ECS managed instances in sidecar mode have no hostname. */
@@ -101,7 +104,7 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
     }
   }
   // 7. container: kube-apiserver (cluster agent only), docker, kubelet — continue
-  const container = await containerHostname({ config, env: ctx.env, probes, environment, limits: ctx.containerLimits ?? DEFAULT_CONTAINER_LIMITS });
+  const container = await containerHostname({ config, env: ctx.env, probes, environment, limits: ctx.containerLimits ?? DEFAULT_CONTAINER_LIMITS, ...(ctx.agentVersion ? { agentVersion: ctx.agentVersion } : {}) });
   skipped.push(...container.skipped);
   if (container.hostname !== undefined) {
     hostname = container.hostname;

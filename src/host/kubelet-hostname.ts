@@ -1,6 +1,6 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { describeFailure } from './bounded-exchange.js';
-import { clusterNameFor } from './cluster-name.js';
+import { type AgentVersionHint, clusterNameFor } from './cluster-name.js';
 import type { DockerAnswer } from './docker-hostname.js';
 import type { HostProbes } from './host-probes.js';
 import { describeEndpoint, type KubeletEndpoint, type KubeletSettings, kubeletGet, kubeletSettings } from './kubelet-client.js';
@@ -32,9 +32,11 @@ interface KubeletLookup {
   /** The docker daemon's name, asked at most once per run (the agent's fallback kubelet host). */
   dockerName(): Promise<DockerAnswer>;
   limits: KubeletLookupLimits;
+  /** Chooses the cluster_name rule (docs/protocol.md §4). */
+  agentVersion?: AgentVersionHint;
 }
 
-type KubeletHostname = { ok: true; hostname: string; withCluster: boolean; notes: string[] } | { ok: false; reason: string; notes: string[] };
+type KubeletHostname = { ok: true; hostname: string; withCluster: boolean; clusterRule?: string; notes: string[] } | { ok: false; reason: string; notes: string[] };
 
 async function candidateHosts(lookup: KubeletLookup): Promise<{ hosts: string[]; notes: string[] }> {
   const hosts: string[] = [];
@@ -127,7 +129,7 @@ export async function kubeletHostname(lookup: KubeletLookup): Promise<KubeletHos
   }
   if (!nodeName) return { ok: false, reason: `${where}: no node name in the answer`, notes };
 
-  const cluster = clusterNameFor(lookup.config, nodeName);
+  const cluster = clusterNameFor(lookup.config, nodeName, lookup.agentVersion);
   notes.push(...cluster.notes);
-  return { ok: true, hostname: cluster.name ? `${nodeName}-${cluster.name}` : nodeName, withCluster: Boolean(cluster.name), notes };
+  return { ok: true, hostname: cluster.name ? `${nodeName}-${cluster.name}` : nodeName, withCluster: Boolean(cluster.name), ...(cluster.rule ? { clusterRule: cluster.rule } : {}), notes };
 }

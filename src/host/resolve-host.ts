@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
-import { agentHostname, type IpcOptions, ipcSetup } from './agent-ipc.js';
+import { agentHostname, agentVersion, type IpcOptions, ipcSetup } from './agent-ipc.js';
+import type { AgentVersionHint } from './cluster-name.js';
 import type { ContainerLimits } from './container-hostname.js';
 import { runHostnameChain } from './hostname-chain.js';
 import { type HostProbes, systemProbes } from './host-probes.js';
@@ -8,7 +9,9 @@ import { hostnameProblem } from './hostname-validation.js';
 import { metadataBaseUrl } from './metadata-http.js';
 
 // The hostname the runner will compare with the identity at its next start (docs/protocol.md §4): an
-// explicit override, else what the running agent answers on IPC, else the agent's own chain.
+// explicit override, else what the running agent answers on IPC, else the agent's own chain. In split
+// mode the runner's bootstrap resolves the hostname with its own chain (docs/protocol.md §4, "Which
+// hostname"), so the core agent's IPC answer is not the one compared.
 
 export interface HostResolution {
   hostname: string;
@@ -26,6 +29,13 @@ interface ResolveHostOptions {
   ipc?: IpcOptions;
   /** Deadlines of the docker and kubelet lookups (tests shorten them). */
   containerLimits?: ContainerLimits;
+  /** --agent-version: chooses the chain's cluster_name rule when the agent does not say its version. */
+  agentVersion?: string;
+}
+
+/** private_action_runner.enabled and .split_enabled (the agent's launch gate of par-control). */
+function splitMode(config: AgentConfig): boolean {
+  return config.getBool('private_action_runner.enabled') && config.getBool('private_action_runner.split_enabled');
 }
 
 export async function resolveHost(config: AgentConfig, options: ResolveHostOptions): Promise<HostResolution> {
@@ -37,8 +47,17 @@ export async function resolveHost(config: AgentConfig, options: ResolveHostOptio
     return { hostname: options.override, source: '--hostname', notes: [] };
   }
   const notes: string[] = [];
+  const split = splitMode(config);
   const setup = await ipcSetup(config);
-  if (setup.ok) {
+  // The version that chooses the chain's cluster_name rule: the agent's own (IPC), else --agent-version, else none (the newest rule).
+  let version: AgentVersionHint | undefined = options.agentVersion === undefined ? undefined : { version: options.agentVersion, source: '--agent-version' };
+  if (split) {
+    notes.push('split mode (private_action_runner.split_enabled): the runner resolves the hostname with its own chain, not the core agent\'s IPC answer');
+    if (setup.ok) {
+      const asked = await agentVersion(setup.endpoint, { ...options.ipc, tries: 1 });
+      if (asked.ok) version = { version: asked.version, source: 'agent IPC' };
+    }
+  } else if (setup.ok) {
     const asked = await agentHostname(setup.endpoint, options.ipc);
     if (asked.ok) return { hostname: asked.hostname, source: 'agent IPC', notes };
     notes.push(`agent IPC on ${setup.endpoint.host}:${setup.endpoint.port}: ${asked.reason}`);
@@ -50,6 +69,7 @@ export async function resolveHost(config: AgentConfig, options: ResolveHostOptio
     probes: options.probes ?? systemProbes(options.env),
     metadataUrl: metadataBaseUrl(options.env),
     ...(options.containerLimits ? { containerLimits: options.containerLimits } : {}),
+    ...(version ? { agentVersion: version } : {}),
   });
   notes.push(...chain.skipped);
   if ('failed' in chain) {
@@ -60,5 +80,5 @@ export async function resolveHost(config: AgentConfig, options: ResolveHostOptio
       { tried: notes },
     );
   }
-  return { hostname: chain.hostname, source: chain.source, notes };
+  return { hostname: chain.hostname, source: split ? `${chain.source}; split mode: the runner's own chain` : chain.source, notes };
 }

@@ -1,9 +1,15 @@
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { ReloadApplyError } from '../errors.js';
+import { procUidOf } from '../storage/pid.js';
 import { parseSignalName } from './signal-name.js';
 
 // `watch --signal PID | --pidfile FILE --signal-name HUP`: tell a runner that its identity file
 // changed. The pidfile is read at every signal, so a restarted runner is still found.
+// The tool often runs as root: a pidfile another user can write would let that user have root signal
+// any process. So, as systemd checks `PIDFile=`, the file is read only when it is a regular file (not
+// a link) owned by our euid or root and writable by nobody else, and only a process whose real uid is
+// our euid is signalled. An explicit `--signal PID` is the operator's own choice and is not checked.
 
 export { parseSignalName };
 
@@ -17,16 +23,40 @@ export interface SignalTarget {
 async function targetPid(target: SignalTarget): Promise<number> {
   if (target.pid !== undefined) return target.pid;
   const file = target.pidfile!;
+  const unsafe = (why: string, details: Record<string, string | number | null> = {}) =>
+    new ReloadApplyError('PIDFILE_UNSAFE', `pidfile ${file} ${why}, so it is not trusted`, 'The identity was written but nobody was signalled. Make the pidfile a regular file owned by the user running par-identity (or root) and not writable by group or others (chmod 644); the signal is retried.', { pidfile: file, ...details });
+  let handle: FileHandle | undefined;
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // Checked on the descriptor that is read: a name swapped after the check changes nothing.
+    const st = await handle.stat();
+    const euid = process.geteuid?.() ?? 0;
+    if (!st.isFile()) throw unsafe('is not a regular file');
+    if (st.uid !== euid && st.uid !== 0) throw unsafe(`is owned by uid ${st.uid}, not by uid ${euid} or root`, { owner: st.uid });
+    if (st.mode & 0o022) throw unsafe(`is writable by ${st.mode & 0o020 ? (st.mode & 0o002 ? 'its group and others' : 'its group') : 'others'} (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`, { mode: (st.mode & 0o777).toString(8).padStart(4, '0') });
+    text = await handle.readFile('utf8');
   } catch (err) {
+    if (err instanceof ReloadApplyError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw unsafe('is a symbolic link');
     throw new ReloadApplyError('PIDFILE_UNREADABLE', `cannot read pidfile ${file}: ${code}`, 'The identity was written but nobody was signalled. Check --pidfile; the signal is retried.', { pidfile: file, errno: code ?? null });
+  } finally {
+    await handle?.close();
   }
   const pid = Number(text.trim());
   if (!Number.isSafeInteger(pid) || pid <= 0) {
     throw new ReloadApplyError('PIDFILE_INVALID', `pidfile ${file} does not hold a process id`, 'The identity was written but nobody was signalled. Check --pidfile; the signal is retried.', { pidfile: file });
+  }
+  const euid = process.geteuid?.() ?? 0;
+  const uid = procUidOf(pid);
+  // Unreadable status: the process is gone (kill then says ESRCH) — or /proc is missing, and then
+  // nothing proves the process is ours.
+  if (uid === undefined && procUidOf(process.pid) === undefined) {
+    throw new ReloadApplyError('SIGNAL_FOREIGN', `cannot tell which user process ${pid} (from pidfile ${file}) runs as: /proc is not readable`, 'The identity was written but nobody was signalled. Mount /proc, or use --signal PID; the signal is retried.', { pidfile: file, pid });
+  }
+  if (uid !== undefined && uid !== euid) {
+    throw new ReloadApplyError('SIGNAL_FOREIGN', `process ${pid} (from pidfile ${file}) runs as uid ${uid}, not as uid ${euid} like par-identity, so it is not signalled`, 'The identity was written but nobody was signalled. Run watch as the same user as the runner, or check who writes the pidfile; the signal is retried.', { pidfile: file, pid, uid });
   }
   return pid;
 }

@@ -42,6 +42,14 @@ export interface SecretFacts {
 }
 
 /** `status` of one target. */
+/** The identity that last passed the signed health check in a rotation or rollback, and where it is now. */
+export interface LastVerified {
+  fingerprint: string;
+  urn: string;
+  verifiedAt: string;
+  is: 'current' | 'previous' | 'neither';
+}
+
 export type IdentityStatusResult = Envelope<'status', 'ok'> &
   IdentitySummary &
   TargetWhere &
@@ -50,6 +58,8 @@ export type IdentityStatusResult = Envelope<'status', 'ok'> &
     current: IdentitySummary;
     rotatedAt: string | null;
     ageSeconds: number | null;
+    /** null when no run of par-identity recorded one. */
+    lastVerified: LastVerified | null;
     rollbackCommand: string;
     verify: VerifyReport;
   };

@@ -1,4 +1,5 @@
 export { FINGERPRINT_ANNOTATION, restartPatch } from './surge-strategy.js';
 export { rolloutApi } from './rollout-api.js';
-export { type RolloutOutcome, runRollout } from './run-rollout.js';
+export { readWorkloadOrMissing, type RolloutOutcome, runRollout } from './run-rollout.js';
 export { describeRef, parseWorkloadRef, type WorkloadRef } from './workload-ref.js';
+export type { NodeProgress } from './rollout-status.js';

@@ -25,6 +25,8 @@ export function isReady(pod: V1Pod): boolean {
 export interface NodeProgress {
   node: string;
   readyPods: number;
+  /** Pods of the group not being deleted. */
+  pods: number;
   newReady: boolean;
   oldPods: number;
 }
@@ -41,6 +43,7 @@ export function progressOf(kind: WorkloadKind, pods: V1Pod[], isNew: (pod: V1Pod
     .map(([node, group]) => ({
       node,
       readyPods: group.filter(isReady).length,
+      pods: group.filter((p) => !p.metadata?.deletionTimestamp).length,
       newReady: group.some((p) => isNew(p) && isReady(p)),
       oldPods: group.filter((p) => !isNew(p) && !p.metadata?.deletionTimestamp).length,
     }));

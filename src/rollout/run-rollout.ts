@@ -1,13 +1,13 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { InterruptedError, ParError, RolloutError } from '../errors.js';
 import { failpoint } from '../failpoint.js';
-import { EventReason, type EventReasonName } from '../kube/index.js';
+import { EventReason, type EventReasonName, isNotFound } from '../kube/index.js';
 import { Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
 import { isComplete, type NodeProgress, progressOf, revisionOf } from './rollout-status.js';
-import { combine, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, snapshotStrategy, surgePatch, undoRestartPatch } from './surge-strategy.js';
+import { combine, deleteFirstPatch, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, snapshotStrategy, surgePatch, undoRestartPatch } from './surge-strategy.js';
 import { describeRef, type WorkloadRef } from './workload-ref.js';
 
 // check → (server-side dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
@@ -27,7 +27,8 @@ interface RolloutOptions {
   dryRun: boolean;
   signal?: AbortSignal;
   now: () => Date;
-  onProgress?: (rows: NodeProgress[], note?: string) => void;
+  /** Every poll, with the time waited so far (the caller prints a heartbeat from it). */
+  onProgress?: (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => void;
   /** Warnings the caller prints (an audit Event that could not be recorded). */
   onWarning?: (message: string) => void;
   /** reportingInstance of the audit Events (the resolved hostname); the OS hostname when unset. */
@@ -69,8 +70,21 @@ async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): P
   }
 }
 
+/** A 404 on the workload is WORKLOAD_MISSING (exit 10, as the error table says), not a generic API error. */
+export async function readWorkloadOrMissing(api: RolloutApi, ref: WorkloadRef, what: string, untouched: string): ReturnType<RolloutApi['readWorkload']> {
+  try {
+    return await api.readWorkload(ref);
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause ?? err;
+    if (isNotFound(cause) || (err as { details?: { httpStatus?: number } }).details?.httpStatus === 404) {
+      throw new RolloutError('WORKLOAD_MISSING', `${what} ${describeRef(ref)}, which does not exist`, `${untouched} Check the workload name and -n, then run again.`);
+    }
+    throw err;
+  }
+}
+
 async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
-  const workload = await api.readWorkload(options.ref);
+  const workload = await readWorkloadOrMissing(api, options.ref, 'rollout names', 'Nothing was changed.');
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);
   const check = checkRollout({
@@ -86,12 +100,24 @@ async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'i
   return { check, workload };
 }
 
-function decideSurge(check: RolloutCheck, options: RolloutOptions): boolean {
+type RestartMode = 'surge' | 'own' | 'delete-first';
+
+function decideSurge(check: RolloutCheck, options: RolloutOptions): RestartMode {
   const blockers = check.findings.filter((f) => f.severity === 'blocker');
-  if (options.surge === false) return false;
+  if (options.surge === false) return 'own';
+  // The check already knows that no node can take another replica: a restart would wait for its whole
+  // deadline and then be undone. Refuse, or delete before create when --fallback allows it.
+  if (check.verdict === 'blocked' && blockers.every((b) => b.code === 'NO_ROOM') && blockers.length > 0) {
+    if (options.fallback) return 'delete-first';
+    throw new RolloutError(
+      'NEEDS_FALLBACK',
+      `no node has room for another replica of ${describeRef(options.ref)}: ${check.nodes.map((n) => `${n.node} (${n.reasons.join(', ')})`).join('; ')}`,
+      'Nothing was changed. Add --fallback (one old Pod deleted before its replacement, a short gap), free capacity, or scale the workload down first.',
+    );
+  }
   if (check.verdict === 'blocked') {
     if (options.surge === true) throw new RolloutError('SURGE_BLOCKED', `a create-before-delete restart is not safe: ${blockers.map((b) => b.message).join('; ')}`, 'Nothing was changed. Fix the listed conditions, or restart with the workload’s own strategy using --no-surge.');
-    return false;
+    return 'own';
   }
   if (check.verdict === 'needs fallback' && !options.fallback) {
     const full = check.nodes.filter((n) => n.verdict === 'needs fallback').map((n) => `${n.node} (${n.reasons.join(', ')})`);
@@ -101,7 +127,7 @@ function decideSurge(check: RolloutCheck, options: RolloutOptions): boolean {
       'Nothing was changed. Add --fallback (delete-before-create on those nodes only, within the maxUnavailable budget), free capacity, or use --no-surge.',
     );
   }
-  return true;
+  return 'surge';
 }
 
 /** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
@@ -147,11 +173,13 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
     );
   }
-  const surged = decideSurge(check, options);
+  const mode = decideSurge(check, options);
+  const surged = mode === 'surge';
+  const strategyChanged = mode !== 'own';
   const original = snapshotStrategy(options.ref.kind, workload);
   const restart = restartPatch(options.now(), options.fingerprint);
-  const first = surged ? combine(surgePatch(options.ref.kind, original, check.budget), restart) : restart;
-  const patches = surged ? [first, restorePatch(original)] : [first];
+  const first = surged ? combine(surgePatch(options.ref.kind, original, check.budget), restart) : mode === 'delete-first' ? combine(deleteFirstPatch(options.ref.kind), restart) : restart;
+  const patches = strategyChanged ? [first, restorePatch(original)] : [first];
   if (options.dryRun) {
     // As a rotation's pre-flight does: the apiserver judges the very first patch (RBAC, admission, validation) and stores nothing.
     await api.patchWorkload(options.ref, first, { dryRun: true });
@@ -162,7 +190,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const isNew = (p: V1Pod) => !oldRevisions.has(revisionOf(p));
   let strategyRestored = false;
   let completed = false;
-  const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : "the workload's own strategy";
+  const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : mode === 'delete-first' ? 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)' : "the workload's own strategy";
   const identity = options.fingerprint ? `identity fingerprint ${options.fingerprint}` : 'identity fingerprint unknown';
   try {
     failpoint('rollout-before-patch');
@@ -189,7 +217,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
           }
         }
       }
-      options.onProgress?.(base.progress, note);
+      options.onProgress?.(base.progress, note, elapsed());
       if (isComplete(options.ref.kind, live)) {
         completed = true;
         await audit(EventReason.RolloutCompleted, 'Normal', `every Pod runs the new template (${how}); ${identity}`);
@@ -213,7 +241,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     // On failure the restart is undone in the same patch that restores the strategy: with the
     // user's maxUnavailable back, the controller would otherwise replace old Pods delete-first.
     const undo = completed ? undefined : undoRestartPatch(workload.spec?.template?.metadata?.annotations);
-    if (surged) {
+    if (strategyChanged) {
       await api.patchWorkload(options.ref, undo ? combine(restorePatch(original), undo) : restorePatch(original));
       strategyRestored = true;
     } else if (undo) await api.patchWorkload(options.ref, undo);

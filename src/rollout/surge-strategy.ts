@@ -35,6 +35,11 @@ export function surgePatch(kind: WorkloadKind, original: StrategySnapshot, budge
   return strategyPatch(kind, { maxSurge: budget, maxUnavailable: 0 });
 }
 
+/** The fallback where no node has room for a surge replica: delete one old Pod before its replacement, one at a time. */
+export function deleteFirstPatch(kind: WorkloadKind): object {
+  return strategyPatch(kind, { maxSurge: 0, maxUnavailable: 1 });
+}
+
 export function restorePatch(original: StrategySnapshot): object {
   const defaults = original.kind === 'deployment' ? { maxSurge: '25%', maxUnavailable: '25%' } : { maxSurge: 0, maxUnavailable: 1 };
   return strategyPatch(original.kind, { maxSurge: original.rollingUpdate?.maxSurge ?? defaults.maxSurge, maxUnavailable: original.rollingUpdate?.maxUnavailable ?? defaults.maxUnavailable });

@@ -12,8 +12,8 @@ interface ClusterFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
-  /** The command's --timeout: no Kubernetes request outlives it. */
-  timeoutSeconds?: number;
+  /** What is left of the command's deadline (--timeout), when it has one: no Kubernetes request outlives it. */
+  remainingMs?: () => number;
 }
 
 export interface ClusterSession {
@@ -41,7 +41,6 @@ interface AgentClusterSettings {
 }
 
 function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io): ResolveClusterOptions {
-  const deadlineAt = flags.timeoutSeconds ? io.now().getTime() + flags.timeoutSeconds * 1000 : undefined;
   return {
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(flags.context ? { context: flags.context } : {}),
@@ -50,7 +49,7 @@ function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io
     ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
     env: io.env,
     stdinIsTerminal: io.stdinIsTTY,
-    ...(deadlineAt ? { limits: { remainingMs: () => deadlineAt - io.now().getTime() } } : {}),
+    ...(flags.remainingMs ? { limits: { remainingMs: flags.remainingMs } } : {}),
   };
 }
 

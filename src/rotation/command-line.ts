@@ -1,3 +1,5 @@
+import { programName } from '../single-executable.js';
+
 // Commands printed for the operator to copy (undo:, next:) must act on the very target this run
 // used, so they carry every selecting flag, quoted for a POSIX shell.
 
@@ -33,5 +35,5 @@ export function kubeSelector(input: KubeSelectorInput): string[] {
 
 /** The `undo:` command of a run, and the roll-forward after a rollback: `rollback` on the very same target. */
 export function rollbackCommandOf(target: { selector: string[] }): string {
-  return commandLine(['par-identity', 'rollback', ...target.selector]);
+  return commandLine([programName(), 'rollback', ...target.selector]);
 }

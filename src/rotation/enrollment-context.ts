@@ -63,7 +63,7 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
   const credentials = await resolveCredentials(
     config,
-    { ...flags, readStdin: io.readStdin, env: io.env, keychain: keychainSource(flags.profile, report) },
+    { ...flags, readStdin: io.readStdin, keychain: keychainSource(flags.profile, report) },
     !apiKeyOnly,
   );
   report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import type { Io } from '../io.js';
+import { type Io, ioClock } from '../io.js';
+import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { AllNamespacesStatusResult, PodsStatusResult } from '../results/status.js';
 import { parseWorkloadRef } from '../rollout/index.js';
@@ -15,9 +16,15 @@ import type { TargetKind } from './target.js';
 
 const age = (seconds: number | null) => (seconds === null ? '?' : describeAge(seconds));
 
-export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult<AllNamespacesStatusResult>> {
+/** --timeout bounds the whole view, as it bounds a run (docs/architecture.md §Deadlines). */
+function commandDeadline(options: { timeoutSeconds: number }, io: Io): { remainingMs: () => number } {
+  const deadline = Deadline.after(options.timeoutSeconds * 1000, ioClock(io));
+  return { remainingMs: () => deadline.remainingMs() };
+}
+
+export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<AllNamespacesStatusResult>> {
   const report = createReporter(io, options);
-  const session = await clusterAccess(options, {}, io, report)();
+  const session = await clusterAccess({ ...options, ...commandDeadline(options, io) }, {}, io, report)();
   const found = await identitySecretsEverywhere(session, io.now());
   for (const u of found.unreadable) report.warn(`namespace ${u.namespace}: Secrets not readable (${u.reason}); any identity there is not listed`);
   const header = ['NAMESPACE', 'NAME', 'LAYOUT', 'URN', 'FINGERPRINT', 'AGE'];
@@ -35,10 +42,10 @@ export async function runAllNamespacesStatus(options: OutputOptions & TargetOpti
   };
 }
 
-export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions, io: Io): Promise<CommandResult<PodsStatusResult>> {
+export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<PodsStatusResult>> {
   const report = createReporter(io, options);
   if (kind === 'file') kind = 'cluster-secret';
-  const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false, readOnly: true });
+  const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false, readOnly: true, ...commandDeadline(options, io) });
   const current = await target.read();
   const fingerprint = current.identity?.key.kid ?? null;
   const session = await cluster();

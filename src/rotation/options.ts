@@ -37,6 +37,8 @@ export interface TargetOptions extends ConfigLocation, KubeLocation {
   rollout?: string;
   /** The hostname to store or compare with, instead of asking the running agent (IPC) or resolving it as the agent does. */
   hostname?: string;
+  /** The agent's version when it does not answer on IPC: X-Datadog-OnPrem-Version, and the cluster_name rule of the hostname chain. */
+  agentVersion?: string;
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Io } from '../io.js';
+import { type Io, ioClock } from '../io.js';
+import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter } from '../output.js';
 import type { RollbackResult } from '../results/rollback.js';
 import type { RotationCommand, RotationResult } from '../results/rotation.js';
@@ -34,25 +35,26 @@ const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, r
 const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [resolve, lock, read, inspect, ...(options.verify ? [verify] : [])];
 
 function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spec: RunSpec<O>, io: Io): Run<O> {
-  return { spec, io, report: createReporter(io, spec.options), startedMs: io.now().getTime() };
+  const startedMs = io.now().getTime();
+  return { spec, io, report: createReporter(io, spec.options), startedMs, deadline: Deadline.after(spec.options.timeoutSeconds * 1000, ioClock(io)) };
 }
 
 export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
   // A Helm runner's config is often no more than its credentials: only the other two need it enabled.
-  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', kubeDeadline: false, createsMissing: true }, io);
+  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true }, io);
   const plan = await runSteps(ROTATION_STEPS, r);
   if (r.skipped) return skippedResult(r, command);
   return options.dryRun ? rotationPlanResult(r, command, plan) : rotationResult(r, command);
 }
 
 export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io): Promise<CommandResult<RollbackResult>> {
-  const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false, kubeDeadline: true }, io);
+  const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false }, io);
   const plan = await runSteps(ROLLBACK_STEPS, r);
   return options.dryRun ? rollbackPlanResult(r, plan) : rollbackResult(r);
 }
 
 export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult<IdentityStatusResult>> {
-  const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false, kubeDeadline: true }, io);
+  const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false }, io);
   await runSteps(statusSteps(options), r);
   return statusResult(r);
 }

@@ -41,13 +41,13 @@ export function targetKindOf(options: { secret?: boolean; k8sSecret?: string }):
 
 export async function resolveTarget(
   kind: TargetKind,
-  options: TargetOptions & { timeoutSeconds?: number },
+  options: TargetOptions,
   io: Io,
   report: Reporter,
   checks: {
     requireEnabled: boolean;
-    /** Bound every Kubernetes request by --timeout (status, rollback; a rotation's rollout has its own). */
-    kubeDeadline?: boolean;
+    /** What is left of the command's deadline: no Kubernetes request outlives it. */
+    remainingMs?: () => number;
     /** status: a namespace mismatch warns, an unknown namespace is looked for (docs/protocol.md §6c). */
     readOnly?: boolean;
     /** A rotation, which creates a missing Secret: --create confirms a namespace not known to be the agent's. */
@@ -57,7 +57,7 @@ export async function resolveTarget(
   const config = await loadTargetConfig(kind, options, io, report);
   const configNs = config.getString('kube_resources_namespace');
   const cluster = clusterAccess(
-    { ...options, ...(checks.kubeDeadline ? {} : { timeoutSeconds: undefined }) },
+    { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}) },
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.
@@ -73,7 +73,7 @@ export async function resolveTarget(
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
     const { LocalFileTarget } = await import('./targets/local-file.js');
-    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname) };
+    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion) };
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');

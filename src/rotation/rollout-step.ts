@@ -1,9 +1,8 @@
 import { decodePrivateJwk } from '../identity/index.js';
 import type { Io } from '../io.js';
-import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, isNotFound, readIdentitySecret } from '../kube/index.js';
+import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, readIdentitySecret } from '../kube/index.js';
 import type { Reporter } from '../output.js';
-import { RolloutError } from '../errors.js';
-import { describeRef, restartPatch, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
+import { describeRef, type NodeProgress, readWorkloadOrMissing, restartPatch, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from '../rollout/index.js';
 import type { ClusterSession } from './cluster-session.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster
@@ -41,12 +40,25 @@ async function secretFingerprint(session: ClusterSession, namespace: string, nam
   return undefined;
 }
 
+/** A wait is never silent for longer than this: a heartbeat line (elapsed, Pods ready/total) at least this often. */
+const HEARTBEAT_MS = 10_000;
+
 function progressPrinter(io: Io, report: Reporter) {
   let last = '';
   let lastNote = '';
-  return (rows: { node: string; readyPods: number; newReady: boolean; oldPods: number }[], note?: string) => {
+  let lastPrintedMs = 0;
+  return (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => {
     const line = rows.map((r) => `${r.node}: ${r.newReady ? (r.oldPods ? 'new Ready, old terminating' : 'done') : `waiting (${r.readyPods} Ready)`}`).join(' | ');
-    if (line !== last && (io.isTTY || !last || rows.every((r) => r.newReady))) report.info(line);
+    if (line !== last && (io.isTTY || !last || rows.every((r) => r.newReady))) {
+      report.info(line);
+      lastPrintedMs = elapsedMs;
+    } else if (line !== last) report.detail(`${Math.round(elapsedMs / 1000)} s: ${line}`);
+    else if (elapsedMs - lastPrintedMs >= HEARTBEAT_MS) {
+      const ready = rows.reduce((n, r) => n + r.readyPods, 0);
+      const total = rows.reduce((n, r) => n + r.pods, 0);
+      report.info(`still waiting after ${Math.round(elapsedMs / 1000)} s: ${ready}/${total} Pods ready, ${rows.filter((r) => r.newReady).length}/${rows.length} ${rows.length === 1 ? 'workload' : 'nodes'} on the new template`);
+      lastPrintedMs = elapsedMs;
+    }
     last = line;
     if (note && note !== lastNote) report.warn(note);
     lastNote = note ?? lastNote;
@@ -59,16 +71,7 @@ function progressPrinter(io: Io, report: Reporter) {
  */
 export async function precheckRollout(session: ClusterSession, ref: WorkloadRef): Promise<string> {
   const api = await rolloutApi(session.conn, 'Nothing was enrolled and nothing was changed.');
-  let workload: Awaited<ReturnType<typeof api.readWorkload>>;
-  try {
-    workload = await api.readWorkload(ref);
-  } catch (err) {
-    const cause = (err as { cause?: unknown }).cause ?? err;
-    if (isNotFound(cause) || (err as { details?: { httpStatus?: number } }).details?.httpStatus === 404) {
-      throw new RolloutError('WORKLOAD_MISSING', `--rollout names ${describeRef(ref)}, which does not exist`, 'Nothing was enrolled and nothing was changed. Check the workload name and -n, then run again.');
-    }
-    throw err;
-  }
+  const workload = await readWorkloadOrMissing(api, ref, '--rollout names', 'Nothing was enrolled and nothing was changed.');
   // The rollout follows the workload's Pods: a token that cannot list them would fail after enrolling.
   await api.podsOf(ref, workload);
   // The fingerprint is not known before enrolling: a placeholder, the same shape as the real patch.

@@ -9,6 +9,7 @@ import type { EnrollmentContext } from './enrollment-context.js';
 import type { RunOptions } from './options.js';
 import type { ResolvedTarget } from './resolve-target.js';
 import type { CurrentIdentity, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from './target.js';
+import type { Deadline } from '../time/index.js';
 import type { VerifyReport } from './verify-step.js';
 
 // What one run of a pipeline is: what was asked (the spec) and what its steps pass each other. A
@@ -27,8 +28,6 @@ export interface RunSpec<O extends RunOptions = RunOptions> {
   access: 'write' | 'read';
   /** Refuse a runner whose config does not enable it (rotations of the file and of the cluster agent's Secret). */
   requireEnabled: boolean;
-  /** Bound every Kubernetes request by --timeout (status, rollback: a rotation's rollout keeps its own deadline). */
-  kubeDeadline: boolean;
   /** A rotation creates a missing cluster-agent Secret, only where it is sure to be the agent's (docs/protocol.md §6c). */
   createsMissing?: boolean;
 }
@@ -39,6 +38,12 @@ export interface Run<O extends RunOptions = RunOptions> {
   io: Io;
   report: Reporter;
   startedMs: number;
+  /**
+   * The command's --timeout, from the start of the run: every request (Kubernetes, enrollment, health
+   * check) gets the smaller of its own timeout and what is left of it (docs/architecture.md §Deadlines).
+   * The rollout step replaces it with none: its wait has --rollout-timeout and its undo must not be cut.
+   */
+  deadline: Deadline;
   resolved?: ResolvedTarget;
   lock?: TargetLock;
   current?: CurrentIdentity;

@@ -21,12 +21,22 @@ export interface CurrentIdentity {
   previous?: DecodedIdentity;
   /** Why the current identity does not decode. */
   problem?: ParError;
+  /** The identity that last passed the signed health check, as recorded by the target (docs/identity-lifecycle.md §1). */
+  lastVerified?: VerifiedMark;
   /** When the identity in service was written (RFC 3339), and how we know. */
   rotatedAt?: string;
   rotatedAtSource?: string;
   /** Human lines describing what was read (never key material). */
   notes: string[];
   warnings: string[];
+}
+
+export interface VerifiedMark {
+  fingerprint: string;
+  urn: string;
+  verifiedAt: string;
+  /** An identity this tool wrote after it whose check has not passed: the one a later rotation does not keep. */
+  unverified?: string;
 }
 
 /** How the new runner is named and which flavor enrolls it (docs/protocol.md §3). */
@@ -115,6 +125,8 @@ export interface IdentityTarget {
   restore(current: CurrentIdentity): Promise<RestoreOutcome>;
   /** restore()'s checks with no side effect (the previous identity decodes, the write is allowed), as a plan line. */
   planRestore(current: CurrentIdentity): Promise<string>;
+  /** Records that `identity`, now in service, passed the signed health check; throws on failure (the caller warns). A Secret returns its new resourceVersion. */
+  recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }>;
   /** Facts for `status` besides the identities themselves. */
   facts(current: CurrentIdentity): Promise<TargetFacts>;
   /** What an operator does after a change here so the runner loads it (a sentence). */

@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { fsyncDirectory, readNoFollow, storageFailure, TEMP_MARK, tempName, writeSynced } from './file-primitives.js';
+import { ownerForFilesBeside, refuseForeignFile } from './file-owner.js';
 import { refuseSymlink } from './identity-file.js';
 import { pidAlive } from './pid.js';
 import { isRecoveryName, keepAside } from './recovery-files.js';
@@ -89,7 +90,8 @@ export async function removeStaleTemps(path: string): Promise<string[]> {
 /**
  * Replaces `path` with `content`. When `path` exists its exact bytes are first kept as `<path>.bak`
  * (0600) — or, with `keepBackup: 'aside'`, as `<path>.corrupt-<stamp>` leaving .bak untouched (a live
- * file that does not decode must never replace a good backup). Owner and group of the old file are kept.
+ * file that does not decode must never replace a good backup). Owner and group follow the owner rule
+ * of src/storage/file-owner.ts.
  */
 export async function replaceFileAtomically(path: string, content: string, options: { keepBackup: boolean | 'aside'; now?: Date }): Promise<WriteResult> {
   const warnings: string[] = [];
@@ -98,7 +100,9 @@ export async function replaceFileAtomically(path: string, content: string, optio
   if (options.keepBackup === true) await refuseSymlink(`${path}.bak`);
   await sweepInterruptedWrites(path, options.now);
   const old = await stat(path).catch(() => undefined);
-  const owner = old ? { uid: old.uid, gid: old.gid } : undefined;
+  // The one owner rule (docs/security.md §2), never the old file's owner: that file may be planted.
+  const owner = await ownerForFilesBeside(path);
+  await refuseForeignFile(path, owner);
   const temp = tempName(path);
   const backupTemp = tempName(path, '.bak');
   let backupPath: string | undefined;
@@ -133,6 +137,25 @@ export async function replaceFileAtomically(path: string, content: string, optio
   return { path, ...(backupPath ? { backupPath } : {}), ...(keptAsidePath ? { keptAsidePath } : {}), warnings };
 }
 
+/**
+ * Writes a secret file that is not an identity (e.g. the emulator's admin kubeconfig) as the identity
+ * file is written: refused when `path` is a link, a 0600 temp file (O_EXCL|O_NOFOLLOW, mode set on
+ * the descriptor) renamed over `path`. An existing file is replaced, never written into: its mode,
+ * owner and other names keep nothing of the new content. No backup, no owner carried over.
+ */
+export async function writePrivateFile(path: string, content: string, what: string): Promise<void> {
+  await refuseSymlink(path, what);
+  const temp = tempName(path);
+  try {
+    await writeSynced(temp, content);
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw storageFailure(err, path);
+  }
+  await fsyncDirectory(dirname(path)).catch(() => undefined);
+}
+
 interface SwapOptions {
   /** The file whose content goes into service: `<path>.bak` (rollback) or a `.restore-*` file. */
   from?: string;
@@ -163,7 +186,9 @@ export async function swapIntoService(path: string, options: SwapOptions = {}): 
   const source = await readNoFollow(from);
   if (!source) throw storageFailure(Object.assign(new Error('ENOENT'), { code: 'ENOENT' }), from);
   const old = await stat(path).catch(() => undefined);
-  const owner = old ? { uid: old.uid, gid: old.gid } : undefined;
+  // The one owner rule (docs/security.md §2), never the old file's owner: that file may be planted.
+  const owner = await ownerForFilesBeside(path);
+  await refuseForeignFile(path, owner);
   const temp = tempName(path);
   let kept: string | undefined;
   let keptAsidePath: string | undefined;

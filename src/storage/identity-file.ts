@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
 import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { findMountPoint } from './mount-points.js';
+import { ownerForFilesBeside, refuseForeignFile } from './file-owner.js';
 
 // The local identity file as the Go agent reads it, plus the checks we make before any network
 // call so that a rotation never enrolls a runner it then cannot store.
@@ -17,14 +18,16 @@ export type IdentityFileState =
  * Refuses a symbolic link where an identity file belongs: following it would read, replace or chown
  * whatever it points at (another user's file, a file outside the agent's directory).
  */
-export async function refuseSymlink(path: string): Promise<void> {
+export async function refuseSymlink(path: string, what = 'identity files'): Promise<void> {
   const stats = await lstat(path).catch(() => undefined);
   if (!stats?.isSymbolicLink()) return;
   const target = await readlink(path).catch(() => '(unreadable)');
   throw new StorageError(
     'SYMLINK_REFUSED',
-    `${path} is a symbolic link to ${target}; identity files are never followed through links`,
-    `Nothing was changed. Replace the link by the file itself (or point --identity-file at ${target} if that is the real identity file), then run again.`,
+    `${path} is a symbolic link to ${target}; ${what} are never followed through links`,
+    what === 'identity files'
+      ? `Nothing was changed. Replace the link by the file itself (or point --identity-file at ${target} if that is the real identity file), then run again.`
+      : 'Nothing was changed. Remove the link or give the path of a regular file, then run again.',
     { path, target },
   );
 }
@@ -64,6 +67,15 @@ export function backupPathOf(path: string): string {
   return `${path}.bak`;
 }
 
+function readOnlyMount(dir: string): StorageError {
+  return new StorageError(
+    'READ_ONLY_FILESYSTEM',
+    `${dir} is on a read-only mount: the identity file cannot be replaced there (no user can, sudo does not help)`,
+    'Nothing was enrolled. Keep the identity on a writable volume (private_action_runner.identity_file_path, or --identity-file), or in a Secret for the cluster agent; `status` only reads and works here.',
+    { dir },
+  );
+}
+
 /** Everything that would make the write fail, checked before enrollment creates a runner. */
 export async function preflightIdentityDirectory(path: string): Promise<{ warnings: string[] }> {
   const dir = dirname(path);
@@ -74,7 +86,8 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
   if (!dirStats.isDirectory()) throw new StorageError('DIRECTORY_MISSING', `${dir} is not a directory`, 'Nothing was enrolled. Choose another --identity-file.', { dir });
   try {
     await access(dir, constants.W_OK | constants.X_OK);
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EROFS') throw readOnlyMount(dir);
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `directory ${dir} is not writable by this user`, 'Nothing was enrolled. Run as the user that owns the agent files (often with sudo), then run again.', { dir });
   }
   // access() says yes for root on a read-only mount; creating a file is the real test.
@@ -84,12 +97,17 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
     await handle.close();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EROFS') throw readOnlyMount(dir);
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `cannot create a temporary file in ${dir}: ${code}`, 'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.', { dir, errno: code ?? null });
   } finally {
     await unlink(probe).catch(() => undefined);
   }
   await refuseSymlink(path);
   await refuseSymlink(backupPathOf(path));
+  // Checked before enrolling: who the files will belong to, and no file of another user written to.
+  const owner = await ownerForFilesBeside(path);
+  await refuseForeignFile(path, owner);
+  await refuseForeignFile(backupPathOf(path), owner);
   const warnings: string[] = [];
   const fileStats = await stat(path).catch(() => undefined);
   if (fileStats) {

@@ -1,4 +1,6 @@
-export { replaceFileAtomically, swapIntoService, sweepInterruptedWrites } from './atomic-write.js';
+export { replaceFileAtomically, swapIntoService, sweepInterruptedWrites, writePrivateFile } from './atomic-write.js';
 export { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile } from './identity-file.js';
 export { acquireIdentityLock, lockPathOf } from './lock.js';
 export { listRecoverableIdentities } from './recovery-files.js';
+export { previousToKeep } from './previous-identity.js';
+export { parseVerifiedRecord, readVerifiedRecord, writeVerifiedRecord } from './verified-record.js';

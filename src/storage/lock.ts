@@ -68,10 +68,28 @@ function staleReason(holder: LockHolder, host = hostname()): string | undefined 
   return undefined;
 }
 
+// Exactly the forms this tool writes. A lock file is writable by whoever can write the directory: its
+// nonce becomes part of the takeover file's name and its host and time reach the terminal, so a field
+// of any other form makes the whole lock "not one we wrote", reported and never acted on
+// (docs/security.md §1).
+const NONCE = /^[0-9a-f]{16}$/;
+const HOST = /^[A-Za-z0-9._-]{1,255}$/;
+const SINCE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
 function parseHolder(text: string): LockHolder | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockHolder>;
-    if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.since === 'string' && typeof value.nonce === 'string') return value as LockHolder;
+    if (
+      Number.isSafeInteger(value.pid) &&
+      typeof value.host === 'string' &&
+      HOST.test(value.host) &&
+      typeof value.since === 'string' &&
+      SINCE.test(value.since) &&
+      typeof value.nonce === 'string' &&
+      NONCE.test(value.nonce) &&
+      (value.procStart === undefined || Number.isSafeInteger(value.procStart))
+    )
+      return value as LockHolder;
   } catch {
     // not a lock we wrote
   }

@@ -28,3 +28,14 @@ export function procStartOf(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/** The real uid a Linux process runs as (/proc/<pid>/status, first field of `Uid:`); undefined when it cannot be read. */
+export function procUidOf(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const value = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    return Number.isSafeInteger(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -14,6 +14,11 @@ export class Deadline {
     return new Deadline(clock.now() + Math.max(0, ms || 0), clock);
   }
 
+  /** No deadline: what a part of a run that keeps its own deadlines (the rollout's wait) runs under. */
+  static never(clock: Clock = systemClock): Deadline {
+    return new Deadline(Number.POSITIVE_INFINITY, clock);
+  }
+
   static at(atMs: number, clock: Clock = systemClock): Deadline {
     return new Deadline(atMs, clock);
   }

@@ -90,3 +90,36 @@ describe('shell completion', () => {
     expect((await runCli(['completion', 'tcsh'])).code).toBe(2);
   });
 });
+
+describe('CLI conventions (issues 23 and 25)', () => {
+  it.each([
+    ['--no-color before the command', ['--no-color', 'status', '-c', '/nonexistent-par-dir'], 3],
+    ['--json before the command', ['--json', 'status', '-c', '/nonexistent-par-dir'], 3],
+  ])('%s is taken, not "unknown option"', async (_name, args, code) => {
+    const run = await runCli(args);
+    expect(run.code, run.stderr).toBe(code);
+    expect(run.stderr).not.toContain('unknown option');
+    if (args.includes('--json')) expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', command: 'status' });
+  });
+
+  it.each([
+    ['unknown flag', ['rollout', '--json', '--bogus']],
+    ['missing argument', ['--json', 'rollout']],
+    ['unknown command', ['--json', 'nosuch']],
+    ['bad value', ['rotate-identity', '--timeout', 'soon', '--json']],
+  ])('--json with a usage error (%s): one JSON document, exit 2, a hint naming the real command', async (_name, args) => {
+    const run = await runCli(args);
+    expect(run.code).toBe(2);
+    const doc = JSON.parse(run.stdout) as { code: string; hint: string };
+    expect(doc.code).toBe('USAGE');
+    expect(doc.hint).not.toContain('<command>');
+    expect(`${run.stdout}${run.stderr}`).not.toContain('<command>');
+  });
+
+  it('-q leaves only the error on stderr', async () => {
+    const run = await runCli(['-q', 'status', '-c', '/nonexistent-par-dir']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).not.toContain('→');
+    expect(run.stderr).toContain('error[');
+  });
+});

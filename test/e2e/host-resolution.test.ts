@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -43,6 +43,8 @@ async function agentConfig(extra = ''): Promise<void> {
   await writeFile(join(fx.dir, 'datadog.yaml'), yaml);
 }
 
+const NEWEST_RULE = 'agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)';
+
 const ec2Host = () => ({ PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url, PAR_IDENTITY_OS_HOSTNAME: 'ip-10-0-0-1' });
 
 describe('hostname on a simulated EC2 host (OS name ip-10-0-0-1)', () => {
@@ -65,7 +67,7 @@ describe('hostname on a simulated EC2 host (OS name ip-10-0-0-1)', () => {
     const old = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { ...ec2Host(), DD_HOSTNAME: 'ip-10-0-0-1' } });
     expect(old.code, old.stderr).toBe(0);
     const status = await fx.run(['status', '-c', fx.dir], { env: ec2Host() });
-    expect(status.code, status.stderr).toBe(0);
+    expect(status.code, status.stderr).toBe(14); // reenrollPredicted: the prediction has its own exit code
     expect(status.stdout).toContain(`hostname:     ${INSTANCE_ID} (EC2 instance id)`);
     expect(status.stdout).toContain(`re-enroll:    YES on next agent start: stored hostname ip-10-0-0-1 differs from the hostname the agent resolves (${INSTANCE_ID})`);
   });
@@ -95,7 +97,7 @@ describe('hostname in a simulated Pod (the kubelet names the node)', () => {
     const env = await podEnv();
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
     expect(rotated.code, rotated.stderr).toBe(0);
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', hostnameSource: 'Kubernetes node name (kubelet) + cluster_name' });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', hostnameSource: `Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE}` });
     expect(parseIdentityFile(await fx.read()).hostname).toBe('gke-pool-1-node-a-prod-eu');
     expect(kubelet.requests.map((r) => `${r.scheme} ${r.path} ${r.status}`)).toEqual(['https /spec 200', 'https /pods 200']);
     expect(kubelet.requests.every((r) => r.authorization === `Bearer ${kubelet.token}`)).toBe(true);
@@ -107,21 +109,21 @@ describe('hostname in a simulated Pod (the kubelet names the node)', () => {
 
     kubelet.set({ nodeName: 'gke-pool-1-node-b' });
     const moved = await fx.run(['status', '-c', fx.dir], { env });
-    expect(moved.code, moved.stderr).toBe(0);
-    expect(moved.stdout).toContain('hostname:     gke-pool-1-node-b-prod-eu (Kubernetes node name (kubelet) + cluster_name)');
+    expect(moved.code, moved.stderr).toBe(14);
+    expect(moved.stdout).toContain(`hostname:     gke-pool-1-node-b-prod-eu (Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE})`);
     expect(moved.stdout).toContain('re-enroll:    YES on next agent start: stored hostname gke-pool-1-node-a-prod-eu differs from the hostname the agent resolves (gke-pool-1-node-b-prod-eu)');
   });
 
   it('DD_KUBERNETES_KUBELET_NODENAME does not name the host: the kubelet does, as for the agent', async () => {
     await agentConfig('cluster_name: prod');
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv({ DD_KUBERNETES_KUBELET_NODENAME: 'from-downward-api' }) });
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod', hostnameSource: 'Kubernetes node name (kubelet) + cluster_name' });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod', hostnameSource: `Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE}` });
   });
 
   it('a cluster_name the agent refuses (Prod_EU) is left off, as the agent does', async () => {
     await agentConfig('cluster_name: Prod_EU');
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv() });
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a', hostnameSource: 'Kubernetes node name (kubelet)' });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a', hostnameSource: `Kubernetes node name (kubelet); cluster_name ignored, ${NEWEST_RULE}` });
   });
 
   it('on EKS the node name starts with ip-, so the agent (and this tool) ends on the EC2 instance id', async () => {
@@ -198,5 +200,81 @@ describe('hostname from the running agent', () => {
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'i-from-the-agent', hostnameSource: 'agent IPC' });
     expect(rotated.stdout + rotated.stderr).not.toContain(ipc.token);
+  });
+});
+
+describe('the cluster_name rule follows the agent version (datadog-agent #47189, 7.78)', () => {
+  it('my_cluster: accepted as -my-cluster by 7.78 and when the version is unknown, ignored by 7.77; status predicts the re-enrollment', async () => {
+    await agentConfig('cluster_name: my_cluster');
+    const env = await podEnv();
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--agent-version', '7.78.0'], { env });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({
+      hostname: 'gke-pool-1-node-a-my-cluster',
+      hostnameSource: 'Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent 7.78.0 from --agent-version)',
+    });
+    expect(parseIdentityFile(await fx.read()).hostname).toBe('gke-pool-1-node-a-my-cluster');
+
+    const newest = await fx.run(['status', '-c', fx.dir], { env });
+    expect(newest.code, newest.stderr).toBe(0);
+    expect(newest.stdout).toContain(`hostname:     gke-pool-1-node-a-my-cluster (Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE})`);
+    expect(newest.stdout).toContain('re-enroll:    no');
+
+    const older = await fx.run(['status', '-c', fx.dir, '--json', '--agent-version', '7.77.0'], { env });
+    expect(JSON.parse(older.stdout)).toMatchObject({
+      hostname: 'gke-pool-1-node-a',
+      hostnameSource: 'Kubernetes node name (kubelet); cluster_name ignored, agent ≤ 7.77 cluster_name rule (agent 7.77.0 from --agent-version)',
+      agentWouldReEnroll: true,
+    });
+  });
+
+  it('a leading digit (0-prod) is taken from 7.78 on; an upper-case name is still ignored', async () => {
+    await agentConfig('cluster_name: 0-prod');
+    const env = await podEnv();
+    const digit = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--dry-run', '--agent-version', '7.78.2'], { env });
+    expect(JSON.parse(digit.stdout), digit.stderr).toMatchObject({ hostname: 'gke-pool-1-node-a-0-prod' });
+    await agentConfig('cluster_name: My_Cluster');
+    const upper = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--dry-run'], { env });
+    expect(JSON.parse(upper.stdout), upper.stderr).toMatchObject({ hostname: 'gke-pool-1-node-a' });
+  });
+});
+
+describe('split mode (private_action_runner.split_enabled): the runner resolves the hostname itself', () => {
+  it('the core agent answers on IPC, yet the local chain is what the runner compares; the IPC version picks the rule', async () => {
+    await ipc.writeFiles(fx.dir);
+    ipc.set({ hostname: 'core-agent-answer', version: { Major: 7, Minor: 78, Patch: 0, Pre: '', Meta: '', Commit: 'abc1234' } });
+    ipc.requests.length = 0;
+    await agentConfig(`  split_enabled: true\ncluster_name: my_cluster\ncmd_host: 127.0.0.1\ncmd_port: ${ipc.port}`);
+    const env = await podEnv();
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const out = JSON.parse(rotated.stdout);
+    expect(out.hostname).toBe('gke-pool-1-node-a-my-cluster');
+    expect(out.hostnameSource).toBe("Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent 7.78.0+commit.abc1234 from agent IPC); split mode: the runner's own chain");
+    expect(ipc.requests.map((r) => r.path)).not.toContain('/agent/hostname');
+    const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
+    expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-my-cluster', agentWouldReEnroll: false });
+  });
+});
+
+describe('ENC[] handles of every setting, in one backend run', () => {
+  it('hostname and dd_url from the secrets backend, with the keys, in a single run', async () => {
+    const log = join(fx.dir, 'backend-runs.log');
+    const backend = join(fx.dir, 'backend');
+    const answers = { host: { value: 'web-from-vault' }, ddurl: { value: fx.emulator.url }, api: { value: DEFAULT_API_KEY }, app: { value: DEFAULT_APP_KEY } };
+    await writeFile(
+      backend,
+      `#!${process.execPath}\nlet input = '';\nprocess.stdin.on('data', (d) => { input += d; });\nprocess.stdin.on('end', () => {\n  require('node:fs').appendFileSync(${JSON.stringify(log)}, input + '\\n');\n  process.stdout.write(${JSON.stringify(JSON.stringify(answers))});\n});\n`,
+      { mode: 0o700 },
+    );
+    const yaml = [`secret_backend_command: ${backend}`, 'api_key: ENC[api]', 'app_key: ENC[app]', 'dd_url: ENC[ddurl]', 'hostname: ENC[host]', 'private_action_runner:', '  enabled: true'].join('\n');
+    await writeFile(join(fx.dir, 'datadog.yaml'), yaml);
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: { PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'web-from-vault', hostnameSource: `config hostname (${join(fx.dir, 'datadog.yaml')} (ENC[] resolved by secret_backend_command))` });
+    expect(parseIdentityFile(await fx.read()).hostname).toBe('web-from-vault');
+    expect(fx.emulator.requests.at(-1)!.body).toContain('"agent_hostname":"web-from-vault"');
+    const runs = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(runs).toEqual(['{"secret_backend_timeout":30,"secrets":["api","app","ddurl","host"],"version":"1.1"}']);
   });
 });

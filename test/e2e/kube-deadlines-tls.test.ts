@@ -42,6 +42,28 @@ describe('a hung apiserver', () => {
   });
 });
 
+// --timeout bounds the whole command (docs/architecture.md §Deadlines). Not timed by the wall clock:
+// the request that hung reports the time it was given, and that must be what was left of --timeout
+// (under it, "command deadline"), not its own 30 s. On the old code the request waited 30 s and
+// runCli's 20 s guard killed the process, so the exit code itself tells the two apart.
+describe('--timeout bounds every Kubernetes request of a rotation', () => {
+  for (const json of [false, true]) {
+    it(`rotate-par-identity --timeout 5${json ? ' --json' : ''} against a hung apiserver: KUBE_TIMEOUT within what is left of 5 s, nothing enrolled`, async () => {
+      expect((await fx.rotate(['--no-verify'])).code).toBe(0);
+      const enrolledBefore = fx.enrollment.runners.length;
+      const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets' });
+      const run = await fx.rotate(['--no-verify', '--timeout', '5', ...(json ? ['--json'] : [])], { timeoutMs: 20_000 });
+      expect(run.code, run.stderr).toBe(9);
+      const text = json ? JSON.stringify(JSON.parse(run.stdout)) : run.stderr;
+      if (json) expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'KUBE_TIMEOUT', exitCode: 9 });
+      else expect(run.stderr).toContain('error[KUBE_TIMEOUT]');
+      expect(text).toMatch(/no answer from the Kubernetes API within [0-4](\.\d)? s \(command deadline\)/);
+      expect(hang.hits).toBe(1);
+      expect(fx.enrollment.runners.length).toBe(enrolledBefore);
+    });
+  }
+});
+
 describe('TLS to the apiserver', () => {
   it('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored (with a warning): an untrusted certificate is KUBE_TLS_UNTRUSTED, exit 9, never sent a request', async () => {
     const noCa = await kubeconfigWith('no-ca.kubeconfig', (c) => delete c['certificate-authority-data']);

@@ -27,6 +27,7 @@ describe('npm pack contents', () => {
   it('ships the launcher, the CLI and API bundles and their chunks, the API declarations, the emulators, the man page: nothing else', () => {
     // Chunk names carry a content hash; every other file is pinned by name.
     expect(packed.filter((p) => !CHUNK.test(p))).toEqual([
+      'LICENSE',
       'README.md',
       'bin/par-identity.js',
       'dist/api.js',

@@ -368,4 +368,37 @@ describe('rollout of a Deployment', () => {
     expect(run.code).toBe(10);
     expect(run.stderr).toContain('paused');
   });
+
+  describe('a blocked plan: one exit code for one verdict, and no silent wait', () => {
+    function fillAll() {
+      for (const node of ['n1', 'n2', 'n3']) emu.createObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `hog-${node}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'hog', image: 'x', resources: { requests: { cpu: '1600m', memory: '1Gi' } } }] } } as KubeObject);
+    }
+
+    it('NO_ROOM: --check gives the same exit code with and without --json; a real rollout refuses at once, nothing changed', async () => {
+      createDeployment(2);
+      await allReady(2);
+      fillAll();
+      await emu.simulation!.settle();
+      const human = await rollout('deployment/par', '--check');
+      const json = await rollout('deployment/par', '--check', '--json');
+      expect(human.stdout).toContain('[NO_ROOM]');
+      expect(JSON.parse(json.stdout).check.verdict).toBe('blocked');
+      expect(human.code).toBe(json.code);
+      const generation = deploy().metadata.generation;
+      const run = await rollout('deployment/par', '--timeout', '10m');
+      expect(run.code, run.stderr).toBe(10);
+      expect(run.stderr).toContain('error[NEEDS_FALLBACK]');
+      expect(run.stderr).toContain('--fallback');
+      expect(deploy().metadata.generation).toBe(generation);
+    });
+  });
+
+  it('a missing workload is WORKLOAD_MISSING, exit 10, in both modes', async () => {
+    for (const json of [false, true]) {
+      const run = await rollout('deployment/nope', ...(json ? ['--json'] : []));
+      expect(run.code, run.stderr).toBe(10);
+      expect(run.stderr).toContain('error[WORKLOAD_MISSING]');
+      if (json) expect(JSON.parse(run.stdout)).toMatchObject({ code: 'WORKLOAD_MISSING', exitCode: 10 });
+    }
+  });
 });

@@ -130,4 +130,21 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
     expect(run.stderr).toContain('error[NO_BACKUP]');
     expect(fx.secret(NAME)!.metadata.resourceVersion).toBe(before);
   });
+
+  // The chart's values before a first enrollment: strings that are no identity (docs/identity-lifecycle.md §2).
+  it.each([
+    ['in RUNNER_*', { RUNNER_URN: 'URN_FROM_CONFIG', RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG' }],
+    ['in RUNNER_* and PREVIOUS_RUNNER_*', { RUNNER_URN: 'URN_FROM_CONFIG', RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG', PREVIOUS_RUNNER_URN: 'URN_FROM_CONFIG', PREVIOUS_RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG' }],
+  ])('a placeholder %s never becomes the previous identity: rollback then refuses (NO_BACKUP)', async (_, placeholder) => {
+    seedRunnerSecret(placeholder);
+    const run = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig);
+    expect(run.code, run.stderr).toBe(0);
+    const data = fx.secretData(NAME, NS);
+    decodeIdentity({ privateKey: data.RUNNER_PRIVATE_KEY!, urn: data.RUNNER_URN! });
+    expect(data.PREVIOUS_RUNNER_URN).toBeUndefined();
+    expect(data.PREVIOUS_RUNNER_PRIVATE_KEY).toBeUndefined();
+    const back = await fx.run(['rollback', '-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig]);
+    expect(back.code, back.stderr).toBe(7);
+    expect(back.stderr).toContain('error[NO_BACKUP]');
+  });
 });

@@ -55,7 +55,8 @@ describe('rotate-identity happy path', () => {
     expect((await stat(fx.identityPath)).mode & 0o777).toBe(0o600);
     expect((await stat(`${fx.identityPath}.bak`)).mode & 0o777).toBe(0o600);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
-    expect(await fx.files()).toEqual(['datadog.yaml', IDENTITY, `${IDENTITY}.bak`]);
+    // .verified: the mark of the identity that passed the health check (docs/identity-lifecycle.md §1).
+    expect(await fx.files()).toEqual(['datadog.yaml', IDENTITY, `${IDENTITY}.bak`, `${IDENTITY}.verified`]);
     // The emulator registered exactly the key we stored, and accepted a JWT signed with it.
     const runner = fx.emulator.runners.at(-1)!;
     expect(record.urn.endsWith(runner.runnerId)).toBe(true);
@@ -237,11 +238,12 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
   });
 
-  it.runIf(process.getuid?.() === 0)('keeps owner and group of the old file (running as root)', async () => {
+  it.runIf(process.getuid?.() === 0)('an old file of another user gives it no ownership: refused, untouched (running as root; docs/security.md §2)', async () => {
     await seedIdentity();
     await chown(fx.identityPath, 65534, 65534);
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(7);
+    expect(run.stderr).toContain('error[FILE_OWNER_REFUSED]');
     const st = await stat(fx.identityPath);
     expect([st.uid, st.gid]).toEqual([65534, 65534]);
   });

@@ -136,7 +136,8 @@ describe('one cluster connection per run, resolved like kubectl', () => {
     const result = await run(['rotate-par-identity', '-c', dir, '-E', extra, '--kubeconfig', kubeconfig, '--context', 'ctx-a', '-n', NS, '--no-verify']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`undo: par-identity rollback --secret -c ${dir} -E ${extra} -n ${NS} --secret-name custom-name --kubeconfig '${kubeconfig}' --context ctx-a`);
-    expect(result.stdout).toContain(`kubectl -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a rollout restart deployment/datadog-cluster-agent`);
+    expect(result.stdout).toContain(`next: replicas running \`par-identity watch\` reload it within seconds; others need a restart create-before-delete: par-identity rollout deployment/datadog-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a`);
+    expect(result.stdout).not.toContain('kubectl');
     // The printed undo command, run as printed, acts on the same Secret.
     const undo = result.stdout.split('\n').find((l) => l.startsWith('undo: '))!.slice('undo: par-identity '.length);
     const words = [...undo.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);

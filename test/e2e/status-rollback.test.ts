@@ -42,10 +42,14 @@ describe('status', () => {
     expectNoSecrets(run, secretsIn(second));
   });
 
-  it('warns that the agent would re-enroll when hostname or API key changed', async () => {
+  it('warns that the agent would re-enroll when hostname or API key changed, and exits 14 so a runbook stops', async () => {
     await rotate();
+    const kept = await fx.run(['status', '-c', fx.dir, '--json']);
+    expect(kept.code, kept.stderr).toBe(0);
+    const human = await fx.run(['status', '-c', fx.dir], { env: { DD_HOSTNAME: 'another-host' } });
+    expect(human.code, human.stderr).toBe(14);
     const run = await fx.run(['status', '-c', fx.dir, '--json'], { env: { DD_HOSTNAME: 'another-host', DD_API_KEY: 'another-key-0000000000000000000000' } });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(14);
     const out = JSON.parse(run.stdout) as { agentWouldReEnroll: boolean; reEnrollReasons: string[] };
     expect(out.agentWouldReEnroll).toBe(true);
     expect(out.reEnrollReasons).toHaveLength(2);

@@ -117,15 +117,20 @@ describe('request log', () => {
 });
 
 describe('control API', () => {
-  it('GET requests returns the log, without the control calls themselves', async () => {
+  it('GET requests returns the log, without the control calls themselves, the keys masked as the product masks them', async () => {
     await enroll();
     await control('GET', 'info');
     const answer = await control('GET', 'requests');
     expect(answer.status).toBe(200);
     const log = answer.json as RecordedRequest[];
     expect(log).toHaveLength(1);
-    expect(log[0]!.headers['dd-api-key']).toBe(DEFAULT_API_KEY);
-    expect(emu.requests).toHaveLength(1);
+    expect(log[0]!.headers['dd-api-key']).toBe(`…${DEFAULT_API_KEY.slice(-4)}`);
+    expect(log[0]!.headers['dd-application-key']).toBe(`…${DEFAULT_APP_KEY.slice(-4)}`);
+    expect(log[0]!.rawHeaders).toContainEqual(['DD-API-KEY', `…${DEFAULT_API_KEY.slice(-4)}`]);
+    expect(log[0]!.headers['x-mixed-case']).toBe('Value');
+    for (const key of [DEFAULT_API_KEY, DEFAULT_APP_KEY]) expect(JSON.stringify(answer.json)).not.toContain(key);
+    // The in-process log stays verbatim: the emulator checks credentials from it.
+    expect(emu.requests[0]!.headers['dd-api-key']).toBe(DEFAULT_API_KEY);
   });
 
   it('GET runners returns the enrolled runners', async () => {

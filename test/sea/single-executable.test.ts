@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,10 +69,19 @@ describe('single executables', () => {
     }
   });
 
-  it('SHA256SUMS lists both executables with their digests', () => {
+  it('SHA256SUMS lists both executables and their gzipped copies with their digests', () => {
     const sums = readFileSync(join(SEA, 'SHA256SUMS'), 'utf8').trim().split('\n');
     expect(sums).toEqual(
-      ['par-identity-linux-x64', 'par-identity-linux-arm64'].map((name) => `${createHash('sha256').update(readFileSync(join(SEA, name))).digest('hex')}  ${name}`),
+      ['par-identity-linux-x64', 'par-identity-linux-x64.gz', 'par-identity-linux-arm64', 'par-identity-linux-arm64.gz'].map(
+        (name) => `${createHash('sha256').update(readFileSync(join(SEA, name))).digest('hex')}  ${name}`,
+      ),
     );
+  });
+
+  it('the gzipped copy unpacks, with the one command of docs/install.md, into the very executable', () => {
+    const unpacked = join(mkdtempSync(join(tmpdir(), 'par-gunzip-')), 'par-identity');
+    execFileSync('sh', ['-c', `gzip -dc "$1" > "$2" && chmod +x "$2"`, 'sh', join(SEA, 'par-identity-linux-x64.gz'), unpacked]);
+    expect(readFileSync(unpacked).equals(readFileSync(join(SEA, 'par-identity-linux-x64')))).toBe(true);
+    expect(execFileSync(unpacked, ['--version'], { encoding: 'utf8', env: { PATH: '/nonexistent' } }).trim()).toMatch(/\d+\.\d+\.\d+/);
   });
 });

@@ -90,14 +90,26 @@ describe('replaceFileAtomically', () => {
     expect(await listing()).toEqual([NAME, `${NAME}.bak`]);
   });
 
-  it.runIf(process.getuid?.() === 0)('keeps the owner and group of the previous file (running as root)', async () => {
+  it.runIf(process.getuid?.() === 0)('gives the files the owner and group of a directory only its owner can write (running as root)', async () => {
+    await chown(dir, 1234, 5678);
+    await chmod(dir, 0o755);
     await writeFile(path, 'old');
-    await chown(path, 1234, 5678);
     await replaceFileAtomically(path, 'new', { keepBackup: true });
     for (const p of [path, `${path}.bak`]) {
       const s = await stat(p);
       expect([s.uid, s.gid]).toEqual([1234, 5678]);
     }
+  });
+
+  it.runIf(process.getuid?.() === 0)('refuses a previous file of another user in a root directory, and leaves it as it was', async () => {
+    await chown(dir, 0, 0);
+    await chmod(dir, 0o755);
+    await writeFile(path, 'old');
+    await chown(path, 1234, 5678);
+    const err = await replaceFileAtomically(path, 'new', { keepBackup: true }).catch((e: unknown) => e);
+    expect((err as StorageError).code).toBe('FILE_OWNER_REFUSED');
+    expect(await readFile(path, 'utf8')).toBe('old');
+    expect(await listing()).toEqual([NAME]);
   });
 
   it.each([

@@ -49,7 +49,10 @@ async function optionsFor(argv: string[]): Promise<[string, Record<string, unkno
             const which = [...(await commandModules()).entries()].find(([, mod]) => mod === real)?.[0] ?? 'unknown';
             return {
               run: async (options: Record<string, unknown>) => {
-                seen = [which, options];
+                // The CLI boundary adds its SIGINT/SIGTERM signal to the pipeline commands; the table does not.
+                const { signal, ...fromTable } = options;
+                if (signal !== undefined) expect(signal).toBeInstanceOf(AbortSignal);
+                seen = [which, fromTable];
                 return { json: { schemaVersion: 1 as const, status: 'ok' as const, command: spec.name }, summary: [] };
               },
             };

@@ -60,13 +60,14 @@ interface ResolveOptions {
   probes?: HostProbes;
   metadataUrl?: string;
   limits?: ContainerLimits;
+  agentVersion?: string;
 }
 
 async function resolve(yaml: string, opts: ResolveOptions = {}) {
   await writeFile(join(dir, 'datadog.yaml'), yaml);
   const env = { PAR_IDENTITY_CLOUD_METADATA_URL: opts.metadataUrl ?? cloud.url, ...opts.env };
   const config = await loadAgentConfig({ cfgPath: dir, env });
-  return resolveHost(config, { env, probes: opts.probes ?? podProbes(), ...(opts.limits ? { containerLimits: opts.limits } : {}) });
+  return resolveHost(config, { env, probes: opts.probes ?? podProbes(), ...(opts.limits ? { containerLimits: opts.limits } : {}), ...(opts.agentVersion ? { agentVersion: opts.agentVersion } : {}) });
 }
 
 const POD_ENV = { DOCKER_DD_AGENT: 'true', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
@@ -134,7 +135,7 @@ describe('container provider: when the agent asks at all', () => {
 describe('container provider: kubelet', () => {
   it('asks the kubelet over HTTPS with the token: /spec, then the node name of /pods, + -<cluster_name>', async () => {
     const r = await resolve(kubeletYaml('cluster_name: prod-eu'), { env: POD_ENV });
-    expect(r).toMatchObject({ hostname: 'node-a-prod-eu', source: 'Kubernetes node name (kubelet) + cluster_name' });
+    expect(r).toMatchObject({ hostname: 'node-a-prod-eu', source: 'Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)' });
     expect(kubelet.requests.map((q) => `${q.scheme} ${q.path} ${q.status}`)).toEqual(['https /spec 200', 'https /pods 200']);
     expect(kubelet.requests.every((q) => q.authorization === `Bearer ${kubelet.token}`)).toBe(true);
   });
@@ -155,13 +156,28 @@ describe('container provider: kubelet', () => {
 
   it('a cluster_name the agent would refuse (upper case, _) is ignored, not fixed; none at all gives the plain node name', async () => {
     const invalid = await resolve(kubeletYaml('cluster_name: Prod_EU'), { env: POD_ENV });
-    expect(invalid).toMatchObject({ hostname: 'node-a', source: 'Kubernetes node name (kubelet)' });
+    expect(invalid).toMatchObject({ hostname: 'node-a', source: 'Kubernetes node name (kubelet); cluster_name ignored, agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)' });
     expect(invalid.notes.join('\n')).toMatch(/cluster_name "Prod_EU" is ignored, as by the agent/);
     const none = await resolve(kubeletYaml(), { env: POD_ENV });
     expect(none.notes.join('\n')).toMatch(/may still append a cluster name it discovers/);
     const long = await resolve(kubeletYaml(`cluster_name: ${'c'.repeat(250)}`), { env: POD_ENV });
     expect(long.hostname).toBe('node-a');
     expect(long.notes.join('\n')).toMatch(/would be longer than 255 characters/);
+  });
+
+  it.each<[string, string | undefined, string]>([
+    ['my_cluster', '7.78.0', 'node-a-my-cluster'],
+    ['my_cluster', undefined, 'node-a-my-cluster'],
+    ['0-prod', '7.78.1', 'node-a-0-prod'],
+    ['my_cluster', '7.77.2', 'node-a'],
+    ['0-prod', '7.66.0+commit.abc1234', 'node-a'],
+    ['My-Cluster', '7.78.0', 'node-a'],
+    ['prod_', '7.78.0', 'node-a'],
+  ])('cluster_name %s with agent %s (docs/protocol.md §4): %s', async (name, version, hostname) => {
+    const r = await resolve(kubeletYaml(`cluster_name: ${name}`), { env: POD_ENV, ...(version ? { agentVersion: version } : {}) });
+    expect(r.hostname).toBe(hostname);
+    expect(r.source).toContain(version === undefined ? 'agent version unknown: the newest' : `agent ${version} from --agent-version`);
+    expect(r.source).toContain(version && /^7\.(6|77)/.test(version) ? 'agent ≤ 7.77 cluster_name rule' : 'agent ≥ 7.78 cluster_name rule');
   });
 
   it('kubelet_use_api_server: the node name of /stats/summary (and the API server variables are required)', async () => {

@@ -40,7 +40,7 @@ function fakeClock(start = Date.UTC(2026, 0, 1)): Clock & { sleeps: number[] } {
 }
 
 async function writeLock(holder: Partial<LockHolder>, target = lockPath): Promise<void> {
-  await writeFile(target, JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: 'feedface', ...holder }), { mode: 0o600 });
+  await writeFile(target, JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: 'feedfacefeedface', ...holder }), { mode: 0o600 });
 }
 
 async function lockedError(promise: Promise<unknown>): Promise<ParError> {
@@ -115,7 +115,7 @@ describe('acquireIdentityLock', () => {
     expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ pid: process.pid, nonce: lock.holder.nonce });
     await lock.release();
     // The takeover file stays (a slow second taker must keep losing) and is no identity temp.
-    expect(await readdir(dir)).toEqual([`${NAME}.lock.takeover-feedface`]);
+    expect(await readdir(dir)).toEqual([`${NAME}.lock.takeover-feedfacefeedface`]);
   });
 
   it('takes over when the pid now belongs to a process started after the lock (pid reuse)', async () => {
@@ -151,8 +151,8 @@ describe('acquireIdentityLock', () => {
   });
 
   it('a taker that crashed mid-takeover does not block the lock forever', async () => {
-    await writeLock({ pid: DEAD_PID, nonce: 'aaaa' });
-    await writeLock({ pid: DEAD_PID, nonce: 'bbbb' }, `${lockPath}.takeover-aaaa`);
+    await writeLock({ pid: DEAD_PID, nonce: 'aaaaaaaaaaaaaaaa' });
+    await writeLock({ pid: DEAD_PID, nonce: 'bbbbbbbbbbbbbbbb' }, `${lockPath}.takeover-aaaaaaaaaaaaaaaa`);
     const lock = await acquireIdentityLock(path);
     expect(JSON.parse(await readFile(lockPath, 'utf8')).nonce).toBe(lock.holder.nonce);
     await lock.release();
@@ -160,9 +160,9 @@ describe('acquireIdentityLock', () => {
 
   it('release leaves a lock that is no longer ours in place', async () => {
     const lock = await acquireIdentityLock(path);
-    await writeLock({ pid: process.ppid, nonce: 'someone-else' });
+    await writeLock({ pid: process.ppid, nonce: '5e5e5e5e5e5e5e5e' });
     await lock.release();
-    expect(JSON.parse(await readFile(lockPath, 'utf8')).nonce).toBe('someone-else');
+    expect(JSON.parse(await readFile(lockPath, 'utf8')).nonce).toBe('5e5e5e5e5e5e5e5e');
   });
 
   it('sweeps takeover files older than an hour', async () => {

@@ -59,7 +59,7 @@ async function runs(): Promise<{ input: string; argv: string[] }[]> {
 async function credentials(yaml: string, env: NodeJS.ProcessEnv = {}, needAppKey = true) {
   await writeFile(join(dir, 'datadog.yaml'), yaml);
   const config = await loadAgentConfig({ cfgPath: dir, env });
-  return resolveCredentials(config, { readStdin: noStdin, env: { PATH: process.env.PATH } }, needAppKey);
+  return resolveCredentials(config, { readStdin: noStdin }, needAppKey);
 }
 
 const both = { api: { value: API_VALUE }, app: { value: APP_VALUE } };
@@ -92,7 +92,7 @@ describe('ENC[] through secret_backend_command', () => {
     const cmd = await backend({ api: { value: `  ${API_VALUE}\n` } });
     await writeFile(join(dir, 'datadog.yaml'), `secret_backend_command: ${cmd}\napi_key: ENC[api]\n`);
     const config = await loadAgentConfig({ cfgPath: dir, env: {} });
-    const key = await readAgentApiKey(config, { PATH: process.env.PATH });
+    const key = readAgentApiKey(config);
     expect(key!.value).toBe(API_VALUE);
     expect(apiKeyHash(key!.value)).toBe(apiKeyHash(API_VALUE));
   });

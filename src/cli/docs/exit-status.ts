@@ -1,11 +1,14 @@
 import { ERROR_CODES, type ErrorCode, EXIT_CODE_DOCS, ExitCode } from '../../errors.js';
 
-// README's exit-code table and the man page's EXIT STATUS section, both from the tables in
-// src/errors.ts. README holds its copy between the markers below; scripts/sync-readme.mjs rewrites
-// it and test/unit/readme-sync.test.ts fails when it is out of step.
+// The exit-code tables of the Markdown docs and the man page's EXIT STATUS section, all from the
+// tables in src/errors.ts. README.md holds the brief table (exit status and meaning) and
+// docs/output.md the full one (every error code) between the markers below; scripts/sync-readme.mjs
+// rewrites both and test/unit/readme-sync.test.ts fails when either is out of step.
 
 export const README_EXIT_CODES_START = '<!-- exit-codes:start (generated from src/errors.ts by scripts/sync-readme.mjs) -->';
 export const README_EXIT_CODES_END = '<!-- exit-codes:end -->';
+export const BRIEF_EXIT_CODES_START = '<!-- exit-codes-brief:start (generated from src/errors.ts by scripts/sync-readme.mjs) -->';
+export const BRIEF_EXIT_CODES_END = '<!-- exit-codes-brief:end -->';
 
 interface ExitStatusDoc {
   code: number;
@@ -43,10 +46,28 @@ export function renderReadmeExitCodes(): string {
   return lines.join('\n');
 }
 
-/** README with its marked block replaced; throws when the markers are missing. */
-export function syncReadme(readme: string): string {
-  const start = readme.indexOf(README_EXIT_CODES_START);
-  const end = readme.indexOf(README_EXIT_CODES_END);
-  if (start < 0 || end < start) throw new Error('README.md has no exit-codes markers');
-  return readme.slice(0, start) + renderReadmeExitCodes() + readme.slice(end + README_EXIT_CODES_END.length);
+/** The brief table (markers included): an exit status and what it means, for the operator's guide. */
+export function renderBriefExitCodes(): string {
+  return [
+    BRIEF_EXIT_CODES_START,
+    '| exit | meaning |',
+    '|---|---|',
+    ...exitStatusDocs().map((d) => `| ${d.code} | ${cell(d.meaning)} |`),
+    BRIEF_EXIT_CODES_END,
+  ].join('\n');
+}
+
+function replaceBlock(text: string, start: string, end: string, block: string): string | undefined {
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) return undefined;
+  return text.slice(0, from) + block + text.slice(to + end.length);
+}
+
+/** A document with each of its marked blocks (full and brief) replaced; throws when it has none. */
+export function syncReadme(doc: string): string {
+  const full = replaceBlock(doc, README_EXIT_CODES_START, README_EXIT_CODES_END, renderReadmeExitCodes());
+  const brief = replaceBlock(full ?? doc, BRIEF_EXIT_CODES_START, BRIEF_EXIT_CODES_END, renderBriefExitCodes());
+  if (full === undefined && brief === undefined) throw new Error('the document has no exit-codes markers');
+  return brief ?? full!;
 }

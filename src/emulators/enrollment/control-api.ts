@@ -3,6 +3,7 @@
  * process (`par-identity emulator`) can be inspected and scripted from shell demos with curl.
  * Its own requests are not logged: they would pollute the log the demo asserts on.
  */
+import { maskSecret } from '../../credentials/index.js';
 import type { FaultStep } from './fault-script.js';
 import { parseScriptRequest } from './fault-script.js';
 import type { Reply } from './reply.js';
@@ -22,6 +23,20 @@ export interface ControllableEmulator {
   pendingFaults(route: Route): number;
   revoke(runnerId: string): void;
   reset(opts?: { runners?: boolean }): void;
+}
+
+/** Headers whose values are credentials: shown over HTTP as the product shows keys (last four characters). */
+const SECRET_HEADERS = new Set(['dd-api-key', 'dd-application-key']);
+const mask = (value: string) => value.split(', ').map(maskSecret).join(', ');
+
+/**
+ * The log as served to anyone who can reach the port (any local user): the keys masked. The
+ * in-process log stays verbatim, since the emulator checks credentials from it and tests assert on it.
+ */
+function redacted(entry: RecordedRequest): RecordedRequest {
+  const headers = Object.fromEntries(Object.entries(entry.headers).map(([name, value]) => [name, SECRET_HEADERS.has(name) ? mask(value) : value]));
+  const rawHeaders = entry.rawHeaders.map(([name, value]): [string, string] => [name, SECRET_HEADERS.has(name.toLowerCase()) ? maskSecret(value) : value]);
+  return { ...entry, headers, rawHeaders };
 }
 
 function parseJson(body: Buffer): unknown {
@@ -67,7 +82,7 @@ export function handleControl(method: string, path: string, body: Buffer, emu: C
         }
       );
     case 'requests':
-      return allow('GET') ?? { status: 200, body: emu.requests };
+      return allow('GET') ?? { status: 200, body: emu.requests.map(redacted) };
     case 'runners':
       return allow('GET') ?? { status: 200, body: emu.runners };
     case 'script': {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { writePrivateFile } from '../../storage/index.js';
 import { FaultController } from './faults.js';
 import { defaultKinds, type KindRegistry, keyOf, servedForm } from './kinds.js';
 import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
@@ -10,16 +10,18 @@ import { Authorizer, type Grant } from './rbac.js';
 import { type DeleteOptions, Registry } from './registry.js';
 import { createRequestHandler, type RecordedRequest } from './server.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
-import { Store } from './store.js';
-import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
 import { type ClusterSimulation, type ClusterSimulationOptions, startClusterSimulation } from './simulation/index.js';
+import { Store } from './store.js';
 import { clientCaCert, clientCertFor, servingCert } from './tls.js';
+import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
+
 export { KUBE_EMULATOR_DNS_NAME } from './tls.js';
+
 import { WatchHub } from './watch.js';
 
+export type { RecordedRequest } from './server.js';
 export type { ClusterSimulation, ClusterSimulationOptions } from './simulation/index.js';
 export type { KubeObject, PolicyRule } from './types.js';
-export type { RecordedRequest } from './server.js';
 
 export interface KubeEmulatorOptions {
   host?: string;
@@ -230,7 +232,8 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       return renderKubeconfig(url, kopts.token ?? adminToken, cert?.cert, kopts);
     },
     async writeKubeconfig(path, kopts = {}) {
-      await writeFile(path, renderKubeconfig(url, kopts.token ?? adminToken, cert?.cert, kopts), { mode: 0o600 });
+      // It holds a bearer token: written as an identity file is, never through a link or into an existing file.
+      await writePrivateFile(path, renderKubeconfig(url, kopts.token ?? adminToken, cert?.cert, kopts), 'kubeconfig files');
     },
     compact() {
       store.compact();

@@ -100,7 +100,8 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
       ...naming(r),
       agentVersion: need(r.ctx, 'enrollment context').version,
       connections: r.connections ?? null,
-      restartHint: target.restartCommand(),
+      // A completed --rollout leaves nothing to restart.
+      restartHint: r.rolledOut ? '' : target.restartCommand(),
       verify,
       rollout: rolled.json,
       rollbackCommand: undo,

@@ -1,10 +1,25 @@
+import { ExitCode } from '../../errors.js';
 import type { CommandResult } from '../../output.js';
-import type { IdentityStatusResult } from '../../results/status.js';
+import type { IdentityStatusResult, LastVerified } from '../../results/status.js';
 import { ageOf, describeAge } from '../age.js';
 import { rollbackCommandOf } from '../command-line.js';
 import { need, type Run } from '../run.js';
-import { summaryOf } from '../target.js';
+import { type CurrentIdentity, summaryOf } from '../target.js';
 import { describeVerify } from '../verify-step.js';
+
+/** Which identity last passed the health check, and whether it is the one in service or the previous (docs/identity-lifecycle.md §1). */
+function lastVerifiedOf(current: CurrentIdentity, inService: string | null): LastVerified | null {
+  const mark = current.lastVerified;
+  if (!mark) return null;
+  const is = mark.fingerprint === inService ? 'current' : mark.fingerprint === current.previous?.key.kid ? 'previous' : 'neither';
+  return { fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, is };
+}
+
+function describeLastVerified(mark: LastVerified | null): string {
+  if (!mark) return 'unknown (no rotation or rollback by par-identity has passed the health check here)';
+  const where = mark.is === 'current' ? 'the identity in service' : mark.is === 'previous' ? 'the PREVIOUS identity: the one in service never passed; roll back or rotate' : 'held neither in service nor as previous';
+  return `${mark.urn} (fingerprint ${mark.fingerprint}) at ${mark.verifiedAt}: ${where}`;
+}
 
 /** status of one target: what is in service, what a rollback would restore, the target's facts, the online check. */
 export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
@@ -14,7 +29,10 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
   const verify = r.verify ?? { performed: false };
   const now = summaryOf(need(r.inService, 'identity in service'));
   const age = ageOf(current.rotatedAt, r.io.now());
+  // A runbook must be able to stop on a predicted re-enrollment: the prediction has its own exit status.
+  const reEnroll = (facts.data as { agentWouldReEnroll?: boolean }).agentWouldReEnroll === true;
   return {
+    ...(reEnroll ? { exitCode: ExitCode.reenrollPredicted } : {}),
     json: {
       schemaVersion: 1,
       status: 'ok',
@@ -26,6 +44,7 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
       rotatedAt: current.rotatedAt ?? null,
       ageSeconds: age,
       ...facts.data,
+      lastVerified: lastVerifiedOf(current, now.fingerprint),
       rollbackCommand: rollbackCommandOf(target),
       verify,
     },
@@ -35,6 +54,7 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
       `  fingerprint:  ${now.fingerprint}`,
       `  written:      ${current.rotatedAt ? `${current.rotatedAt} (${describeAge(age ?? 0)} ago; from ${current.rotatedAtSource})` : 'unknown'}`,
       ...facts.lines,
+      `  last verified: ${describeLastVerified(lastVerifiedOf(current, now.fingerprint))}`,
       `  verified:     ${r.spec.options.verify ? describeVerify(verify) : 'not checked (add --verify)'}`,
     ],
   };

@@ -1,10 +1,10 @@
 import { enrollmentPath, validateApiKey } from '../../enrollment/index.js';
 import { enrollKey } from '../enrollment-context.js';
-import { elapsedMs, need, type Run, type Step } from '../run.js';
+import { need, type Run, type Step } from '../run.js';
 
-/** What is left of --timeout (at least a second): enrollment and verification share it. */
+/** What is left of --timeout: enrolling gets no more (an expired deadline sends nothing: ENROLL_TIMEOUT). */
 function remainingMs(r: Run): number {
-  return Math.max(1_000, r.spec.options.timeoutSeconds * 1000 - elapsedMs(r));
+  return r.deadline.remainingMs();
 }
 
 export const enroll: Step = {

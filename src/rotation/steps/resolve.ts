@@ -9,7 +9,7 @@ export const resolve: Step = {
     const { spec } = r;
     r.resolved = await resolveTarget(spec.kind, spec.options, r.io, r.report, {
       requireEnabled: spec.requireEnabled,
-      kubeDeadline: spec.kubeDeadline,
+      remainingMs: () => r.deadline.remainingMs(),
       ...(spec.access === 'read' ? { readOnly: true } : {}),
       ...(spec.createsMissing ? { create: { confirmed: (spec.options as { create?: boolean }).create === true } } : {}),
     });

@@ -1,3 +1,4 @@
+import { Deadline } from '../../time/index.js';
 import type { RotationOptions } from '../options.js';
 import { need, type Step } from '../run.js';
 
@@ -9,6 +10,9 @@ export const rollout: Step<RotationOptions> = {
     if (!r.rollout) return;
     const o = r.spec.options;
     const { rolloutWorkload } = await import('../rollout-step.js');
+    // --timeout ends here: the rollout's wait has --rollout-timeout, and undoing its restart after a
+    // failure must not be cut short by a deadline already spent.
+    r.deadline = Deadline.never(r.deadline.clock);
     r.rolledOut = await rolloutWorkload(
       r.rollout.session,
       r.rollout.ref,

@@ -3,7 +3,7 @@ import { VerificationError } from '../../errors.js';
 import type { DecodedIdentity } from '../../identity/index.js';
 import { rollbackCommandOf } from '../command-line.js';
 import { healthCheckInput } from '../enrollment-context.js';
-import { elapsedMs, need, type Run, type Step } from '../run.js';
+import { need, type Run, type Step } from '../run.js';
 import { verificationContext, verifyOnce } from '../verify-step.js';
 
 /** The signed health check of the identity in service: after a rotation (read back), a rollback (restored), or for status (as read). */
@@ -18,11 +18,21 @@ export const verify: Step = {
     const { target, config } = need(r.resolved, 'target');
     const identity = need(r.inService, 'identity in service');
     const ctx = r.ctx ?? verificationContext(config, r.io, r.report);
-    // A rotation's --timeout covers enrolling and verifying: the check gets what enrolling left (at
-    // least 10 s). A run that enrolled nothing has no enrollment context, and all of --timeout.
-    const timeoutSeconds = r.ctx ? Math.max(10, r.spec.options.timeoutSeconds - elapsedMs(r) / 1000) : r.spec.options.timeoutSeconds;
+    // --timeout bounds the whole command: the check gets what the steps before it left.
+    const timeoutSeconds = r.deadline.remainingMs() / 1000;
     r.verify = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), timeoutSeconds, retryPolicyFromEnv(r.io.env));
     if (r.verify.performed && !r.verify.ok) throw verificationFailed(r, identity, r.verify.reason ?? 'rejected');
+    // The durable mark that keeps this identity as the previous one until another passes (docs/identity-lifecycle.md §1).
+    // status stays read-only; a failed mark costs only that protection, so it warns.
+    if (r.verify.performed && r.spec.access === 'write') {
+      try {
+        const marked = await target.recordVerified(identity, r.io.now());
+        // The result names the Secret as it now is, so a runbook's next guarded write starts from it.
+        for (const data of [r.written?.data, r.restored?.data]) if (marked.resourceVersion && data && 'resourceVersion' in data) data.resourceVersion = marked.resourceVersion;
+      } catch (err) {
+        r.report.warn(`could not record ${identity.record.urn} as the last verified identity: ${(err as Error).message}`);
+      }
+    }
   },
   async plan(r) {
     if (!r.spec.options.verify) return 'skipped (--no-verify)';

@@ -1,4 +1,5 @@
 import { hostname as osHostname } from 'node:os';
+import { programName } from '../../single-executable.js';
 import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
@@ -155,7 +156,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
 
   restartAdvice(): string {
     const restart = this.restartCommand();
-    return `replicas running \`par-identity watch\` reload it within seconds; others need a restart: ${restart}`;
+    return `replicas running \`${programName()} watch\` reload it within seconds; others need a restart create-before-delete: ${restart}`;
   }
 
   /** Undoing a creation is deleting what was created: there is no previous identity to roll back to. */
@@ -164,6 +165,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   }
 
   restartCommand(): string {
-    return commandLine(['kubectl', '-n', this.ref.namespace, ...this.kubeFlags, 'rollout', 'restart', 'deployment/datadog-cluster-agent']);
+    // Our rollout, not a bare `kubectl rollout restart`: it checks room first and restarts without a gap.
+    return commandLine([programName(), 'rollout', 'deployment/datadog-cluster-agent', '-n', this.ref.namespace, ...this.kubeFlags]);
   }
 }

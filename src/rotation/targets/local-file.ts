@@ -12,20 +12,23 @@ import {
   listRecoverableIdentities,
   lockPathOf,
   preflightIdentityDirectory,
+  previousToKeep,
   readIdentityFile,
+  readVerifiedRecord,
   replaceFileAtomically,
   swapIntoService,
   sweepInterruptedWrites,
+  writeVerifiedRecord,
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
-import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, WriteOutcome } from '../target.js';
+import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 
 // The standalone / node runner's identity file (docs/protocol.md §5), replaced atomically with the previous
 // content kept as <file>.bak.
 
-function fromFile(live: IdentityFileState, backup: IdentityFileState): CurrentIdentity {
-  const current: CurrentIdentity = { state: live.state === 'ok' ? 'ok' : live.state, notes: [], warnings: [] };
+function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerified: VerifiedMark | undefined): CurrentIdentity {
+  const current: CurrentIdentity = { state: live.state === 'ok' ? 'ok' : live.state, notes: [], warnings: [], ...(lastVerified ? { lastVerified } : {}) };
   if (live.state !== 'missing') {
     current.rotatedAt = isoString(live.stats.mtime);
     current.rotatedAtSource = 'file modification time';
@@ -58,6 +61,7 @@ export class LocalFileTarget implements IdentityTarget {
     private readonly io: Io,
     /** --hostname: overrides the agent's IPC answer and the hostname chain. */
     private readonly hostnameOverride?: string,
+    private readonly agentVersion?: string,
   ) {
     this.path = identityPath.path;
     this.label = `identity file ${this.path}`;
@@ -87,14 +91,18 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   async read(): Promise<CurrentIdentity> {
-    return fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)));
+    return fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)), await readVerifiedRecord(this.path));
   }
 
   private host: Promise<HostResolution> | undefined;
 
   /** The hostname the running agent compares with the stored one (docs/protocol.md §4), resolved once a run. */
   resolveHost(): Promise<HostResolution> {
-    this.host ??= resolveHost(this.config, { env: this.io.env, ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }) });
+    this.host ??= resolveHost(this.config, {
+      env: this.io.env,
+      ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }),
+      ...(this.agentVersion === undefined ? {} : { agentVersion: this.agentVersion }),
+    });
     return this.host;
   }
 
@@ -115,13 +123,27 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   async write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
-    // A corrupt live file goes aside (<name>.corrupt-<time>), never onto a good backup.
-    const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup: current.state === 'corrupt' ? 'aside' : true });
+    // A corrupt live file goes aside (<name>.corrupt-<time>), never onto a good backup; a live identity
+    // that never passed verification never pushes out the verified backup (docs/identity-lifecycle.md §2).
+    const { unverifiedDropped } = previousToKeep(current, current.lastVerified);
+    const keepBackup = current.state === 'corrupt' ? 'aside' : !unverifiedDropped;
+    const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup });
     const backupFile = written.backupPath ?? null;
+    // Until its check passes, the new identity is the one a later rotation must not keep (docs/identity-lifecycle.md §2).
+    const mark = current.lastVerified;
+    const markWarnings = mark
+      ? await writeVerifiedRecord(this.path, { fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, unverified: next.key.kid }).then(
+          () => [],
+          (err: unknown) => [`could not note ${next.urn} as not yet verified: ${(err as Error).message}`],
+        )
+      : [];
+    const dropped = unverifiedDropped
+      ? [`${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${backupPathOf(this.path)} keeps ${current.previous?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`]
+      : [];
     return {
       previousKept: Boolean(backupFile) || Boolean(current.previous),
       notes: [],
-      warnings: [...written.warnings, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
+      warnings: [...written.warnings, ...markWarnings, ...dropped, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
       data: { backupFile: backupFile ?? (current.previous ? backupPathOf(this.path) : null), keptAside: written.keptAsidePath ?? null },
       lines: [`  file:         ${this.path} (0600)`, `  backup:       ${backupFile ?? '(none: no previous file)'}`],
     };
@@ -181,6 +203,11 @@ export class LocalFileTarget implements IdentityTarget {
     };
   }
 
+  async recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }> {
+    await writeVerifiedRecord(this.path, { fingerprint: identity.key.kid, urn: identity.record.urn, verifiedAt: isoString(at) });
+    return {};
+  }
+
   async facts(current: CurrentIdentity): Promise<TargetFacts> {
     const live = await readIdentityFile(this.path);
     const backup = await readIdentityFile(backupPathOf(this.path));
@@ -192,7 +219,7 @@ export class LocalFileTarget implements IdentityTarget {
     // The key the agent reads, ENC[] resolved as the agent does; a backend failure is reported, not fatal here.
     let agentKey: string | undefined;
     try {
-      agentKey = (await readAgentApiKey(this.config, this.io.env))?.value;
+      agentKey = readAgentApiKey(this.config)?.value;
     } catch (err) {
       warnings.push(`cannot check api_key_hash: ${(err as Error).message}`);
     }

@@ -1,4 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
+import { programName } from '../../single-executable.js';
 import type { AgentConfig } from '../../config/index.js';
 import type { AgentFlavor } from '../../enrollment/index.js';
 import { ConflictError, KubernetesError, ParError, StorageError } from '../../errors.js';
@@ -9,8 +10,9 @@ import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, 
 import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
-import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type WriteOutcome } from '../target.js';
+import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
+import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
@@ -28,6 +30,19 @@ function orphanedRunner(err: ParError, urn: string): ParError {
 
 /** Written with every rotation and rollback: when the identity in service was put there. */
 const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
+
+/** The identity that last passed the signed health check, as JSON {fingerprint, urn, verifiedAt} (docs/identity-lifecycle.md §1); the agent reads data keys only. */
+const LAST_VERIFIED_ANNOTATION = 'par-identity.datadoghq.com/last-verified';
+
+function lastVerifiedOf(secret: V1Secret): VerifiedMark | undefined {
+  const value = secret.metadata?.annotations?.[LAST_VERIFIED_ANNOTATION];
+  if (!value || value.length > 4096) return undefined;
+  try {
+    return parseVerifiedRecord(JSON.parse(value));
+  } catch {
+    return undefined;
+  }
+}
 
 /** RFC 3339 without fractions, as Kubernetes writes times. */
 function rfc3339(date: Date): string {
@@ -123,6 +138,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
       current.warnings.push(`the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}${state.previous ? ', and the valid previous identity already there stays' : ''}`);
     }
     if (state.previous) current.previous = state.previous;
+    const lastVerified = lastVerifiedOf(state.secret);
+    if (lastVerified) current.lastVerified = lastVerified;
     return current;
   }
 
@@ -158,9 +175,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const created = state.state === 'missing';
     const { layout } = this;
     const values: Record<string, string> = { [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
-    // The identity in service becomes the previous one; when it is corrupt, a valid previous identity
-    // already kept stays (it is the last good one), never dropped.
-    const kept = current.identity ?? current.previous;
+    // The identity in service becomes the previous one; when it is corrupt, or never passed
+    // verification while the previous one did, the previous identity stays (docs/identity-lifecycle.md §2).
+    const { kept, unverifiedDropped } = previousToKeep(current, current.lastVerified);
     const previousKept = this.keepPrevious && Boolean(kept);
     if (previousKept && kept) {
       values[layout.previousPrivateKey] = kept.record.privateKey;
@@ -170,6 +187,17 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const outcomeWarnings: string[] = [];
     try {
       const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
+      // In the same write: the new identity is the one a later rotation must not keep until its check passes.
+      const mark = current.lastVerified;
+      if (mark && body.metadata?.annotations) {
+        body.metadata.annotations[LAST_VERIFIED_ANNOTATION] = JSON.stringify({ fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, unverified: next.key.kid });
+      }
+      // A Secret that keeps other keys (Helm) would carry over previous keys that hold no valid identity
+      // (the chart's placeholder): only an identity kept above is ever a previous one.
+      if (!previousKept && body.data) {
+        delete body.data[layout.previousPrivateKey];
+        delete body.data[layout.previousUrn];
+      }
       written = await writeIdentitySecret(this.core, this.ref, body, { create: created, dryRun: false });
     } catch (err) {
       const failure = kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.');
@@ -185,10 +213,16 @@ export abstract class SecretTargetBase implements IdentityTarget {
     return {
       previousKept,
       notes: after.notes,
-      warnings: [...outcomeWarnings, ...after.warnings, ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
+      warnings: [
+        ...outcomeWarnings,
+        ...(previousKept && unverifiedDropped
+          ? [`${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${layout.previousUrn} keeps ${kept?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`]
+          : []),
+        ...after.warnings,
+        ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
-        ...(previousKept ? [`  kept:         ${kept?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}${current.identity ? '' : ' (the current one did not decode; the previous is kept)'}`] : []),
+        ...(previousKept ? [`  kept:         ${kept?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}${current.identity ? (unverifiedDropped ? ' (the last verified one; the current one never passed verification)' : '') : ' (the current one did not decode; the previous is kept)'}`] : []),
         `  secret:       ${this.ref.namespace}/${this.ref.name} ${created ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
       ],
     };
@@ -204,7 +238,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     if (after?.state === 'present' && after.identity?.record.urn === wanted.urn && after.identity?.key.kid === wanted.fingerprint) return after.secret;
     const unchanged = after !== undefined && (after.state === 'missing' ? before.state === 'missing' : before.state === 'present' && after.resourceVersion === before.resourceVersion);
     if (unchanged) return undefined;
-    const check = commandLine(['par-identity', 'status', ...this.selector]);
+    const check = commandLine([programName(), 'status', ...this.selector]);
     throw new ParError(
       'OUTCOME_UNKNOWN',
       `${what} in ${this.label} may or may not have been applied: the API answered "${failure.message}" and ${after ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back'}`,
@@ -272,6 +306,17 @@ export abstract class SecretTargetBase implements IdentityTarget {
       data: { resourceVersion: written.metadata?.resourceVersion ?? null },
       lines: [`  replaced:     ${replacedUrn ?? '(no decodable identity)'}, now kept as ${layout.previousUrn}`],
     };
+  }
+
+  async recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }> {
+    const state = await readIdentitySecret(this.core, this.ref, this.layout);
+    // Only the identity that passed is marked: a Secret changed since is left alone.
+    if (state.state !== 'present' || state.identity?.key.kid !== identity.key.kid) throw new Error(`${this.label} no longer holds ${identity.record.urn}`);
+    const record: VerifiedMark = { fingerprint: identity.key.kid, urn: identity.record.urn, verifiedAt: isoString(at) };
+    const { secret } = state;
+    const body: V1Secret = { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [LAST_VERIFIED_ANNOTATION]: JSON.stringify(record) } } };
+    const written = await writeIdentitySecret(this.core, this.ref, body, { create: false, dryRun: false });
+    return written.metadata?.resourceVersion ? { resourceVersion: written.metadata.resourceVersion } : {};
   }
 
   async facts(current: CurrentIdentity): Promise<TargetFacts> {

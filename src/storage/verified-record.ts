@@ -1,0 +1,47 @@
+import { replaceFileAtomically } from './atomic-write.js';
+import { readNoFollow } from './file-primitives.js';
+
+// `<identity>.verified`: which identity last passed the signed health check (docs/identity-lifecycle.md §1).
+// It holds a fingerprint, a URN and a time, never key material; the agent reads only its identity
+// file, so a file beside it is invisible to it.
+
+interface VerifiedRecord {
+  /** The JWK thumbprint (kid) of the identity that passed. */
+  fingerprint: string;
+  urn: string;
+  verifiedAt: string;
+  /** The fingerprint of an identity this tool put in service after that one and that has not passed (yet). */
+  unverified?: string;
+}
+
+const FINGERPRINT = /^[A-Za-z0-9_-]{16,128}$/;
+const URN = /^urn:dd:apps:on-prem-runner:[A-Za-z0-9._:-]{1,200}$/;
+
+function verifiedPathOf(path: string): string {
+  return `${path}.verified`;
+}
+
+/** Only a record of the exact shape the tool writes counts; anything else is as if absent. */
+export function parseVerifiedRecord(value: unknown): VerifiedRecord | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { fingerprint, urn, verifiedAt, unverified } = value as Record<string, unknown>;
+  if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) return undefined;
+  if (typeof urn !== 'string' || !URN.test(urn)) return undefined;
+  if (typeof verifiedAt !== 'string' || Number.isNaN(Date.parse(verifiedAt))) return undefined;
+  if (unverified !== undefined && (typeof unverified !== 'string' || !FINGERPRINT.test(unverified))) return undefined;
+  return { fingerprint, urn, verifiedAt, ...(unverified ? { unverified } : {}) };
+}
+
+export async function readVerifiedRecord(path: string): Promise<VerifiedRecord | undefined> {
+  const content = await readNoFollow(verifiedPathOf(path)).catch(() => undefined);
+  if (!content || content.length > 4096) return undefined;
+  try {
+    return parseVerifiedRecord(JSON.parse(content.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writeVerifiedRecord(path: string, record: VerifiedRecord): Promise<void> {
+  await replaceFileAtomically(verifiedPathOf(path), `${JSON.stringify(record)}\n`, { keepBackup: false });
+}

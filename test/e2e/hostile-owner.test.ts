@@ -1,0 +1,82 @@
+import { chmod, chown, readdir, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type LocalFixture, localFixture } from './local-fixture.js';
+
+// The one owner rule (docs/security.md §2), played by an attacker: uid 65534 owning the directory (the
+// agent's own user, legitimately) or planting a file in it (a foothold, refused). These need root, as
+// the tool has in agent containers; elsewhere they are skipped and say so.
+
+const ROOT = process.geteuid?.() === 0;
+const AS_ROOT = ROOT ? '' : ' (skipped: needs root to own files as another uid)';
+const OTHER = 65534;
+
+let fx: LocalFixture;
+beforeEach(async () => {
+  fx = await localFixture();
+});
+afterEach(async () => {
+  await fx.close();
+});
+
+const enrolled = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+
+describe('who owns what the tool writes', () => {
+  it.runIf(ROOT)(`a first identity file in a directory owned by the agent's user is that user's${AS_ROOT}`, async () => {
+    await chown(fx.dir, OTHER, OTHER);
+    await chmod(fx.dir, 0o700);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(run.code, run.stderr).toBe(0);
+    const file = await stat(fx.identityPath);
+    expect([file.uid, file.gid, file.mode & 0o777]).toEqual([OTHER, OTHER, 0o600]);
+  });
+
+  it.runIf(ROOT)(`an identity file planted by another user is refused before enrolling, and not touched${AS_ROOT}`, async () => {
+    const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(ok.code, ok.stderr).toBe(0);
+    fx.emulator.reset();
+    await chown(fx.identityPath, OTHER, OTHER);
+    const before = await stat(fx.identityPath);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(run.code, run.stderr).toBe(7);
+    expect(run.stderr).toContain('error[FILE_OWNER_REFUSED]');
+    expect(run.stderr).toContain(`belongs to uid ${OTHER}`);
+    expect(enrolled()).toBe(0);
+    const after = await stat(fx.identityPath);
+    expect([after.uid, after.mtimeMs]).toEqual([before.uid, before.mtimeMs]);
+  });
+
+  it('a directory other users may write without the sticky bit is refused before enrolling', async () => {
+    await chmod(fx.dir, 0o777);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json']);
+    expect(run.code, run.stderr).toBe(7);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'DIRECTORY_UNSAFE' });
+    expect(enrolled()).toBe(0);
+  });
+
+  it('a sticky world-writable directory is accepted: the file is the running user’s, 0600', async () => {
+    await chmod(fx.dir, 0o1777);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(run.code, run.stderr).toBe(0);
+    const file = await stat(fx.identityPath);
+    expect([file.uid, file.mode & 0o777]).toEqual([process.geteuid?.(), 0o600]);
+  });
+});
+
+describe('a lock file is data, never a path', () => {
+  it('a planted lock whose nonce climbs out of the directory is reported, and no file is created anywhere', async () => {
+    const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(ok.code, ok.stderr).toBe(0);
+    const outside = join(dirname(fx.dir), `par-owned-${Date.now()}`);
+    const nonce = `/../../${outside.split('/').slice(-1)[0]}`;
+    await writeFile(`${fx.identityPath}.lock`, JSON.stringify({ pid: 2 ** 22 + 1, host: 'x\u001b[2J', since: '2026-01-01T00:00:00.000Z', nonce }));
+    const before = await readdir(fx.dir);
+    const status = await fx.run(['status', '-c', fx.dir]);
+    expect(status.stderr + status.stdout).not.toContain('\u001b[2J');
+    const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(rotate.code, rotate.stderr).toBe(11);
+    expect(rotate.stderr).toContain('does not name a holder');
+    expect(await readdir(fx.dir)).toEqual(before);
+    await expect(stat(outside)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
