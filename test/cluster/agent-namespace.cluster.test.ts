@@ -65,7 +65,7 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
     const run = await w.rotate(['-n', w.ns, '--create', '--no-verify'], offCluster());
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('--create, though no cluster-agent Deployment was found');
-    expect(run.stderr).toMatch(/undo: kubectl -n \S+ .*delete secret/);
+    expect(run.stdout).toMatch(/undo: kubectl -n \S+ .*delete secret/);
     expect(await cluster.getJson('configmap', 'datadog-cluster-id', w.ns)).toBeDefined();
   });
 

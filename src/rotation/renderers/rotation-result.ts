@@ -1,7 +1,7 @@
 import type { CommandResult } from '../../output.js';
 import type { RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
-import { rollbackCommandOf } from '../command-line.js';
+import { undoCommandOf } from '../command-line.js';
 import type { RotationOptions } from '../options.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
@@ -86,7 +86,7 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
   const rolled = rolloutSummary(r.rolledOut);
   // A created Secret has no previous identity: `rollback` would fail NO_BACKUP (docs/protocol.md §6c).
   const created = written.data.action === 'created' && target.undoCreation !== undefined;
-  const undo = created && target.undoCreation ? target.undoCreation() : rollbackCommandOf(target);
+  const undo = undoCommandOf(target, created);
   return {
     json: {
       schemaVersion: 1,

@@ -31,6 +31,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   readonly selector: string[];
   private clusterId: ClusterId | undefined;
   private clusterIdWhere: string | undefined;
+  /** The cluster-agent Deployment found by its labels in the Secret's namespace: what a restart names. */
+  private agentDeployment: string | undefined;
   private readonly kubeFlags: string[];
 
   constructor(
@@ -69,6 +71,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     const { ref, resolved } = this;
     if (resolved.agentsForSure) return `namespace from ${resolved.namespaceSource}`;
     const here = await findClusterAgentWorkloads(this.session.conn.apps(), ref.namespace);
+    this.noteDeployment(here.found);
     if (here.found.length > 0) return `cluster agent ${here.found.join(', ')} runs in namespace ${ref.namespace}`;
     if (this.create?.confirmed) return `--create, though no cluster-agent Deployment was found in namespace ${ref.namespace}`;
     const workloads = await findClusterAgentWorkloads(this.session.conn.apps());
@@ -91,6 +94,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     if (inPod) return { namespace: inPod, source: 'service-account namespace file' };
     // The Secret's namespace first: a namespaced Role can list there, where a cluster-wide list is often forbidden.
     const beside = await findClusterAgentWorkloads(this.session.conn.apps(), this.ref.namespace);
+    this.noteDeployment(beside.found);
     if (beside.found.length > 0) return { namespace: this.ref.namespace, source: `namespace of cluster agent ${beside.found.join(', ')}` };
     const seen = await findClusterAgentWorkloads(this.session.conn.apps());
     const namespaces = namespacesOf(seen);
@@ -102,6 +106,12 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       `the namespace of ConfigMap ${CLUSTER_ID_CONFIGMAP} is unknown: the agent reads it in its own Pod's namespace, which kube_resources_namespace does not give; looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`,
       'Nothing was enrolled and nothing was changed. Run inside the cluster agent Pod, or allow listing Deployments so its namespace can be found.',
     );
+  }
+
+  /** One Deployment only: with several, the restart keeps the chart's usual name rather than pick one. */
+  private noteDeployment(found: string[]): void {
+    const [only, ...more] = found;
+    if (only && more.length === 0) this.agentDeployment = only.slice(only.indexOf('/') + 1);
   }
 
   protected async naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
@@ -166,6 +176,6 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
 
   restartCommand(): string {
     // Our rollout, not a bare `kubectl rollout restart`: it checks room first and restarts without a gap.
-    return commandLine([programName(), 'rollout', 'deployment/datadog-cluster-agent', '-n', this.ref.namespace, ...this.kubeFlags]);
+    return commandLine([programName(), 'rollout', `deployment/${this.agentDeployment ?? 'datadog-cluster-agent'}`, '-n', this.ref.namespace, ...this.kubeFlags]);
   }
 }
