@@ -20,6 +20,8 @@ beforeEach(async () => {
   w = await agentWorld(cluster, 'ns');
 });
 afterEach(async () => {
+  // A cluster-agent Deployment left behind would be found by the next test's cluster-wide look.
+  await cluster.kubectl(['delete', 'deployments', '--all', '-n', w.ns, '--wait=false']);
   await w.close();
 });
 
