@@ -11,7 +11,7 @@ import { apiStatus } from './kube-errors.js';
  * cluster-agent Deployment; the Operator puts agent.datadoghq.com/component=cluster-agent (and the
  * app.kubernetes.io one too).
  */
-export const CLUSTER_AGENT_SELECTORS = ['app.kubernetes.io/component=cluster-agent', 'agent.datadoghq.com/component=cluster-agent'] as const;
+const CLUSTER_AGENT_SELECTORS = ['app.kubernetes.io/component=cluster-agent', 'agent.datadoghq.com/component=cluster-agent'] as const;
 
 export interface Sightings {
   /** "namespace/name", sorted, each once. */

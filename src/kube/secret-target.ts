@@ -24,7 +24,7 @@ export interface ResolvedSecretTarget {
   configNamespace: boolean;
 }
 
-export interface SecretTargetFlags {
+interface SecretTargetFlags {
   namespace?: string;
   secretName?: string;
   /**
