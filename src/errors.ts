@@ -150,6 +150,9 @@ export const ERROR_CODES = {
   KUBE_RESPONSE_TOO_LARGE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes API answer was larger than par-identity reads' },
   SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
   SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },
+  NAMESPACE_UNKNOWN: { family: 'KubernetesError', exit: 'kubernetes', meaning: "off-cluster with no -n and no kube_resources_namespace: the agent's namespace is unknown (never a kubeconfig context's)" },
+  NAMESPACE_MISMATCH: { family: 'ConfigError', exit: 'config', meaning: '-n differs from kube_resources_namespace, the only namespace where the agent reads its Secret' },
+  SECRET_CREATE_UNCERTAIN: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the Secret would be created in a namespace not known to be the agent's (no cluster agent there); --create confirms" },
 
   WORKLOAD_MISSING: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'the --rollout workload does not exist (checked before enrolling)' },
   FALLBACK_UNAVAILABLE: { family: 'RolloutError', exit: 'rolloutFailed', meaning: '--fallback needs node reads this token does not have' },

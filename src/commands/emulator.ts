@@ -57,6 +57,14 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
       : undefined;
     const kube = await startKubeEmulator({ port: options.kubePort, ...(simulation ? { simulation } : {}) });
     seedNamespaces(kube, ['default', 'kube-system', 'datadog']);
+    // The cluster agent as the Helm chart labels it, scaled to 0: off-cluster, its label is how a
+    // rotation knows datadog is the agent's namespace (docs/protocol.md §6c).
+    kube.createObject({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'datadog-cluster-agent', namespace: 'datadog', labels: { 'app.kubernetes.io/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm' } },
+      spec: { replicas: 0, selector: { matchLabels: { app: 'datadog-cluster-agent' } }, template: { metadata: { labels: { app: 'datadog-cluster-agent' } }, spec: { containers: [{ name: 'cluster-agent', image: 'datadog/cluster-agent' }] } } },
+    } as never);
     closeKube = () => kube.close();
     info.kubeUrl = kube.url;
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);

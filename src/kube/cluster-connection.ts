@@ -10,7 +10,7 @@ import { describeProxy } from './kube-proxy.js';
 import { KubeTransport } from './kube-transport.js';
 import { confirmUsable, findNamed, type KubeCluster, type KubeconfigData, KubeconfigError, type KubeUser } from './kubeconfig.js';
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
-import { agentNamespace, serviceAccountDir, serviceAccountNamespace } from './service-account.js';
+import { serviceAccountDir, serviceAccountNamespace } from './service-account.js';
 
 
 // One cluster connection per run, resolved as kubectl resolves it, and said out loud.
@@ -57,8 +57,8 @@ export interface ClusterTarget {
   namespace: string;
   /** "--namespace", "kube_resources_namespace (...)", "context <name>", "service-account namespace file", "default". */
   namespaceSource: string;
-  /** The agent's own namespace (service-account namespace file, else default): where the cluster-id ConfigMap lives. */
-  agentNamespace: string;
+  /** Inside a Pod, its namespace (the service-account namespace file): the agent's own when run in its Pod. Off-cluster: undefined (docs/protocol.md §6c). */
+  agentNamespace?: string;
   /** Lines the command should print as warnings (e.g. NODE_TLS_REJECT_UNAUTHORIZED ignored, KUBECONFIG files missing). */
   warnings: string[];
   limits: RequestLimits;
@@ -242,6 +242,7 @@ function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget
   }
   const { namespace, namespaceSource } = pickNamespace(options, loaded.sourceKind === 'in-cluster' ? undefined : context.namespace, contextName);
   const limits = options.limits ?? {};
+  const podNamespace = serviceAccountNamespace(options.env);
   // Built now, so that what kubectl refuses before sending (an unreadable CA, certificate, key or token
   // file, a removed auth-provider) fails here, before any step that needs the cluster starts.
   let transport: KubeTransport;
@@ -261,7 +262,7 @@ function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget
     ...(context.user ? { user: context.user } : {}),
     namespace,
     namespaceSource,
-    agentNamespace: agentNamespace(options.env),
+    ...(podNamespace ? { agentNamespace: podNamespace } : {}),
     warnings,
     limits,
     config,

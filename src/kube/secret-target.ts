@@ -1,7 +1,10 @@
 import type { AgentConfig } from '../config/index.js';
+import { ConfigError, KubernetesError } from '../errors.js';
 import { serviceAccountNamespace } from './service-account.js';
 
-// Which Secret: flag, then agent config, then the connection's namespace (context, service account), then the default.
+// Which Secret (docs/protocol.md §6c): the namespace the agent reads it from, never a guess. The
+// agent reads kube_resources_namespace, else its own Pod's namespace: -n, else kube_resources_namespace,
+// else (inside a Pod) the service-account namespace. A kubeconfig context's namespace is never taken.
 
 export const DEFAULT_SECRET_NAME = 'private-action-runner-identity';
 /** The name Helm and the Datadog Operator deploy: worth pointing at when the default is missing. */
@@ -12,26 +15,55 @@ export interface ResolvedSecretTarget {
   namespaceSource: string;
   name: string;
   nameSource: string;
+  /**
+   * The namespace is the agent's for sure: kube_resources_namespace is set (the agent reads only it),
+   * or, without it, we run in a Pod of that namespace. A bare -n off-cluster is not.
+   */
+  agentsForSure: boolean;
+  /** kube_resources_namespace is set: the cluster-id ConfigMap's namespace cannot follow the Secret's. */
+  configNamespace: boolean;
 }
 
-export function resolveSecretTarget(
-  config: AgentConfig,
-  env: NodeJS.ProcessEnv,
-  flags: { namespace?: string; secretName?: string; fallbackNamespace?: { namespace: string; source: string } },
-): ResolvedSecretTarget {
+interface SecretTargetFlags {
+  namespace?: string;
+  secretName?: string;
+  /**
+   * Read-only commands (status, watch): a -n that differs from kube_resources_namespace is a warning,
+   * not a refusal, and an unknown namespace may still be found by the caller (`undefined` namespace).
+   */
+  readOnly?: boolean;
+}
+
+export function resolveSecretTarget(config: AgentConfig, env: NodeJS.ProcessEnv, flags: SecretTargetFlags): ResolvedSecretTarget & { warnings: string[] } {
   const configNs = config.getString('kube_resources_namespace');
+  const configSource = `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})`;
   const saNs = serviceAccountNamespace(env);
-  // After the agent's own setting comes the connection's default (the context's namespace, then the
-  // service account's), as kubectl would pick it.
-  const fallback = flags.fallbackNamespace ?? (saNs ? { namespace: saNs, source: 'service-account namespace file' } : { namespace: 'default', source: 'default' });
-  const [namespace, namespaceSource] = flags.namespace
-    ? [flags.namespace, '--namespace']
-    : configNs
-      ? [configNs, `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})`]
-      : [fallback.namespace, fallback.source];
+  const warnings: string[] = [];
+  if (flags.namespace && configNs && flags.namespace !== configNs) {
+    const said = `-n ${flags.namespace} differs from ${configSource} = ${configNs}: the agent reads its identity Secret from ${configNs} only`;
+    if (!flags.readOnly) throw new ConfigError('NAMESPACE_MISMATCH', said, `Nothing was enrolled and nothing was changed. Drop -n, or pass -n ${configNs}; change kube_resources_namespace first if the agent is to move.`);
+    warnings.push(said);
+  }
   const configName = config.getString('private_action_runner.identity_secret_name');
   const [name, nameSource] = flags.secretName
     ? [flags.secretName, '--secret-name']
     : [configName ?? DEFAULT_SECRET_NAME, config.sourceOf('private_action_runner.identity_secret_name')];
-  return { namespace, namespaceSource, name, nameSource };
+  const [namespace, namespaceSource] = flags.namespace
+    ? [flags.namespace, '--namespace']
+    : configNs
+      ? [configNs, configSource]
+      : saNs
+        ? [saNs, 'service-account namespace file (inside the Pod)']
+        : [undefined, undefined];
+  if (!namespace || !namespaceSource) throw namespaceUnknown();
+  const agentsForSure = configNs ? namespace === configNs : saNs === namespace;
+  return { namespace, namespaceSource, name, nameSource, agentsForSure, configNamespace: Boolean(configNs), warnings };
+}
+
+export function namespaceUnknown(lookedFor = ''): KubernetesError {
+  return new KubernetesError(
+    'NAMESPACE_UNKNOWN',
+    `the cluster agent's namespace is unknown: no -n, no kube_resources_namespace, and not inside a Pod (a kubeconfig context's namespace is never taken for the identity Secret)${lookedFor ? `; ${lookedFor}` : ''}`,
+    'Nothing was enrolled and nothing was changed. Pass -n <the cluster agent\'s namespace> (kubectl get deploy -A -l app.kubernetes.io/component=cluster-agent), or set kube_resources_namespace.',
+  );
 }

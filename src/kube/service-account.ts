@@ -17,8 +17,3 @@ export function serviceAccountNamespace(env: NodeJS.ProcessEnv): string | undefi
     return undefined;
   }
 }
-
-/** The cluster agent's own namespace, as the agent computes it for the cluster-id ConfigMap. */
-export function agentNamespace(env: NodeJS.ProcessEnv): string {
-  return serviceAccountNamespace(env) ?? 'default';
-}

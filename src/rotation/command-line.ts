@@ -33,6 +33,14 @@ export function kubeSelector(input: KubeSelectorInput): string[] {
   return [...(input.kubeconfig ? ['--kubeconfig', input.kubeconfig] : []), ...(input.context ? ['--context', input.context] : [])];
 }
 
+/**
+ * The undo of a rotation: `rollback`, or, when the run created the target (nothing to roll back to,
+ * `rollback` would fail NO_BACKUP), deleting what it created (docs/protocol.md §6c).
+ */
+export function undoCommandOf(target: { selector: string[]; undoCreation?(): string }, created: boolean): string {
+  return created && target.undoCreation ? target.undoCreation() : rollbackCommandOf(target);
+}
+
 /** The `undo:` command of a run, and the roll-forward after a rollback: `rollback` on the very same target. */
 export function rollbackCommandOf(target: { selector: string[] }): string {
   return commandLine([programName(), 'rollback', ...target.selector]);

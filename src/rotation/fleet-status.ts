@@ -45,7 +45,7 @@ export async function runAllNamespacesStatus(options: OutputOptions & TargetOpti
 export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<PodsStatusResult>> {
   const report = createReporter(io, options);
   if (kind === 'file') kind = 'cluster-secret';
-  const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false, ...commandDeadline(options, io) });
+  const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false, readOnly: true, ...commandDeadline(options, io) });
   const current = await target.read();
   const fingerprint = current.identity?.key.kid ?? null;
   const session = await cluster();

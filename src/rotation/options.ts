@@ -88,6 +88,8 @@ export interface RotationOptions extends RunOptions, CredentialFlags {
   ifOlderThanSeconds?: number;
   /** false: do not create the runner's connections after enrolling (the agent creates them per actions_allowlist). */
   connections?: boolean;
+  /** --create: create a missing cluster-agent Secret in a namespace not known to be the agent's (docs/protocol.md §6c). */
+  create?: boolean;
 }
 
 export interface RollbackOptions extends RunOptions {

@@ -1,8 +1,9 @@
 import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveIdentityPath } from '../config/index.js';
-import { ConfigError, UsageError } from '../errors.js';
+import { ConfigError, KubernetesError, UsageError } from '../errors.js';
 import { environmentDifferences, findRunnerProcess, ownerOf, withRunnerEnvironment } from '../host/runner-process.js';
+import { describeSightings, namespacesOf, type Sightings } from '../kube/agent-workloads.js';
 import type { Io } from '../io.js';
-import { type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
+import { namespaceUnknown, type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
@@ -44,7 +45,15 @@ export async function resolveTarget(
   options: TargetOptions,
   ioGiven: Io,
   report: Reporter,
-  checks: { requireEnabled: boolean; /** What is left of the command's deadline: no Kubernetes request outlives it. */ remainingMs?: () => number },
+  checks: {
+    requireEnabled: boolean;
+    /** What is left of the command's deadline: no Kubernetes request outlives it. */
+    remainingMs?: () => number;
+    /** status: a namespace mismatch warns, an unknown namespace is looked for (docs/protocol.md §6c). */
+    readOnly?: boolean;
+    /** A rotation, which creates a missing Secret: --create confirms a namespace not known to be the agent's. */
+    create?: { confirmed: boolean };
+  },
 ): Promise<ResolvedTarget> {
   let io = ioGiven;
   let config = await loadTargetConfig(kind, options, io, report);
@@ -87,8 +96,9 @@ export async function resolveTarget(
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
     if (checks.requireEnabled) requireSecretStorage(config);
-    const { session, resolved } = await locateClusterSecret(config, cluster, options, io, report);
-    return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io) };
+    const { findClusterAgentWorkloads } = await import('../kube/agent-workloads.js');
+    const { session, resolved } = await locateClusterSecret(config, cluster, { ...options, ...(checks.readOnly ? { readOnly: true } : {}) }, io, report, (s) => findClusterAgentWorkloads(s.conn.apps()));
+    return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io, checks.create) };
   }
   const session = await cluster();
   const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
@@ -98,19 +108,31 @@ export async function resolveTarget(
   return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName, () => io.now(), io.env) };
 }
 
-/** The cluster agent's identity Secret on the run's connection (also what `watch` follows). */
+/** The cluster agent's identity Secret on the run's connection (also what `watch` follows); docs/protocol.md §6c. */
 export async function locateClusterSecret<S extends { namespace: string; namespaceSource: string } = ClusterSession>(
   config: AgentConfig,
   cluster: () => Promise<S>,
-  flags: { namespace?: string; secretName?: string },
+  flags: { namespace?: string; secretName?: string; readOnly?: boolean },
   io: Io,
   report: Reporter,
+  /** Off-cluster without a namespace: the cluster-agent Deployments found by their labels (what status shows, and what a refusal names). */
+  discover?: (session: S) => Promise<Sightings>,
 ): Promise<{ session: S; resolved: ResolvedSecretTarget }> {
   const session = await cluster();
-  const resolved = resolveSecretTarget(config, io.env, {
-    ...flags,
-    ...(flags.namespace ? {} : { fallbackNamespace: { namespace: session.namespace, source: session.namespaceSource } }),
-  });
-  report.info(`secret: ${resolved.namespace}/${resolved.name} (namespace from ${resolved.namespaceSource}, name from ${resolved.nameSource})`);
-  return { session, resolved };
+  let resolved: ResolvedSecretTarget & { warnings: string[] };
+  try {
+    resolved = resolveSecretTarget(config, io.env, flags);
+  } catch (err) {
+    if (!(err instanceof KubernetesError) || err.code !== 'NAMESPACE_UNKNOWN' || !discover) throw err;
+    const seen = await discover(session);
+    const namespaces = namespacesOf(seen);
+    const only = namespaces[0];
+    // A read finds the agent where its Deployment runs; a write never acts on a guess.
+    if (!flags.readOnly || namespaces.length !== 1 || !only) throw namespaceUnknown(`looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`);
+    resolved = { ...resolveSecretTarget(config, io.env, { ...flags, namespace: only }), namespaceSource: `cluster-agent Deployment ${seen.found.join(', ')} (found by its labels)`, warnings: [] };
+  }
+  for (const warning of resolved.warnings) report.warn(warning);
+  const { warnings: _, ...target } = resolved;
+  report.info(`secret: ${target.namespace}/${target.name} (namespace from ${target.namespaceSource}, name from ${target.nameSource})`);
+  return { session, resolved: target };
 }

@@ -28,6 +28,8 @@ export interface RunSpec<O extends RunOptions = RunOptions> {
   access: 'write' | 'read';
   /** Refuse a runner whose config does not enable it (rotations of the file and of the cluster agent's Secret). */
   requireEnabled: boolean;
+  /** A rotation creates a missing cluster-agent Secret, only where it is sure to be the agent's (docs/protocol.md §6c). */
+  createsMissing?: boolean;
 }
 
 /** Each field is set by exactly one step. */

@@ -131,6 +131,8 @@ export interface IdentityTarget {
   facts(current: CurrentIdentity): Promise<TargetFacts>;
   /** What an operator does after a change here so the runner loads it (a sentence). */
   restartAdvice(): string;
+  /** The undo of a run that created the target (there is nothing to roll back to): delete what was created. */
+  undoCreation?(): string;
   /** The restart command alone when there is one, else the advice. */
   restartCommand(): string;
 }

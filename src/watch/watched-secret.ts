@@ -34,8 +34,9 @@ export async function resolveWatchedSecret(
   report: Reporter,
 ): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
   const config = await loadTargetConfig('cluster-secret', options, io, report);
-  const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), options, io, report);
+  // The config's own refusal first: it holds whatever the cluster says.
   requireWatchEnabled(config);
+  const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), { ...options, readOnly: true }, io, report);
   return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
 }
 

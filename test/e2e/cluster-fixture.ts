@@ -27,9 +27,22 @@ export interface ClusterFixture {
   close(): Promise<void>;
 }
 
+/** A cluster-agent Deployment labelled as the datadog Helm chart labels it (`<release>-cluster-agent`). */
+export function clusterAgentDeployment(namespace: string, name = 'dd-release-cluster-agent', labels: Record<string, string> = { 'app.kubernetes.io/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm' }): never {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: { replicas: 0, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'cluster-agent', image: 'x' }] } } },
+  } as never;
+}
+
 export async function clusterFixture(): Promise<ClusterFixture> {
   const [kube, enrollment] = await Promise.all([startKubeEmulator(), startEnrollmentEmulator()]);
   seedNamespaces(kube, ['default', NS, 'other']);
+  // The cluster agent as the Helm chart deploys it (its component label): off-cluster, that is how
+  // the tool finds the agent's own namespace, where the cluster-id ConfigMap lives (docs/protocol.md §6c).
+  kube.createObject(clusterAgentDeployment(NS));
   const dir = await mkdtemp(join(tmpdir(), 'par-cluster-'));
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
   await kube.writeKubeconfig(adminKubeconfig, { token: kube.adminToken, namespace: NS });

@@ -47,8 +47,9 @@ describe('rotate-par-identity', () => {
     const identity = decodeIdentity({ privateKey: data.private_key!, urn: data.urn! });
     const kubeSystemUid = fx.kube.getObject('v1', 'Namespace', undefined, 'kube-system')!.metadata.uid;
     expect(data.orch_cluster_id).toBe(kubeSystemUid);
-    // In the agent's own namespace (no service-account file here: default), not the Secret's.
-    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid });
+    // Off-cluster: in the namespace of the cluster-agent Deployment (found by its Helm label).
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid });
+    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')).toBeUndefined();
     expect(json(run.stdout)).toMatchObject({
       status: 'ok',
       urn: data.urn,
@@ -163,7 +164,7 @@ describe('rotate-par-identity', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout)).toMatchObject({ dryRun: true, action: 'create', namespace: NS });
     expect(fx.secret()).toBeUndefined();
-    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')).toBeUndefined();
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')).toBeUndefined();
     expect(enrollCalls()).toHaveLength(0);
     expect(fx.kube.requests.some((r) => r.resource === 'secrets' && r.verb === 'create' && r.query.dryRun === 'All')).toBe(true);
   });
@@ -172,7 +173,7 @@ describe('rotate-par-identity', () => {
     const run = await fx.rotate(['--rollout', 'deployment/does-not-exist']);
     expect(run.code, run.stderr).toBe(10);
     expect(run.stderr).toContain('error[WORKLOAD_MISSING]');
-    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')).toBeUndefined();
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')).toBeUndefined();
     expect(fx.secret()).toBeUndefined();
     // The create was checked all the same, as a server-side dry run.
     expect(fx.kube.requests.some((r) => r.resource === 'configmaps' && r.verb === 'create' && r.query.dryRun === 'All')).toBe(true);
@@ -184,22 +185,47 @@ describe('rotate-par-identity', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] },
     ]);
     for (const extra of [['--dry-run'], []]) {
       const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', noCreate, ...extra]);
       expect(run.code, run.stderr).toBe(9);
       expect(run.stderr).toContain('error[KUBE_FORBIDDEN]');
-      expect(run.stderr).toContain('ConfigMap default/datadog-cluster-id');
+      // The ConfigMap is looked up in the agent's namespace (missing there), so the next missing grant is the fallback's.
+      expect(run.stderr).toContain('reading namespace kube-system (cluster id fallback)');
+      expect(run.stderr).not.toContain('ConfigMap default/');
     }
     expect(enrollCalls()).toHaveLength(0);
     expect(fx.secret()).toBeUndefined();
   });
 
-  it('uses an existing datadog-cluster-id ConfigMap in the agent namespace (default without a service account)', async () => {
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'default' }, data: { id: 'cluster-1234' } });
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'secret-namespace-one' } });
+  it("off-cluster: the cluster-id ConfigMap of the cluster agent's namespace (found by its labels), never default's", async () => {
+    const valid = '0c3f6a4e-6a0b-4c0e-9d4e-2f1a7b9c8d01';
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'default' }, data: { id: '11111111-2222-3333-4444-555555555555' } });
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: valid } });
     expect((await fx.rotate()).code).toBe(0);
-    expect(fx.secretData().orch_cluster_id).toBe('cluster-1234');
+    expect(fx.secretData().orch_cluster_id).toBe(valid);
+  });
+
+  it('an id that is not 36 bytes is replaced with the kube-system UID, as the agent does', async () => {
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'cluster-1234', other: 'kept' } });
+    const run = await fx.rotate(['--no-verify']);
+    expect(run.code, run.stderr).toBe(0);
+    const kubeSystemUid = fx.kube.getObject('v1', 'Namespace', undefined, 'kube-system')!.metadata.uid;
+    expect(fx.secretData().orch_cluster_id).toBe(kubeSystemUid);
+    expect(fx.kube.getObject('v1', 'ConfigMap', NS, 'datadog-cluster-id')?.data).toEqual({ id: kubeSystemUid, other: 'kept' });
+    expect(run.stderr).toContain('not 36 bytes');
+  });
+
+  it('off-cluster with kube_resources_namespace and no cluster agent found: refuses, naming what it looked for', async () => {
+    fx.kube.deleteObject('apps/v1', 'Deployment', NS, 'dd-release-cluster-agent');
+    const run = await fx.rotate(['--no-verify']);
+    expect(run.code, run.stderr).toBe(9);
+    expect(run.stderr).toContain('error[NAMESPACE_UNKNOWN]');
+    expect(run.stderr).toContain('cluster-agent Deployments (Helm/Operator labels): none found');
+    expect(enrollCalls()).toHaveLength(0);
+    expect(fx.secret()).toBeUndefined();
+    expect(fx.kube.getObject('v1', 'ConfigMap', 'default', 'datadog-cluster-id')).toBeUndefined();
   });
 
   it('reads and creates the cluster-id ConfigMap in the service-account namespace, even when the Secret lives elsewhere', async () => {
@@ -236,39 +262,45 @@ describe('rotate-par-identity', () => {
 });
 
 describe('namespace and name resolution order', () => {
-  it('flag > kube_resources_namespace > context namespace > service-account namespace > default; flag > config > default name', async () => {
+  it('-n > kube_resources_namespace > service-account namespace, never the context; flag > config > default name', async () => {
     const saRoot = await serviceAccountRoot(fx, 'other');
     await fx.writeConfig('cluster_name: c');
-    // The admin kubeconfig's context names namespace datadog: it wins over the service account's.
-    const fromContext = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
-    expect(fromContext.code, fromContext.stderr).toBe(0);
-    expect(fromContext.stderr).toContain(`secret: ${NS}/${SECRET} (namespace from context`);
-    expect(fx.secret(SECRET, NS)).toBeDefined();
-    const noNamespace = join(fx.dir, 'no-namespace.kubeconfig');
-    await fx.kube.writeKubeconfig(noNamespace, { token: fx.kube.adminToken });
-    const plain = ['rotate-par-identity', '-c', fx.dir, '--kubeconfig', noNamespace, '--no-verify'];
-    const fromSa = await fx.run(plain, { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
-    expect(fromSa.code, fromSa.stderr).toBe(0);
+    // The admin kubeconfig's context names namespace datadog: never taken for the identity Secret.
+    const offCluster = await fx.rotate(['--no-verify']);
+    expect(offCluster.code, offCluster.stderr).toBe(9);
+    expect(offCluster.stderr).toContain('error[NAMESPACE_UNKNOWN]');
+    expect(enrollCalls()).toHaveLength(0);
+    const inPod = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    expect(inPod.code, inPod.stderr).toBe(0);
+    expect(inPod.stderr).toContain(`secret: other/${SECRET} (namespace from service-account namespace file`);
     expect(fx.secret(SECRET, 'other')).toBeDefined();
-    const fromDefault = await fx.run(plain);
-    expect(fromDefault.code, fromDefault.stderr).toBe(0);
-    expect(fx.secret(SECRET, 'default')).toBeDefined();
+    expect(fx.secret(SECRET, NS)).toBeUndefined();
     await fx.writeConfig(`cluster_name: c\nkube_resources_namespace: ${NS}`);
     const extra = join(fx.dir, 'extra.yaml');
     await writeFile(extra, 'private_action_runner:\n  identity_secret_name: from-config\n');
     const fromConfig = await fx.rotate(['--no-verify', '-E', extra], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
     expect(fromConfig.code, fromConfig.stderr).toBe(0);
     expect(fx.secret('from-config', NS)).toBeDefined();
-    const fromFlags = await fx.rotate(['--no-verify', '-n', 'other', '--secret-name', 'from-flag'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
+    const fromFlags = await fx.rotate(['--no-verify', '-n', NS, '--secret-name', 'from-flag'], { env: { PAR_IDENTITY_SA_ROOT: saRoot } });
     expect(fromFlags.code, fromFlags.stderr).toBe(0);
-    expect(fx.secret('from-flag', 'other')).toBeDefined();
+    expect(fx.secret('from-flag', NS)).toBeDefined();
+  });
+
+  it('-n that differs from kube_resources_namespace refuses, naming both; nothing enrolled', async () => {
+    const run = await fx.rotate(['--no-verify', '-n', 'other']);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stderr).toContain('error[NAMESPACE_MISMATCH]');
+    expect(run.stderr).toContain(`-n other differs from kube_resources_namespace`);
+    expect(run.stderr).toContain(`= ${NS}`);
+    expect(enrollCalls()).toHaveLength(0);
+    expect(fx.secret(SECRET, 'other')).toBeUndefined();
   });
 
   it('in a Pod: the service account token and CA are used, and its namespace', async () => {
     const token = 'in-cluster-token';
     fx.kube.addToken(token, { user: 'system:serviceaccount:other:dca', namespace: 'other', rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['*'] }, { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] });
     const root = await serviceAccountRoot(fx, 'other', token);
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'other' }, data: { id: 'pod-cluster' } });
+    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'other' }, data: { id: 'a0a0a0a0-b1b1-c2c2-d3d3-e4e4e4e4e4e4' } });
     await fx.writeConfig('cluster_name: c');
     const url = new URL(fx.kube.url);
     const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--no-verify'], {
@@ -276,7 +308,7 @@ describe('namespace and name resolution order', () => {
     });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('in-cluster service account');
-    expect(fx.secretData(SECRET, 'other').orch_cluster_id).toBe('pod-cluster');
+    expect(fx.secretData(SECRET, 'other').orch_cluster_id).toBe('a0a0a0a0-b1b1-c2c2-d3d3-e4e4e4e4e4e4');
   });
 });
 

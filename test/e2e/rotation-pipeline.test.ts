@@ -133,17 +133,24 @@ describe('one cluster connection per run, resolved like kubectl', () => {
     await writeConfig('datadog-cluster.yaml');
     const extra = join(dir, 'extra.yaml');
     await writeFile(extra, 'private_action_runner:\n  identity_secret_name: custom-name\n');
-    const result = await run(['rotate-par-identity', '-c', dir, '-E', extra, '--kubeconfig', kubeconfig, '--context', 'ctx-a', '-n', NS, '--no-verify']);
+    const rotate = ['rotate-par-identity', '-c', dir, '-E', extra, '--kubeconfig', kubeconfig, '--context', 'ctx-a', '-n', NS, '--no-verify'];
+    const first = await run(rotate);
+    expect(first.code, first.stderr).toBe(0);
+    // It created the Secret: nothing to roll back to, the undo deletes it (docs/protocol.md §6c).
+    expect(first.stdout).toContain(`undo: kubectl -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a delete secret custom-name`);
+    const result = await run(rotate);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`undo: par-identity rollback --secret -c ${dir} -E ${extra} -n ${NS} --secret-name custom-name --kubeconfig '${kubeconfig}' --context ctx-a`);
-    expect(result.stdout).toContain(`next: replicas running \`par-identity watch\` reload it within seconds; others need a restart create-before-delete: par-identity rollout deployment/datadog-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a`);
+    // The restart names the cluster agent's Deployment found by its Helm label.
+    expect(result.stdout).toContain(`next: replicas running \`par-identity watch\` reload it within seconds; others need a restart create-before-delete: par-identity rollout deployment/dd-release-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a`);
     expect(result.stdout).not.toContain('kubectl');
-    // The printed undo command, run as printed, acts on the same Secret.
+    // The printed undo command, run as printed, acts on the same Secret: the first run's identity is back.
     const undo = result.stdout.split('\n').find((l) => l.startsWith('undo: '))!.slice('undo: par-identity '.length);
     const words = [...undo.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
     const back = await run([...words, '--no-verify']);
-    expect(back.code, back.stderr).toBe(7); // no previous identity on a first rotation: NO_BACKUP
-    expect(back.stderr).toContain(`Secret ${NS}/custom-name keeps no previous identity`);
+    expect(back.code, back.stderr).toBe(0);
+    const firstUrn = /rotated: (\S+)/.exec(first.stdout)![1]!;
+    expect(Buffer.from((kube.getObject('v1', 'Secret', NS, 'custom-name')!.data as Record<string, string>).urn!, 'base64').toString()).toBe(firstUrn);
   });
 });
 
@@ -198,12 +205,12 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
   it('a Secret write the token may not make → exit 9 KUBE_FORBIDDEN', async () => {
     const kube = await cluster();
     const token = 'read-only';
-    kube.addToken(token, { user: `system:serviceaccount:${NS}:ro`, namespace: NS, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps', 'namespaces'], verbs: ['get'] }] });
+    kube.addToken(token, { user: `system:serviceaccount:${NS}:ro`, namespace: NS, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps', 'namespaces'], verbs: ['get'] }, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }] });
     const kubeconfig = join(dir, 'ro.kubeconfig');
     await kube.writeKubeconfig(kubeconfig, { token, namespace: NS });
     kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: '00000000-0000-0000-0000-000000000001' } } as KubeObject);
     await writeConfig('datadog-cluster.yaml');
-    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--dry-run']), 9, 'KUBE_FORBIDDEN');
+    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--dry-run']), 9, 'KUBE_FORBIDDEN');
   });
 
   it('a --rollout workload that does not exist → exit 10 WORKLOAD_MISSING', async () => {
@@ -211,7 +218,7 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const kubeconfig = join(dir, 'kubeconfig');
     await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
     await writeConfig('datadog-cluster.yaml');
-    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/nope', '--dry-run']), 10, 'WORKLOAD_MISSING');
+    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--rollout', 'deployment/nope', '--dry-run']), 10, 'WORKLOAD_MISSING');
     expect(kube.getObject('v1', 'Secret', NS, SECRET)).toBeUndefined();
   });
 
@@ -224,13 +231,13 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
       rules: [
         { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['*'] },
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list'] },
       ],
     });
     const kubeconfig = join(dir, 'np.kubeconfig');
     await kube.writeKubeconfig(kubeconfig, { token, namespace: NS });
     await writeConfig('datadog-cluster.yaml');
-    const result = await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par']);
+    const result = await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--rollout', 'deployment/par']);
     expect(result.code, result.stderr).toBe(9);
     expect(result.stderr).toContain('error[KUBE_FORBIDDEN]');
     expect(enrollRequests()).toHaveLength(0);

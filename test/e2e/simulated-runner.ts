@@ -1,3 +1,4 @@
+import { clusterAgentDeployment } from './cluster-fixture.js';
 import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
 
 // A simulated cluster with one node and a one-replica `par` Deployment whose Pods become ready
@@ -8,6 +9,8 @@ export async function clusterWithRunner(namespaces: string[], namespace: string)
     simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
   });
   seedNamespaces(kube, namespaces);
+  // Off-cluster, the cluster agent's labelled Deployment is what places its cluster id (docs/protocol.md §6c).
+  kube.createObject(clusterAgentDeployment(namespace));
   kube.createObject({
     apiVersion: 'apps/v1',
     kind: 'Deployment',

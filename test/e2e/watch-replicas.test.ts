@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoRunner, startDemoReplicas } from '../../src/emulators/demo-runner/index.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
+import { clusterAgentDeployment } from './cluster-fixture.js';
 import { runCli } from './run-cli.js';
 import { eventually, type KubeFixture, kubeFixture, NAMESPACE, SECRET } from './watch-fixture.js';
 
@@ -19,6 +20,8 @@ let replicas: DemoRunner[] = [];
 
 beforeEach(async () => {
   kube = await kubeFixture();
+  // Off-cluster, the cluster agent's labelled Deployment places its cluster id (docs/protocol.md §6c).
+  kube.emu.createObject(clusterAgentDeployment(NAMESPACE));
   enrollment = await startEnrollmentEmulator();
   dir = await mkdtemp(join(tmpdir(), 'par-replicas-'));
   await writeFile(

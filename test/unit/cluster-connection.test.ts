@@ -134,7 +134,8 @@ describe('resolveCluster precedence', () => {
     const inPod = await resolveCluster({ env: { ...env, KUBECONFIG: undefined } });
     expect([inPod.server, inPod.sourceKind, inPod.namespace, inPod.namespaceSource, inPod.agentNamespace]).toEqual(['https://127.0.0.1:1004', 'in-cluster', 'pod-ns', 'service-account namespace file', 'pod-ns']);
     const home = await resolveCluster({ env: { HOME: dir } });
-    expect([home.server, home.sourceKind, home.agentNamespace]).toEqual(['https://127.0.0.1:1005', 'home', 'default']);
+    // Off-cluster the agent's own namespace is unknown (docs/protocol.md §6c), never `default`.
+    expect([home.server, home.sourceKind, home.agentNamespace]).toEqual(['https://127.0.0.1:1005', 'home', undefined]);
   });
 
   it('a KUBECONFIG naming no existing file is ignored but ~/.kube/config is not read (kubectl), and nothing found is an error, never localhost:8080', async () => {

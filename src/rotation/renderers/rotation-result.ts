@@ -1,7 +1,7 @@
 import type { CommandResult } from '../../output.js';
 import type { RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
-import { rollbackCommandOf } from '../command-line.js';
+import { undoCommandOf } from '../command-line.js';
 import type { RotationOptions } from '../options.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
@@ -84,7 +84,9 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
   const verify = r.verify ?? { performed: false };
   const previousUrn = need(r.current, 'current identity').identity?.record.urn ?? null;
   const rolled = rolloutSummary(r.rolledOut);
-  const undo = rollbackCommandOf(target);
+  // A created Secret has no previous identity: `rollback` would fail NO_BACKUP (docs/protocol.md §6c).
+  const created = written.data.action === 'created' && target.undoCreation !== undefined;
+  const undo = undoCommandOf(target, created);
   return {
     json: {
       schemaVersion: 1,
@@ -113,7 +115,7 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
       `  verified:     ${describeVerify(verify)}`,
       ...(r.rolledOut ? [] : [`next: ${target.restartAdvice()}`]),
       ...rolled.lines,
-      `undo: ${undo}`,
+      created ? `undo: ${undo} (it was created by this run: nothing to roll back to; the runner ${next.urn} stays registered in Datadog until removed there)` : `undo: ${undo}`,
     ],
   };
 }

@@ -6,7 +6,13 @@ export const resolve: Step = {
   name: 'resolve',
   title: 'resolve config and target',
   async run(r) {
-    r.resolved = await resolveTarget(r.spec.kind, r.spec.options, r.io, r.report, { requireEnabled: r.spec.requireEnabled, remainingMs: () => r.deadline.remainingMs() });
+    const { spec } = r;
+    r.resolved = await resolveTarget(spec.kind, spec.options, r.io, r.report, {
+      requireEnabled: spec.requireEnabled,
+      remainingMs: () => r.deadline.remainingMs(),
+      ...(spec.access === 'read' ? { readOnly: true } : {}),
+      ...(spec.createsMissing ? { create: { confirmed: (spec.options as { create?: boolean }).create === true } } : {}),
+    });
   },
   async plan(r) {
     await resolve.run(r);

@@ -1,7 +1,7 @@
 import { retryPolicyFromEnv } from '../../enrollment/index.js';
 import { VerificationError } from '../../errors.js';
 import type { DecodedIdentity } from '../../identity/index.js';
-import { rollbackCommandOf } from '../command-line.js';
+import { undoCommandOf } from '../command-line.js';
 import { healthCheckInput } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';
 import { verificationContext, verifyOnce } from '../verify-step.js';
@@ -46,13 +46,14 @@ export const verify: Step = {
 function verificationFailed(r: Run, identity: DecodedIdentity, reason: string): VerificationError {
   const { target } = need(r.resolved, 'target');
   const urn = identity.record.urn;
-  const rollbackCommand = rollbackCommandOf(target);
+  const created = r.change === 'rotated' && r.written?.data.action === 'created';
+  const rollbackCommand = undoCommandOf(target, created);
   const details = { urn, ...target.where, rollbackCommand };
   if (r.change === 'rotated') {
     const kept = need(r.written, 'write').previousKept;
     return new VerificationError(
       `the new identity ${urn} was stored in ${target.label} but the server did not accept it: ${reason}`,
-      `${kept ? `The previous identity is kept; restore it with: ${rollbackCommand}` : 'No previous identity was kept.'} Do not restart the runner${r.rollout ? '; the rollout was not started' : ''}.`,
+      `${kept ? `The previous identity is kept; restore it with: ${rollbackCommand}` : created ? `It was created by this run; undo with: ${rollbackCommand}` : 'No previous identity was kept.'} Do not restart the runner${r.rollout ? '; the rollout was not started' : ''}.`,
       details,
     );
   }

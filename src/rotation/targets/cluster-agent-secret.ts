@@ -8,6 +8,7 @@ import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
 import { SecretTargetBase } from './secret-base.js';
+import { describeSightings, findClusterAgentWorkloads, findSecretsNamed, namespacesOf } from '../../kube/agent-workloads.js';
 
 // The cluster agent's identity Secret (docs/protocol.md §6): data keys private_key, urn, orch_cluster_id,
 // api_key_hash, the agent's labels, and previous_* kept beside them (the Go reader ignores extras).
@@ -29,6 +30,9 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   readonly flavor = 'cluster_agent' as const;
   readonly selector: string[];
   private clusterId: ClusterId | undefined;
+  private clusterIdWhere: string | undefined;
+  /** The cluster-agent Deployment found by its labels in the Secret's namespace: what a restart names. */
+  private agentDeployment: string | undefined;
   private readonly kubeFlags: string[];
 
   constructor(
@@ -38,6 +42,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     selectors: { config: string[]; kube: string[] },
     keepPrevious: boolean,
     private readonly io: Io,
+    /** Set for a rotation (which creates a missing Secret); `confirmed`: --create. */
+    private readonly create?: { confirmed: boolean },
   ) {
     super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious, () => io.now());
     this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
@@ -53,18 +59,72 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
         `Nothing was changed. Pass --secret-name ${HELM_SECRET_NAME} (or set private_action_runner.identity_secret_name) so the agent and this tool use the same Secret.`,
       );
     }
-    return { state: 'missing', notes: ['the Secret does not exist yet: it will be created'], warnings: [] };
+    if (this.create) return { state: 'missing', notes: [`the Secret does not exist yet: it will be created (${await this.whyCreateHere()})`], warnings: [] };
+    return { state: 'missing', notes: ['the Secret does not exist'], warnings: [] };
+  }
+
+  /**
+   * A Secret is created only where the agent is sure to read it (docs/protocol.md §6c): a wrong
+   * namespace would enroll a runner no agent uses, and its undo could restore nothing.
+   */
+  private async whyCreateHere(): Promise<string> {
+    const { ref, resolved } = this;
+    if (resolved.agentsForSure) return `namespace from ${resolved.namespaceSource}`;
+    const here = await findClusterAgentWorkloads(this.session.conn.apps(), ref.namespace);
+    this.noteDeployment(here.found);
+    if (here.found.length > 0) return `cluster agent ${here.found.join(', ')} runs in namespace ${ref.namespace}`;
+    if (this.create?.confirmed) return `--create, though no cluster-agent Deployment was found in namespace ${ref.namespace}`;
+    const workloads = await findClusterAgentWorkloads(this.session.conn.apps());
+    const secrets = await findSecretsNamed(this.core, ref.name);
+    throw new KubernetesError(
+      'SECRET_CREATE_UNCERTAIN',
+      `Secret ${ref.namespace}/${ref.name} does not exist, and namespace ${ref.namespace} (from ${resolved.namespaceSource}) is not known to be the cluster agent's: no cluster-agent Deployment (Helm/Operator labels) there, no kube_resources_namespace, not inside its Pod. ${describeSightings('cluster-agent Deployments', workloads)}; ${describeSightings(`identity Secrets named ${ref.name}`, secrets)}`,
+      `Nothing was enrolled and nothing was changed. Pass -n <the namespace the cluster agent runs in>; or, if ${ref.namespace} is where the agent reads its Secret, add --create.`,
+      { namespace: ref.namespace, clusterAgents: workloads.found, identitySecrets: secrets.found },
+    );
+  }
+
+  /**
+   * Where the agent reads datadog-cluster-id: its own Pod's namespace (docs/protocol.md §6c). Off-cluster,
+   * the cluster agent's Deployment tells; else the Secret's namespace, when kube_resources_namespace
+   * does not separate the two.
+   */
+  private async clusterIdNamespace(): Promise<{ namespace: string; source: string }> {
+    const inPod = this.session.conn.agentNamespace;
+    if (inPod) return { namespace: inPod, source: 'service-account namespace file' };
+    // The Secret's namespace first: a namespaced Role can list there, where a cluster-wide list is often forbidden.
+    const beside = await findClusterAgentWorkloads(this.session.conn.apps(), this.ref.namespace);
+    this.noteDeployment(beside.found);
+    if (beside.found.length > 0) return { namespace: this.ref.namespace, source: `namespace of cluster agent ${beside.found.join(', ')}` };
+    const seen = await findClusterAgentWorkloads(this.session.conn.apps());
+    const namespaces = namespacesOf(seen);
+    const ns = namespaces.includes(this.ref.namespace) ? this.ref.namespace : namespaces.length === 1 ? namespaces[0] : undefined;
+    if (ns) return { namespace: ns, source: `namespace of cluster agent ${seen.found.filter((f) => f.startsWith(`${ns}/`)).join(', ')}` };
+    if (namespaces.length === 0 && !this.resolved.configNamespace) return { namespace: this.ref.namespace, source: "the Secret's namespace (no kube_resources_namespace, no cluster-agent Deployment found)" };
+    throw new KubernetesError(
+      'NAMESPACE_UNKNOWN',
+      `the namespace of ConfigMap ${CLUSTER_ID_CONFIGMAP} is unknown: the agent reads it in its own Pod's namespace, which kube_resources_namespace does not give; looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`,
+      'Nothing was enrolled and nothing was changed. Run inside the cluster agent Pod, or allow listing Deployments so its namespace can be found.',
+    );
+  }
+
+  /** One Deployment only: with several, the restart keeps the chart's usual name rather than pick one. */
+  private noteDeployment(found: string[]): void {
+    const [only, ...more] = found;
+    if (only && more.length === 0) this.agentDeployment = only.slice(only.indexOf('/') + 1);
   }
 
   protected async naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
     // The agent reads its cluster id in its own namespace, which can differ from the Secret's.
-    const clusterId = await resolveClusterId(this.core, this.session.conn.agentNamespace);
+    const where = await this.clusterIdNamespace();
+    this.clusterIdWhere = where.namespace;
+    const clusterId = await resolveClusterId(this.core, where);
     this.clusterId = clusterId;
     const notes = [`cluster id: ${clusterId.id} (${clusterId.source})`];
     // Created only by the write, after enrolling: checked now, so a token that may not create it fails before.
     if (!clusterId.stored) {
-      await storeClusterId(this.core, this.session.conn.agentNamespace, clusterId.id, { dryRun: true });
-      notes.push('server-side dry run of the cluster-id ConfigMap create: allowed');
+      await storeClusterId(this.core, where.namespace, clusterId, { dryRun: true });
+      notes.push(`server-side dry run of the cluster-id ConfigMap ${clusterId.replaces ? 'update' : 'create'}: allowed`);
     }
     const warnings: string[] = [];
     // Runner-name prefix: cluster_name, else the hostname (docs/protocol.md §3), with a warning.
@@ -84,9 +144,10 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   protected override async afterWrite(): Promise<{ notes: string[]; warnings: string[] }> {
     const wanted = this.clusterId;
     if (!wanted || wanted.stored) return { notes: [], warnings: [] };
-    const where = `ConfigMap ${this.session.conn.agentNamespace}/${CLUSTER_ID_CONFIGMAP}`;
+    const namespace = this.clusterIdWhere ?? this.ref.namespace;
+    const where = `ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`;
     try {
-      const stored = await storeClusterId(this.core, this.session.conn.agentNamespace, wanted.id, { dryRun: false });
+      const stored = await storeClusterId(this.core, namespace, wanted, { dryRun: false });
       if (stored.createdByUs) return { notes: [`cluster id ${wanted.id} stored in new ${where}`], warnings: [] };
       if (stored.id === wanted.id) return { notes: [`cluster id: ${where} was created meanwhile, with the same id`], warnings: [] };
       return { notes: [], warnings: [`${where} was created meanwhile with id ${stored.id}, while this runner was enrolled with ${wanted.id} (also stored as orch_cluster_id)`] };
@@ -108,8 +169,13 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     return `replicas running \`${programName()} watch\` reload it within seconds; others need a restart create-before-delete: ${restart}`;
   }
 
+  /** Undoing a creation is deleting what was created: there is no previous identity to roll back to. */
+  undoCreation(): string {
+    return commandLine(['kubectl', '-n', this.ref.namespace, ...this.kubeFlags, 'delete', 'secret', this.ref.name]);
+  }
+
   restartCommand(): string {
     // Our rollout, not a bare `kubectl rollout restart`: it checks room first and restarts without a gap.
-    return commandLine([programName(), 'rollout', 'deployment/datadog-cluster-agent', '-n', this.ref.namespace, ...this.kubeFlags]);
+    return commandLine([programName(), 'rollout', `deployment/${this.agentDeployment ?? 'datadog-cluster-agent'}`, '-n', this.ref.namespace, ...this.kubeFlags]);
   }
 }
