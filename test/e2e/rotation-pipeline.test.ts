@@ -255,7 +255,7 @@ describe('one writer at a time on the identity file', () => {
     // and it tried again, which only --wait-lock makes it do (test/fixtures/lock-tries.ts). A run that
     // ignored --wait-lock exits 11 after its first try, and this test then fails on its exit code.
     const tries = lockTries(dir, 'privateactionrunner_private_identity.json.lock');
-    const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20', '--no-verify']);
+    const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20s', '--no-verify']);
     const first = await Promise.race([tries.seen(2).then(() => 'retried' as const), waiting]);
     tries.close();
     await held.release();
