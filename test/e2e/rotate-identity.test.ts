@@ -85,8 +85,8 @@ describe('rotate-identity happy path', () => {
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--dry-run', '--json']);
     expect(run.code, run.stderr).toBe(0);
     expect(parseJson(run.stdout)).toMatchObject({ dryRun: true, identityFile: fx.identityPath });
-    // The one request a dry run makes is the API key check: nothing is enrolled.
-    expect(fx.emulator.requests.map((r) => r.route)).toEqual(['validate']);
+    // The only requests a dry run makes are the two key checks: nothing is enrolled.
+    expect(fx.emulator.requests.map((r) => r.route)).toEqual(['validate', 'validate_keys']);
     expect(await fx.read()).toBe(before);
     expect(await fx.files()).toEqual(filesBefore);
   });

@@ -5,6 +5,7 @@ import { rollbackCommandOf } from '../command-line.js';
 import type { RotationOptions } from '../options.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
+import { describeCredentialCheck } from '../steps/enroll.js';
 import { describeVerify } from '../verify-step.js';
 import { planLines } from './plan.js';
 
@@ -26,6 +27,7 @@ export function rotationPlanResult(r: RotationRun, command: RotationCommand, pla
   const { target } = need(r.resolved, 'target');
   const current = need(r.current, 'current identity');
   const ctx = need(r.ctx, 'enrollment context');
+  const credentials = need(r.credentialCheck, 'credential check');
   return {
     json: {
       schemaVersion: 1,
@@ -37,10 +39,16 @@ export function rotationPlanResult(r: RotationRun, command: RotationCommand, pla
       enrollmentUrl: ctx.endpoint.baseUrl,
       ...naming(r),
       ...(target.kind !== 'file' ? { action: current.state === 'missing' ? ('create' as const) : ('update' as const) } : {}),
+      credentials,
       plan,
       durationMs: elapsedMs(r),
     },
-    summary: [`dry run passed: ${command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`, ...planLines(plan)],
+    summary: [
+      `dry run passed: ${command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`,
+      `  proven:       ${describeCredentialCheck(credentials)}`,
+      ...credentials.unproven.map((u) => `  not proven:   ${u}`),
+      ...planLines(plan),
+    ],
   };
 }
 
