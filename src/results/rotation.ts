@@ -98,6 +98,9 @@ export type RotationPlanResult = Envelope<RotationCommand, 'ok'> &
     dryRun: true;
     previousUrn: string | null;
     enrollmentUrl: string;
+    /** The Datadog site (URN region, API host) and where it came from (docs/configuration.md, "Site"). */
+    site: string;
+    siteSource: string;
     /** The Secret targets: whether the write would create or update it. */
     action?: 'create' | 'update';
     /** What was proven of the keys, and what was not. */

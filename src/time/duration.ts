@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import { MAX_TIMER_MS } from './clock.js';
 
 // One parser for every duration flag: `90d`, `12h`, `30m`, `45s`, `1500ms`; the unit is required
-// (docs/commands.md §Durations: a bare `90` was 90 seconds to --if-older-than, whose operator meant days,
+// (docs/commands.md, "Durations": a bare `90` was 90 seconds to --if-older-than, whose operator meant days,
 // and 5000 meant 5 s to --splay but 83 min to --timeout), except a bare `0` where the flag allows zero.
 // Bounds are part of the flag: intervals (poll, re-list, splay, staleness) are
 // at most a day, deadlines as their flag says. Nothing larger than a timer can hold gets through,

@@ -37,6 +37,8 @@ export function rotationPlanResult(r: RotationRun, command: RotationCommand, pla
       ...target.where,
       previousUrn: current.identity?.record.urn ?? null,
       enrollmentUrl: ctx.endpoint.baseUrl,
+      site: ctx.endpoint.site,
+      siteSource: ctx.endpoint.siteSource,
       ...naming(r),
       ...(target.kind !== 'file' ? { action: current.state === 'missing' ? ('create' as const) : ('update' as const) } : {}),
       credentials,
@@ -45,6 +47,7 @@ export function rotationPlanResult(r: RotationRun, command: RotationCommand, pla
     },
     summary: [
       `dry run passed: ${command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`,
+      `  site:         ${ctx.endpoint.site} (${ctx.endpoint.siteSource})`,
       `  proven:       ${describeCredentialCheck(credentials)}`,
       ...credentials.unproven.map((u) => `  not proven:   ${u}`),
       ...planLines(plan),
