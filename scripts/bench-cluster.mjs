@@ -420,7 +420,7 @@ async function daemonSetPhase(kc) {
       return {};
     },
     'par-identity': async () => {
-      const r = await run(process.execPath, [BIN, 'rollout', `daemonset/${DS_NAME}`, '--surge', '-n', DS_NS, '--kubeconfig', ADMIN, '--timeout', String(rolloutTimeoutS), '--json'], { timeoutMs: (rolloutTimeoutS + 60) * 1000 });
+      const r = await run(process.execPath, [BIN, 'rollout', `daemonset/${DS_NAME}`, '--surge', '-n', DS_NS, '--kubeconfig', ADMIN, '--timeout', `${rolloutTimeoutS}s`, '--json'], { timeoutMs: (rolloutTimeoutS + 60) * 1000 });
       if (r.code !== 0) throw new Error(`par-identity rollout exited ${r.code}: ${r.stderr}`);
       const out = JSON.parse(r.stdout);
       if (out.action !== 'rolled-out' || !out.surged || !out.strategyRestored) throw new Error(`par-identity rollout: ${r.stdout}`);

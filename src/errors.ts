@@ -104,6 +104,7 @@ export const ERROR_CODES = {
 
   CREDENTIALS_REJECTED: { family: 'CredentialsRejectedError', exit: 'credentialsRejected', meaning: 'the Datadog API answered 401/403 to the API/application key' },
   API_KEY_INVALID: { family: 'ParError', exit: 'credentialsRejected', meaning: "Datadog's key validation endpoint says the API key is not valid" },
+  APP_KEY_INVALID: { family: 'ParError', exit: 'credentialsRejected', meaning: "dry run: Datadog's key validation endpoint says the application key is not valid" },
 
   ENROLL_REJECTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API refused the request (4xx other than 401/403/429)' },
   ENROLL_BAD_RESPONSE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API answer is malformed or too large' },

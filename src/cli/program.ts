@@ -6,6 +6,7 @@ import { RedactingCommand } from './redacting-command.js';
 import { GLOBAL_FLAGS, outputOptions } from './shared-flags.js';
 import { UsageError, usageHint } from '../errors.js';
 import { parseDurationFlag } from '../time/index.js';
+import { shownDefault } from './duration-flags.js';
 import { rejectedValue } from './value-parsers.js';
 import { argumentKey, type CommandSpec, type FlagSpec, optionOf, type ProgramSpec, type Raw } from './spec.js';
 import { choiceParser } from './value-parsers.js';
@@ -23,7 +24,7 @@ function option(flag: FlagSpec): Option {
   if (flag.parse) opt.argParser(flag.parse);
   else if (duration) opt.argParser((value: string) => parseDurationFlag(value, duration, rejectedValue(duration.flag, value)));
   if (flag.repeatable) opt.argParser(collect).default(flag.default ?? []);
-  if (flag.default !== undefined) opt.default(flag.default);
+  if (flag.default !== undefined) opt.default(flag.default, flag.duration ? shownDefault(flag) : undefined);
   if (flag.conflicts) opt.conflicts(flag.conflicts);
   return opt;
 }

@@ -1,5 +1,6 @@
+import { DEFAULT_SITE } from '../config/endpoint.js';
 import { loadAgentConfig } from '../config/index.js';
-import { deleteProfile, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
+import { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
 import { ConfigError, UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
@@ -46,19 +47,44 @@ async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> 
   };
 }
 
+/** The profile, or why the keychain cannot be read (no Secret Service, the single executable): `show` reports the rest. */
+async function readStored(profile: string): Promise<{ stored: Profile; unavailable?: KeychainUnavailableError }> {
+  try {
+    return { stored: await readProfile(profile) };
+  } catch (err) {
+    if (err instanceof KeychainUnavailableError) return { stored: {}, unavailable: err };
+    throw err;
+  }
+}
+
+const shownValue = (field: string, value: string) => (field === 'site' ? value : maskSecret(value));
+
 async function show(options: CredentialsOptions, io: Io): Promise<CommandResult> {
-  const stored = await readProfile(options.profile);
+  const { stored, unavailable } = await readStored(options.profile);
   const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env });
+  const fromProfile = `keychain profile ${options.profile}`;
+  const set = (field: string) => config.sourceOf(field) !== 'default' && config.getString(field) !== undefined;
+  // The order a rotation follows (docs/configuration.md): env and config first; the profile's site only with its API key.
+  const apiKeyFromProfile = !set('api_key') && Boolean(stored.api_key);
   const effective = PROFILE_FIELDS.map((field) => {
-    const configured = config.getString(field);
-    const source = configured ? config.sourceOf(field) : stored[field] ? `keychain profile ${options.profile}` : 'not set';
-    const value = configured ?? stored[field];
-    return { field, source, value: value === undefined ? null : field === 'site' ? value : maskSecret(value) };
+    if (set(field)) return { field, source: config.sourceOf(field), value: shownValue(field, config.getString(field)!) };
+    const fromKeychain = field === 'site' ? apiKeyFromProfile && stored.site : stored[field];
+    if (fromKeychain) return { field, source: fromProfile, value: shownValue(field, fromKeychain) };
+    if (field === 'site') return { field, source: 'default', value: DEFAULT_SITE };
+    return { field, source: 'not set', value: null };
   });
+  const keychainLine = unavailable
+    ? `keychain profile ${options.profile}: not read, ${unavailable.message}`
+    : `keychain profile ${options.profile}: ${PROFILE_FIELDS.map((f) => `${f} ${stored[f] ? shownValue(f, stored[f]!) : '-'}`).join(', ')}`;
   return {
-    json: resultJson('credentials show', { profile: options.profile, keychain: Object.fromEntries(PROFILE_FIELDS.map((f) => [f, stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : null])), effective }),
+    json: resultJson('credentials show', {
+      profile: options.profile,
+      keychain: unavailable ? null : Object.fromEntries(PROFILE_FIELDS.map((f) => [f, stored[f] ? shownValue(f, stored[f]!) : null])),
+      ...(unavailable ? { keychainUnavailable: unavailable.message } : {}),
+      effective,
+    }),
     summary: [
-      `keychain profile ${options.profile}: ${PROFILE_FIELDS.map((f) => `${f} ${stored[f] ? (f === 'site' ? stored[f] : maskSecret(stored[f]!)) : '-'}`).join(', ')}`,
+      keychainLine,
       'used by a rotation now (flags --api-key-file/--app-key-file, when given, come first):',
       ...effective.map((e) => `  ${e.field.padEnd(8)} ${e.value ?? '-'}  (${e.source})`),
     ],

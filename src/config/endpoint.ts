@@ -11,6 +11,8 @@ export interface Endpoint {
   baseUrl: string;
   /** Site used for the URN region. */
   site: string;
+  /** Where the site came from: a config file or variable, `dd_url`, a keychain profile, `default`. */
+  siteSource: string;
   how: string;
 }
 
@@ -28,26 +30,35 @@ function hostOf(ddUrl: string): string {
   }
 }
 
-export function resolveEndpoint(config: AgentConfig, env: NodeJS.ProcessEnv): Endpoint {
+/**
+ * The site, by precedence (docs/configuration.md, "Site"): the environment (DD_SITE, DD_DD_URL, DD_URL),
+ * then the config files (`site`, `dd_url`), then the site stored with the keychain keys this run uses
+ * (`stored`), then datadoghq.com.
+ */
+export function resolveEndpoint(config: AgentConfig, env: NodeJS.ProcessEnv, stored?: { site: string; source: string }): Endpoint {
   const ddUrl = config.getString('dd_url');
-  const configuredSite = config.getString('site');
-  const site = configuredSite ?? DEFAULT_SITE;
+  // The table's default is not a setting: a stored site comes before it.
+  const configuredSite = config.sourceOf('site') === 'default' ? undefined : config.getString('site');
+  const site = configuredSite ?? stored?.site ?? config.getString('site') ?? DEFAULT_SITE;
+  const siteSource = configuredSite ? config.sourceOf('site') : stored ? stored.source : 'default';
   if (env.DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS === 'true' && ddUrl) {
     hostOf(ddUrl);
     return {
       baseUrl: ddUrl.replace(/\/+$/, ''),
       site,
-      how: `dd_url itself (${config.sourceOf('dd_url')}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true`,
+      siteSource,
+      how: `dd_url itself (${config.sourceOf('dd_url')}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true${stored && !configuredSite ? `; site ${site} (${siteSource}) for the URN region` : ''}`,
     };
   }
   if (ddUrl) {
     const fromHost = siteFromHost(hostOf(ddUrl));
-    if (fromHost) return { baseUrl: `https://api.${fromHost}`, site: fromHost, how: `site ${fromHost} taken from dd_url` };
+    if (fromHost) return { baseUrl: `https://api.${fromHost}`, site: fromHost, siteSource: `dd_url (${config.sourceOf('dd_url')})`, how: `site ${fromHost} taken from dd_url` };
     return {
       baseUrl: `https://api.${site}`,
       site,
-      how: `dd_url is not a Datadog host, so site ${site} (${configuredSite ? config.sourceOf('site') : 'default'}) is used`,
+      siteSource,
+      how: `dd_url is not a Datadog host, so site ${site} (${siteSource}) is used`,
     };
   }
-  return { baseUrl: `https://api.${site}`, site, how: `site ${site} (${config.sourceOf('site')})` };
+  return { baseUrl: `https://api.${site}`, site, siteSource, how: `site ${site} (${siteSource})` };
 }

@@ -52,7 +52,14 @@ function unavailable(err: unknown): KeychainUnavailableError {
 }
 
 export async function readProfile(profile: string): Promise<Profile> {
-  const { Entry } = await keyring();
+  const { Entry, findCredentials } = await keyring();
+  // getPassword answers null, as for an empty profile, when no Secret Service can be reached; the search
+  // throws instead ("Failed to connect to address …"), so an unavailable keychain is never read as empty.
+  try {
+    findCredentials(KEYCHAIN_SERVICE);
+  } catch (err) {
+    throw unavailable(err);
+  }
   const out: Profile = {};
   for (const field of PROFILE_FIELDS) {
     let value: string | null | undefined;

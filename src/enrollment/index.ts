@@ -5,4 +5,4 @@ export { type HealthCheckInput, healthCheckOnce, verifyOnline } from './health-c
 // Re-exported for the commands that build enrollment and verification inputs.
 export { type RetryPolicy, retryPolicyFromEnv } from '../time/index.js';
 export { detectPlatform } from './runner-headers.js';
-export { validateApiKey } from './validate-key.js';
+export { validateApiKey, validateAppKey } from './validate-key.js';

@@ -81,6 +81,16 @@ export type RotatedResult = Envelope<RotationCommand, 'ok'> &
     durationMs: number;
   };
 
+/** What a dry run proved of the keys with Datadog's read-only key checks (docs/protocol.md §13). */
+export interface CredentialCheck {
+  /** `accepted`: /api/v1/validate accepted it; `unproven`: the check could not tell (see `unproven`). */
+  apiKey: 'accepted' | 'unproven';
+  /** `accepted`: /api/v2/validate_keys accepted it with the API key; null under API-key-only enrollment (none is sent). */
+  appKey: 'accepted' | 'unproven' | null;
+  /** What the dry run did not prove, and why. */
+  unproven: string[];
+}
+
 /** `dryRun: true`: every check passed; nothing was enrolled or changed. */
 export type RotationPlanResult = Envelope<RotationCommand, 'ok'> &
   TargetWhere &
@@ -88,8 +98,13 @@ export type RotationPlanResult = Envelope<RotationCommand, 'ok'> &
     dryRun: true;
     previousUrn: string | null;
     enrollmentUrl: string;
+    /** The Datadog site (URN region, API host) and where it came from (docs/configuration.md, "Site"). */
+    site: string;
+    siteSource: string;
     /** The Secret targets: whether the write would create or update it. */
     action?: 'create' | 'update';
+    /** What was proven of the keys, and what was not. */
+    credentials: CredentialCheck;
     plan: PlanEntry[];
     durationMs: number;
   };

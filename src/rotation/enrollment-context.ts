@@ -23,19 +23,24 @@ import type { CredentialFlags } from './options.js';
 // What every rotating command resolves before it touches the network: endpoint, credentials and
 // the API key hash the agent will compare on its next start.
 
-/** The keychain is the last source; where none exists (containers) it is skipped with a note. */
+/**
+ * The keychain is the last source; where none exists (containers) it is skipped with a note. It is read
+ * once a run: its site goes with its keys.
+ */
 function keychainSource(profile: string, report: Reporter) {
-  return async () => {
-    const { readProfile, KeychainUnavailableError } = await import('../credentials/index.js');
-    try {
-      const stored = await readProfile(profile);
-      return { ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.app_key ? { appKey: stored.app_key } : {}), profile };
-    } catch (err) {
-      if (!(err instanceof KeychainUnavailableError)) throw err;
-      report.info(`keychain not consulted: ${err.message}`);
-      return undefined;
-    }
-  };
+  let read: Promise<{ apiKey?: string; appKey?: string; site?: string; profile: string } | undefined> | undefined;
+  return () =>
+    (read ??= (async () => {
+      const { readProfile, KeychainUnavailableError } = await import('../credentials/index.js');
+      try {
+        const stored = await readProfile(profile);
+        return { ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.app_key ? { appKey: stored.app_key } : {}), ...(stored.site ? { site: stored.site } : {}), profile };
+      } catch (err) {
+        if (!(err instanceof KeychainUnavailableError)) throw err;
+        report.info(`keychain not consulted: ${err.message}`);
+        return undefined;
+      }
+    })());
 }
 
 export interface EnrollmentContext {
@@ -53,19 +58,18 @@ export interface EnrollmentContext {
 }
 
 export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter): Promise<EnrollmentContext> {
-  const endpoint = resolveEndpoint(config, io.env);
+  const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
+  const keychain = keychainSource(flags.profile, report);
+  const credentials = await resolveCredentials(config, { ...flags, readStdin: io.readStdin, keychain }, !apiKeyOnly);
+  // The site stored with the keys goes with them (docs/configuration.md, "Site"): only when the API key is the profile's.
+  const stored = credentials.apiKey.source.startsWith('keychain profile ') ? await keychain() : undefined;
+  const endpoint = resolveEndpoint(config, io.env, stored?.site ? { site: stored.site, source: `keychain profile ${stored.profile}` } : undefined);
   report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);
   const network = resolveNetworkSettings(config, io.env);
   report.info(network.summary);
   for (const warning of network.warnings) report.warn(warning);
   const version = await resolveAgentVersion(config, { ...(flags.agentVersion === undefined ? {} : { flag: flags.agentVersion }), toolVersion: VERSION, ipc: { tries: 1 } });
   report.info(`X-Datadog-OnPrem-Version: ${version.version} (${version.source})`);
-  const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
-  const credentials = await resolveCredentials(
-    config,
-    { ...flags, readStdin: io.readStdin, keychain: keychainSource(flags.profile, report) },
-    !apiKeyOnly,
-  );
   report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
   const agentKey = credentials.agentApiKey ?? credentials.apiKey;
   if (credentials.agentApiKey && credentials.agentApiKey.value !== credentials.apiKey.value) {

@@ -2,6 +2,7 @@ import type { ConnectionsOutcome } from '../enrollment/index.js';
 import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
+import type { CredentialCheck } from '../results/rotation.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import type { WorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterSession } from './cluster-session.js';
@@ -53,6 +54,8 @@ export interface Run<O extends RunOptions = RunOptions> {
   key?: PrivateIdentityKey;
   next?: NewIdentity;
   enrolled?: { runnerId: string; runnerName: string };
+  /** --dry-run: what Datadog's key checks proved. */
+  credentialCheck?: CredentialCheck;
   connections?: ConnectionsOutcome;
   written?: WriteOutcome;
   restored?: RestoreOutcome;

@@ -2,4 +2,4 @@ export { type Attempt, backoffDelay, defaultRetryPolicy, parseRetryAfter, type R
 export { type Clock, MAX_TIMER_MS, systemClock, timerDelay } from './clock.js';
 export { Deadline } from './deadline.js';
 export { isoString } from './iso.js';
-export { DAY_MS, type DurationFlag, durationMs, formatDuration, HOUR_MS, MAX_INTERVAL_MS, parseDurationFlag } from './duration.js';
+export { DAY_MS, type DurationFlag, durationMs, durationSyntaxError, formatDuration, HOUR_MS, MAX_INTERVAL_MS, parseDurationFlag } from './duration.js';

@@ -104,7 +104,7 @@ async function rotatorPod(): Promise<Record<string, string>> {
 /** The CronJob's command in its Pod; the Datadog side is the enrollment emulator. */
 async function runCronJobCommand() {
   const { args, env } = cronJobCommand(w.ns);
-  return runCli([...args, '--rollout-timeout', '120'], {
+  return runCli([...args, '--rollout-timeout', '120s'], {
     env: { ...w.env, ...(await rotatorPod()), ...env, DD_DD_URL: w.enrollment.url, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' },
     timeoutMs: 150_000,
   });

@@ -29,7 +29,7 @@ describe(`operator truth on the ${CLUSTER_KIND} cluster`, () => {
   // Not timed by the wall clock: the request that hangs reports the time it was given, which must be
   // what was left of --timeout ("command deadline"), not its own 30 s. The old code waited 30 s, past
   // the 25 s guard of the run, so the exit code alone tells the two apart.
-  it('rotate-par-identity --timeout 5 through an apiserver that stops answering: KUBE_TIMEOUT within the command deadline, nothing enrolled', async () => {
+  it('rotate-par-identity --timeout 5s through an apiserver that stops answering: KUBE_TIMEOUT within the command deadline, nothing enrolled', async () => {
     expect((await w.rotate(['--no-verify'])).code).toBe(0);
     const sa = await cluster.serviceAccountKubeconfig(w.ns, 'agent', [
       { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'update'] },
@@ -42,7 +42,7 @@ describe(`operator truth on the ${CLUSTER_KIND} cluster`, () => {
       const hang = proxy.stall((method, path) => method === 'GET' && path.includes(`/secrets/${SECRET}`));
       const before = (await cluster.getJson('secret', SECRET, w.ns))!.metadata.resourceVersion;
       const calls = w.enrollCalls();
-      const run = await w.rotate(['--no-verify', '--timeout', '5', '--json'], { kubeconfig: viaProxy, timeoutMs: 25_000 });
+      const run = await w.rotate(['--no-verify', '--timeout', '5s', '--json'], { kubeconfig: viaProxy, timeoutMs: 25_000 });
       expect(run.code, run.stderr).toBe(9);
       expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'KUBE_TIMEOUT', exitCode: 9 });
       expect(run.stdout).toMatch(/no answer from the Kubernetes API within [0-4](\.\d)? s \(command deadline\)/);

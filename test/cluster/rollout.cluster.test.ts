@@ -70,7 +70,7 @@ const podsOf = async (app: string) => JSON.parse(await cluster.kubectlOk(['get',
 const readyPods = async (app: string) => (await podsOf(app)).items.filter((p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
 const allReady = (app: string, count: number) => eventually(async () => (await readyPods(app)).length === count && (await podsOf(app)).items.length === count, `${count} Ready Pods of ${app}`, 60_000, 250);
 
-const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200'], { env: w.env, timeoutMs: 120_000 });
+const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], { env: w.env, timeoutMs: 120_000 });
 
 describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
   it('DaemonSet: --check reports every node can surge and writes nothing', async () => {
@@ -168,7 +168,7 @@ describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
       try {
         await daemonSet('late', midPool);
         await allReady('late', 1);
-        const cli = startCli(['rollout', 'daemonset/late', '--fallback', '--json', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200'], {
+        const cli = startCli(['rollout', 'daemonset/late', '--fallback', '--json', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], {
           env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'rollout-before-patch:stop' },
         });
         cli.child.stdin.end();

@@ -64,7 +64,7 @@ describe(`status on the ${CLUSTER_KIND} cluster`, () => {
     expect(stale.pods).toHaveLength(2);
     expect(stale.pods.every((p) => !p.runsCurrent)).toBe(true);
     expect(stale.previousRunnerRemovable).toBe(false);
-    const rolled = await w.run(['rollout', 'deployment/datadog-cluster-agent', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200'], { timeoutMs: 120_000 });
+    const rolled = await w.run(['rollout', 'deployment/datadog-cluster-agent', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], { timeoutMs: 120_000 });
     expect(rolled.code, rolled.stderr).toBe(0);
     await eventually(async () => {
       const view = JSON.parse((await status('--secret', '--pods')).stdout) as { pods: { runsCurrent: boolean }[]; previousRunnerRemovable: boolean };

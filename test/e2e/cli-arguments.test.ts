@@ -50,7 +50,7 @@ describe('duration flags are bounded and checked before any network call', () =>
   it.each([
     ['rollout --poll-interval NaN', ['rollout', 'deployment/x', '--kubeconfig', kubeconfig, '--poll-interval', 'NaN'], '--poll-interval must be a duration'],
     ['rollout --poll-interval 0', ['rollout', 'deployment/x', '--kubeconfig', kubeconfig, '--poll-interval', '0'], '--poll-interval must be at least 10ms'],
-    ['watch --relist-interval 3000000', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--relist-interval', '3000000'], '--relist-interval must be at most 24h'],
+    ['watch --relist-interval 3000000s', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--relist-interval', '3000000s'], '--relist-interval must be at most 24h'],
     ['watch --splay 25h', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--splay', '25h'], '--splay must be at most 24h'],
     ['watch --kill-timeout -1', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--kill-timeout', '-1'], '--kill-timeout must be a duration'],
     ['watch --healthz-stale 0', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--healthz-stale', '0'], '--healthz-stale must be more than 0'],
@@ -81,7 +81,7 @@ describe('a rejected value is quoted, as kubectl does', () => {
     ['watch --listen nowhere', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--listen', 'nowhere'], '--listen must be an address: PORT, :PORT or HOST:PORT (e.g. 127.0.0.1:9090), got "nowhere"'],
     ['watch --signal-name BOOM', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--signal-name', 'BOOM'], '--signal-name must be a signal name (HUP, USR1, USR2, TERM…), got "BOOM"'],
     ['rotate-par-identity --rollout statefulset/x', ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--rollout', 'statefulset/x'], '--rollout must be deployment/<name> or daemonset/<name> (also deploy/ and ds/), got "statefulset/x"'],
-    ['rotate-identity --timeout soon', ['rotate-identity', '--timeout', 'soon'], '--timeout must be a duration like 30s, 5m or 1500ms (a plain number is seconds), got "soon"'],
+    ['rotate-identity --timeout soon', ['rotate-identity', '--timeout', 'soon'], '--timeout must be a duration with its unit, like 30s, 5m or 1500ms, got "soon"; for example: --timeout 30s'],
   ])('%s: a usage error naming the flag, nothing contacted', async (_name, args, message) => {
     const before = connections;
     const run = await runCli(args.map((a) => (a === '__DIR__' ? dir : a === '__KUBECONFIG__' ? kubeconfig : a)));

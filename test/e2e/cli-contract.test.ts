@@ -53,7 +53,7 @@ describe('usage errors', () => {
   it('an invalid --timeout exits 2', async () => {
     const run = await runCli(['rotate-identity', '--timeout', 'soon']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('--timeout must be a duration like 30s');
+    expect(run.stderr).toContain('--timeout must be a duration with its unit, like 30s');
   });
 
   it('--version prints the package version', async () => {

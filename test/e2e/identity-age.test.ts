@@ -42,15 +42,47 @@ describe('local identity file', () => {
     expect(enrollCalls(fx.emulator.requests)).toHaveLength(2);
   });
 
+  it('a threshold without its unit is refused (a nightly --if-older-than 90 used to rotate every night), text and --json', async () => {
+    fx = await localFixture();
+    const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const before = await fx.read();
+    // Two minutes old: 90 read as seconds made this identity due.
+    const old = new Date(Date.now() - 120_000);
+    await utimes(fx.identityPath, old, old);
+    fx.emulator.reset();
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', '90']);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('error[USAGE]: --if-older-than must be a duration with its unit (ms, s, m, h or d), got "90"; for example: --if-older-than 90d');
+    expect(run.stderr).toContain('`par-identity rotate-identity --help`');
+    expect(run.stderr).not.toContain('<command>');
+    const asJson = await fx.run(['rotate-par-identity', '-c', fx.dir, '--if-older-than', '90', '--json']);
+    expect(asJson.code).toBe(2);
+    expect(asJson.stdout.trim().split('\n')).toHaveLength(1);
+    expect(json(asJson.stdout)).toMatchObject({ status: 'error', code: 'USAGE', exitCode: 2, message: expect.stringContaining('for example: --if-older-than 90d') });
+    expect(json(asJson.stdout).hint).not.toContain('<command>');
+    expect(fx.emulator.requests).toHaveLength(0);
+    expect(await fx.read()).toBe(before);
+  });
+
+  it('every timer takes its unit too; a bare 0 stays accepted where zero is allowed', async () => {
+    fx = await localFixture();
+    const bare = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', '10']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('--timeout must be a duration with its unit (ms, s, m, h or d), got "10"; for example: --timeout 10s');
+    const zero = await fx.run(['rotate-identity', '-c', fx.dir, '--wait-lock', '0', '--timeout', '20s', '--json']);
+    expect(zero.code, zero.stderr).toBe(0);
+  });
+
   it('rejects a malformed threshold as a usage error before any request, quoting it unless it looks like a key', async () => {
     fx = await localFixture();
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', 'soon-ish']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('--if-older-than must be an age like 90d, 12h or 30m, at most 3650d (got "soon-ish")');
+    expect(run.stderr).toContain('--if-older-than must be a duration with its unit, like 90d, 12h or 30m, got "soon-ish"; for example: --if-older-than 90d');
     const key = '0123456789abcdef0123456789abcdef';
     const keyLike = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', key]);
     expect(keyLike.code).toBe(2);
-    expect(keyLike.stderr).toContain('(got a 32-character value)');
+    expect(keyLike.stderr).toContain('got a 32-character value');
     expect(keyLike.stderr).not.toContain(key);
     expect(fx.emulator.requests).toHaveLength(0);
   });

@@ -72,6 +72,26 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
     expect(after.stderr).toContain('error[CREDENTIAL_MISSING]');
   });
 
+  it('the site stored with the keys is the rotation\'s, unless the environment or the config sets one', async () => {
+    const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+    expect(set.code, set.stderr).toBe(0);
+    const plan = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--dry-run', '--json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({ dryRun: true, site: 'datadoghq.eu', siteSource: `keychain profile ${profile}` });
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json']);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    // The URN carries the site's region: eu1 for datadoghq.eu (it was us1, the default, before).
+    expect((JSON.parse(rotated.stdout) as { urn: string }).urn).toMatch(/^urn:dd:apps:on-prem-runner:eu1:/);
+    expect(rotated.stderr).toContain(`site datadoghq.eu (keychain profile ${profile}) for the URN region`);
+
+    const fromEnv = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], { env: { DD_SITE: 'us5.datadoghq.com' } });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect((JSON.parse(fromEnv.stdout) as { urn: string }).urn).toMatch(/^urn:dd:apps:on-prem-runner:us5:/);
+
+    const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
+    expect(JSON.parse(show.stdout).effective).toContainEqual({ field: 'site', source: `keychain profile ${profile}`, value: 'datadoghq.eu' });
+  });
+
   it('env and config keys take precedence over the keychain', async () => {
     await fx.run(['credentials', 'set', '--profile', profile], { stdin: 'keychain-key-000000000000000000000\n' });
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--no-verify'], { env: { DD_API_KEY: DEFAULT_API_KEY, DD_APP_KEY: DEFAULT_APP_KEY } });
@@ -81,6 +101,31 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
 });
 
 describe('credentials without a keychain', () => {
+  const NO_BUS = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' };
+
+  it('show reports the keys of the config and the environment, masked, and says the keychain is unavailable (exit 0)', async () => {
+    const fx = await localFixture();
+    try {
+      const appKey = 'a'.repeat(36) + 'wxyz';
+      const run = await fx.run(['credentials', 'show', '-c', fx.dir, '--json'], { env: { ...NO_BUS, DD_APP_KEY: appKey } });
+      expect(run.code, run.stderr).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out).toMatchObject({ status: 'ok', keychain: null, keychainUnavailable: expect.stringContaining('the OS keychain is not available here') });
+      expect(out.effective).toEqual([
+        { field: 'api_key', source: join(fx.dir, 'datadog.yaml'), value: `…${DEFAULT_API_KEY.slice(-4)}` },
+        { field: 'app_key', source: 'env DD_APP_KEY', value: '…wxyz' },
+        { field: 'site', source: 'default', value: 'datadoghq.com' },
+      ]);
+      const human = await fx.run(['credentials', 'show', '-c', fx.dir], { env: NO_BUS });
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toContain('keychain profile default: not read, the OS keychain is not available here');
+      expect(human.stdout).toContain(`api_key  …${DEFAULT_API_KEY.slice(-4)}  (${join(fx.dir, 'datadog.yaml')})`);
+      for (const r of [run, human]) expectNoSecrets(r, [DEFAULT_API_KEY, DEFAULT_APP_KEY, appKey]);
+    } finally {
+      await fx.close();
+    }
+  });
+
   it('a missing Secret Service is a clear message, not a crash', async () => {
     const run = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/par-identity.js'), 'credentials', 'set', '--profile', 'x'], {
       input: 'some-key-0000000000000000000\n',

@@ -31,7 +31,7 @@ describe('a hung apiserver', () => {
   it('status --secret --timeout 5 exits 9 KUBE_TIMEOUT naming the call, instead of hanging', async () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets' });
-    const run = await status(fx.adminKubeconfig, ['--timeout', '5']);
+    const run = await status(fx.adminKubeconfig, ['--timeout', '5s']);
     // Killed by runCli's 20 s guard, the process would have no exit code.
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[KUBE_TIMEOUT]');
@@ -52,7 +52,7 @@ describe('--timeout bounds every Kubernetes request of a rotation', () => {
       expect((await fx.rotate(['--no-verify'])).code).toBe(0);
       const enrolledBefore = fx.enrollment.runners.length;
       const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets' });
-      const run = await fx.rotate(['--no-verify', '--timeout', '5', ...(json ? ['--json'] : [])], { timeoutMs: 20_000 });
+      const run = await fx.rotate(['--no-verify', '--timeout', '5s', ...(json ? ['--json'] : [])], { timeoutMs: 20_000 });
       expect(run.code, run.stderr).toBe(9);
       const text = json ? JSON.stringify(JSON.parse(run.stdout)) : run.stderr;
       if (json) expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'KUBE_TIMEOUT', exitCode: 9 });

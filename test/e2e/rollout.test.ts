@@ -78,7 +78,7 @@ function watchGaps(perNode: boolean, minimum = 1): () => string[] {
   };
 }
 
-const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30'], { timeoutMs: 30_000 });
+const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { timeoutMs: 30_000 });
 
 beforeEach(async () => {
   emu = await startKubeEmulator({
@@ -148,7 +148,7 @@ describe('rollout of a DaemonSet', () => {
     await allReady(3);
     const oldNames = pods().map((p) => p.metadata.name).sort();
     emu.simulation!.setPodBehavior((pod) => (pod.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] ? { readiness: 'never' } : undefined));
-    const run = await rollout('daemonset/par', '--timeout', '1');
+    const run = await rollout('daemonset/par', '--timeout', '1s');
     expect(run.code, run.stderr).toBe(10);
     expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
     expect(pods().filter((p) => oldNames.includes(p.metadata.name) && ready(p)).map((p) => p.metadata.name).sort()).toEqual(oldNames);
@@ -165,7 +165,7 @@ describe('rollout of a DaemonSet', () => {
     createDaemonSet();
     await allReady(3);
     emu.simulation!.setPodBehavior(() => ({ readiness: 'never' }));
-    const run = startCli(['rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30'], { env: { NO_COLOR: '1' } });
+    const run = startCli(['rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { env: { NO_COLOR: '1' } });
     await emu.simulation!.waitFor(() => ds().spec.updateStrategy.rollingUpdate.maxSurge === 1, { timeoutMs: 10_000, what: 'surge strategy applied' });
     run.child.kill('SIGINT');
     const { code } = await run.exit;
@@ -255,7 +255,7 @@ describe('rollout of a DaemonSet', () => {
         emu.createObject({ ...old, metadata: meta, status: {} } as unknown as KubeObject);
         replaced = true;
       });
-      const run = await rollout('daemonset/par', '--fallback', '--timeout', '2', '--json');
+      const run = await rollout('daemonset/par', '--fallback', '--timeout', '2s', '--json');
       expect(replaced).toBe(true);
       expect(run.stderr).toContain('was replaced meanwhile (UID changed); not deleted');
       const deleteCall = emu.requests.find((r) => r.verb === 'delete' && r.resource === 'pods');
@@ -306,7 +306,7 @@ describe('rollout of a Deployment', () => {
       ],
     });
     await emu.writeKubeconfig(limited, { token: 'no-events', namespace: NS });
-    const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--poll-interval', '30', '--json'], { timeoutMs: 30_000 });
+    const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--poll-interval', '30ms', '--json'], { timeoutMs: 30_000 });
     expect(run.code, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout) as { action: string; events: { recorded: string[]; warnings: string[] }; check: { capacityChecked: boolean; findings: { code: string; severity: string }[] } };
     expect(out.action).toBe('rolled-out');

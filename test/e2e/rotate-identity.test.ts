@@ -86,8 +86,8 @@ describe('rotate-identity happy path', () => {
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--dry-run', '--json']);
     expect(run.code, run.stderr).toBe(0);
     expect(parseJson(run.stdout)).toMatchObject({ dryRun: true, identityFile: fx.identityPath });
-    // The one request a dry run makes is the API key check: nothing is enrolled.
-    expect(fx.emulator.requests.map((r) => r.route)).toEqual(['validate']);
+    // The only requests a dry run makes are the two key checks: nothing is enrolled.
+    expect(fx.emulator.requests.map((r) => r.route)).toEqual(['validate', 'validate_keys']);
     expect(await fx.read()).toBe(before);
     expect(await fx.files()).toEqual(filesBefore);
   });
@@ -164,7 +164,7 @@ const failures: FailureCase[] = [
   { name: '401', steps: [{ status: 401, body: '{"errors":["Unauthorized"]}' }], code: 4, errorCode: 'CREDENTIALS_REJECTED' },
   { name: '403', steps: [{ status: 403, body: '{"errors":["Forbidden"]}' }], code: 4, errorCode: 'CREDENTIALS_REJECTED' },
   { name: '404', steps: [{ status: 404, body: '{"errors":["Not found"]}' }], code: 5, errorCode: 'ENROLL_REJECTED' },
-  { name: 'deadline exceeded', steps: Array.from({ length: 200 }, () => ({ status: 503 })), code: 5, errorCode: 'ENROLL_TIMEOUT', timeout: '1' },
+  { name: 'deadline exceeded', steps: Array.from({ length: 200 }, () => ({ status: 503 })), code: 5, errorCode: 'ENROLL_TIMEOUT', timeout: '1s' },
   { name: 'redirect to another host', steps: [{ status: 307, redirectToOtherHost: true }], code: 5, errorCode: 'ENROLL_REDIRECT_REFUSED' },
   { name: 'oversized body', steps: [{ status: 200, oversizeBytes: 3 * 1024 * 1024 }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE' },
   { name: 'invalid JSON', steps: [{ invalidJson: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE' },
@@ -177,7 +177,7 @@ describe('rotate-identity failure contract: live file untouched, no temp left, c
     const before = await seedIdentity();
     const filesBefore = await fx.files();
     fx.emulator.script('enroll', ...steps);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', timeout ?? '20']);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', timeout ?? '20s']);
     expect(run.code, run.stderr).toBe(code);
     expect(run.stderr).toContain(`error[${errorCode}]`);
     expect(run.stderr).toMatch(/next: .*(not changed|Nothing was)/);

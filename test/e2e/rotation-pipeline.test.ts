@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, DEFAULT_FORBIDDEN_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';
@@ -168,8 +168,45 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     expect(result.code, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout);
     expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout']);
-    expect(result.stderr).toMatch(/ 6\. enroll +API key accepted by \/api\/v1\/validate; would POST/);
+    expect(result.stderr).toMatch(/ 6\. enroll +API key accepted by \/api\/v1\/validate, application key accepted by \/api\/v2\/validate_keys; not proven: whether the application key may enroll runners.*; would POST/);
+    expect(out.credentials).toEqual({ apiKey: 'accepted', appKey: 'accepted', unproven: [expect.stringContaining('whether the application key may enroll runners')] });
     expect(enrollRequests()).toHaveLength(0);
+    expect(enrollment.requests.map((r) => r.route)).toEqual(['validate', 'validate_keys']);
+  });
+
+  it('a rejected application key → exit 4 APP_KEY_INVALID (it passed before: the real run then failed at the enrollment), text and --json', async () => {
+    await writeConfig('datadog.yaml');
+    const badAppKey = 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run'], { DD_APP_KEY: badAppKey });
+    await expectRefused(result, 4, 'APP_KEY_INVALID');
+    expect(result.stderr).toContain('the API key itself was accepted');
+    expect(result.stderr).not.toContain(badAppKey);
+    const asJson = await run(['rotate-identity', '-c', dir, '--dry-run', '--json'], { DD_APP_KEY: badAppKey });
+    expect(asJson.code).toBe(4);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ status: 'error', code: 'APP_KEY_INVALID', exitCode: 4 });
+    expect(asJson.stdout).not.toContain(badAppKey);
+    const keyChecks = enrollment.requests.filter((r) => r.route === 'validate_keys');
+    expect(keyChecks.map((r) => r.status)).toEqual([403, 403]);
+    expect(keyChecks[0]!.headers['dd-application-key']).toBe(badAppKey);
+    // The real run with the same key is refused by Datadog: the dry run now says what the run would meet.
+    const real = await run(['rotate-identity', '-c', dir], { DD_APP_KEY: badAppKey });
+    expect(real.code).toBe(4);
+    expect(real.stderr).toContain('error[CREDENTIALS_REJECTED]');
+  });
+
+  it('an application key without the enrollment scope passes the key check and is named as unproven', async () => {
+    await writeConfig('datadog.yaml');
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run'], { DD_APP_KEY: DEFAULT_FORBIDDEN_APP_KEY });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('proven:       API key accepted by /api/v1/validate, application key accepted by /api/v2/validate_keys');
+    expect(result.stdout).toContain("not proven:   whether the application key may enroll runners (its scopes and its owner's permissions): only the enrollment checks that");
+  });
+
+  it('API-key-only enrollment sends no application key and says so', async () => {
+    await writeConfig('datadog.yaml');
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json'], { DD_PRIVATE_ACTION_RUNNER_API_KEY_ONLY_ENROLLMENT: 'true' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).credentials).toEqual({ apiKey: 'accepted', appKey: null, unproven: [] });
     expect(enrollment.requests.map((r) => r.route)).toEqual(['validate']);
   });
 
@@ -262,7 +299,7 @@ describe('one writer at a time on the identity file', () => {
     // and it tried again, which only --wait-lock makes it do (test/fixtures/lock-tries.ts). A run that
     // ignored --wait-lock exits 11 after its first try, and this test then fails on its exit code.
     const tries = lockTries(dir, 'privateactionrunner_private_identity.json.lock');
-    const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20', '--no-verify']);
+    const waiting = run(['rotate-identity', '-c', dir, '--wait-lock', '20s', '--no-verify']);
     const first = await Promise.race([tries.seen(2).then(() => 'retried' as const), waiting]);
     tries.close();
     await held.release();

@@ -103,7 +103,7 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     const plugin = join(dir, 'hanging-plugin.js');
     await writeFile(plugin, `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`);
     const kubeconfig = await kubeconfigWithUser({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } });
-    const run = await runCli(['status', '--secret', '-c', dir, '--kubeconfig', kubeconfig, '--timeout', '1'], { env: { NO_COLOR: '1', HOME: dir } });
+    const run = await runCli(['status', '--secret', '-c', dir, '--kubeconfig', kubeconfig, '--timeout', '1s'], { env: { NO_COLOR: '1', HOME: dir } });
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[KUBE_CREDENTIALS]');
     expect(run.stderr).toMatch(/no credential within [\d.]+ s \(the command deadline\); the plugin was stopped/);

@@ -159,3 +159,23 @@ describe('configured keys', () => {
     await expect(startEnrollmentEmulator({ orgId: 1.5 })).rejects.toThrow(/orgId/);
   });
 });
+
+describe('GET /api/v2/validate_keys (docs/protocol.md §13)', () => {
+  async function check(headers: Record<string, string>) {
+    const res = await request(`${emu.url}${ROUTE_PATHS.validate_keys}`, { method: 'GET', headers });
+    return { status: res.statusCode, json: (await res.body.json()) as unknown };
+  }
+
+  it('answers 200 {"status":"ok"} for two valid keys, a key without the enrollment scope included', async () => {
+    expect(await check({ 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': DEFAULT_APP_KEY })).toEqual({ status: 200, json: { status: 'ok' } });
+    expect(await check({ 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': DEFAULT_FORBIDDEN_APP_KEY })).toEqual({ status: 200, json: { status: 'ok' } });
+  });
+
+  it.each([
+    ['an unknown application key', { 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': 'f'.repeat(40) }],
+    ['no application key', { 'DD-API-KEY': DEFAULT_API_KEY }],
+    ['an unknown API key', { 'DD-API-KEY': 'f'.repeat(32), 'DD-APPLICATION-KEY': DEFAULT_APP_KEY }],
+  ])('answers 403 in the bare error form for %s', async (_name, headers) => {
+    expect(await check(headers)).toEqual({ status: 403, json: { errors: ['Forbidden'] } });
+  });
+});

@@ -229,8 +229,8 @@ describe('deadlines, durations, TLS and hostile strings', () => {
 
   it.each([
     ['rollout', 'deployment/x', '--poll-interval', 'NaN'],
-    ['watch', '--relist-interval', '3000000'],
-    ['rotate-identity', '--timeout', '99999999999'],
+    ['watch', '--relist-interval', '3000000s'],
+    ['rotate-identity', '--timeout', '99999999999s'],
     ['rotate-identity', '--if-older-than', '-3d'],
   ])('%s %s %s %s → usage error before any network call', async (...argv) => {
     const fx = await localFixture();

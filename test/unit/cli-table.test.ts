@@ -102,7 +102,7 @@ describe('options objects handed to the command modules (unchanged by the table)
     [['rollout', 'deployment/x', '--no-surge'], 'rollout.js', { json: false, color: false, target: 'deployment/x', checkOnly: false, surge: false, fallback: false, timeoutSeconds: 600, pollMs: 1000, dryRun: false }],
     [['emulator', '--kube', '--simulate', '3'], 'emulator.js', { json: false, color: false, port: 0, kube: true, kubePort: 0, simulateNodes: 3 }],
     [
-      ['watch', '--output', '/o', '--signal', '42', '--on-change', 'signal', '--splay', '2s', '--relist-interval', '5m', '--healthz-stale', '90', '--', 'runner', '-x'],
+      ['watch', '--output', '/o', '--signal', '42', '--on-change', 'signal', '--splay', '2s', '--relist-interval', '5m', '--healthz-stale', '90s', '--', 'runner', '-x'],
       'watch.js',
       { cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, output: '/o', signalPid: 42, signalName: 'HUP', command: ['runner', '-x'], onChange: 'signal', killTimeoutSeconds: 10, splayMs: 2000, relistIntervalSeconds: 300, healthzStaleSeconds: 90 },
     ],

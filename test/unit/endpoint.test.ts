@@ -83,7 +83,7 @@ describe('resolveEndpoint (docs/protocol.md §3)', () => {
     ['the hook set to anything but "true" is ignored', { DD_DD_URL: 'http://127.0.0.1:8123', DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: '1' }, 'https://api.datadoghq.com', 'datadoghq.com', 'dd_url is not a Datadog host, so site datadoghq.com (default) is used'],
     ['the hook without dd_url uses the site', { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_SITE: 'ap1.datadoghq.com' }, 'https://api.ap1.datadoghq.com', 'ap1.datadoghq.com', 'site ap1.datadoghq.com (env DD_SITE)'],
   ])('%s', async (_name, env, baseUrl, site, how) => {
-    expect(await endpointFor(env)).toEqual({ baseUrl, site, how });
+    expect(await endpointFor(env)).toMatchObject({ baseUrl, site, how });
   });
 
   it('names the config file as the source of site and dd_url', async () => {
@@ -92,7 +92,7 @@ describe('resolveEndpoint (docs/protocol.md §3)', () => {
       const file = join(fileDir, 'datadog.yaml');
       await writeFile(file, 'site: datadoghq.eu\n');
       const config = await loadAgentConfig({ cfgPath: fileDir, env: {} });
-      expect(resolveEndpoint(config, {})).toEqual({ baseUrl: 'https://api.datadoghq.eu', site: 'datadoghq.eu', how: `site datadoghq.eu (${file})` });
+      expect(resolveEndpoint(config, {})).toMatchObject({ baseUrl: 'https://api.datadoghq.eu', site: 'datadoghq.eu', how: `site datadoghq.eu (${file})` });
       await writeFile(file, 'site: datadoghq.eu\ndd_url: http://emu:1/\n');
       const hooked = await loadAgentConfig({ cfgPath: fileDir, env: {} });
       expect(resolveEndpoint(hooked, { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' }).how).toBe(`dd_url itself (${file}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true`);
@@ -116,5 +116,18 @@ describe('resolveEndpoint (docs/protocol.md §3)', () => {
     expect(regionFromSite((await endpointFor({ DD_DD_URL: 'https://app.datadoghq.eu' })).site)).toBe('eu1');
     expect(regionFromSite((await endpointFor({ DD_DD_URL: 'https://app.us3.datadoghq.com' })).site)).toBe('us3');
     expect(regionFromSite((await endpointFor({})).site)).toBe('us1');
+  });
+});
+
+describe('the site stored with the keychain keys (docs/configuration.md §Site)', () => {
+  const stored = { site: 'datadoghq.eu', source: 'keychain profile default' };
+  it.each<[string, Record<string, string>, string, string]>([
+    ['used when neither the environment nor the config sets one', {}, 'datadoghq.eu', 'keychain profile default'],
+    ['DD_SITE wins over it', { DD_SITE: 'us5.datadoghq.com' }, 'us5.datadoghq.com', 'env DD_SITE'],
+    ['a Datadog dd_url wins over it', { DD_DD_URL: 'https://app.ddog-gov.com' }, 'ddog-gov.com', 'dd_url (env DD_DD_URL)'],
+    ['with a non-Datadog dd_url it is the site', { DD_DD_URL: 'http://127.0.0.1:8123' }, 'datadoghq.eu', 'keychain profile default'],
+  ])('%s', async (_name, env, site, siteSource) => {
+    const config = await loadAgentConfig({ cfgPath: dir, env });
+    expect(resolveEndpoint(config, env, stored)).toMatchObject({ site, siteSource });
   });
 });

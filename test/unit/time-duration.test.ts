@@ -7,17 +7,19 @@ const millis: DurationFlag = { flag: '--poll-interval', unit: 'ms', minMs: 10, m
 const zeroOk: DurationFlag = { flag: '--relist-interval', unit: 's', minMs: 0, maxMs: DAY_MS };
 
 describe('durationMs: the accepted syntax', () => {
-  it.each<[string, 'ms' | 's', number | undefined]>([
+  it.each<[string, 'ms' | 's', number | 'bare' | undefined]>([
     ['90d', 's', 90 * DAY_MS],
     ['12h', 's', 12 * HOUR_MS],
     ['30m', 's', 30 * 60_000],
     ['45s', 'ms', 45_000],
     ['1500ms', 's', 1_500],
     ['2.5s', 'ms', 2_500],
-    ['120', 's', 120_000],
-    ['120', 'ms', 120],
-    [' 7 ', 's', 7_000],
+    ['120', 's', 'bare'],
+    ['120', 'ms', 'bare'],
+    [' 7 ', 's', 'bare'],
+    [' 7s ', 's', 7_000],
     ['0', 's', 0],
+    ['0.0', 's', 0],
     ['', 's', undefined],
     ['   ', 's', undefined],
     ['NaN', 's', undefined],
@@ -30,19 +32,19 @@ describe('durationMs: the accepted syntax', () => {
     ['5S', 's', undefined],
     ['5w', 's', undefined],
     ['.5s', 's', undefined],
-    ['9'.repeat(400), 's', undefined],
-  ])('%j with plain unit %s → %s', (text, unit, expected) => {
-    expect(durationMs(text, unit)).toBe(expected);
+    [`${'9'.repeat(400)}s`, 's', undefined],
+  ])('%j (flag unit %s) → %s', (text, _unit, expected) => {
+    expect(durationMs(text)).toBe(expected);
   });
 });
 
 describe('parseDurationFlag: bounds, unit of the result, and no echo', () => {
   it.each<[string, DurationFlag, number]>([
-    ['30', seconds, 30],
+    ['30s', seconds, 30],
     ['2m', seconds, 120],
     ['1500ms', seconds, 1.5],
     ['1h', seconds, 3_600],
-    ['250', millis, 250],
+    ['250ms', millis, 250],
     ['2s', millis, 2_000],
     ['10ms', millis, 10],
     ['24h', millis, DAY_MS],
@@ -53,17 +55,19 @@ describe('parseDurationFlag: bounds, unit of the result, and no echo', () => {
   });
 
   it.each<[string, DurationFlag, string]>([
-    ['soon', seconds, '--timeout must be a duration like 30s, 5m or 1500ms (a plain number is seconds), got a 4-character value'],
-    ['NaN', millis, '--poll-interval must be a duration like 30s, 5m or 1500ms (a plain number is milliseconds), got a 3-character value'],
+    ['soon', seconds, '--timeout must be a duration with its unit, like 30s, 5m or 1500ms, got a 4-character value; for example: --timeout 30s'],
+    ['NaN', millis, '--poll-interval must be a duration with its unit, like 30s, 5m or 1500ms, got a 3-character value; for example: --poll-interval 30s'],
+    ['30', seconds, '--timeout must be a duration with its unit (ms, s, m, h or d), got a 2-character value; for example: --timeout 30s'],
+    ['90', { ...seconds, flag: '--if-older-than' }, 'must be a duration with its unit'],
     ['', seconds, 'got a 0-character value'],
     ['-1', zeroOk, 'must be a duration'],
     ['Infinity', seconds, 'must be a duration'],
-    ['0', seconds, '--timeout must be more than 0, got a 1-character value'],
+    ['0', seconds, '--timeout must be more than 0, got a 1-character value; for example: --timeout 1s'],
     ['0ms', seconds, '--timeout must be more than 0'],
     ['9ms', millis, '--poll-interval must be at least 10ms, got a 3-character value'],
-    ['3601', seconds, '--timeout must be at most 1h, got a 4-character value'],
+    ['3601s', seconds, '--timeout must be at most 1h, got a 5-character value; for example: --timeout 1h'],
     ['61m', seconds, '--timeout must be at most 1h'],
-    ['3000000', zeroOk, '--relist-interval must be at most 24h, got a 7-character value'],
+    ['3000000s', zeroOk, '--relist-interval must be at most 24h, got a 8-character value'],
     ['25h', millis, '--poll-interval must be at most 24h'],
     ['9'.repeat(400), seconds, 'got a 400-character value'],
   ])('%j for %o is a usage error: %s', (text, spec, message) => {
@@ -76,12 +80,13 @@ describe('parseDurationFlag: bounds, unit of the result, and no echo', () => {
     expect(caught).toBeInstanceOf(UsageError);
     expect(caught).toMatchObject({ code: 'USAGE', exitCode: 2, message: expect.stringContaining(message) });
     if (text.trim().length > 3) expect((caught as Error).message).not.toContain(text.trim());
+    expect((caught as Error).message).not.toContain('<command>');
   });
 
   it('a bound above what a timer can hold is cut to the timer limit', () => {
     const huge: DurationFlag = { flag: '--x', unit: 'ms', maxMs: 90 * DAY_MS };
-    expect(parseDurationFlag(String(MAX_TIMER_MS), huge)).toBe(MAX_TIMER_MS);
-    expect(() => parseDurationFlag(String(MAX_TIMER_MS + 1), huge)).toThrow(/at most/);
+    expect(parseDurationFlag(`${MAX_TIMER_MS}ms`, huge)).toBe(MAX_TIMER_MS);
+    expect(() => parseDurationFlag(`${MAX_TIMER_MS + 1}ms`, huge)).toThrow(/at most/);
   });
 });
 

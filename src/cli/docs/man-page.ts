@@ -1,5 +1,6 @@
 import type { CommandSpec, FlagSpec, ProgramSpec } from '../spec.js';
 import { CONFIG_KEYS, envNameOf } from '../../config/config-keys.js';
+import { shownDefault } from '../duration-flags.js';
 import { exitStatusDocs } from './exit-status.js';
 
 // The man page is rendered from the command table that also builds --help and the completion,
@@ -18,7 +19,7 @@ const HELP_FLAG: FlagSpec = { flags: '-h, --help', help: 'show help for a comman
 function flagLines(flag: FlagSpec): string[] {
   const def = flag.default !== undefined && !(Array.isArray(flag.default) && flag.default.length === 0);
   const choices = flag.choices ? ` (choices: ${flag.choices.join(', ')})` : '';
-  return ['.TP', `.B ${esc(flag.flags)}`, esc(`${flag.help}${choices}${def ? ` (default: ${String(flag.default)})` : ''}`)];
+  return ['.TP', `.B ${esc(flag.flags)}`, esc(`${flag.help}${choices}${def ? ` (default: ${shownDefault(flag)})` : ''}`)];
 }
 
 function commandSection(cmd: CommandSpec): string[] {

@@ -134,7 +134,7 @@ function parseFaultStep(route: Route, value: unknown, index = 0): FaultStep {
 export function parseScriptRequest(value: unknown): { route: Route; steps: FaultStep[] } {
   if (typeof value !== 'object' || value === null) throw new TypeError('expected {"route": ..., "steps": [...]}');
   const { route, steps } = value as { route?: unknown; steps?: unknown };
-  if (!isRoute(route)) throw new TypeError('route must be "enroll", "enroll_api_key_only", "health", "validate" or "connections"');
+  if (!isRoute(route)) throw new TypeError('route must be "enroll", "enroll_api_key_only", "health", "validate", "validate_keys" or "connections"');
   if (!Array.isArray(steps)) throw new TypeError('steps must be an array');
   return { route, steps: steps.map((s, i) => parseFaultStep(route, s, i)) };
 }

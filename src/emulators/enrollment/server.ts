@@ -11,7 +11,7 @@ import { handleEnroll } from './enroll.js';
 import { playFault } from './fault-responses.js';
 import { answersItself, describeStep, type FaultScript } from './fault-script.js';
 import { handleHealthCheck } from './health-check.js';
-import { handleValidateKey } from './validate-key.js';
+import { handleValidateKey, handleValidateKeys } from './validate-key.js';
 import { MAX_REQUEST_BODY_BYTES, type ResolvedEmulatorOptions } from './options.js';
 import { readBody } from './read-body.js';
 import { plainErrors, send } from './reply.js';
@@ -108,6 +108,8 @@ async function handle(listener: ListenerName, req: IncomingMessage, res: ServerR
       ? handleHealthCheck(record.headers, new URL(rawUrl, 'http://emulator.invalid').searchParams, core.opts, core.registry)
       : route === 'validate'
         ? handleValidateKey(record.headers, core.opts)
+        : route === 'validate_keys'
+          ? handleValidateKeys(record.headers, core.opts)
         : route === 'connections'
           ? handleConnection(record.headers, read.body, core.opts, core.registry, core.registry.connections)
         : handleEnroll(route, record.headers, read.body, core.opts, core.registry);

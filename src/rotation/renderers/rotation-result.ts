@@ -5,6 +5,7 @@ import { undoCommandOf } from '../command-line.js';
 import type { RotationOptions } from '../options.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
+import { describeCredentialCheck } from '../steps/enroll.js';
 import { describeVerify } from '../verify-step.js';
 import { planLines } from './plan.js';
 
@@ -26,6 +27,7 @@ export function rotationPlanResult(r: RotationRun, command: RotationCommand, pla
   const { target } = need(r.resolved, 'target');
   const current = need(r.current, 'current identity');
   const ctx = need(r.ctx, 'enrollment context');
+  const credentials = need(r.credentialCheck, 'credential check');
   return {
     json: {
       schemaVersion: 1,
@@ -35,12 +37,21 @@ export function rotationPlanResult(r: RotationRun, command: RotationCommand, pla
       ...target.where,
       previousUrn: current.identity?.record.urn ?? null,
       enrollmentUrl: ctx.endpoint.baseUrl,
+      site: ctx.endpoint.site,
+      siteSource: ctx.endpoint.siteSource,
       ...naming(r),
       ...(target.kind !== 'file' ? { action: current.state === 'missing' ? ('create' as const) : ('update' as const) } : {}),
+      credentials,
       plan,
       durationMs: elapsedMs(r),
     },
-    summary: [`dry run passed: ${command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`, ...planLines(plan)],
+    summary: [
+      `dry run passed: ${command} would enroll at ${ctx.endpoint.baseUrl} and ${target.describeWrite(current)}`,
+      `  site:         ${ctx.endpoint.site} (${ctx.endpoint.siteSource})`,
+      `  proven:       ${describeCredentialCheck(credentials)}`,
+      ...credentials.unproven.map((u) => `  not proven:   ${u}`),
+      ...planLines(plan),
+    ],
   };
 }
 

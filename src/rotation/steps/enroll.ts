@@ -1,10 +1,34 @@
-import { enrollmentPath, validateApiKey } from '../../enrollment/index.js';
+import { enrollmentPath, validateApiKey, validateAppKey } from '../../enrollment/index.js';
+import type { CredentialCheck } from '../../results/rotation.js';
 import { enrollKey } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';
 
 /** What is left of --timeout: enrolling gets no more (an expired deadline sends nothing: ENROLL_TIMEOUT). */
 function remainingMs(r: Run): number {
   return r.deadline.remainingMs();
+}
+
+/** Owned enrollment: what no read-only request can tell (docs/protocol.md §13). */
+const ENROLL_PERMISSION_UNPROVEN = "whether the application key may enroll runners (its scopes and its owner's permissions): only the enrollment checks that";
+
+/** Both keys through Datadog's read-only checks: the API key alone, then the application key with it. */
+async function checkCredentials(r: Run): Promise<CredentialCheck> {
+  const ctx = need(r.ctx, 'enrollment context');
+  const budget = () => Math.min(remainingMs(r), 15_000);
+  const apiKey = await validateApiKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.extraHeaders, budget(), ctx.network);
+  const unproven = apiKey.unproven ? [`the API key: its check answered ${apiKey.unproven}`] : [];
+  if (!ctx.credentials.appKey) return { apiKey: apiKey.unproven ? 'unproven' : 'accepted', appKey: null, unproven };
+  const appKey = await validateAppKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.credentials.appKey.value, ctx.extraHeaders, budget(), ctx.network);
+  if (appKey.unproven) unproven.push(`the application key: ${appKey.unproven}`);
+  unproven.push(ENROLL_PERMISSION_UNPROVEN);
+  return { apiKey: apiKey.unproven ? 'unproven' : 'accepted', appKey: appKey.unproven ? 'unproven' : 'accepted', unproven };
+}
+
+/** "API key accepted by /api/v1/validate, application key accepted by /api/v2/validate_keys". */
+export function describeCredentialCheck(check: CredentialCheck): string {
+  const api = check.apiKey === 'accepted' ? 'API key accepted by /api/v1/validate' : 'API key unproven';
+  if (check.appKey === null) return `${api} (API-key-only enrollment: no application key)`;
+  return `${api}, ${check.appKey === 'accepted' ? 'application key accepted by /api/v2/validate_keys' : 'application key unproven'}`;
 }
 
 export const enroll: Step = {
@@ -22,9 +46,11 @@ export const enroll: Step = {
   async plan(r) {
     const ctx = need(r.ctx, 'enrollment context');
     const naming = need(r.preflight, 'pre-flight').naming;
-    const checked = await validateApiKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.extraHeaders, Math.min(remainingMs(r), 15_000), ctx.network);
-    const keyNote = checked.transient ? `API key check answered ${checked.transient}` : 'API key accepted by /api/v1/validate';
+    const check = await checkCredentials(r);
+    r.credentialCheck = check;
+    const keyNote = describeCredentialCheck(check);
     r.report.info(keyNote);
-    return `${keyNote}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key`;
+    for (const note of check.unproven) r.report.info(`not proven: ${note}`);
+    return `${keyNote}; not proven: ${check.unproven.length ? check.unproven.join('; ') : 'nothing'}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key`;
   },
 };

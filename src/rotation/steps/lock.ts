@@ -23,11 +23,22 @@ export const lock: Step = {
   },
 };
 
+/**
+ * Why a reading run may not be able to take the lock at all: it needs to create the lock file beside the
+ * identity, and a read-only mount, a directory of another user or one it must refuse to write to does
+ * not stop anyone from reading (status never requires write access).
+ */
+const CANNOT_WRITE_HERE: ReadonlySet<string> = new Set(['DIRECTORY_NOT_WRITABLE', 'READ_ONLY_FILESYSTEM', 'DIRECTORY_MISSING', 'DIRECTORY_UNSAFE', 'WRITE_FAILED']);
+
 async function sweepIfFree(r: Run): Promise<void> {
   const { target } = need(r.resolved, 'target');
   const held = await target.lock(0).catch((err: unknown) => {
     if (err instanceof ParError && err.code === 'LOCKED') {
       r.report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
+      return undefined;
+    }
+    if (err instanceof ParError && CANNOT_WRITE_HERE.has(err.code)) {
+      r.report.info(`no lock taken, reading only (${err.message}): files an interrupted run may have left are listed, not cleaned up`);
       return undefined;
     }
     throw err;
