@@ -111,7 +111,12 @@ function startWatcher(group, secret, index) {
       w.last = e.fingerprint;
     } else if (e.event === 'watch-error' || e.event === 'apply-error') w.errors++;
   });
-  w.done = new Promise((r) => child.once('exit', (code, signal) => r((w.exited = signal ?? code))));
+  w.done = new Promise((r) =>
+    child.once('exit', (code, signal) => {
+      w.exited = signal ?? code;
+      r(w.exited);
+    }),
+  );
   return w;
 }
 
@@ -173,8 +178,20 @@ try {
       }, CHANGE_MS),
     );
   }
-  if (DROP_WATCHES_MS > 0) timers.push(setInterval(() => (droppedWatches += emu.faults.dropWatches()), DROP_WATCHES_MS));
-  if (END_WATCHES_MS > 0) timers.push(setInterval(() => (endedWatches += emu.faults.endWatches()), END_WATCHES_MS));
+  if (DROP_WATCHES_MS > 0) {
+    timers.push(
+      setInterval(() => {
+        droppedWatches += emu.faults.dropWatches();
+      }, DROP_WATCHES_MS),
+    );
+  }
+  if (END_WATCHES_MS > 0) {
+    timers.push(
+      setInterval(() => {
+        endedWatches += emu.faults.endWatches();
+      }, END_WATCHES_MS),
+    );
+  }
   if (COMPACT_MS > 0) {
     timers.push(
       setInterval(() => {
