@@ -4,8 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Checks of the single executables run with `npm run test:sea` (after `npm run build:sea`), the
-    // fault matrix with `npm run test:faults`.
-    exclude: [...configDefaults.exclude, 'test/sea/**', 'test/faults/**'],
+    // fault matrix with `npm run test:faults`, the install from a packed clone with `npm run test:install`.
+    exclude: [...configDefaults.exclude, 'test/sea/**', 'test/faults/**', 'test/install/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -31,7 +31,7 @@ async function keyring(): Promise<KeyringModule> {
   if (runningAsSingleExecutable()) {
     throw new KeychainUnavailableError(
       'the single executable has no keychain (the native keychain module ships only with the npm package)',
-      'Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, or api_key/app_key in the agent config; or use the npm package (npm install -g par-identity) where a keychain is needed.',
+      'Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, or api_key/app_key in the agent config; or, where a keychain is needed, the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-<version>.tgz: docs/install.md).',
     );
   }
   loaded ??= import('@napi-rs/keyring').catch((err: Error) => {

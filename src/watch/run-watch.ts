@@ -12,6 +12,7 @@ import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { eventWriter } from './event-writer.js';
 import { applySteps } from './hand-over.js';
 import { releaseStartupMemory } from './startup-memory.js';
+import { memoryReleaser, stopOptimisingCompilers } from './steady-memory.js';
 import { listenForSignals, type SignalSource } from './stop-signals.js';
 import type { WatchOptions } from './watch-options.js';
 import { planWatch } from './watch-plan.js';
@@ -35,6 +36,8 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
   /** /readyz is false while the last identity could not be handed on (file, signal, child). */
   let lastApplyFailed = false;
   let removeTempOnExit: (() => void) | undefined;
+  stopOptimisingCompilers();
+  const memory = memoryReleaser();
   try {
     report.step('resolve config and cluster');
     const cluster = await resolveWatchedSecret(options, io, report);
@@ -60,9 +63,11 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
       clock: systemClock,
       onApplied: () => {
         lastApplyFailed = false;
+        memory.request();
       },
       onError: (err, attempt, retryInMs) => {
         lastApplyFailed = true;
+        memory.request();
         w.metrics.applyFailed();
         out.failure('apply-error', toParError(err), { attempt, retryInMs });
       },
@@ -70,7 +75,9 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     queue = q;
     w.events.on('event', (e) => {
       out.event(e);
+      // A loaded identity's garbage is asked for once its hand-over is over (onApplied, onError).
       if (e.type === 'loaded') q.push(w.current()!);
+      else memory.request();
     });
     report.step(`watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${options.splayMs ? `, splay 0…${options.splayMs} ms` : ''})`);
     if (p.listen) {
@@ -94,6 +101,7 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
       stoppedBy = await signalWatch.stopped;
     }
   } finally {
+    memory.cancel();
     signalWatch.detach();
     await watcher?.stop();
     queue?.stop();
