@@ -1,5 +1,6 @@
 // esbuild options shared by the npm build (scripts/build.mjs) and the single executable
 // (scripts/build-sea.mjs), so both bundle the same product code the same way.
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 
 export const ROOT = new URL('..', import.meta.url);
@@ -13,13 +14,22 @@ export function seaNodeBinary(arch) {
 }
 export const pkg = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8'));
 
+/** The commit the build is made from (`par-identity version`); "unknown" outside a git checkout. */
+function buildCommit() {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: new URL('.', ROOT).pathname, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 export const productOptions = {
   bundle: true,
   platform: 'node',
   target: 'node24',
   minify: true,
   legalComments: 'none',
-  define: { __PAR_VERSION__: JSON.stringify(pkg.version) },
+  define: { __PAR_VERSION__: JSON.stringify(pkg.version), __PAR_COMMIT__: JSON.stringify(buildCommit()) },
   // Optional native speed-ups of ws (pure-JS paths are used when absent), and the keychain module,
   // whose per-platform native binary cannot be bundled: it is resolved from node_modules when used.
   external: ['bufferutil', 'utf-8-validate', '@napi-rs/keyring'],

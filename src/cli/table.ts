@@ -24,8 +24,21 @@ const completion: CommandSpec<CompletionOptions> = {
   },
 };
 
+const version: CommandSpec<Record<string, never>> = {
+  name: 'version',
+  description: 'print the version, the commit it was built from, the Node.js, the platform, and whether this is the single executable',
+  flags: [],
+  examples: [
+    { what: 'What to paste into a bug report', command: 'par-identity version' },
+  ],
+  run: {
+    load: () => import('../commands/version.js'),
+    toOptions: () => ({}),
+  },
+};
+
 export const PROGRAM: ProgramSpec = {
   name: 'par-identity',
   description: 'Rotate the identity (ECDSA P-256 key + runner URN) of a Datadog Private Action Runner, safely.',
-  commands: [rotateIdentity, rotateParIdentity, status, rollback, credentials, rollout, completion, emulator, watch],
+  commands: [rotateIdentity, rotateParIdentity, status, rollback, credentials, rollout, completion, emulator, watch, version],
 };
