@@ -134,4 +134,20 @@ describeEachLauncher('the cluster id of the ConfigMap and of the Secret reaches 
       expectClean(status, json);
     }
   });
+
+  it("the Secret's orch_cluster_id and rotated-at annotation edited to hostile text: status shows them sanitized, capped or not at all", async () => {
+    expect((await cx.rotate(['--no-verify'], launcher.options)).code).toBe(0);
+    const secret = cx.secret()!;
+    const data = secret.data as Record<string, string>;
+    data.orch_cluster_id = Buffer.from(`${HOSTILE}${TAIL}`).toString('base64');
+    // Date.parse accepts text in parentheses: "2026-01-01 (…)" is a valid date to it.
+    secret.metadata.annotations = { ...secret.metadata.annotations, 'par-identity.datadoghq.com/rotated-at': `2026-01-01 (${HOSTILE})` };
+    cx.kube.updateObject(secret);
+    for (const json of [false, true]) {
+      const status = await cx.run(['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])], launcher.options);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout + status.stderr).toContain('more characters)');
+      expectClean(status, json);
+    }
+  });
 });
