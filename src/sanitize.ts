@@ -81,3 +81,12 @@ export function hasUnprintable(value: string): boolean {
 export function isPrintable(value: string, maxLength = DEFAULT_MAX_LENGTH): boolean {
   return sanitizeServerString(value, maxLength) === value;
 }
+
+/**
+ * A value from outside shown back in a message (`kty is "…"`, `data.type is "…"`): JSON-quoted as
+ * before, then through the sanitizer and a short cap. JSON.stringify escapes C0 controls but not C1
+ * (U+009B is a CSI), bidi controls or U+2028, and bounds nothing.
+ */
+export function quotedServerValue(value: unknown, maxLength = 80): string {
+  return sanitizeServerString(JSON.stringify(value) ?? String(value), maxLength);
+}

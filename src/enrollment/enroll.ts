@@ -1,5 +1,6 @@
 import { CredentialsRejectedError, EnrollmentError } from '../errors.js';
 import { classifyStatus } from './classify-status.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { type EnrollmentInput, buildEnrollmentRequest } from './enrollment-request.js';
 import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from './enrollment-response.js';
 import type { NetworkSettings } from '../config/network-settings.js';
@@ -30,7 +31,8 @@ function failFromResponse(res: HttpResponse, endpoint: string): never {
   const kind = classifyStatus(res.status);
   if (kind === 'credentials') throw new CredentialsRejectedError(res.status, endpoint);
   if (kind === 'redirect') {
-    const location = res.headers.location ?? '(no Location)';
+    // The server's words, printed and put in --json: a C1 CSI (0x9B) in a header is latin1 U+009B.
+    const location = res.headers.location === undefined ? '(no Location)' : sanitizeServerString(res.headers.location, 200);
     throw new EnrollmentError(
       'ENROLL_REDIRECT_REFUSED',
       `the enrollment API answered HTTP ${res.status} redirecting to ${location}; redirects are not followed so the API key is never sent elsewhere`,

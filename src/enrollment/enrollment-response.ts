@@ -1,5 +1,5 @@
 import { EnrollmentError } from '../errors.js';
-import { sanitizeServerString } from '../sanitize.js';
+import { quotedServerValue, sanitizeServerString } from '../sanitize.js';
 import { checkRunnerId } from '../identity/urn.js';
 
 export interface EnrollmentResult {
@@ -23,7 +23,7 @@ export function parseEnrollmentResponse(body: string): EnrollmentResult {
   }
   const data = (parsed as { data?: { type?: unknown; attributes?: Record<string, unknown> } } | null)?.data;
   if (!data || typeof data !== 'object') throw bad('the body has no data object');
-  if (data.type !== 'createRunnerResponse') throw bad(`data.type is ${JSON.stringify(data.type)}, expected "createRunnerResponse"`);
+  if (data.type !== 'createRunnerResponse') throw bad(`data.type is ${quotedServerValue(data.type)}, expected "createRunnerResponse"`);
   const attrs = data.attributes ?? {};
   const orgId = attrs.org_id;
   const runnerId = attrs.runner_id;

@@ -7,6 +7,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { IdentityDecodeError } from '../errors.js';
+import { quotedServerValue } from '../sanitize.js';
 
 // The stored private key is base64url(JSON of a private JWK) — the exact form the Go agent's go-jose
 // decoder reads (docs/protocol.md §2). Member order and 32-byte coordinates are part of that contract.
@@ -87,9 +88,9 @@ function parseJwkJson(encoded: string): Record<string, unknown> {
 /** Strict inverse of encodePrivateJwk, at least as strict as go-jose plus a d↔(x,y) consistency check. */
 export function decodePrivateJwk(encoded: string): PrivateIdentityKey {
   const jwk = parseJwkJson(encoded);
-  if (jwk.kty !== 'EC') throw new IdentityDecodeError('kty', `is ${JSON.stringify(jwk.kty)}, expected "EC"`);
-  if (jwk.crv !== 'P-256') throw new IdentityDecodeError('crv', `is ${JSON.stringify(jwk.crv)}, expected "P-256"`);
-  if (jwk.alg !== undefined && jwk.alg !== 'ES256') throw new IdentityDecodeError('alg', `is ${JSON.stringify(jwk.alg)}, expected "ES256"`);
+  if (jwk.kty !== 'EC') throw new IdentityDecodeError('kty', `is ${quotedServerValue(jwk.kty)}, expected "EC"`);
+  if (jwk.crv !== 'P-256') throw new IdentityDecodeError('crv', `is ${quotedServerValue(jwk.crv)}, expected "P-256"`);
+  if (jwk.alg !== undefined && jwk.alg !== 'ES256') throw new IdentityDecodeError('alg', `is ${quotedServerValue(jwk.alg)}, expected "ES256"`);
   const x = strictCoordinate(jwk, 'x');
   const y = strictCoordinate(jwk, 'y');
   const d = strictCoordinate(jwk, 'd');

@@ -1,12 +1,12 @@
-import { readdir, rename, stat, unlink } from 'node:fs/promises';
+import { lstat, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
-import { fsyncDirectory, readNoFollow, storageFailure, TEMP_MARK, tempName, writeSynced } from './file-primitives.js';
+import { fsyncDirectory, readNoFollow, readOwnedNoFollow, storageFailure, TEMP_MARK, tempName, writeSynced } from './file-primitives.js';
 import { ownerForFilesBeside, refuseForeignFile } from './file-owner.js';
 import { refuseSymlink } from './identity-file.js';
 import { pidAlive } from './pid.js';
-import { isRecoveryName, keepAside } from './recovery-files.js';
+import { isRecoveryName, keepAside, ownUids } from './recovery-files.js';
 
 // Crash-safe replacement of a small secret file: temp file in the same directory (0600, O_EXCL),
 // fsync, previous content kept as <name>.bak, rename over the live file, fsync the directory.
@@ -27,6 +27,17 @@ interface SweepResult {
   removed: string[];
   /** Temp files holding an identity found nowhere else, now kept as `<name>.restore-<stamp>`. */
   recovered: string[];
+  /**
+   * Temp-named files this user did not create (another owner, not a regular file, or one that changed
+   * under us): never read into a kept copy, chmod'ed, chown'ed or removed, only reported.
+   */
+  leftAlone: LeftAlone[];
+}
+
+export interface LeftAlone {
+  /** The file name as found in the directory (anyone who can write there chose it). */
+  name: string;
+  why: string;
 }
 
 function decodes(content: Buffer): boolean {
@@ -48,7 +59,7 @@ function decodes(content: Buffer): boolean {
 export async function sweepInterruptedWrites(path: string, now = new Date()): Promise<SweepResult> {
   const dir = dirname(path);
   const prefix = `.${basename(path)}`;
-  const result: SweepResult = { removed: [], recovered: [] };
+  const result: SweepResult = { removed: [], recovered: [], leftAlone: [] };
   let names: string[];
   try {
     names = await readdir(dir);
@@ -66,11 +77,32 @@ export async function sweepInterruptedWrites(path: string, now = new Date()): Pr
     const content = await readNoFollow(join(dir, name)).catch(() => undefined);
     if (content) known.push(content);
   }
+  // Ours are the running user's files and those the owner rule gave another user (docs/security.md §2);
+  // in a directory the rule refuses, only the running user's.
+  const ours = ownUids(await ownerForFilesBeside(path).catch(() => undefined));
   for (const name of temps) {
     const full = join(dir, name);
-    const content = await readNoFollow(full).catch(() => undefined);
+    const entry = await lstat(full).catch(() => undefined);
+    if (!entry) continue;
+    if (!entry.isFile() || !ours.has(entry.uid)) {
+      result.leftAlone.push({ name, why: entry.isFile() ? `owned by uid ${entry.uid}` : 'not a regular file' });
+      continue;
+    }
+    const read = await readOwnedNoFollow(full).catch(() => undefined);
+    if (read && !ours.has(read.uid)) {
+      result.leftAlone.push({ name, why: `owned by uid ${read.uid}` });
+      continue;
+    }
+    const content = read?.content;
     if (content && decodes(content) && !known.some((k) => k.equals(content))) {
-      const kept = await keepAside(full, path, 'restore', now);
+      let kept: string;
+      try {
+        kept = await keepAside(full, path, 'restore', now);
+      } catch (err) {
+        // Kept where it is: it may be the only copy of an identity.
+        result.leftAlone.push({ name, why: `it changed while being kept aside (${(err as NodeJS.ErrnoException).code ?? 'error'})` });
+        continue;
+      }
       known.push(content);
       result.recovered.push(kept);
       failpoint('sweep-after-keep');
@@ -102,7 +134,11 @@ export async function replaceFileAtomically(path: string, content: string, optio
   const old = await stat(path).catch(() => undefined);
   // The one owner rule (docs/security.md §2), never the old file's owner: that file may be planted.
   const owner = await ownerForFilesBeside(path);
-  await refuseForeignFile(path, owner);
+  // Checked again here, not only before enrolling: a file can be planted in between (and watch
+  // --output writes for as long as it runs).
+  const untouched = 'The file was not touched and the new identity was not written there.';
+  await refuseForeignFile(path, owner, untouched);
+  if (options.keepBackup === true) await refuseForeignFile(`${path}.bak`, owner, untouched);
   const temp = tempName(path);
   const backupTemp = tempName(path, '.bak');
   let backupPath: string | undefined;

@@ -43,7 +43,7 @@ export async function ownerForFilesBeside(path: string): Promise<FileOwner | und
  * Refuses an existing file at `path` that belongs to someone other than the owner the rule gives,
  * the running user or root: writing the new key there would give it to that user.
  */
-export async function refuseForeignFile(path: string, owner: FileOwner | undefined): Promise<void> {
+export async function refuseForeignFile(path: string, owner: FileOwner | undefined, untouched = 'Nothing was enrolled and the file was not touched.'): Promise<void> {
   const stats = await stat(path).catch(() => undefined);
   if (!stats) return;
   const allowed = new Set([0, process.geteuid?.() ?? 0, ...(owner ? [owner.uid] : [])]);
@@ -51,7 +51,7 @@ export async function refuseForeignFile(path: string, owner: FileOwner | undefin
   throw new StorageError(
     'FILE_OWNER_REFUSED',
     `${path} belongs to uid ${stats.uid}, not to the owner of its directory, root or this user`,
-    `Nothing was enrolled and the file was not touched. A file owned by another user may have been planted to receive the new key: check it, remove it, then run again.`,
+    `${untouched} A file owned by another user may have been planted to receive the new key: check it, remove it, then run again.`,
     { path, uid: stats.uid },
   );
 }

@@ -36,11 +36,17 @@ export async function writeSynced(path: string, content: Buffer | string, owner?
 
 /** Reads a regular file without following a symbolic link; undefined when absent. */
 export async function readNoFollow(path: string): Promise<Buffer | undefined> {
+  return (await readOwnedNoFollow(path))?.content;
+}
+
+/** The same, with the owner of what was read (from the descriptor, so of these very bytes). */
+export async function readOwnedNoFollow(path: string): Promise<{ content: Buffer; uid: number } | undefined> {
   let handle: FileHandle | undefined;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!(await handle.stat()).isFile()) return undefined;
-    return await handle.readFile();
+    const stats = await handle.stat();
+    if (!stats.isFile()) return undefined;
+    return { content: await handle.readFile(), uid: stats.uid };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ELOOP') return undefined;

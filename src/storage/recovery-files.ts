@@ -1,9 +1,12 @@
-import { chmod, link, lstat, readdir, rename, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, link, lstat, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StorageError } from '../errors.js';
+import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { type FileOwner, readNoFollow, tempName, writeSynced } from './file-primitives.js';
 import { isoString } from '../time/index.js';
+import { sanitizeServerString } from '../sanitize.js';
 import type { RecoverableIdentity } from '../results/status.js';
 
 // Identities kept beside the live file under names no sweep ever deletes:
@@ -58,12 +61,8 @@ export async function keepAside(source: string, identityPath: string, kind: Reco
       const candidate = n === 1 ? base : `${base}-${n}`;
       try {
         await link(copy ?? source, candidate);
-        // link(2) does not follow a symbolic link: refuse one rather than chmod the file it points to.
-        if (!(await lstat(candidate)).isFile()) {
-          await unlink(candidate);
-          throw new StorageError('SYMLINK_REFUSED', `${source} is not a regular file`, 'Nothing was changed. Replace the link by the file itself.', { path: source });
-        }
-        await chmod(candidate, 0o600);
+        failpoint('keep-aside-after-link');
+        await makePrivate(candidate, source, owner);
         return candidate;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? '';
@@ -80,6 +79,38 @@ export async function keepAside(source: string, identityPath: string, kind: Reco
   } finally {
     if (copy) await unlink(copy).catch(() => undefined);
   }
+}
+
+/** The users whose files beside the identity are ours: the running user and the owner the rule gives. */
+export function ownUids(owner?: FileOwner): Set<number> {
+  return new Set([process.geteuid?.() ?? 0, ...(owner ? [owner.uid] : [])]);
+}
+
+/**
+ * Makes the new name `candidate` 0600 through a descriptor opened on it with O_NOFOLLOW: whoever owns
+ * the file could swap the name for a symbolic link between link(2) and here, and a chmod by path would
+ * then change the mode of the file it points to (docs/security.md §2). A name that is no longer a
+ * regular file of ours is removed again and refused; the file it was made from is left as it is.
+ */
+async function makePrivate(candidate: string, source: string, owner: FileOwner | undefined): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(candidate, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw notOurs('SYMLINK_REFUSED', source, 'is not a regular file');
+    if (!ownUids(owner).has(stats.uid)) throw notOurs('FILE_OWNER_REFUSED', source, `belongs to uid ${stats.uid}, not to this user`);
+    await handle.chmod(0o600);
+  } catch (err) {
+    await unlink(candidate).catch(() => undefined);
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notOurs('SYMLINK_REFUSED', source, 'was replaced by a symbolic link');
+    throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+function notOurs(code: 'SYMLINK_REFUSED' | 'FILE_OWNER_REFUSED', source: string, why: string): StorageError {
+  return new StorageError(code, `${source} ${why}; its mode and owner are left as they are`, 'Nothing was changed. Check who wrote that file, remove it if it is not yours, then run again.', { path: source });
 }
 
 function describe(text: string): Pick<RecoverableIdentity, 'decodes' | 'urn' | 'fingerprint' | 'error'> {
@@ -105,7 +136,8 @@ export async function listRecoverableIdentities(identityPath: string): Promise<R
     const content = await readNoFollow(path).catch(() => undefined);
     if (!content) continue;
     const sameAs = live?.equals(content) ? 'live' : backup?.equals(content) ? 'backup' : null;
-    found.push({ path, kind, sameAs, ...describe(content.toString('utf8')) });
+    // Anyone who may write the directory can choose such a name: it is shown through the sanitizer.
+    found.push({ path: join(dir, sanitizeServerString(name, 255)), kind, sameAs, ...describe(content.toString('utf8')) });
   }
   return found;
 }

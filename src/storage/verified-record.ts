@@ -1,5 +1,6 @@
 import { replaceFileAtomically } from './atomic-write.js';
 import { readNoFollow } from './file-primitives.js';
+import { isRfc3339 } from '../time/index.js';
 
 // `<identity>.verified`: which identity last passed the signed health check (docs/identity-lifecycle.md §1).
 // It holds a fingerprint, a URN and a time, never key material; the agent reads only its identity
@@ -27,7 +28,7 @@ export function parseVerifiedRecord(value: unknown): VerifiedRecord | undefined 
   const { fingerprint, urn, verifiedAt, unverified } = value as Record<string, unknown>;
   if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) return undefined;
   if (typeof urn !== 'string' || !URN.test(urn)) return undefined;
-  if (typeof verifiedAt !== 'string' || Number.isNaN(Date.parse(verifiedAt))) return undefined;
+  if (typeof verifiedAt !== 'string' || !isRfc3339(verifiedAt)) return undefined;
   if (unverified !== undefined && (typeof unverified !== 'string' || !FINGERPRINT.test(unverified))) return undefined;
   return { fingerprint, urn, verifiedAt, ...(unverified ? { unverified } : {}) };
 }

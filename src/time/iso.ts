@@ -11,3 +11,13 @@ export function isoString(date: Date | number): string {
   if (!(year >= 0 && year <= 9999)) return d.toISOString();
   return `${pad(year, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}Z`;
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An RFC 3339 time and nothing else. Date.parse alone is not enough for a time read from outside:
+ * it accepts text in parentheses ("2026-01-01 (…)"), escape sequences included.
+ */
+export function isRfc3339(text: string): boolean {
+  return RFC3339.test(text) && !Number.isNaN(Date.parse(text));
+}

@@ -42,6 +42,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Another copy of the built binary (see portable-bin.ts), for runs as another user. */
   bin?: string;
+  /** A single executable to start instead of the built binary, for this run (see launchers.ts). */
+  executable?: string;
 }
 
 /**
@@ -74,8 +76,9 @@ export interface RunningCli {
 
 /** Starts the built binary and keeps collecting its output; for long-running commands too. */
 export function startCli(args: string[], options: Omit<RunOptions, 'stdin' | 'timeoutMs'> = {}): RunningCli {
-  const child = spawn(SINGLE_EXECUTABLE ?? process.execPath, SINGLE_EXECUTABLE ? args : [options.bin ?? BIN, ...args], {
-    env: SINGLE_EXECUTABLE ? singleExecutableEnv(options.env ?? {}) : cleanEnv(options.env),
+  const executable = options.executable ?? SINGLE_EXECUTABLE;
+  const child = spawn(executable ?? process.execPath, executable ? args : [options.bin ?? BIN, ...args], {
+    env: executable ? singleExecutableEnv(options.env ?? {}) : cleanEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid }),
     ...(options.gid === undefined ? {} : { gid: options.gid }),

@@ -73,7 +73,7 @@ describe('sweepInterruptedWrites never deletes the only copy of an identity', ()
     expect(await mode(`${NAME}.restore-${STAMP}`)).toBe(0o600);
     expect(await listing()).toEqual([temps.liveWriter, NAME, `${NAME}.bak`, `${NAME}.restore-${STAMP}`, `${NAME}.restore-20250101T000000Z`].sort());
     // A second sweep finds nothing more to do, and the recovery files stay.
-    expect(await sweepInterruptedWrites(path, NOW)).toEqual({ removed: [], recovered: [] });
+    expect(await sweepInterruptedWrites(path, NOW)).toEqual({ removed: [], recovered: [], leftAlone: [] });
   });
 
   it('two orphans in the same second get distinct names', async () => {

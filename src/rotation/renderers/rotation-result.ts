@@ -8,6 +8,7 @@ import type { PlanEntry } from '../runner.js';
 import { describeCredentialCheck } from '../steps/enroll.js';
 import { describeVerify } from '../verify-step.js';
 import { planLines } from './plan.js';
+import { sanitizeServerString } from '../../sanitize.js';
 
 // What a rotation reports: the rotation, its plan (--dry-run), or why it was skipped (--if-older-than).
 
@@ -19,7 +20,7 @@ function naming(r: RotationRun): RunnerNaming {
   const n = r.preflight?.naming;
   return {
     ...(n?.hostname ? { hostname: n.hostname, hostnameSource: n.hostnameSource ?? null } : {}),
-    ...(n?.clusterId ? { clusterId: n.clusterId } : {}),
+    ...(n?.clusterId ? { clusterId: sanitizeServerString(n.clusterId, 64) } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
 import { SecretTargetBase } from './secret-base.js';
+import { sanitizeServerString } from '../../sanitize.js';
 import { describeSightings, findClusterAgentWorkloads, findSecretsNamed, namespacesOf } from '../../kube/agent-workloads.js';
 
 // The cluster agent's identity Secret (docs/protocol.md §6): data keys private_key, urn, orch_cluster_id,
@@ -23,6 +24,14 @@ export function requireSecretStorage(config: AgentConfig): void {
       'Nothing was changed. Enable identity_use_k8s_secret, or rotate each runner with `par-identity rotate-identity`.',
     );
   }
+}
+
+/**
+ * The cluster id as shown and put in --json: whoever may edit the ConfigMap or the Secret wrote it.
+ * What is enrolled and stored is the id itself, byte for byte, as the agent uses it.
+ */
+function shownId(id: string): string {
+  return sanitizeServerString(id, 64);
 }
 
 export class ClusterAgentSecretTarget extends SecretTargetBase {
@@ -120,7 +129,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     this.clusterIdWhere = where.namespace;
     const clusterId = await resolveClusterId(this.core, where);
     this.clusterId = clusterId;
-    const notes = [`cluster id: ${clusterId.id} (${clusterId.source})`];
+    const notes = [`cluster id: ${shownId(clusterId.id)} (${clusterId.source})`];
     // Created only by the write, after enrolling: checked now, so a token that may not create it fails before.
     if (!clusterId.stored) {
       await storeClusterId(this.core, where.namespace, clusterId, { dryRun: true });
@@ -148,20 +157,22 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     const where = `ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`;
     try {
       const stored = await storeClusterId(this.core, namespace, wanted, { dryRun: false });
-      if (stored.createdByUs) return { notes: [`cluster id ${wanted.id} stored in new ${where}`], warnings: [] };
+      if (stored.createdByUs) return { notes: [`cluster id ${shownId(wanted.id)} stored in new ${where}`], warnings: [] };
       if (stored.id === wanted.id) return { notes: [`cluster id: ${where} was created meanwhile, with the same id`], warnings: [] };
-      return { notes: [], warnings: [`${where} was created meanwhile with id ${stored.id}, while this runner was enrolled with ${wanted.id} (also stored as orch_cluster_id)`] };
+      return { notes: [], warnings: [`${where} was created meanwhile with id ${shownId(stored.id)}, while this runner was enrolled with ${shownId(wanted.id)} (also stored as orch_cluster_id)`] };
     } catch (err) {
       return { notes: [], warnings: [`${where} was not created (${(err as Error).message}); the agent creates it with the same kube-system UID when it starts`] };
     }
   }
 
   protected override extraFacts(state: IdentitySecretState): { clusterId: string | null } {
-    return { clusterId: state.state === 'present' ? (state.data[SECRET_KEYS.clusterId] ?? null) : null };
+    const id = state.state === 'present' ? state.data[SECRET_KEYS.clusterId] : undefined;
+    return { clusterId: id === undefined ? null : shownId(id) };
   }
 
   protected override extraFactLines(state: IdentitySecretState): string[] {
-    return [`  cluster:      ${(state.state === 'present' && state.data[SECRET_KEYS.clusterId]) || '(no orch_cluster_id)'}`];
+    const id = state.state === 'present' ? state.data[SECRET_KEYS.clusterId] : undefined;
+    return [`  cluster:      ${id ? shownId(id) : '(no orch_cluster_id)'}`];
   }
 
   restartAdvice(): string {

@@ -23,6 +23,7 @@ import {
 import type { FileWhere } from '../../results/identity.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
+import { sanitizeServerString } from '../../sanitize.js';
 
 // The standalone / node runner's identity file (docs/protocol.md §5), replaced atomically with the previous
 // content kept as <file>.bak.
@@ -83,8 +84,12 @@ export class LocalFileTarget implements IdentityTarget {
     try {
       // Under the lock, so no live run's temp file is mistaken for a crashed one's.
       const swept = await sweepInterruptedWrites(this.path);
-      if (swept.removed.length) warnings.push(`removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.join(', ')}`);
+      if (swept.removed.length) warnings.push(`removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.map((name) => sanitizeServerString(name, 120)).join(', ')}`);
       for (const kept of swept.recovered) warnings.push(`an interrupted run left an identity found nowhere else; kept as ${kept} (see \`par-identity status\`)`);
+      // Names chosen by whoever could write the directory: shown through the sanitizer.
+      for (const left of swept.leftAlone) {
+        warnings.push(`left alone ${sanitizeServerString(left.name, 120)} beside the identity (${left.why}): not created by this user, so never chmod'ed, moved or removed; check it and remove it if it is not yours`);
+      }
     } catch (err) {
       await held.release();
       throw err;

@@ -11,7 +11,7 @@ import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
-import { isoString } from '../../time/index.js';
+import { isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
@@ -52,7 +52,7 @@ function rfc3339(date: Date): string {
 /** The annotation, else the newest managedFields time (a Secret written by the Go agent has no annotation). */
 export function rotatedAtOf(secret: V1Secret): { at: string; source: string } | undefined {
   const annotated = secret.metadata?.annotations?.[ROTATED_AT_ANNOTATION];
-  if (annotated && !Number.isNaN(Date.parse(annotated))) return { at: annotated, source: `annotation ${ROTATED_AT_ANNOTATION}` };
+  if (annotated && isRfc3339(annotated)) return { at: annotated, source: `annotation ${ROTATED_AT_ANNOTATION}` };
   const times = (secret.metadata?.managedFields ?? []).map((f) => (f.time ? new Date(f.time as unknown as string).getTime() : Number.NaN)).filter((t) => !Number.isNaN(t));
   if (times.length) return { at: rfc3339(new Date(Math.max(...times))), source: 'managedFields (last write by any manager)' };
   const created = secret.metadata?.creationTimestamp;
