@@ -1,6 +1,7 @@
 import { lstat, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { describeEachLauncher, type Launcher } from './launchers.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // Identity files that are symbolic links are refused before anything is enrolled or written: following
@@ -14,19 +15,19 @@ afterEach(async () => {
   await fx.close();
 });
 
-async function rotate(): Promise<string> {
-  const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+async function rotate(launcher: Launcher): Promise<string> {
+  const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
   expect(run.code, run.stderr).toBe(0);
   return fx.read();
 }
 
-describe('symlinked identity files are refused, never followed', () => {
+describeEachLauncher('symlinked identity files are refused, never followed', (launcher) => {
   it('rotate-identity with the live file a symlink: exit 7 SYMLINK_REFUSED naming link and target, nothing enrolled, target untouched', async () => {
     const target = join(fx.dir, 'elsewhere.json');
     await writeFile(target, 'not ours', { mode: 0o644 });
     await symlink(target, fx.identityPath);
     const before = await stat(target);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir], launcher.options);
     expect(run.code, run.stderr).toBe(7);
     expect(run.stderr).toContain('error[SYMLINK_REFUSED]');
     expect(run.stderr).toContain(`${fx.identityPath} is a symbolic link to ${target}`);
@@ -38,12 +39,12 @@ describe('symlinked identity files are refused, never followed', () => {
   });
 
   it('rotate-identity with the backup a symlink: refused before enrolling; the link and its target stay', async () => {
-    const live = await rotate();
+    const live = await rotate(launcher);
     const target = join(fx.dir, 'victim');
     await writeFile(target, 'victim content');
     await symlink(target, `${fx.identityPath}.bak`);
     fx.emulator.reset();
-    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir], launcher.options);
     expect(run.code, run.stderr).toBe(7);
     expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
     expect(run.stderr).toContain(`${fx.identityPath}.bak is a symbolic link to ${target}`);
@@ -52,24 +53,24 @@ describe('symlinked identity files are refused, never followed', () => {
   });
 
   it('rollback and status refuse a symlinked backup or live file', async () => {
-    await rotate();
+    await rotate(launcher);
     const target = join(fx.dir, 'victim');
     await writeFile(target, await fx.read());
     await symlink(target, `${fx.identityPath}.bak`);
-    const rollback = await fx.run(['rollback', '-c', fx.dir, '--no-verify']);
+    const rollback = await fx.run(['rollback', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(rollback.code).toBe(7);
     expect(rollback.stderr).toContain('error[SYMLINK_REFUSED]');
-    const status = await fx.run(['status', '-c', fx.dir]);
+    const status = await fx.run(['status', '-c', fx.dir], launcher.options);
     expect(status.code).toBe(7);
     expect(status.stderr).toContain(`${fx.identityPath}.bak is a symbolic link to ${target}`);
     expect((await fx.files()).filter((n) => n.startsWith(IDENTITY))).toEqual([IDENTITY, `${IDENTITY}.bak`]);
   });
 });
 
-describe('hostile server strings never reach the terminal raw', () => {
+describeEachLauncher('hostile server strings never reach the terminal raw', (launcher) => {
   it('an error body with ANSI escapes and a forged log line is printed as one clean line', async () => {
     fx.emulator.script('enroll', { status: 400, body: JSON.stringify({ errors: ['\u001b[2J\u001b[31mbad request\nINFO rotation complete\u0007'] }) });
-    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir], launcher.options);
     expect(run.code).toBe(5);
     expect(run.stderr).toContain('bad request INFO rotation complete');
     expect(run.stderr + run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
@@ -79,7 +80,7 @@ describe('hostile server strings never reach the terminal raw', () => {
   it('a runner id with an escape sequence is refused (exit 5) and not printed', async () => {
     const body = JSON.stringify({ data: { type: 'createRunnerResponse', attributes: { org_id: 1234567, runner_id: 'abc\u001b]0;owned\u0007def' } } });
     fx.emulator.script('enroll', { status: 200, body });
-    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir], launcher.options);
     expect(run.code, run.stderr).toBe(5);
     expect(run.stderr).toContain('error[ENROLL_BAD_RESPONSE]');
     expect(run.stderr).toContain('contains control or formatting characters');

@@ -1,6 +1,7 @@
 import { chmod, chown, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { describeEachLauncher } from './launchers.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
 
 // The one owner rule (docs/security.md §2), played by an attacker: uid 65534 owning the directory (the
@@ -21,23 +22,23 @@ afterEach(async () => {
 
 const enrolled = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
 
-describe('who owns what the tool writes', () => {
+describeEachLauncher('who owns what the tool writes', (launcher) => {
   it.runIf(ROOT)(`a first identity file in a directory owned by the agent's user is that user's${AS_ROOT}`, async () => {
     await chown(fx.dir, OTHER, OTHER);
     await chmod(fx.dir, 0o700);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(run.code, run.stderr).toBe(0);
     const file = await stat(fx.identityPath);
     expect([file.uid, file.gid, file.mode & 0o777]).toEqual([OTHER, OTHER, 0o600]);
   });
 
   it.runIf(ROOT)(`an identity file planted by another user is refused before enrolling, and not touched${AS_ROOT}`, async () => {
-    const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(ok.code, ok.stderr).toBe(0);
     fx.emulator.reset();
     await chown(fx.identityPath, OTHER, OTHER);
     const before = await stat(fx.identityPath);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(run.code, run.stderr).toBe(7);
     expect(run.stderr).toContain('error[FILE_OWNER_REFUSED]');
     expect(run.stderr).toContain(`belongs to uid ${OTHER}`);
@@ -48,7 +49,7 @@ describe('who owns what the tool writes', () => {
 
   it('a directory other users may write without the sticky bit is refused before enrolling', async () => {
     await chmod(fx.dir, 0o777);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json']);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], launcher.options);
     expect(run.code, run.stderr).toBe(7);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'DIRECTORY_UNSAFE' });
     expect(enrolled()).toBe(0);
@@ -56,24 +57,24 @@ describe('who owns what the tool writes', () => {
 
   it('a sticky world-writable directory is accepted: the file is the running user’s, 0600', async () => {
     await chmod(fx.dir, 0o1777);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(run.code, run.stderr).toBe(0);
     const file = await stat(fx.identityPath);
     expect([file.uid, file.mode & 0o777]).toEqual([process.geteuid?.(), 0o600]);
   });
 });
 
-describe('a lock file is data, never a path', () => {
+describeEachLauncher('a lock file is data, never a path', (launcher) => {
   it('a planted lock whose nonce climbs out of the directory is reported, and no file is created anywhere', async () => {
-    const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(ok.code, ok.stderr).toBe(0);
     const outside = join(dirname(fx.dir), `par-owned-${Date.now()}`);
     const nonce = `/../../${outside.split('/').slice(-1)[0]}`;
     await writeFile(`${fx.identityPath}.lock`, JSON.stringify({ pid: 2 ** 22 + 1, host: 'x\u001b[2J', since: '2026-01-01T00:00:00.000Z', nonce }));
     const before = await readdir(fx.dir);
-    const status = await fx.run(['status', '-c', fx.dir]);
+    const status = await fx.run(['status', '-c', fx.dir], launcher.options);
     expect(status.stderr + status.stdout).not.toContain('\u001b[2J');
-    const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(rotate.code, rotate.stderr).toBe(11);
     expect(rotate.stderr).toContain('does not name a holder');
     expect(await readdir(fx.dir)).toEqual(before);

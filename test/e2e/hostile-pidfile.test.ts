@@ -2,7 +2,8 @@ import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'n
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { describeEachLauncher, type Launcher } from './launchers.js';
 import { startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
@@ -49,10 +50,11 @@ async function runner(options: { uid?: number } = {}): Promise<{ child: ChildPro
 }
 
 /** Starts watch with the pidfile, rotates once, and returns the JSON lines once the signal step reported. */
-async function rotateWith(pidfile: string): Promise<Array<Record<string, unknown>>> {
+async function rotateWith(pidfile: string, launcher: Launcher): Promise<Array<Record<string, unknown>>> {
   kube.create(identityData(newIdentity()));
   const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', join(dir, 'identity.json'), '--pidfile', pidfile, '--signal-name', 'HUP', '--json'], {
     env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' },
+    ...launcher.options,
   });
   started.push(run.child);
   const lines = () =>
@@ -67,13 +69,13 @@ async function rotateWith(pidfile: string): Promise<Array<Record<string, unknown
   return lines();
 }
 
-describe('watch --pidfile refuses to signal on a stranger’s word', () => {
+describeEachLauncher('watch --pidfile refuses to signal on a stranger’s word', (launcher) => {
   it('a safe pidfile (ours, 0644) naming our own process: signalled (the control for the refusals below)', async () => {
     const { child, log } = await runner();
     const pidfile = join(dir, 'runner.pid');
     await writeFile(pidfile, `${child.pid}\n`);
     await chmod(pidfile, 0o644);
-    const lines = await rotateWith(pidfile);
+    const lines = await rotateWith(pidfile, launcher);
     expect(lines.find((l) => l.event === 'signalled')).toMatchObject({ pid: child.pid, signal: 'SIGHUP' });
     await eventually(async () => expect(await log()).toEqual(['start', 'hup']));
   });
@@ -83,7 +85,7 @@ describe('watch --pidfile refuses to signal on a stranger’s word', () => {
     const pidfile = join(dir, 'runner.pid');
     await writeFile(pidfile, `${child.pid}\n`);
     await chmod(pidfile, 0o666);
-    const lines = await rotateWith(pidfile);
+    const lines = await rotateWith(pidfile, launcher);
     expect(lines.some((l) => l.event === 'signalled')).toBe(false);
     const error = lines.find((l) => l.event === 'apply-error')?.error as { code: string; message: string };
     expect(error.code).toBe('PIDFILE_UNSAFE');
@@ -97,7 +99,7 @@ describe('watch --pidfile refuses to signal on a stranger’s word', () => {
     await writeFile(pidfile, `${child.pid}\n`);
     await chmod(pidfile, 0o644);
     await chown(pidfile, NOBODY, NOBODY);
-    const lines = await rotateWith(pidfile);
+    const lines = await rotateWith(pidfile, launcher);
     expect(lines.some((l) => l.event === 'signalled')).toBe(false);
     const error = lines.find((l) => l.event === 'apply-error')?.error as { code: string; message: string };
     expect(error.code).toBe('PIDFILE_UNSAFE');
@@ -110,7 +112,7 @@ describe('watch --pidfile refuses to signal on a stranger’s word', () => {
     const pidfile = join(dir, 'runner.pid');
     await writeFile(pidfile, `${child.pid}\n`);
     await chmod(pidfile, 0o644);
-    const lines = await rotateWith(pidfile);
+    const lines = await rotateWith(pidfile, launcher);
     expect(lines.some((l) => l.event === 'signalled')).toBe(false);
     const error = lines.find((l) => l.event === 'apply-error')?.error as { code: string; message: string };
     expect(error.code).toBe('SIGNAL_FOREIGN');
