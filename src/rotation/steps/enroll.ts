@@ -1,4 +1,5 @@
-import { enrollmentPath, validateApiKey } from '../../enrollment/index.js';
+import { enrollmentPath, runnerNameSuffix, validateApiKey } from '../../enrollment/index.js';
+import { ParError } from '../../errors.js';
 import { enrollKey } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';
 
@@ -6,6 +7,9 @@ import { need, type Run, type Step } from '../run.js';
 function remainingMs(r: Run): number {
   return r.deadline.remainingMs();
 }
+
+/** Answers that prove the server registered nothing, when no earlier attempt went unanswered. */
+const REFUSED = new Set(['CREDENTIALS_REJECTED', 'ENROLL_REJECTED', 'ENROLL_REDIRECT_REFUSED', 'ENROLL_HOST_UNKNOWN', 'TLS_UNTRUSTED']);
 
 export const enroll: Step = {
   name: 'enroll',
@@ -15,9 +19,23 @@ export const enroll: Step = {
     const ctx = need(r.ctx, 'enrollment context');
     const key = need(r.key, 'key');
     const naming = need(r.preflight, 'pre-flight').naming;
-    const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report);
-    r.enrolled = enrolled;
-    r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
+    const { target } = need(r.resolved, 'target');
+    const now = r.io.now();
+    // Kept durably before the request leaves: a crash after the server registered the key and before
+    // the write leaves it where the next run finds it (docs/identity-lifecycle.md §3).
+    await target.pending?.keep(key, { createdAt: now, runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`, enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}` });
+    let retried = false;
+    try {
+      const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report, { now, onRetry: () => (retried = true) });
+      r.enrolled = enrolled;
+      r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
+    } catch (err) {
+      if (target.pending) {
+        if (!retried && err instanceof ParError && REFUSED.has(err.code)) await target.pending.clear().catch(() => undefined);
+        else r.report.warn(`the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`);
+      }
+      throw err;
+    }
   },
   async plan(r) {
     const ctx = need(r.ctx, 'enrollment context');
@@ -25,6 +43,7 @@ export const enroll: Step = {
     const checked = await validateApiKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.extraHeaders, Math.min(remainingMs(r), 15_000), ctx.network);
     const keyNote = checked.transient ? `API key check answered ${checked.transient}` : 'API key accepted by /api/v1/validate';
     r.report.info(keyNote);
-    return `${keyNote}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key`;
+    const pending = need(r.resolved, 'target').target.pending ? '; the key is kept as pending beside the target until it is written' : '';
+    return `${keyNote}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key${pending}`;
   },
 };
