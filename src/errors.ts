@@ -25,6 +25,7 @@ export const ExitCode = {
   outcomeUnknown: 12,
   unavailable: 13,
   reenrollPredicted: 14,
+  orphanPossible: 15,
   interrupted: 130,
 } as const;
 
@@ -47,6 +48,7 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
   { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
+  { code: 15, name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence)' },
   { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
 ];
 

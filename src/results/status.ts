@@ -14,6 +14,23 @@ export interface RecoverableIdentity {
   error?: string;
 }
 
+/**
+ * A key sent (or about to be sent) for enrollment by a run that did not finish: a runner may be
+ * registered in Datadog that no identity holds (docs/identity-lifecycle.md §3). Never the key itself.
+ */
+export interface PossibleOrphan {
+  /** The file (or `Secret <ns>/<name> key <key>`) that holds the key. */
+  path: string;
+  /** `pending`: left by the interrupted run itself; `set aside`: found and kept by a later rotation. */
+  state: 'pending' | 'set aside';
+  /** The JWK thumbprint of the key: the runner's public key in Datadog has it. */
+  fingerprint: string | null;
+  createdAt: string | null;
+  /** The runner_name the enrollment sent: how to find the runner in Datadog. */
+  runnerName: string | null;
+  decodes: boolean;
+}
+
 /** What status says of the identity file besides the identity. */
 export interface FileFacts {
   recoverable: RecoverableIdentity[];
@@ -60,6 +77,8 @@ export type IdentityStatusResult = Envelope<'status', 'ok'> &
     ageSeconds: number | null;
     /** null when no run of par-identity recorded one. */
     lastVerified: LastVerified | null;
+    /** Keys of interrupted enrollments; any makes status exit 15 (orphanPossible). */
+    possibleOrphans: PossibleOrphan[];
     rollbackCommand: string;
     verify: VerifyReport;
   };

@@ -118,13 +118,18 @@ export async function enrollKey(
   timeoutMs: number,
   io: Io,
   report: Reporter,
+  /** The time the runner name is made of (the pending key records the same name), and a callback on each retry. */
+  at: { now?: Date; onRetry?: () => void } = {},
 ): Promise<{ urn: string; runnerId: string; runnerName: string }> {
   const { flavor, ...names } = naming;
-  const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, io.now()), {
+  const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, at.now ?? io.now()), {
     timeoutMs,
     policy: retryPolicyFromEnv(io.env),
     network: ctx.network,
-    onRetry: (n, reason, wait) => report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`),
+    onRetry: (n, reason, wait) => {
+      at.onRetry?.();
+      report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`);
+    },
   });
   failpoint('after-enroll');
   const urn = buildUrn({ region: regionFromSite(ctx.endpoint.site), orgId: enrolled.orgId, runnerId: enrolled.runnerId });

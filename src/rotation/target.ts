@@ -5,7 +5,7 @@ import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
 import type { OneOf } from '../results/envelope.js';
 import type { IdentitySummary, TargetKind, TargetWhere } from '../results/identity.js';
 import type { FileWriteFacts, SecretWriteFacts } from '../results/rotation.js';
-import type { FileFacts, SecretFacts } from '../results/status.js';
+import type { FileFacts, PossibleOrphan, SecretFacts } from '../results/status.js';
 
 // The one interface every place an identity can live implements: the local identity file, the
 // cluster agent's Secret, and the Helm standalone runner's Secret. The steps of the pipeline talk to
@@ -85,8 +85,25 @@ export interface RestoreOutcome {
 
 export interface TargetFacts {
   data: OneOf<FileFacts, SecretFacts>;
+  /** Keys of interrupted enrollments kept beside this target (docs/identity-lifecycle.md §3). */
+  possibleOrphans?: PossibleOrphan[];
   lines: string[];
   warnings: string[];
+}
+
+/**
+ * Where a new key waits from before its enrollment request until the identity holding it is written
+ * (docs/identity-lifecycle.md §3), so a crash in between leaves a key the next run finds and reports.
+ */
+export interface PendingKeys {
+  /** Kept durably (fsynced) before the request leaves. */
+  keep(key: PrivateIdentityKey, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): Promise<void>;
+  /** After the write, or after a refusal that proves nothing was registered. */
+  clear(): Promise<void>;
+  /** The pending key of an interrupted run, moved aside under a name nothing deletes, or undefined. */
+  setAside(now: Date): Promise<PossibleOrphan | undefined>;
+  /** Read only: the pending key and those set aside. */
+  list(): Promise<PossibleOrphan[]>;
 }
 
 /** Held while a run changes a target; released on every exit path. */
@@ -113,6 +130,8 @@ export interface IdentityTarget {
    * writes, under the lock); nothing for a Secret, whose resourceVersion guard is the lock.
    */
   lock(waitSeconds: number): Promise<TargetLock>;
+  /** The pending key store of this target; a target without one enrolls with the key in memory only. */
+  readonly pending?: PendingKeys;
   read(): Promise<CurrentIdentity>;
   /** Every check that would make the write fail, with no side effect (in a real run as in a dry run). */
   preflight(current: CurrentIdentity): Promise<Preflight>;

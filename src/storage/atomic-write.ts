@@ -34,7 +34,7 @@ interface SweepResult {
   leftAlone: LeftAlone[];
 }
 
-export interface LeftAlone {
+interface LeftAlone {
   /** The file name as found in the directory (anyone who can write there chose it). */
   name: string;
   why: string;
@@ -179,11 +179,14 @@ export async function replaceFileAtomically(path: string, content: string, optio
  * the descriptor) renamed over `path`. An existing file is replaced, never written into: its mode,
  * owner and other names keep nothing of the new content. No backup, no owner carried over.
  */
-export async function writePrivateFile(path: string, content: string, what: string): Promise<void> {
+export async function writePrivateFile(path: string, content: string, what: string, options: { ownerRule?: boolean } = {}): Promise<void> {
   await refuseSymlink(path, what);
+  // Beside an identity (its pending key): the identity's owner rule (docs/security.md §2), and no failpoint of the identity's own write.
+  const owner = options.ownerRule ? await ownerForFilesBeside(path) : undefined;
+  if (options.ownerRule) await refuseForeignFile(path, owner);
   const temp = tempName(path);
   try {
-    await writeSynced(temp, content);
+    await writeSynced(temp, content, owner);
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => undefined);

@@ -158,22 +158,24 @@ interface FailureCase {
   code: number;
   errorCode: string;
   timeout?: string;
+  /** The server may have registered the key (no answer that proves otherwise): it stays pending (docs/identity-lifecycle.md §3). */
+  pending?: true;
 }
 
 const failures: FailureCase[] = [
   { name: '401', steps: [{ status: 401, body: '{"errors":["Unauthorized"]}' }], code: 4, errorCode: 'CREDENTIALS_REJECTED' },
   { name: '403', steps: [{ status: 403, body: '{"errors":["Forbidden"]}' }], code: 4, errorCode: 'CREDENTIALS_REJECTED' },
   { name: '404', steps: [{ status: 404, body: '{"errors":["Not found"]}' }], code: 5, errorCode: 'ENROLL_REJECTED' },
-  { name: 'deadline exceeded', steps: Array.from({ length: 200 }, () => ({ status: 503 })), code: 5, errorCode: 'ENROLL_TIMEOUT', timeout: '1s' },
+  { name: 'deadline exceeded', steps: Array.from({ length: 200 }, () => ({ status: 503 })), code: 5, errorCode: 'ENROLL_TIMEOUT', timeout: '1s', pending: true },
   { name: 'redirect to another host', steps: [{ status: 307, redirectToOtherHost: true }], code: 5, errorCode: 'ENROLL_REDIRECT_REFUSED' },
-  { name: 'oversized body', steps: [{ status: 200, oversizeBytes: 3 * 1024 * 1024 }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE' },
-  { name: 'invalid JSON', steps: [{ invalidJson: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE' },
-  { name: 'wrong data.type', steps: [{ wrongType: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE' },
-  { name: 'runner id with ":"', steps: [{ runnerIdWithColon: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE' },
+  { name: 'oversized body', steps: [{ status: 200, oversizeBytes: 3 * 1024 * 1024 }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
+  { name: 'invalid JSON', steps: [{ invalidJson: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
+  { name: 'wrong data.type', steps: [{ wrongType: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
+  { name: 'runner id with ":"', steps: [{ runnerIdWithColon: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
 ];
 
 describe('rotate-identity failure contract: live file untouched, no temp left, cause named, no secret printed', () => {
-  it.each(failures)('$name → exit $code $errorCode', async ({ steps, code, errorCode, timeout }) => {
+  it.each(failures)('$name → exit $code $errorCode', async ({ steps, code, errorCode, timeout, pending }) => {
     const before = await seedIdentity();
     const filesBefore = await fx.files();
     fx.emulator.script('enroll', ...steps);
@@ -182,7 +184,8 @@ describe('rotate-identity failure contract: live file untouched, no temp left, c
     expect(run.stderr).toContain(`error[${errorCode}]`);
     expect(run.stderr).toMatch(/next: .*(not changed|Nothing was)/);
     expect(await fx.read()).toBe(before);
-    expect(await fx.files()).toEqual(filesBefore);
+    expect(await fx.files()).toEqual(pending ? [...filesBefore, `${IDENTITY}.pending`].sort() : filesBefore);
+    if (pending) expect(run.stderr).toContain('possible orphan');
     expectNoSecrets(run, secretsIn(before));
   });
 
@@ -297,7 +300,8 @@ describe('rotate-identity survives kill -9 at every step between enrollment and 
     }
     // The next command sweeps whatever temp file the crash left, and says so.
     const status = await fx.run(['status', '-c', fx.dir]);
-    expect(status.code, status.stderr).toBe(0);
+    // after-enroll leaves the enrolled key pending: a possible orphan, status's exit 15.
+    expect(status.code, status.stderr).toBe(point === 'after-enroll' ? 15 : 0);
     const leftovers = (await readdir(fx.dir)).filter((n) => n.includes('.tmp-'));
     expect(leftovers).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { rollbackCommandOf } from '../command-line.js';
 import { need, type Run } from '../run.js';
 import { type CurrentIdentity, summaryOf } from '../target.js';
 import { describeVerify } from '../verify-step.js';
+import { describeOrphan } from '../orphans.js';
 
 /** Which identity last passed the health check, and whether it is the one in service or the previous (docs/identity-lifecycle.md §1). */
 function lastVerifiedOf(current: CurrentIdentity, inService: string | null): LastVerified | null {
@@ -31,8 +32,11 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
   const age = ageOf(current.rotatedAt, r.io.now());
   // A runbook must be able to stop on a predicted re-enrollment: the prediction has its own exit status.
   const reEnroll = (facts.data as { agentWouldReEnroll?: boolean }).agentWouldReEnroll === true;
+  // So is a key an interrupted enrollment left (docs/identity-lifecycle.md §3); the re-enrollment, which concerns the identity in service, comes first.
+  const possibleOrphans = facts.possibleOrphans ?? [];
+  const exitCode = reEnroll ? ExitCode.reenrollPredicted : possibleOrphans.length ? ExitCode.orphanPossible : undefined;
   return {
-    ...(reEnroll ? { exitCode: ExitCode.reenrollPredicted } : {}),
+    ...(exitCode === undefined ? {} : { exitCode }),
     json: {
       schemaVersion: 1,
       status: 'ok',
@@ -45,6 +49,7 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
       ageSeconds: age,
       ...facts.data,
       lastVerified: lastVerifiedOf(current, now.fingerprint),
+      possibleOrphans,
       rollbackCommand: rollbackCommandOf(target),
       verify,
     },
@@ -54,6 +59,7 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
       `  fingerprint:  ${now.fingerprint}`,
       `  written:      ${current.rotatedAt ? `${current.rotatedAt} (${describeAge(age ?? 0)} ago; from ${current.rotatedAtSource})` : 'unknown'}`,
       ...facts.lines,
+      ...possibleOrphans.map((o) => `  POSSIBLE ORPHAN (${o.state}): ${describeOrphan(o)}`),
       `  last verified: ${describeLastVerified(lastVerifiedOf(current, now.fingerprint))}`,
       `  verified:     ${r.spec.options.verify ? describeVerify(verify) : 'not checked (add --verify)'}`,
     ],

@@ -1,4 +1,5 @@
-import { enrollmentPath, validateApiKey, validateAppKey } from '../../enrollment/index.js';
+import { enrollmentPath, runnerNameSuffix, validateApiKey, validateAppKey } from '../../enrollment/index.js';
+import { ParError } from '../../errors.js';
 import type { CredentialCheck } from '../../results/rotation.js';
 import { enrollKey } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';
@@ -31,6 +32,9 @@ export function describeCredentialCheck(check: CredentialCheck): string {
   return `${api}, ${check.appKey === 'accepted' ? 'application key accepted by /api/v2/validate_keys' : 'application key unproven'}`;
 }
 
+/** Answers that prove the server registered nothing, when no earlier attempt went unanswered. */
+const REFUSED = new Set(['CREDENTIALS_REJECTED', 'ENROLL_REJECTED', 'ENROLL_REDIRECT_REFUSED', 'ENROLL_HOST_UNKNOWN', 'TLS_UNTRUSTED']);
+
 export const enroll: Step = {
   name: 'enroll',
   title: 'enroll the new key',
@@ -39,9 +43,23 @@ export const enroll: Step = {
     const ctx = need(r.ctx, 'enrollment context');
     const key = need(r.key, 'key');
     const naming = need(r.preflight, 'pre-flight').naming;
-    const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report);
-    r.enrolled = enrolled;
-    r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
+    const { target } = need(r.resolved, 'target');
+    const now = r.io.now();
+    // Kept durably before the request leaves: a crash after the server registered the key and before
+    // the write leaves it where the next run finds it (docs/identity-lifecycle.md §3).
+    await target.pending?.keep(key, { createdAt: now, runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`, enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}` });
+    let retried = false;
+    try {
+      const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report, { now, onRetry: () => (retried = true) });
+      r.enrolled = enrolled;
+      r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
+    } catch (err) {
+      if (target.pending) {
+        if (!retried && err instanceof ParError && REFUSED.has(err.code)) await target.pending.clear().catch(() => undefined);
+        else r.report.warn(`the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`);
+      }
+      throw err;
+    }
   },
   async plan(r) {
     const ctx = need(r.ctx, 'enrollment context');
@@ -51,6 +69,7 @@ export const enroll: Step = {
     const keyNote = describeCredentialCheck(check);
     r.report.info(keyNote);
     for (const note of check.unproven) r.report.info(`not proven: ${note}`);
-    return `${keyNote}; not proven: ${check.unproven.length ? check.unproven.join('; ') : 'nothing'}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key`;
+    const pending = need(r.resolved, 'target').target.pending ? '; the key is kept as pending beside the target until it is written' : '';
+    return `${keyNote}; not proven: ${check.unproven.length ? check.unproven.join('; ') : 'nothing'}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key${pending}`;
   },
 };

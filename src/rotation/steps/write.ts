@@ -7,7 +7,13 @@ export const write: Step = {
   async run(r) {
     const { target } = need(r.resolved, 'target');
     r.change = 'rotated';
-    r.written = await target.write(need(r.current, 'current identity'), need(r.next, 'new identity'));
+    const next = need(r.next, 'new identity');
+    r.written = await target.write(need(r.current, 'current identity'), next).catch((err: unknown) => {
+      if (target.pending) r.report.warn(`${next.urn} was enrolled but not written: its key stays pending beside the target (fingerprint ${next.key.kid}); remove that runner in Datadog, or rotate again (the next run reports it)`);
+      throw err;
+    });
+    // The identity now holds the key: it is pending no more (docs/identity-lifecycle.md §3).
+    await target.pending?.clear().catch((err: unknown) => r.report.warn(`could not remove the pending key: ${(err as Error).message}; it is the key now in service, delete it by hand`));
     for (const note of r.written.notes) r.report.info(note);
     for (const warning of r.written.warnings) r.report.warn(warning);
   },

@@ -21,7 +21,8 @@ import {
   writeVerifiedRecord,
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
-import type { CurrentIdentity, IdentityTarget, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
+import { listPossibleOrphans, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
+import type { CurrentIdentity, IdentityTarget, NewIdentity, PendingKeys, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 import { sanitizeServerString } from '../../sanitize.js';
 
@@ -95,6 +96,25 @@ export class LocalFileTarget implements IdentityTarget {
       throw err;
     }
     return { release: () => held.release(), notes, warnings };
+  }
+
+  /** `<file>.pending` beside the identity (docs/identity-lifecycle.md §3). */
+  get pending(): PendingKeys {
+    const path = this.path;
+    return {
+      keep: (key, meta) => writePendingKey(path, { privateKey: encodePrivateJwk(key), createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl }),
+      clear: () => removePendingKey(path),
+      setAside: async (now) => setAsidePendingKey(path, now, await this.heldFingerprints()),
+      list: async () => listPossibleOrphans(path, await this.heldFingerprints()),
+    };
+  }
+
+  /** The keys the live file, the backup and the recovery files hold: a pending key equal to one of them is no orphan. */
+  private async heldFingerprints(): Promise<string[]> {
+    const held: string[] = [];
+    for (const state of [await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path))]) if (state.state === 'ok') held.push(state.identity.key.kid);
+    for (const kept of await listRecoverableIdentities(this.path)) if (kept.fingerprint) held.push(kept.fingerprint);
+    return held;
   }
 
   async read(): Promise<CurrentIdentity> {
@@ -242,6 +262,7 @@ export class LocalFileTarget implements IdentityTarget {
     const backupWrittenAt = backup.state === 'missing' ? null : isoString(backup.stats.mtime);
     const recoverable = await listRecoverableIdentities(this.path);
     return {
+      possibleOrphans: await this.pending.list(),
       data: { recoverable, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,

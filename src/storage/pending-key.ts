@@ -1,0 +1,105 @@
+import { link, readdir, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { decodePrivateJwk } from '../identity/index.js';
+import type { PossibleOrphan } from '../results/status.js';
+import { isoString } from '../time/index.js';
+import { writePrivateFile } from './atomic-write.js';
+import { fsyncDirectory, readNoFollow } from './file-primitives.js';
+import { utcStamp } from './recovery-files.js';
+
+// `<identity>.pending`: the key a rotation is about to send for enrollment, kept durably before the
+// request leaves (docs/identity-lifecycle.md §3), so a crash between a successful enrollment and the
+// write never leaves a registered runner whose key nothing holds. Once the identity holding the key
+// is written, or the server refused it outright, the file goes. A later run that finds it moves it
+// to `<identity>.pending-<UTC stamp>` (never deleted by the tool) and reports it as a possible orphan;
+// `status` lists both. The agent reads only its identity file by its exact name (docs/protocol.md §5).
+
+/** What is kept: the key (encoded as in the identity file), and what names the runner it may have become in Datadog. */
+interface PendingKeyRecord {
+  privateKey: string;
+  createdAt: string;
+  runnerName: string;
+  enrollmentUrl: string;
+}
+
+function pendingPathOf(identityPath: string): string {
+  return `${identityPath}.pending`;
+}
+
+const ASIDE_MARK = '.pending-';
+
+/** Written with the identity file's owner rule and atomic write (temp, fsync, rename, directory fsync). */
+export async function writePendingKey(identityPath: string, record: PendingKeyRecord): Promise<void> {
+  const text = JSON.stringify({ private_key: record.privateKey, created_at: record.createdAt, runner_name: record.runnerName, enrollment_url: record.enrollmentUrl });
+  await writePrivateFile(pendingPathOf(identityPath), text, 'the pending key', { ownerRule: true });
+}
+
+export async function removePendingKey(identityPath: string): Promise<void> {
+  await unlink(pendingPathOf(identityPath)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  await fsyncDirectory(dirname(identityPath)).catch(() => undefined);
+}
+
+/** A pending or set-aside file, described without its key; a file that does not parse still counts. */
+async function describePending(path: string, state: PossibleOrphan['state']): Promise<PossibleOrphan | undefined> {
+  const content = await readNoFollow(path).catch(() => undefined);
+  if (!content) return undefined;
+  try {
+    const value = JSON.parse(content.toString('utf8')) as Record<string, unknown>;
+    const key = decodePrivateJwk(String(value.private_key));
+    const createdAt = typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
+    const runnerName = typeof value.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(value.runner_name) ? value.runner_name : null;
+    return { path, state, fingerprint: key.kid, createdAt, runnerName, decodes: true };
+  } catch {
+    return { path, state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
+  }
+}
+
+/**
+ * Every possible orphan beside the identity: the pending file of an unfinished run, then those set
+ * aside, oldest first. A key `held` (the live file's or the backup's) is no orphan. Read only.
+ */
+export async function listPossibleOrphans(identityPath: string, held: readonly string[]): Promise<PossibleOrphan[]> {
+  const dir = dirname(identityPath);
+  const prefix = `${basename(identityPath)}${ASIDE_MARK}`;
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).sort();
+  const found: PossibleOrphan[] = [];
+  for (const [path, state] of [[pendingPathOf(identityPath), 'pending'] as const, ...names.map((n) => [join(dir, n), 'set aside'] as const)]) {
+    const described = await describePending(path, state);
+    if (described && !(described.fingerprint && held.includes(described.fingerprint))) found.push(described);
+  }
+  return found;
+}
+
+/**
+ * Moves the pending file of an interrupted run to `<identity>.pending-<stamp>` (a new, exclusive name:
+ * a hard link, then the old name removed; a rename where links are refused) and returns it as set aside.
+ */
+export async function setAsidePendingKey(identityPath: string, now: Date, held: readonly string[]): Promise<PossibleOrphan | undefined> {
+  const pending = pendingPathOf(identityPath);
+  const found = await describePending(pending, 'pending');
+  if (!found) return undefined;
+  // Interrupted after the write: the key is in service (or the backup), nothing is orphaned.
+  if (found.fingerprint && held.includes(found.fingerprint)) {
+    await removePendingKey(identityPath);
+    return undefined;
+  }
+  const base = `${identityPath}${ASIDE_MARK}${utcStamp(now)}`;
+  for (let n = 1; n < 1000; n++) {
+    const candidate = n === 1 ? base : `${base}-${n}`;
+    try {
+      await link(pending, candidate);
+      await unlink(pending);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+      if (await readNoFollow(candidate).catch(() => undefined)) continue;
+      await rename(pending, candidate);
+    }
+    await fsyncDirectory(dirname(identityPath)).catch(() => undefined);
+    return { ...found, path: candidate, state: 'set aside' };
+  }
+  return found;
+}
