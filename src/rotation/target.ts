@@ -96,6 +96,8 @@ export interface TargetFacts {
  * (docs/identity-lifecycle.md §3), so a crash in between leaves a key the next run finds and reports.
  */
 export interface PendingKeys {
+  /** Where the pending key is kept, for messages: `<file>.pending`, or the Secret and its data key. */
+  readonly where: string;
   /** Kept durably (fsynced) before the request leaves. */
   keep(key: PrivateIdentityKey, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): Promise<void>;
   /** After the write, or after a refusal that proves nothing was registered. */

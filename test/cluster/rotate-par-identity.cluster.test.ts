@@ -69,6 +69,29 @@ describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
     expect(secret.metadata.resourceVersion).not.toBe(before);
   });
 
+  it("killed after enrolling, under the agent's own Role: the key sent is pending in the Secret, status exits 15, the next run sets it aside", async () => {
+    // The Secret exists (created by the admin): the agent's Role names it, so it may get and update it only.
+    expect((await w.rotate(['--no-verify'])).code).toBe(0);
+    const sa = await cluster.serviceAccountKubeconfig(w.ns, 'agent', secretRules(['get', 'update']));
+    const before = await w.secretData();
+    const killed = await w.rotate(['--no-verify'], { kubeconfig: sa, env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'after-enroll' } });
+    expect(killed.signal).toBe('SIGKILL');
+    const data = await w.secretData();
+    expect([data.urn, data.private_key]).toEqual([before.urn, before.private_key]);
+    const orphan = w.enrollment.runners.at(-1)!;
+    const pending = JSON.parse(data.pending_private_key!) as { private_key: string; runner_name: string };
+    expect(decodeIdentity({ privateKey: pending.private_key, urn: before.urn! }).key.kid).toBe(orphan.publicKeyThumbprint);
+    const status = await w.run(['status', '--secret', '-c', w.dir, '--kubeconfig', sa, '--json']);
+    expect(status.code, status.stderr).toBe(15);
+    expect((JSON.parse(status.stdout) as { possibleOrphans: { state: string; fingerprint: string }[] }).possibleOrphans).toMatchObject([{ state: 'pending', fingerprint: orphan.publicKeyThumbprint }]);
+    const next = await w.rotate(['--no-verify'], { kubeconfig: sa });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toContain(orphan.publicKeyThumbprint);
+    const after = await w.secretData();
+    expect(after.pending_private_key).toBeUndefined();
+    expect(Object.keys(after).filter((k) => k.startsWith('orphan_private_key.'))).toHaveLength(1);
+  });
+
   it('another writer between our read and our write → CONFLICT (exit 6): nothing clobbered, the orphan named', async () => {
     expect((await w.rotate(['--no-verify'])).code).toBe(0);
     // Stopped right after enrolling, when the Secret has been read and the dry run passed.
@@ -98,7 +121,9 @@ describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
     try {
       const viaProxy = join(w.dir, 'via-proxy.kubeconfig');
       await writeFile(viaProxy, await proxy.kubeconfigFrom(sa), { mode: 0o600 });
-      const cut = proxy.cutNext((method, path) => method === 'PUT' && path.includes(`/secrets/${SECRET}`) && !path.includes('dryRun'));
+      // The identity update is the rotation's second real PUT: the first keeps the pending key (docs/identity-lifecycle.md §3).
+      let puts = 0;
+      const cut = proxy.cutNext((method, path) => method === 'PUT' && path.includes(`/secrets/${SECRET}`) && !path.includes('dryRun') && ++puts === 2);
       const run = await w.rotate(['--json', '--no-verify'], { kubeconfig: viaProxy });
       await cut;
       expect(run.code, run.stderr).toBe(0);

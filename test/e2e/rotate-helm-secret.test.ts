@@ -64,7 +64,9 @@ describe('rotate-identity --k8s-secret', () => {
 
   it('a concurrent change between read and write → conflict, nothing overwritten', async () => {
     seedRunnerSecret();
-    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' }, () => {
+    let updates = 0;
+    // Between the pending key's update and the identity's (docs/identity-lifecycle.md §3).
+    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' && ++updates === 2 }, () => {
       const s = fx.secret(NAME)!;
       s.data = { ...(s.data as Record<string, string>), RUNNER_URN: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:other').toString('base64') };
       fx.kube.updateObject(s);

@@ -98,7 +98,9 @@ describe('rotate-par-identity', () => {
 
   it('a change between our read and our write → exit 6 CONFLICT, Secret untouched, orphaned URN printed', async () => {
     expect((await fx.rotate()).code).toBe(0);
-    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' }, () => {
+    let updates = 0;
+    // Between the pending key's update and the identity's: the runner is enrolled, the write refused.
+    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' && ++updates === 2 }, () => {
       const s = fx.secret()!;
       s.data = { ...(s.data as Record<string, string>), urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:someone-else').toString('base64') };
       fx.kube.updateObject(s);
@@ -338,7 +340,11 @@ describe('status --secret and rollback --secret', () => {
 });
 
 describe('unknown outcomes are resolved by reading the Secret back, never guessed', () => {
-  const realUpdate = { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' };
+  // The rotation's identity update is its second real update: the first keeps the pending key (docs/identity-lifecycle.md §3).
+  const identityUpdate = () => {
+    let seen = 0;
+    return { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === 2 };
+  };
 
   it.each([
     ['500 after the update was applied', { code: 500, afterApply: true as const }],
@@ -346,7 +352,7 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
     ['connection reset after the update was applied', { afterApply: 'reset' as const }],
   ])('%s → success, the new identity in service, said plainly', async (_name, fault) => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    fx.kube.faults.failNext(realUpdate, fault);
+    fx.kube.faults.failNext(identityUpdate(), fault);
     const run = await fx.rotate(['--json']);
     expect(run.code, run.stderr).toBe(0);
     const out = json(run.stdout);
@@ -358,10 +364,14 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
   it('a 500 that was NOT applied → exit 9, the Secret unchanged, the enrolled runner reported as an orphan', async () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     const before = fx.secretData();
-    fx.kube.faults.failNext(realUpdate, { code: 500 });
+    fx.kube.faults.failNext(identityUpdate(), { code: 500 });
     const run = await fx.rotate(['--json']);
     expect(run.code, run.stderr).toBe(9);
-    expect(fx.secretData()).toEqual(before);
+    // The identity is as it was; the key sent stays pending in the Secret, for the next run to report.
+    const { pending_private_key: pending, ...after } = fx.secretData();
+    expect(after).toEqual(before);
+    expect(pending).toContain('"runner_name"');
+    expect(run.stderr).toContain('its key stays pending in Secret');
     const error = json(run.stdout) as { details: { orphanedUrn: string } };
     expect(error.details.orphanedUrn).toMatch(/^urn:dd:apps:on-prem-runner:/);
     expect(error.details.orphanedUrn).not.toBe(before.urn);
@@ -369,9 +379,9 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
 
   it('applied, then the read back fails too → exit 12 OUTCOME_UNKNOWN, which never suggests removing a runner', async () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    fx.kube.faults.failNext(realUpdate, { code: 503, afterApply: true });
+    fx.kube.faults.failNext(identityUpdate(), { code: 503, afterApply: true });
     // From the update on, reads fail too: the outcome cannot be told.
-    fx.kube.faults.beforeNext(realUpdate, () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 3 }));
+    fx.kube.faults.beforeNext(identityUpdate(), () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 3 }));
     const run = await fx.rotate(['--no-verify']);
     expect(run.code, run.stderr).toBe(12);
     expect(run.stderr).toContain('error[OUTCOME_UNKNOWN]');
@@ -383,7 +393,7 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     const first = fx.secretData().urn;
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    fx.kube.faults.failNext(realUpdate, { code: 500, afterApply: true });
+    fx.kube.faults.failNext(identityUpdate(), { code: 500, afterApply: true });
     const run = await fx.run(['rollback', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--no-verify']);
     expect(run.code, run.stderr).toBe(0);
     expect(fx.secretData().urn).toBe(first);

@@ -69,7 +69,8 @@ export const enroll: Step = {
     const keyNote = describeCredentialCheck(check);
     r.report.info(keyNote);
     for (const note of check.unproven) r.report.info(`not proven: ${note}`);
-    const pending = need(r.resolved, 'target').target.pending ? '; the key is kept as pending beside the target until it is written' : '';
+    const store = need(r.resolved, 'target').target.pending;
+    const pending = store ? `; the key is kept as pending in ${store.where} until it is written` : '';
     return `${keyNote}; not proven: ${check.unproven.length ? check.unproven.join('; ') : 'nothing'}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key${pending}`;
   },
 };

@@ -17,6 +17,6 @@ export const generate: Step = {
     const { pending } = need(r.resolved, 'target').target;
     const found = (await pending?.list())?.find((o) => o.state === 'pending');
     const aside = found ? `; would first keep the pending key of an interrupted run aside (${describeOrphan(found)})` : '';
-    return `would generate a fresh ECDSA P-256 key with node:crypto (kept in memory${pending ? ', and as pending beside the target while it is enrolled' : ' only'})${aside}`;
+    return `would generate a fresh ECDSA P-256 key with node:crypto (kept in memory${pending ? `, and as pending in ${pending.where} while it is enrolled` : ' only'})${aside}`;
   },
 };

@@ -9,7 +9,8 @@ export const write: Step = {
     r.change = 'rotated';
     const next = need(r.next, 'new identity');
     r.written = await target.write(need(r.current, 'current identity'), next).catch((err: unknown) => {
-      if (target.pending) r.report.warn(`${next.urn} was enrolled but not written: its key stays pending beside the target (fingerprint ${next.key.kid}); remove that runner in Datadog, or rotate again (the next run reports it)`);
+      const { pending } = target;
+      if (pending) r.report.warn(`${next.urn} was enrolled but not written: its key stays pending in ${pending.where}, unless the change that beat this write removed it (fingerprint ${next.key.kid}); remove that runner in Datadog, or rotate again (the next run reports it)`);
       throw err;
     });
     // The identity now holds the key: it is pending no more (docs/identity-lifecycle.md §3).

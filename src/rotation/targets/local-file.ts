@@ -102,6 +102,7 @@ export class LocalFileTarget implements IdentityTarget {
   get pending(): PendingKeys {
     const path = this.path;
     return {
+      where: `${path}.pending`,
       keep: (key, meta) => writePendingKey(path, { privateKey: encodePrivateJwk(key), createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl }),
       clear: () => removePendingKey(path),
       setAside: async (now) => setAsidePendingKey(path, now, await this.heldFingerprints()),

@@ -10,9 +10,11 @@ import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, 
 import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
-import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
+import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type PendingKeys, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
 import { isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
+import { utcStamp } from '../../storage/recovery-files.js';
+import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord } from './secret-pending.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
@@ -120,6 +122,65 @@ export abstract class SecretTargetBase implements IdentityTarget {
     return { release: async () => undefined, notes: ['no lock file: the resourceVersion read now guards the write (a concurrent writer gets 409)'], warnings: [] };
   }
 
+  /**
+   * The pending key in the Secret itself (docs/identity-lifecycle.md §3); none for a Secret this run
+   * would create: its key is held in memory only until the create.
+   */
+  get pending(): PendingKeys | undefined {
+    const state = this.state;
+    if (state?.state !== 'present') return undefined;
+    const held = [state.identity?.key.kid, state.previous?.key.kid].filter((k): k is string => Boolean(k));
+    return {
+      where: `${this.label} (data key ${PENDING_KEY})`,
+      keep: (key, meta) =>
+        this.rewrite('keeping the pending key in', (data) => {
+          data[PENDING_KEY] = pendingRecord(encodePrivateJwk(key), meta);
+        }),
+      clear: async () => {
+        if (this.state?.state === 'present' && PENDING_KEY in this.state.data) {
+          await this.rewrite('removing the pending key from', (data) => {
+            delete data[PENDING_KEY];
+          });
+        }
+      },
+      setAside: async (now) => {
+        const found = listSecretOrphans(this.ref, state.data, []).find((o) => o.state === 'pending');
+        if (!found) return undefined;
+        // Interrupted after the write: the key is in service (or the previous one), nothing is orphaned.
+        if (found.fingerprint && held.includes(found.fingerprint)) {
+          await this.rewrite('removing the pending key from', (data) => {
+            delete data[PENDING_KEY];
+          });
+          return undefined;
+        }
+        let aside = '';
+        await this.rewrite('setting the pending key aside in', (data) => {
+          aside = asideKeyOf(utcStamp(now), data);
+          data[aside] = data[PENDING_KEY] ?? '';
+          delete data[PENDING_KEY];
+        });
+        return { ...found, path: `Secret ${this.ref.namespace}/${this.ref.name} key ${aside}`, state: 'set aside' };
+      },
+      list: async () => listSecretOrphans(this.ref, state.data, held),
+    };
+  }
+
+  /** A guarded update of the data alone (no rotated-at stamp); this run's later write is guarded by its result. */
+  private async rewrite(what: string, change: (data: Record<string, string>) => void): Promise<void> {
+    const state = this.secretState();
+    if (state.state !== 'present') return;
+    const data = { ...state.data };
+    change(data);
+    let written: V1Secret;
+    try {
+      // `data` is the whole of it: nothing of the old data is merged back (the key removed stays removed).
+      written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.secret, data, { ...this.layout, keepOtherKeys: false }), { create: false, dryRun: false });
+    } catch (err) {
+      throw kubeFailure(err, `${what} ${this.label}`, 'Nothing was enrolled; the identity in the Secret is unchanged.');
+    }
+    this.state = { ...state, secret: written, resourceVersion: written.metadata?.resourceVersion ?? state.resourceVersion, data };
+  }
+
   async read(): Promise<CurrentIdentity> {
     const state = await readIdentitySecret(this.core, this.ref, this.layout);
     this.state = state;
@@ -174,7 +235,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const state = this.secretState();
     const created = state.state === 'missing';
     const { layout } = this;
-    const values: Record<string, string> = { [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
+    // Keys set aside by earlier runs stay until the operator removes them; the pending key goes with this write.
+    const aside = state.state === 'present' ? asideEntries(state.data) : {};
+    const values: Record<string, string> = { ...aside, [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
     // The identity in service becomes the previous one; when it is corrupt, or never passed
     // verification while the previous one did, the previous identity stays (docs/identity-lifecycle.md §2).
     const { kept, unverifiedDropped } = previousToKeep(current, current.lastVerified);
@@ -198,6 +261,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
         delete body.data[layout.previousPrivateKey];
         delete body.data[layout.previousUrn];
       }
+      if (body.data) delete body.data[PENDING_KEY];
       written = await writeIdentitySecret(this.core, this.ref, body, { create: created, dryRun: false });
     } catch (err) {
       const failure = kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.');
@@ -209,6 +273,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
       outcomeWarnings.push(`the ${created ? 'create' : 'update'} answered "${failure.message}", but reading the Secret back shows the new identity: it was applied`);
     }
     const resourceVersion = written.metadata?.resourceVersion ?? '';
+    if (state.state === 'present') {
+      const data = { ...state.data };
+      delete data[PENDING_KEY];
+      this.state = { ...state, secret: written, resourceVersion, data };
+    }
     const after = await this.afterWrite();
     return {
       previousKept,
@@ -323,7 +392,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const state = this.secretState();
     const previous = summaryOf(current.previous);
     const resourceVersion = state.state === 'present' ? state.resourceVersion : null;
+    const held = [current.identity?.key.kid, current.previous?.key.kid].filter((k): k is string => Boolean(k));
     return {
+      possibleOrphans: state.state === 'present' ? listSecretOrphans(this.ref, state.data, held) : [],
       data: {
         resourceVersion,
         previous,

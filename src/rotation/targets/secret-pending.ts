@@ -1,0 +1,61 @@
+import { decodePrivateJwk } from '../../identity/index.js';
+import type { SecretRef } from '../../kube/index.js';
+import type { PossibleOrphan } from '../../results/status.js';
+import { isoString } from '../../time/index.js';
+
+// The pending key of a Secret-held identity (docs/identity-lifecycle.md §3): kept in the identity
+// Secret itself, in a data key the agent never reads (it reads `private_key`/`urn`, or the Helm
+// runner's `RUNNER_PRIVATE_KEY`/`RUNNER_URN`), written by an update guarded by the resourceVersion
+// just read, before the enrollment request leaves. Data, not an annotation: `kubectl describe`
+// prints annotations but only the sizes of data values. A later rotation that finds it moves it to
+// `orphan_private_key.<UTC stamp>`, which no write of the tool drops; status lists both.
+
+export const PENDING_KEY = 'pending_private_key';
+const ASIDE_PREFIX = 'orphan_private_key.';
+
+/** The same JSON record as the file target's `<identity>.pending`. */
+export function pendingRecord(privateKey: string, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): string {
+  return JSON.stringify({ private_key: privateKey, created_at: isoString(meta.createdAt), runner_name: meta.runnerName, enrollment_url: meta.enrollmentUrl });
+}
+
+export function asideKeyOf(stamp: string, taken: Record<string, string>): string {
+  const base = `${ASIDE_PREFIX}${stamp}`;
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? base : `${base}-${n}`;
+    if (!(candidate in taken)) return candidate;
+  }
+}
+
+function where(ref: SecretRef, key: string): string {
+  return `Secret ${ref.namespace}/${ref.name} key ${key}`;
+}
+
+/** One data value described without its key; a value that does not parse still counts. */
+function describeSecretPending(ref: SecretRef, key: string, value: string, state: PossibleOrphan['state']): PossibleOrphan {
+  try {
+    const parsed = JSON.parse(value) as Record<string, unknown>;
+    const decoded = decodePrivateJwk(String(parsed.private_key));
+    const createdAt = typeof parsed.created_at === 'string' && !Number.isNaN(Date.parse(parsed.created_at)) ? isoString(new Date(parsed.created_at)) : null;
+    const runnerName = typeof parsed.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(parsed.runner_name) ? parsed.runner_name : null;
+    return { path: where(ref, key), state, fingerprint: decoded.kid, createdAt, runnerName, decodes: true };
+  } catch {
+    return { path: where(ref, key), state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
+  }
+}
+
+/** The pending key, then those set aside (oldest first); a key `held` (current or previous identity) is no orphan. */
+export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, held: readonly string[]): PossibleOrphan[] {
+  const entries: Array<[string, PossibleOrphan['state']]> = [
+    ...(PENDING_KEY in data ? [[PENDING_KEY, 'pending'] as [string, PossibleOrphan['state']]] : []),
+    ...Object.keys(data)
+      .filter((k) => k.startsWith(ASIDE_PREFIX))
+      .sort()
+      .map((k) => [k, 'set aside'] as [string, PossibleOrphan['state']]),
+  ];
+  return entries.map(([key, state]) => describeSecretPending(ref, key, data[key] ?? '', state)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
+}
+
+/** The data keys of set-aside keys, carried over by every write (the cluster agent's layout replaces data whole). */
+export function asideEntries(data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(data).filter(([k]) => k.startsWith(ASIDE_PREFIX)));
+}
