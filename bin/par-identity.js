@@ -16,18 +16,64 @@ if (Number(process.versions.node.split('.')[0]) < NEEDED_MAJOR) {
   process.exit(NODE_UNSUPPORTED_EXIT);
 }
 
+// A pure help request (`--help`, `-h`, `help`, `<command> --help`, `<command> -h`, `help <command>`) or
+// `--version`/`-V`, and nothing else on the line, is answered from dist/help.js without importing the
+// bundle: building commander's program and loading the product's code is most of a `--help` (issue 25:
+// at most 1.3x a bare `node -e 0`; docs/architecture.md, "Start-up and memory"). The build renders
+// those texts with the bundle's own commander program from the command table, so they are its output,
+// not a copy. Anything else, an extra flag or an unknown command included, takes the full path, which
+// says what it always said. commander wraps help to the terminal's width when stdout is a terminal (80
+// columns otherwise): each text is kept with the widths it is printed at, and a terminal of another
+// width takes the full path too. PAR_IDENTITY_NO_FAST_HELP=1 always takes it (the tests compare the two).
+const HELP_FLAGS = ['--help', '-h'];
+/** { help: command } for a help request ('' the program's), { version: true } for --version / -V, else undefined. */
+function fastRequest(args) {
+  if (args.length === 1 && (HELP_FLAGS.includes(args[0]) || args[0] === 'help')) return { help: '' };
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) return { version: true };
+  if (args.length === 2 && HELP_FLAGS.includes(args[1])) return { help: args[0] };
+  if (args.length === 2 && args[0] === 'help') return { help: args[1] };
+  return undefined;
+}
+/** The stored text for the request at the width commander would wrap to, or undefined. */
+async function storedText(request) {
+  const { HELP, VERSION } = await import('../dist/help.js');
+  if (request.version) return VERSION;
+  if (!Object.hasOwn(HELP, request.help)) return undefined;
+  // commander: process.stdout.isTTY ? process.stdout.columns : undefined, then 80. isatty() is the same
+  // test without creating process.stdout (for a pipe, a stream costing about a tenth of a bare node's start).
+  const width = (process.getBuiltinModule('node:tty').isatty(1) ? process.stdout.columns : undefined) ?? 80;
+  const variant = HELP[request.help].find(([first, last]) => first <= width && width <= last);
+  return variant?.[2];
+}
+/** Writes all of `text` to fd 1; whatever a direct write cannot take (a full non-blocking pipe, EPIPE) goes through process.stdout as commander's would. */
+function writeOut(text) {
+  const bytes = Buffer.from(text);
+  let done = 0;
+  try {
+    while (done < bytes.length) done += process.getBuiltinModule('node:fs').writeSync(1, bytes, done);
+  } catch {
+    process.stdout.write(bytes.subarray(done));
+  }
+}
+const request = process.env.PAR_IDENTITY_NO_FAST_HELP ? undefined : fastRequest(process.argv.slice(2));
+const stored = request ? await storedText(request) : undefined;
+if (stored !== undefined) writeOut(stored);
+else await runBundle();
+
 // Node's on-disk V8 code cache for the bundle: later runs skip most of the parsing and compiling of the
 // modules they load (about a fifth of the start-up of a Kubernetes command, and less memory). Kept in the
 // user's own cache directory, not the shared temp dir; any failure (read-only home) only turns it off,
 // as does NODE_DISABLE_COMPILE_CACHE=1. The bundle is imported afterwards so that it is cached too.
 // getBuiltinModule, not import: no ES module wrapper of each built-in is built (docs/architecture.md).
-const { enableCompileCache } = process.getBuiltinModule('node:module');
-const { homedir } = process.getBuiltinModule('node:os');
-const { join } = process.getBuiltinModule('node:path');
-try {
-  enableCompileCache(join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'par-identity', 'node-compile-cache'));
-} catch {
-  // no cache: same behaviour, slower start
+async function runBundle() {
+  const { enableCompileCache } = process.getBuiltinModule('node:module');
+  const { homedir } = process.getBuiltinModule('node:os');
+  const { join } = process.getBuiltinModule('node:path');
+  try {
+    enableCompileCache(join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'par-identity', 'node-compile-cache'));
+  } catch {
+    // no cache: same behaviour, slower start
+  }
+  const { main } = await import('../dist/par-identity.js');
+  await main();
 }
-const { main } = await import('../dist/par-identity.js');
-await main();

@@ -14,6 +14,8 @@
 // - types/, the API's declarations: emitted by tsc from src/api.ts, and only the files its
 //   declarations import (checked: nothing outside them, no package but node:*), so nothing dangles.
 // - emulators.js, the emulator bundle, loaded by `par-identity emulator` only (never by the product).
+// - help.js, the help texts (and the version line) the launcher prints for `--help`, `help <command>`,
+//   `<command> -h`… without importing par-identity.js, rendered by par-identity.js itself below.
 // Then the man page is regenerated from the same command definitions that produce --help.
 import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -149,6 +151,9 @@ for (const lib of libraries) {
 }
 await writeFile(new URL('../dist/metafile.json', import.meta.url), JSON.stringify({ product: product.metafile, emulators: emulators.metafile }));
 
-const { renderManPage } = await import(`../dist/par-identity.js?${Date.now()}`);
+const { renderHelpModule, renderManPage } = await import(`../dist/par-identity.js?${Date.now()}`);
+// The help texts bin/par-identity.js prints for a pure help request without importing the bundle:
+// commander's own output, captured from the program built from the table (src/cli/docs/help-texts.ts).
+await writeFile(new URL('../dist/help.js', import.meta.url), await renderHelpModule());
 await mkdir(new URL('../man/', import.meta.url), { recursive: true });
 await writeFile(new URL('../man/par-identity.1', import.meta.url), await renderManPage());

@@ -71,7 +71,7 @@ export const watch: CommandSpec<WatchOptions> = {
     {
       flags: '--healthz-stale <duration>',
       option: 'healthzStaleSeconds',
-      help: '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 60)',
+      help: '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 1m)',
       duration: DURATIONS.healthzStale,
     },
     { flags: '--json', help: 'events as JSON lines on stdout (schemaVersion 1), then the result object; human text goes to stderr' },

@@ -37,6 +37,12 @@ export async function renderManPage(): Promise<string> {
   return render(PROGRAM, VERSION);
 }
 
+/** The source of dist/help.js, the help texts the launcher prints without loading this bundle (scripts/build.mjs). */
+export async function renderHelpModule(): Promise<string> {
+  const { renderHelpModule: render } = await import('./docs/help-texts.js');
+  return render(PROGRAM);
+}
+
 /** README.md with its generated blocks rewritten (scripts/sync-readme.mjs). */
 export async function syncReadme(readme: string): Promise<string> {
   const { syncReadme: sync } = await import('./docs/exit-status.js');

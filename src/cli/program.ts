@@ -81,13 +81,17 @@ function addCommand(program: Command, spec: CommandSpec, io: Io): void {
   });
 }
 
-export function buildProgram(table: ProgramSpec, io: Io): Command {
+/**
+ * `helpWidth`: the width help is wrapped to, for the help texts rendered at build time
+ * (src/cli/docs/help-texts.ts); without it commander's own: the terminal's columns, else 80.
+ */
+export function buildProgram(table: ProgramSpec, io: Io, helpWidth?: () => number): Command {
   const program = new RedactingCommand(table.name)
     .description(table.description)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s), ...(helpWidth === undefined ? {} : { getOutHelpWidth: helpWidth }) })
     .exitOverride();
   for (const flag of GLOBAL_FLAGS) program.addOption(new Option(flag.flags, flag.help));
   for (const spec of table.commands) addCommand(program, spec, io);

@@ -86,8 +86,14 @@ describe('what a command loads', () => {
     await fx.close();
   });
 
-  it('--help: the product module only, no crypto, built-ins taken with require()', async () => {
+  it('--help: the launcher prints the stored help text, the bundle is never loaded', async () => {
     const loaded = await record(['--help'], fx.env);
+    expect(loaded.dist).toEqual(['help.js']);
+    expect(loaded.builtins).toEqual([]);
+  });
+
+  it('--help on the full path (PAR_IDENTITY_NO_FAST_HELP): the product module only, no crypto, built-ins taken with require()', async () => {
+    const loaded = await record(['--help'], { ...fx.env, PAR_IDENTITY_NO_FAST_HELP: '1' });
     expect(loaded.dist).toEqual(['par-identity.js']);
     // The recorder does see what the product asks for (a control: --help prints through node:process).
     expect(loaded.builtins).toContain('fs');

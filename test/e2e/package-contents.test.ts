@@ -24,7 +24,7 @@ const productFiles = packed.filter((p) => p.startsWith('dist/') && p !== 'dist/e
 const declarations = packed.filter((p) => p.endsWith('.d.ts'));
 
 describe('npm pack contents', () => {
-  it('ships the launcher, the CLI and API bundles and their chunks, the API declarations, the emulators, the man page: nothing else', () => {
+  it('ships the launcher, the CLI and API bundles and their chunks, the help texts, the API declarations, the emulators, the man page: nothing else', () => {
     // Chunk names carry a content hash; every other file is pinned by name.
     expect(packed.filter((p) => !CHUNK.test(p))).toEqual([
       'LICENSE',
@@ -32,6 +32,7 @@ describe('npm pack contents', () => {
       'bin/par-identity.js',
       'dist/api.js',
       'dist/emulators.js',
+      'dist/help.js',
       'dist/par-identity.js',
       'dist/types/api.d.ts',
       'dist/types/api/types.d.ts',
