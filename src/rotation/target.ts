@@ -111,8 +111,9 @@ export interface IdentityTarget {
   /**
    * Exclusive right to change the target: `<file>.lock` for the file (then the sweep of interrupted
    * writes, under the lock); nothing for a Secret, whose resourceVersion guard is the lock.
+   * `takeOver: false` (a reading run): a stale lock is left in place and reported as LOCKED.
    */
-  lock(waitSeconds: number): Promise<TargetLock>;
+  lock(waitSeconds: number, options?: { takeOver?: boolean }): Promise<TargetLock>;
   read(): Promise<CurrentIdentity>;
   /** Every check that would make the write fail, with no side effect (in a real run as in a dry run). */
   preflight(current: CurrentIdentity): Promise<Preflight>;

@@ -32,9 +32,11 @@ const CANNOT_WRITE_HERE: ReadonlySet<string> = new Set(['DIRECTORY_NOT_WRITABLE'
 
 async function sweepIfFree(r: Run): Promise<void> {
   const { target } = need(r.resolved, 'target');
-  const held = await target.lock(0).catch((err: unknown) => {
+  // A stale lock is not taken over by a reading run: status lists it (leftovers) and the next writing run takes it over.
+  const held = await target.lock(0, { takeOver: false }).catch((err: unknown) => {
     if (err instanceof ParError && err.code === 'LOCKED') {
-      r.report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
+      const stale = err.details.stale;
+      r.report.info(stale ? `${target.label} has a stale lock (${stale}): reading without the sweep; the next rotation or rollback takes it over` : `${target.label} is locked by a running par-identity: reading without the sweep`);
       return undefined;
     }
     if (err instanceof ParError && CANNOT_WRITE_HERE.has(err.code)) {
