@@ -15,7 +15,7 @@ export interface RecoverableIdentity {
 }
 
 /** A file a crashed or interrupted run left beside the identity, found by reading only (src/storage/leftovers.ts). */
-export interface LeftoverFile {
+interface LeftoverFile {
   path: string;
   /** stale-lock: <file>.lock of a holder gone on this host; takeover: <file>.lock.takeover-<nonce> of a dead taker; temp: a dead writer's temporary file. */
   kind: 'stale-lock' | 'takeover' | 'temp';

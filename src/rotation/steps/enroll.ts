@@ -34,7 +34,6 @@ export function describeCredentialCheck(check: CredentialCheck): string {
 export const enroll: Step = {
   name: 'enroll',
   title: 'enroll the new key',
-  commits: true,
   async run(r) {
     const ctx = need(r.ctx, 'enrollment context');
     const key = need(r.key, 'key');
