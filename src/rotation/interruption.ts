@@ -28,6 +28,8 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
   const where = phase === 'before' ? `before step "${step.title}"` : `during step "${step.title}"`;
   const details = { step: step.name, phase };
   const make = (inPlace: string, hint: string) => new InterruptedError(step.name, { message: `stopped by ${by} ${where}: ${inPlace}`, hint, signal, details });
+  // "Restart the runner … identity." without its full stop, to sit inside a sentence.
+  const restart = (target?.restartAdvice() ?? 'restart the runner').replace(/\.$/, '');
   const runAgain = `Run \`${statusCommand(r)}\` to see it, then run ${r.spec.command} again when you want.`;
 
   if (r.spec.options.dryRun) return make(`nothing was changed (dry run): ${label} untouched`, 'Nothing to undo. Run the dry run again when you want.');
@@ -44,7 +46,7 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
     const verified = r.verify?.performed && r.verify.ok ? 'and verified' : 'but not verified';
     return make(
       `the previous identity ${r.restored.restored.record.urn} is back in service in ${label} ${verified}; the replaced one is kept as the previous identity; the runner was not restarted`,
-      `${r.verify?.performed && r.verify.ok ? '' : `Verify it with \`${statusCommand(r)} --verify\`. `}Restart the runner so it loads it: ${target?.restartAdvice() ?? 'restart it'}.`,
+      `${r.verify?.performed && r.verify.ok ? '' : `Verify it with \`${statusCommand(r)} --verify\`. `}${restart}.`,
     );
   }
 
@@ -55,11 +57,11 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
     const undo = target ? rollbackCommandOf(target) : 'par-identity rollback';
     if (verified) {
       const pending = [r.connections === undefined && step.name === 'connections' ? 'its connections were not created' : '', 'the runner was not restarted'].filter(Boolean).join('; ');
-      return make(`${what} and verified; ${pending}`, `Restart the runner so it loads it: ${target?.restartAdvice() ?? 'restart it'}. Undo with \`${undo}\`.`);
+      return make(`${what} and verified; ${pending}`, `${restart}. Undo with \`${undo}\`.`);
     }
     return make(
       `${what} but not verified${phase === 'during' && step.name === 'verify' ? ' (the health check was cut off)' : ''}; the runner was not restarted`,
-      `Prove it with \`${statusCommand(r)} --verify\` before restarting the runner (${target?.restartAdvice() ?? 'restart it'}); if Datadog does not accept it, undo with \`${undo}\`.`,
+      `Prove it with \`${statusCommand(r)} --verify\` before restarting the runner (${restart}); if Datadog does not accept it, undo with \`${undo}\`.`,
     );
   }
 
