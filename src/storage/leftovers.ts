@@ -5,7 +5,7 @@ import { lockPathOf, readHolder, staleReason, TAKEOVER_MARK } from './lock.js';
 import { pidAlive } from './pid.js';
 
 // What crashed or interrupted runs left beside an identity file, found by reading only (`status`
-// lists them; it never removes or takes over anything). Identities kept aside (<name>.restore-*,
+// lists them; this never removes or takes over anything). Identities kept aside (<name>.restore-*,
 // <name>.corrupt-*) are not here: listRecoverableIdentities reports them with their content.
 //   stale-lock  <name>.lock whose holder is gone on this host (the next writing run takes it over)
 //   takeover    <name>.lock.takeover-<nonce>: a taker that died mid-takeover (docs/locking.md §2)

@@ -32,11 +32,11 @@ const CANNOT_WRITE_HERE: ReadonlySet<string> = new Set(['DIRECTORY_NOT_WRITABLE'
 
 async function sweepIfFree(r: Run): Promise<void> {
   const { target } = need(r.resolved, 'target');
-  // A stale lock is not taken over by a reading run: status lists it (leftovers) and the next writing run takes it over.
+  // A stale lock is not taken over by a reading run: status lists it (leftovers) and the next writing
+  // run takes it over; the file target still sweeps, no live process holding the lock.
   const held = await target.lock(0, { takeOver: false }).catch((err: unknown) => {
     if (err instanceof ParError && err.code === 'LOCKED') {
-      const stale = err.details.stale;
-      r.report.info(stale ? `${target.label} has a stale lock (${stale}): reading without the sweep; the next rotation or rollback takes it over` : `${target.label} is locked by a running par-identity: reading without the sweep`);
+      r.report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
       return undefined;
     }
     if (err instanceof ParError && CANNOT_WRITE_HERE.has(err.code)) {
@@ -45,6 +45,7 @@ async function sweepIfFree(r: Run): Promise<void> {
     }
     throw err;
   });
+  for (const note of held?.notes.filter((n) => n.includes('is stale')) ?? []) r.report.info(note);
   for (const warning of held?.warnings ?? []) r.report.warn(warning);
   await held?.release();
 }

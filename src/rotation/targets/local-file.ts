@@ -82,12 +82,15 @@ export class LocalFileTarget implements IdentityTarget {
 
   async lock(waitSeconds: number, options: { takeOver?: boolean } = {}): Promise<TargetLock> {
     const held = await acquireIdentityLock(this.path, { waitSeconds, ...(options.takeOver === false ? { takeOver: false } : {}) }).catch(async (err: unknown) => {
+      // A reading run leaves a stale lock in place (status lists it) and still finishes the crashed
+      // run's sweep: no live process holds the lock, and the sweep never touches a live pid's temp.
+      if (err instanceof ParError && err.code === 'LOCKED' && typeof err.details.stale === 'string') return undefined;
       if (err instanceof ParError) throw err;
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
       await preflightIdentityDirectory(this.path);
       throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
     });
-    const notes = [`lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})`];
+    const notes = [held ? `lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})` : `lock: ${lockPathOf(this.path)} is stale and left in place (the next rotation or rollback takes it over)`];
     const warnings: string[] = [];
     try {
       // Under the lock, so no live run's temp file is mistaken for a crashed one's.
@@ -95,10 +98,10 @@ export class LocalFileTarget implements IdentityTarget {
       if (swept.removed.length) warnings.push(`removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.join(', ')}`);
       for (const kept of swept.recovered) warnings.push(`an interrupted run left an identity found nowhere else; kept as ${kept} (see \`par-identity status\`)`);
     } catch (err) {
-      await held.release();
+      await held?.release();
       throw err;
     }
-    return { release: () => held.release(), notes, warnings };
+    return { release: async () => held?.release(), notes, warnings };
   }
 
   async read(): Promise<CurrentIdentity> {
