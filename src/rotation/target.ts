@@ -113,7 +113,7 @@ export interface IdentityTarget {
    * writes, under the lock); nothing for a Secret, whose resourceVersion guard is the lock.
    * `takeOver: false` (a reading run): a stale lock is left in place and reported as LOCKED.
    */
-  lock(waitSeconds: number, options?: { takeOver?: boolean }): Promise<TargetLock>;
+  lock(waitSeconds: number, options?: { takeOver?: boolean; signal?: AbortSignal }): Promise<TargetLock>;
   read(): Promise<CurrentIdentity>;
   /** Every check that would make the write fail, with no side effect (in a real run as in a dry run). */
   preflight(current: CurrentIdentity): Promise<Preflight>;

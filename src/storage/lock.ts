@@ -52,6 +52,8 @@ interface AcquireLockOptions {
    * for a reading run (`status`), which never removes another run's files. Default true.
    */
   takeOver?: boolean;
+  /** Ends a wait for the lock at once (a run stopped by SIGINT/SIGTERM); rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 interface IdentityLock {
@@ -240,6 +242,7 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
     nonce: randomBytes(8).toString('hex'),
   };
   for (;;) {
+    options.signal?.throwIfAborted();
     if (await createExclusive(lockPath, me)) break;
     const holder = await readHolder(lockPath);
     if (holder === 'missing') continue; // released between our attempt and our read
@@ -255,7 +258,7 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
       if (current === 'missing') continue;
       throw lockedError(identityPath, lockPath, current, waitSeconds);
     }
-    await clock.sleep(Math.min(remaining, pollMs * (0.5 + random())));
+    await clock.sleep(Math.min(remaining, pollMs * (0.5 + random())), options.signal);
   }
   held.add(lockPath);
   installExitHook();

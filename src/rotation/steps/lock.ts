@@ -12,7 +12,8 @@ export const lock: Step = {
   async run(r) {
     const { target } = need(r.resolved, 'target');
     if (r.spec.access === 'read') return sweepIfFree(r);
-    r.lock = await target.lock(r.spec.options.waitLockSeconds ?? 0);
+    // A stop signal ends a --wait-lock wait at once.
+    r.lock = await target.lock(r.spec.options.waitLockSeconds ?? 0, r.requests ? { signal: r.requests } : {});
     for (const note of r.lock.notes) r.report.info(note);
     for (const warning of r.lock.warnings) r.report.warn(warning);
   },

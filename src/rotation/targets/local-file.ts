@@ -80,12 +80,12 @@ export class LocalFileTarget implements IdentityTarget {
     this.where = { identityFile: this.path };
   }
 
-  async lock(waitSeconds: number, options: { takeOver?: boolean } = {}): Promise<TargetLock> {
-    const held = await acquireIdentityLock(this.path, { waitSeconds, ...(options.takeOver === false ? { takeOver: false } : {}) }).catch(async (err: unknown) => {
+  async lock(waitSeconds: number, options: { takeOver?: boolean; signal?: AbortSignal } = {}): Promise<TargetLock> {
+    const held = await acquireIdentityLock(this.path, { waitSeconds, ...(options.takeOver === false ? { takeOver: false } : {}), ...(options.signal ? { signal: options.signal } : {}) }).catch(async (err: unknown) => {
       // A reading run leaves a stale lock in place (status lists it) and still finishes the crashed
       // run's sweep: no live process holds the lock, and the sweep never touches a live pid's temp.
       if (err instanceof ParError && err.code === 'LOCKED' && typeof err.details.stale === 'string') return undefined;
-      if (err instanceof ParError) throw err;
+      if (err instanceof ParError || options.signal?.aborted) throw err;
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
       await preflightIdentityDirectory(this.path);
       throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
