@@ -27,6 +27,7 @@ export const ExitCode = {
   reenrollPredicted: 14,
   orphanPossible: 15,
   interrupted: 130,
+  terminated: 143,
 } as const;
 
 type ExitCodeName = keyof typeof ExitCode;
@@ -49,7 +50,8 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
   { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
   { code: 15, name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence)' },
-  { code: 130, name: 'interrupted', meaning: 'interrupted (SIGINT)' },
+  { code: 130, name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
+  { code: 143, name: 'terminated', meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place' },
 ];
 
 /** The class a code is thrown with (ParError itself for codes without a family of their own). */
@@ -175,7 +177,7 @@ export const ERROR_CODES = {
   CHILD_EXITED: { family: 'ChildExitError', exit: 'internal', meaning: "watch: the supervised command ended (watch exits with the command's status)" },
   CHILD_START_FAILED: { family: 'ChildExitError', exit: 'internal', meaning: 'watch: the supervised command could not start (exit 127)' },
 
-  INTERRUPTED: { family: 'InterruptedError', exit: 'interrupted', meaning: 'SIGINT/SIGTERM stopped the run; see the message for what is in place' },
+  INTERRUPTED: { family: 'InterruptedError', exit: 'interrupted', meaning: 'SIGINT (130) or SIGTERM (143) stopped the run at a safe point; the message says what is in place' },
 } as const satisfies Record<string, ErrorCodeRow>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -287,10 +289,26 @@ export class KubernetesError extends ParError<CodeOf<'KubernetesError'>> {
   }
 }
 
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/**
+ * A run stopped by SIGINT/SIGTERM (or the API caller's AbortSignal). The exit status follows the
+ * signal as shells count it (128 + number): SIGINT 130, the row's; SIGTERM 143 (`terminated`), the
+ * one other status this code exits with. `message`/`hint` say what is in place when the run knows.
+ */
 export class InterruptedError extends ParError<CodeOf<'InterruptedError'>> {
   declare readonly code: CodeOf<'InterruptedError'>;
-  constructor(step: string) {
-    super('INTERRUPTED', `interrupted during: ${step}`, 'Run `par-identity status` to see what is in place.');
+  readonly signal: StopSignal | undefined;
+  constructor(step: string, options: { message?: string; hint?: string; signal?: StopSignal | undefined; details?: ErrorDetails } = {}) {
+    super('INTERRUPTED', options.message ?? `interrupted during: ${step}`, options.hint ?? 'Run `par-identity status` to see what is in place.', { ...options.details, ...(options.signal ? { signal: options.signal } : {}) });
+    this.signal = options.signal;
+    if (options.signal === 'SIGTERM') (this as { exitCode: number }).exitCode = ExitCode.terminated;
+  }
+
+  /** The same error as ended by `signal` (its exit status and the signal's name in front of the message). */
+  bySignal(signal: StopSignal): InterruptedError {
+    if (this.signal === signal) return this;
+    return new InterruptedError('', { message: `${signal}: ${this.message}`, hint: this.hint, signal, details: this.details });
   }
 }
 

@@ -12,9 +12,17 @@ export const FAILPOINTS = {
   sweep: ['keep-aside-after-link', 'sweep-after-keep'],
   secret: ['after-secret-read'],
   rollout: ['rollout-before-patch'],
+  // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).
+  step: ['before-resolve', 'before-lock', 'before-read', 'before-preflight', 'before-generate', 'before-enroll', 'before-write', 'before-read-back', 'before-verify', 'before-connections', 'before-rollout', 'before-restore', 'before-inspect'],
 } as const;
 
 type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];
+
+/** The failpoint of the boundary before the step named `step` (a name not in FAILPOINTS.step is none). */
+export function stepFailpoint(step: string): void {
+  const name = `before-${step}`;
+  if ((FAILPOINTS.step as readonly string[]).includes(name)) failpoint(name as FailpointName);
+}
 
 export function failpoint(name: FailpointName): void {
   const set = process.env.PAR_IDENTITY_FAILPOINT;

@@ -46,6 +46,7 @@ export const status: CommandSpec<StatusOptions> = {
 
 export const rollback: CommandSpec<RollbackOptions> = {
   name: 'rollback',
+  stopsOnSignal: true,
   description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
   flags: [
     ...CONFIG_FLAGS,

@@ -4,7 +4,8 @@ import { renderError, renderResult } from '../output.js';
 import { VERSION } from '../version.js';
 import { RedactingCommand } from './redacting-command.js';
 import { GLOBAL_FLAGS, outputOptions } from './shared-flags.js';
-import { UsageError, usageHint } from '../errors.js';
+import { InterruptedError, UsageError, usageHint } from '../errors.js';
+import { stopOnSignals } from './stop-signals.js';
 import { parseDurationFlag } from '../time/index.js';
 import { shownDefault } from './duration-flags.js';
 import { rejectedValue } from './value-parsers.js';
@@ -38,13 +39,21 @@ function examplesText(spec: CommandSpec): string {
 async function runCommand(spec: CommandSpec, raw: Raw, io: Io): Promise<void> {
   const out = outputOptions(raw, io);
   const command = spec.resultName?.(raw) ?? spec.name;
+  // A second signal renders its own error and exits at once; the first stops the run (stop-signals.ts).
+  const stop = spec.stopsOnSignal ? stopOnSignals((err) => renderError(err, io, { ...out, command })) : undefined;
   try {
-    const options = spec.run.toOptions(raw, io);
+    const given = spec.run.toOptions(raw, io);
+    const options = stop ? { ...(given as object), signal: stop.signal } : given;
     const result = await (await spec.run.load(raw)).run(options, io);
     renderResult(result, io, out);
     if (result.exitCode) process.exitCode = result.exitCode;
   } catch (err) {
-    process.exitCode = renderError(withCommandHint(err, spec.name), io, { ...out, command });
+    const signal = stop?.received();
+    // The exit status follows the signal that stopped the run (SIGTERM: 143), whichever step noticed it.
+    const shown = signal && err instanceof InterruptedError ? err.bySignal(signal) : err;
+    process.exitCode = renderError(withCommandHint(shown, spec.name), io, { ...out, command });
+  } finally {
+    stop?.close();
   }
 }
 

@@ -22,6 +22,7 @@ import type { CommandSpec } from './spec.js';
 
 export const rotateIdentity: CommandSpec<RotationOptions> = {
   name: 'rotate-identity',
+  stopsOnSignal: true,
   description: 'enroll a new runner identity and replace the local identity file atomically (standalone/node runner)',
   flags: [
     ...CONFIG_FLAGS,
@@ -63,6 +64,7 @@ export const rotateIdentity: CommandSpec<RotationOptions> = {
 
 export const rotateParIdentity: CommandSpec<RotationOptions> = {
   name: 'rotate-par-identity',
+  stopsOnSignal: true,
   description: 'enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)',
   flags: [
     ...CLUSTER_CONFIG_FLAGS,

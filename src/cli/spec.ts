@@ -65,6 +65,12 @@ export interface CommandSpec<O = unknown> {
   examples: Example[];
   /** Name of the command in results and errors (`credentials set`); default: `name`. */
   resultName?: (raw: Raw) => string;
+  /**
+   * SIGINT/SIGTERM stop the run at its next safe point with INTERRUPTED (src/cli/stop-signals.ts):
+   * the boundary passes the run a `signal` option. Without it the process's defaults, or the
+   * command's own handling (watch, emulator, rollout), apply.
+   */
+  stopsOnSignal?: true;
   run: CommandRun<O>;
 }
 

@@ -25,6 +25,8 @@ export interface NetworkSettings {
   warnings: string[];
   /** One line saying which proxy is used, if any (hosts only). */
   summary: string;
+  /** Aborts every request sent with these settings (the run's requests signal, src/rotation/runner.ts). */
+  signal?: AbortSignal;
 }
 
 const CLOUD_METADATA_HOSTS = ['169.254.169.254', '100.100.100.200'];

@@ -90,6 +90,7 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
     deadlineMs: clock.now() + options.timeoutMs,
     clock,
     policy: options.policy ?? defaultRetryPolicy,
+    signal: options.network?.signal,
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
   if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint, runnerName: request.runnerName };

@@ -81,7 +81,7 @@ export async function verifyOnline(
         return { done: false, reason: describeNetworkError(err) };
       }
     },
-    { deadlineMs: clock.now() + options.timeoutMs, clock, policy: options.policy ?? defaultRetryPolicy },
+    { deadlineMs: clock.now() + options.timeoutMs, clock, policy: options.policy ?? defaultRetryPolicy, signal: input.network?.signal },
   );
   if (outcome.value) return outcome.value;
   return {

@@ -91,13 +91,14 @@ export async function exchange(
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${Math.round(timeoutMs)} ms`)), timeoutMs);
   try {
-    const res = await send(method, new URL(url), headers, body, network, controller.signal);
+    const res = await send(method, new URL(url), headers, body, network, network.signal ? AbortSignal.any([controller.signal, network.signal]) : controller.signal);
     const text = (await readBoundedBody(res, MAX_RESPONSE_BYTES)).toString('utf8');
     const flat: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(res.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
     return { status: res.statusCode ?? 0, headers: flat, body: text };
   } catch (err) {
     // An abort surfaces as AbortError, or as a reset while the body streams; the reason says what happened.
+    if (network.signal?.aborted && !(err instanceof ResponseTooLargeError)) throw network.signal.reason;
     if (controller.signal.aborted && !(err instanceof ResponseTooLargeError)) throw controller.signal.reason;
     throw err;
   } finally {

@@ -12,6 +12,8 @@ export interface RequestLimits {
   requestTimeoutMs?: number;
   /** Time left before the command's own deadline, in ms; a request never outlives it. */
   remainingMs?: () => number;
+  /** Aborts every request of the command at once (a run stopped by SIGINT/SIGTERM). */
+  signal?: AbortSignal;
 }
 
 /** The reason a request was aborted for taking too long; kubeFailure turns it into KUBE_TIMEOUT. */
@@ -41,7 +43,8 @@ export function requestSignal(limits: RequestLimits, outer?: AbortSignal): Abort
   if (ms <= 0) controller.abort(reason);
   // Unref'd: a finished request must not keep the process alive for the rest of its timeout.
   else setTimeout(() => controller.abort(reason), ms).unref();
-  return outer ? AbortSignal.any([controller.signal, outer]) : controller.signal;
+  const signals = [controller.signal, ...(outer ? [outer] : []), ...(limits.signal ? [limits.signal] : [])];
+  return signals.length === 1 ? controller.signal : AbortSignal.any(signals);
 }
 
 export function tlsEnvironmentWarning(env: NodeJS.ProcessEnv): string | undefined {

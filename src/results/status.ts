@@ -31,9 +31,20 @@ export interface PossibleOrphan {
   decodes: boolean;
 }
 
+/** A file a crashed or interrupted run left beside the identity, found by reading only (src/storage/leftovers.ts). */
+interface LeftoverFile {
+  path: string;
+  /** stale-lock: <file>.lock of a holder gone on this host; takeover: <file>.lock.takeover-<nonce> of a dead taker; temp: a dead writer's temporary file. */
+  kind: 'stale-lock' | 'takeover' | 'temp';
+  /** Why it is a leftover (the holder's pid and why it is gone), never its content. */
+  detail: string;
+}
+
 /** What status says of the identity file besides the identity. */
 export interface FileFacts {
   recoverable: RecoverableIdentity[];
+  /** Stale lock, takeover files and temporary files left beside the identity; listed, never removed by status. */
+  leftovers: LeftoverFile[];
   /** How the path was found (flag, identity_file_path, next to the config…). */
   source: string;
   /** The hostname the agent compares with the stored one, and where it came from. */

@@ -14,6 +14,8 @@ interface ClusterFlags {
   namespace?: string;
   /** What is left of the command's deadline (--timeout), when it has one: no Kubernetes request outlives it. */
   remainingMs?: () => number;
+  /** The run's requests signal: a stopped run aborts its Kubernetes requests. */
+  signal?: AbortSignal;
 }
 
 export interface ClusterSession {
@@ -49,7 +51,7 @@ function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io
     ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
     env: io.env,
     stdinIsTerminal: io.stdinIsTTY,
-    ...(flags.remainingMs ? { limits: { remainingMs: flags.remainingMs } } : {}),
+    ...(flags.remainingMs || flags.signal ? { limits: { ...(flags.remainingMs ? { remainingMs: flags.remainingMs } : {}), ...(flags.signal ? { signal: flags.signal } : {}) } } : {}),
   };
 }
 

@@ -70,10 +70,10 @@ export interface RunOptions extends OutputOptions, TargetOptions {
   /** Wait this long for another run's lock on the target, seconds (0: fail at once with `LOCKED`). */
   waitLockSeconds?: number;
   /**
-   * Stops the run (the CLI has none: SIGINT ends the process, or the rollout undoes itself on it):
-   * honoured before each step until the run commits (enrolling, restoring) and by the rollout; once
-   * a key is being enrolled the run goes on to store and verify it, so no enrolled runner is left
-   * stored nowhere.
+   * Stops the run: the CLI's SIGINT/SIGTERM (src/cli/stop-signals.ts), or the API caller's. Honoured
+   * between steps (the run then throws INTERRUPTED saying what is in place, src/rotation/interruption.ts);
+   * it aborts the requests of a step under way, except in a step that changes the target (write,
+   * restore, rollout), which runs to its end — the rollout undoes its restart.
    */
   signal?: AbortSignal;
 }

@@ -49,6 +49,8 @@ export async function resolveTarget(
     requireEnabled: boolean;
     /** What is left of the command's deadline: no Kubernetes request outlives it. */
     remainingMs?: () => number;
+    /** The run's requests signal (src/rotation/runner.ts): no Kubernetes request outlives a stop. */
+    signal?: AbortSignal;
     /** status: a namespace mismatch warns, an unknown namespace is looked for (docs/protocol.md §6c). */
     readOnly?: boolean;
     /** A rotation, which creates a missing Secret: --create confirms a namespace not known to be the agent's. */
@@ -75,7 +77,7 @@ export async function resolveTarget(
   }
   const configNs = config.getString('kube_resources_namespace');
   const cluster = clusterAccess(
-    { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}) },
+    { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.

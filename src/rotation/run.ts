@@ -45,6 +45,11 @@ export interface Run<O extends RunOptions = RunOptions> {
    * The rollout step replaces it with none: its wait has --rollout-timeout and its undo must not be cut.
    */
   deadline: Deadline;
+  /**
+   * Aborted when the run's signal stops it, except while an atomic step runs: every Kubernetes and
+   * Datadog request of the run listens to it. Set by the runner before the first step.
+   */
+  requests?: AbortSignal;
   resolved?: ResolvedTarget;
   lock?: TargetLock;
   current?: CurrentIdentity;
@@ -74,10 +79,10 @@ export interface Step<O extends RunOptions = RunOptions> {
   name: string;
   title: string;
   /**
-   * From this step on the run is committed (a key is being enrolled, the previous identity is being
-   * put back): the caller's signal no longer stops it before the next step.
+   * The step changes the target (write, restore, rollout): a stop signal never aborts its requests, it
+   * runs to its end and the run stops after it (src/rotation/runner.ts).
    */
-  commits?: true;
+  atomic?: true;
   run(r: Run<O>): Promise<void>;
   /** The dry-run form: the step's checks without side effects; returns what the real step would do. */
   plan(r: Run<O>): Promise<string>;

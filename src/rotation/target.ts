@@ -130,8 +130,9 @@ export interface IdentityTarget {
   /**
    * Exclusive right to change the target: `<file>.lock` for the file (then the sweep of interrupted
    * writes, under the lock); nothing for a Secret, whose resourceVersion guard is the lock.
+   * `takeOver: false` (a reading run): a stale lock is left in place and reported as LOCKED.
    */
-  lock(waitSeconds: number): Promise<TargetLock>;
+  lock(waitSeconds: number, options?: { takeOver?: boolean; signal?: AbortSignal }): Promise<TargetLock>;
   /** The pending key store of this target; a target without one enrolls with the key in memory only. */
   readonly pending?: PendingKeys;
   read(): Promise<CurrentIdentity>;

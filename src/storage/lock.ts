@@ -20,9 +20,15 @@ import { pidAlive, procStartOf } from './pid.js';
 // Takeover of a stale lock is race-free without any check-then-unlink window: every lock carries a
 // random nonce, and removing the stale instance N requires creating `<lock>.takeover-<N>` exclusively.
 // Exactly one taker wins that name for that instance; it re-reads the lock, unlinks it only if it still
-// carries nonce N, and then competes like everyone else for the free name. Takeover files are kept
-// (a loser that read N a moment ago must keep losing) and swept when older than an hour. A taker that
-// crashes while holding a takeover file leaves a file that is itself a stale lock, removed the same way.
+// carries nonce N, and then competes like everyone else for the free name. The winner removes its
+// takeover file as soon as instance N is gone from the lock name: a late taker that read N a moment
+// ago may then win the takeover name too, but its re-read can no longer find N (nonces are random and
+// never written twice), so it unlinks nothing and keeps losing (docs/locking.md §2). A taker that
+// crashes while holding a takeover file leaves a file that is itself a stale lock, removed the same
+// way; such leftovers older than an hour are also swept at the next lock, and `status` lists them.
+//
+// Every field is validated before use (docs/locking.md §1): the nonce becomes part of a file name, so a
+// lock whose nonce is not exactly the hex form written here names no holder and is never acted on.
 
 export interface LockHolder {
   pid: number;
@@ -41,6 +47,13 @@ interface AcquireLockOptions {
   /** Poll interval before jitter, ms (default 100; each wait is 50 %…150 % of it). */
   pollMs?: number;
   random?: () => number;
+  /**
+   * false: a stale lock is left in place and reported as LOCKED (details.stale says why it is stale),
+   * for a reading run (`status`), which never removes another run's files. Default true.
+   */
+  takeOver?: boolean;
+  /** Ends a wait for the lock at once (a run stopped by SIGINT/SIGTERM); rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 interface IdentityLock {
@@ -50,7 +63,7 @@ interface IdentityLock {
   release(): Promise<void>;
 }
 
-const TAKEOVER_MARK = '.takeover-';
+export const TAKEOVER_MARK = '.takeover-';
 const TAKEOVER_LITTER_MS = 60 * 60 * 1000;
 
 export function lockPathOf(identityPath: string): string {
@@ -58,7 +71,7 @@ export function lockPathOf(identityPath: string): string {
 }
 
 /** Why this holder no longer holds the lock, or undefined when it may still hold it. */
-function staleReason(holder: LockHolder, host = hostname()): string | undefined {
+export function staleReason(holder: LockHolder, host = hostname()): string | undefined {
   if (holder.host !== host) return undefined;
   if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'the lock names no valid pid';
   if (holder.pid === process.pid) return undefined;
@@ -96,7 +109,7 @@ function parseHolder(text: string): LockHolder | undefined {
   return undefined;
 }
 
-async function readHolder(path: string): Promise<LockHolder | 'missing' | 'unreadable'> {
+export async function readHolder(path: string): Promise<LockHolder | 'missing' | 'unreadable'> {
   try {
     const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
@@ -133,9 +146,9 @@ async function createExclusive(path: string, holder: LockHolder): Promise<boolea
 
 /**
  * Removes the stale instance `stale` of `path` if we win its takeover file; false when another
- * process is taking it over (the caller polls again).
+ * process is taking it over (the caller polls again). Exported for the unit tests of a late taker.
  */
-async function removeStale(path: string, stale: LockHolder, me: LockHolder, depth = 0): Promise<boolean> {
+export async function removeStale(path: string, stale: LockHolder, me: LockHolder, depth = 0): Promise<boolean> {
   const guard = `${path}${TAKEOVER_MARK}${stale.nonce}`;
   if (!(await createExclusive(guard, me))) {
     const guardHolder = await readHolder(guard);
@@ -147,6 +160,11 @@ async function removeStale(path: string, stale: LockHolder, me: LockHolder, dept
   // We alone may remove instance `stale`; anyone else who read it loses on the takeover name.
   const current = await readHolder(path);
   if (typeof current !== 'string' && current.nonce === stale.nonce) await unlink(path).catch(() => undefined);
+  // Instance `stale` is gone from `path` now (or was already) and its nonce never comes back: a late
+  // taker winning the guard name after us finds nothing to remove (docs/locking.md §2). The guard is
+  // removed only while it still carries our nonce (only a taker who saw us dead could replace it).
+  const mine = await readHolder(guard);
+  if (typeof mine !== 'string' && mine.nonce === me.nonce) await unlink(guard).catch(() => undefined);
   return true;
 }
 
@@ -154,14 +172,14 @@ async function sweepTakeoverLitter(path: string, now: number): Promise<void> {
   const prefix = `${basename(path)}${TAKEOVER_MARK}`;
   const names = await readdir(dirname(path)).catch(() => [] as string[]);
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
+    if (!name.startsWith(prefix) || !NONCE.test(name.slice(prefix.length))) continue;
     const full = join(dirname(path), name);
     const stats = await lstat(full).catch(() => undefined);
     if (stats && now - stats.mtimeMs > TAKEOVER_LITTER_MS) await unlink(full).catch(() => undefined);
   }
 }
 
-function lockedError(identityPath: string, lockPath: string, holder: LockHolder | 'unreadable', waitSeconds: number): ParError {
+function lockedError(identityPath: string, lockPath: string, holder: LockHolder | 'unreadable', waitSeconds: number, stale?: string): ParError {
   const waited = waitSeconds > 0 ? ` (waited ${waitSeconds} s)` : '';
   if (holder === 'unreadable') {
     return new ParError(
@@ -181,6 +199,7 @@ function lockedError(identityPath: string, lockPath: string, holder: LockHolder 
     pid: holder.pid,
     host: holder.host,
     since: holder.since,
+    ...(stale ? { stale } : {}),
   });
 }
 
@@ -213,7 +232,7 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
   const waitSeconds = options.waitSeconds ?? 0;
   const lockPath = lockPathOf(identityPath);
   const deadline = clock.now() + waitSeconds * 1000;
-  await sweepTakeoverLitter(lockPath, clock.now());
+  if (options.takeOver !== false) await sweepTakeoverLitter(lockPath, clock.now());
   const procStart = procStartOf(process.pid);
   const me: LockHolder = {
     pid: process.pid,
@@ -223,10 +242,13 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
     nonce: randomBytes(8).toString('hex'),
   };
   for (;;) {
+    options.signal?.throwIfAborted();
     if (await createExclusive(lockPath, me)) break;
     const holder = await readHolder(lockPath);
     if (holder === 'missing') continue; // released between our attempt and our read
-    if (holder !== 'unreadable' && staleReason(holder)) {
+    const stale = holder === 'unreadable' ? undefined : staleReason(holder);
+    if (stale && options.takeOver === false) throw lockedError(identityPath, lockPath, holder, 0, stale);
+    if (stale && holder !== 'unreadable') {
       await removeStale(lockPath, holder, me);
       if (await createExclusive(lockPath, me)) break;
     }
@@ -236,7 +258,7 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
       if (current === 'missing') continue;
       throw lockedError(identityPath, lockPath, current, waitSeconds);
     }
-    await clock.sleep(Math.min(remaining, pollMs * (0.5 + random())));
+    await clock.sleep(Math.min(remaining, pollMs * (0.5 + random())), options.signal);
   }
   held.add(lockPath);
   installExitHook();

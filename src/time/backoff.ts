@@ -53,19 +53,22 @@ interface RetryOutcome<T> {
  */
 export async function retryUntil<T>(
   attempt: (n: number, remainingMs: number) => Promise<Attempt<T>>,
-  options: { deadlineMs: number; clock: Clock; policy: RetryPolicy; onRetry?: (n: number, reason: string, waitMs: number) => void },
+  options: { deadlineMs: number; clock: Clock; policy: RetryPolicy; onRetry?: (n: number, reason: string, waitMs: number) => void; signal?: AbortSignal | undefined },
 ): Promise<RetryOutcome<T>> {
   const { policy } = options;
   const deadline = Deadline.at(options.deadlineMs, options.clock);
   let lastReason: string | undefined;
   for (let n = 1; ; n++) {
+    options.signal?.throwIfAborted();
     if (deadline.expired()) return { attempts: n - 1, timedOut: true, ...(lastReason ? { lastReason } : {}) };
     const result = await attempt(n, deadline.remainingMs());
+    // A stopped run neither retries nor waits: the abort's reason is what the caller sees.
+    options.signal?.throwIfAborted();
     if (result.done) return { value: result.value, attempts: n, timedOut: false };
     lastReason = result.reason;
     const wait = Math.max(result.retryAfterMs ?? 0, backoffDelay(policy, n));
     if (!(wait < deadline.remainingMs())) return { attempts: n, timedOut: true, lastReason };
     options.onRetry?.(n, result.reason, wait);
-    await deadline.sleep(wait);
+    await deadline.sleep(wait, options.signal);
   }
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ParError } from '../../src/errors.js';
-import { acquireIdentityLock, type LockHolder, lockPathOf } from '../../src/storage/lock.js';
+import { acquireIdentityLock, type LockHolder, lockPathOf, removeStale } from '../../src/storage/lock.js';
 import type { Clock } from '../../src/time/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';
 
@@ -113,9 +113,40 @@ describe('acquireIdentityLock', () => {
     await writeLock({ pid: DEAD_PID });
     const lock = await acquireIdentityLock(path);
     expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ pid: process.pid, nonce: lock.holder.nonce });
+    // The takeover file went as soon as the stale instance was gone (docs/locking.md §2).
+    expect(await readdir(dir)).toEqual([`${NAME}.lock`]);
     await lock.release();
-    // The takeover file stays (a slow second taker must keep losing) and is no identity temp.
-    expect(await readdir(dir)).toEqual([`${NAME}.lock.takeover-feedfacefeedface`]);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('six takeovers in a row leave no takeover file', async () => {
+    for (let i = 0; i < 6; i++) {
+      await writeLock({ pid: DEAD_PID, nonce: `${i}`.repeat(16) });
+      const lock = await acquireIdentityLock(path);
+      await lock.release();
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a late taker that read the stale nonce before the takeover ended wins the takeover name but unlinks nothing', async () => {
+    await writeLock({ pid: DEAD_PID, nonce: 'feedfacefeedface' });
+    const stale = JSON.parse(await readFile(lockPath, 'utf8')) as LockHolder;
+    const winner = await acquireIdentityLock(path);
+    // The loser read instance feedface… a moment ago; the winner's guard is gone, so it gets the name,
+    // re-reads the lock, finds the winner's nonce and leaves it; its own guard goes too.
+    const late: LockHolder = { pid: process.pid, host: hostname(), since: '2026-01-01T00:00:01.000Z', nonce: '1234567812345678' };
+    expect(await removeStale(lockPath, stale, late)).toBe(true);
+    expect(JSON.parse(await readFile(lockPath, 'utf8')).nonce).toBe(winner.holder.nonce);
+    expect(await readdir(dir)).toEqual([`${NAME}.lock`]);
+    await winner.release();
+  });
+
+  it('a reading run (takeOver: false) leaves a stale lock in place and reports it LOCKED with why it is stale', async () => {
+    await writeLock({ pid: DEAD_PID });
+    const err = await lockedError(acquireIdentityLock(path, { takeOver: false }));
+    expect(err.code).toBe('LOCKED');
+    expect(err.details.stale).toBe(`pid ${DEAD_PID} is gone`);
+    expect(await readdir(dir)).toEqual([`${NAME}.lock`]);
   });
 
   it('takes over when the pid now belongs to a process started after the lock (pid reuse)', async () => {
@@ -147,7 +178,9 @@ describe('acquireIdentityLock', () => {
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect((r.reason as ParError).code).toBe('LOCKED');
+    expect(await readdir(dir)).toEqual([`${NAME}.lock`]);
     await (won[0] as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it('a taker that crashed mid-takeover does not block the lock forever', async () => {
@@ -155,6 +188,8 @@ describe('acquireIdentityLock', () => {
     await writeLock({ pid: DEAD_PID, nonce: 'bbbbbbbbbbbbbbbb' }, `${lockPath}.takeover-aaaaaaaaaaaaaaaa`);
     const lock = await acquireIdentityLock(path);
     expect(JSON.parse(await readFile(lockPath, 'utf8')).nonce).toBe(lock.holder.nonce);
+    // The crashed taker's guard, the guard that removed it and our own guard are all gone.
+    expect(await readdir(dir)).toEqual([`${NAME}.lock`]);
     await lock.release();
   });
 
@@ -165,14 +200,17 @@ describe('acquireIdentityLock', () => {
     expect(JSON.parse(await readFile(lockPath, 'utf8')).nonce).toBe('5e5e5e5e5e5e5e5e');
   });
 
-  it('sweeps takeover files older than an hour', async () => {
-    const old = `${lockPath}.takeover-0ld`;
+  it('sweeps takeover files older than an hour, only those whose suffix has the nonce form', async () => {
+    const odd = `${lockPath}.takeover-0ld`;
+    await writeLock({}, odd);
+    const old = `${lockPath}.takeover-0123456789abcdef`;
     await writeLock({}, old);
     const past = new Date(Date.now() - 2 * 3600_000);
     await utimes(old, past, past);
+    await utimes(odd, past, past);
     const lock = await acquireIdentityLock(path);
     await lock.release();
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(dir)).toEqual([basename(odd)]);
   });
 });
 

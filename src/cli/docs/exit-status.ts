@@ -21,7 +21,8 @@ export function exitStatusDocs(): ExitStatusDoc[] {
   return EXIT_CODE_DOCS.map((d) => ({
     code: d.code,
     meaning: d.meaning,
-    errors: rows.filter(([, row]) => ExitCode[row.exit] === d.code).map(([code, row]) => ({ code, meaning: row.meaning })),
+    // INTERRUPTED exits 130 on SIGINT (its row) and 143 on SIGTERM (InterruptedError): listed under both.
+    errors: rows.filter(([code, row]) => ExitCode[row.exit] === d.code || (d.name === 'terminated' && code === 'INTERRUPTED')).map(([code, row]) => ({ code, meaning: row.meaning })),
   }));
 }
 

@@ -38,7 +38,6 @@ const REFUSED = new Set(['CREDENTIALS_REJECTED', 'ENROLL_REJECTED', 'ENROLL_REDI
 export const enroll: Step = {
   name: 'enroll',
   title: 'enroll the new key',
-  commits: true,
   async run(r) {
     const ctx = need(r.ctx, 'enrollment context');
     const key = need(r.key, 'key');

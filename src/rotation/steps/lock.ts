@@ -12,7 +12,8 @@ export const lock: Step = {
   async run(r) {
     const { target } = need(r.resolved, 'target');
     if (r.spec.access === 'read') return sweepIfFree(r);
-    r.lock = await target.lock(r.spec.options.waitLockSeconds ?? 0);
+    // A stop signal ends a --wait-lock wait at once.
+    r.lock = await target.lock(r.spec.options.waitLockSeconds ?? 0, r.requests ? { signal: r.requests } : {});
     for (const note of r.lock.notes) r.report.info(note);
     for (const warning of r.lock.warnings) r.report.warn(warning);
   },
@@ -32,7 +33,9 @@ const CANNOT_WRITE_HERE: ReadonlySet<string> = new Set(['DIRECTORY_NOT_WRITABLE'
 
 async function sweepIfFree(r: Run): Promise<void> {
   const { target } = need(r.resolved, 'target');
-  const held = await target.lock(0).catch((err: unknown) => {
+  // A stale lock is not taken over by a reading run: status lists it (leftovers) and the next writing
+  // run takes it over; the file target still sweeps, no live process holding the lock.
+  const held = await target.lock(0, { takeOver: false }).catch((err: unknown) => {
     if (err instanceof ParError && err.code === 'LOCKED') {
       r.report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
       return undefined;
@@ -43,6 +46,7 @@ async function sweepIfFree(r: Run): Promise<void> {
     }
     throw err;
   });
+  for (const note of held?.notes.filter((n) => n.includes('is stale')) ?? []) r.report.info(note);
   for (const warning of held?.warnings ?? []) r.report.warn(warning);
   await held?.release();
 }

@@ -10,6 +10,7 @@ export const resolve: Step = {
     r.resolved = await resolveTarget(spec.kind, spec.options, r.io, r.report, {
       requireEnabled: spec.requireEnabled,
       remainingMs: () => r.deadline.remainingMs(),
+      ...(r.requests ? { signal: r.requests } : {}),
       ...(spec.access === 'read' ? { readOnly: true } : {}),
       ...(spec.createsMissing ? { create: { confirmed: (spec.options as { create?: boolean }).create === true } } : {}),
     });

@@ -4,7 +4,7 @@ import { need, type Step } from '../run.js';
 export const restore: Step = {
   name: 'restore',
   title: 'restore the previous identity',
-  commits: true,
+  atomic: true,
   async run(r) {
     const { target } = need(r.resolved, 'target');
     r.change = 'rolled back';

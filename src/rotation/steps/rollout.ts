@@ -6,6 +6,7 @@ import { need, type Step } from '../run.js';
 export const rollout: Step<RotationOptions> = {
   name: 'rollout',
   title: 'roll out',
+  atomic: true,
   async run(r) {
     if (!r.rollout) return;
     const o = r.spec.options;

@@ -1,3 +1,4 @@
+import type { NetworkSettings } from '../../config/network-settings.js';
 import { retryPolicyFromEnv } from '../../enrollment/index.js';
 import { VerificationError } from '../../errors.js';
 import type { DecodedIdentity } from '../../identity/index.js';
@@ -5,6 +6,11 @@ import { undoCommandOf } from '../command-line.js';
 import { healthCheckInput } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';
 import { verificationContext, verifyOnce } from '../verify-step.js';
+
+/** A rollback's or status's check stops with the run, as a rotation's does (preflight). */
+function withRequests<C extends { network: NetworkSettings }>(r: Run, ctx: C): C {
+  return r.requests ? { ...ctx, network: { ...ctx.network, signal: r.requests } } : ctx;
+}
 
 /** The signed health check of the identity in service: after a rotation (read back), a rollback (restored), or for status (as read). */
 export const verify: Step = {
@@ -17,7 +23,7 @@ export const verify: Step = {
     }
     const { target, config } = need(r.resolved, 'target');
     const identity = need(r.inService, 'identity in service');
-    const ctx = r.ctx ?? verificationContext(config, r.io, r.report);
+    const ctx = r.ctx ?? withRequests(r, verificationContext(config, r.io, r.report));
     // --timeout bounds the whole command: the check gets what the steps before it left.
     const timeoutSeconds = r.deadline.remainingMs() / 1000;
     r.verify = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), timeoutSeconds, retryPolicyFromEnv(r.io.env));

@@ -4,6 +4,7 @@ import { need, type Step } from '../run.js';
 export const write: Step = {
   name: 'write',
   title: 'write the new identity',
+  atomic: true,
   async run(r) {
     const { target } = need(r.resolved, 'target');
     r.change = 'rotated';

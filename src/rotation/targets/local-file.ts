@@ -9,6 +9,7 @@ import {
   acquireIdentityLock,
   backupPathOf,
   type IdentityFileState,
+  listLeftovers,
   listRecoverableIdentities,
   lockPathOf,
   preflightIdentityDirectory,
@@ -19,6 +20,7 @@ import {
   swapIntoService,
   sweepInterruptedWrites,
   writeVerifiedRecord,
+  type Leftover,
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
 import { listPossibleOrphans, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
@@ -48,6 +50,13 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
   return current;
 }
 
+const LEFTOVER_LABEL: Record<Leftover['kind'], string> = { 'stale-lock': 'stale lock', takeover: 'takeover file of a dead taker', temp: 'temporary file of an interrupted write' };
+const LEFTOVER_ADVICE: Record<Leftover['kind'], string> = {
+  'stale-lock': 'the next rotate-identity or rollback takes it over',
+  takeover: 'removed by the next takeover of that lock, or by the next lock after an hour; safe to delete while no par-identity run is active',
+  temp: 'the next rotate-identity or rollback deletes it, or keeps an identity found nowhere else as .restore-*',
+};
+
 export class LocalFileTarget implements IdentityTarget {
   readonly kind = 'file' as const;
   readonly flavor = 'private_action_runner' as const;
@@ -73,14 +82,17 @@ export class LocalFileTarget implements IdentityTarget {
     this.where = { identityFile: this.path };
   }
 
-  async lock(waitSeconds: number): Promise<TargetLock> {
-    const held = await acquireIdentityLock(this.path, { waitSeconds }).catch(async (err: unknown) => {
-      if (err instanceof ParError) throw err;
+  async lock(waitSeconds: number, options: { takeOver?: boolean; signal?: AbortSignal } = {}): Promise<TargetLock> {
+    const held = await acquireIdentityLock(this.path, { waitSeconds, ...(options.takeOver === false ? { takeOver: false } : {}), ...(options.signal ? { signal: options.signal } : {}) }).catch(async (err: unknown) => {
+      // A reading run leaves a stale lock in place (status lists it) and still finishes the crashed
+      // run's sweep: no live process holds the lock, and the sweep never touches a live pid's temp.
+      if (err instanceof ParError && err.code === 'LOCKED' && typeof err.details.stale === 'string') return undefined;
+      if (err instanceof ParError || options.signal?.aborted) throw err;
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
       await preflightIdentityDirectory(this.path);
       throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
     });
-    const notes = [`lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})`];
+    const notes = [held ? `lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})` : `lock: ${lockPathOf(this.path)} is stale and left in place (the next rotation or rollback takes it over)`];
     const warnings: string[] = [];
     try {
       // Under the lock, so no live run's temp file is mistaken for a crashed one's.
@@ -92,10 +104,10 @@ export class LocalFileTarget implements IdentityTarget {
         warnings.push(`left alone ${sanitizeServerString(left.name, 120)} beside the identity (${left.why}): not created by this user, so never chmod'ed, moved or removed; check it and remove it if it is not yours`);
       }
     } catch (err) {
-      await held.release();
+      await held?.release();
       throw err;
     }
-    return { release: () => held.release(), notes, warnings };
+    return { release: async () => held?.release(), notes, warnings };
   }
 
   /** `<file>.pending` beside the identity (docs/identity-lifecycle.md §3). */
@@ -262,15 +274,17 @@ export class LocalFileTarget implements IdentityTarget {
           : null;
     const backupWrittenAt = backup.state === 'missing' ? null : isoString(backup.stats.mtime);
     const recoverable = await listRecoverableIdentities(this.path);
+    const leftovers = await listLeftovers(this.path);
     return {
       possibleOrphans: await this.pending.list(),
-      data: { recoverable, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
+      data: { recoverable, leftovers, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
         `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}, written ${backupWrittenAt}` : '(none)'}`,
         `  hostname:     ${host.hostname || '""'} (${host.source})`,
         `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
         ...recoverable.map((r) => `  recoverable:  ${r.path} (${r.urn ?? `does not decode: ${r.error}`}${r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : ''})`),
+        ...leftovers.map((l) => `  leftover:     ${l.path} (${LEFTOVER_LABEL[l.kind]}: ${l.detail}; ${LEFTOVER_ADVICE[l.kind]})`),
         `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
       ],
       warnings,

@@ -1,0 +1,93 @@
+import { InterruptedError, ParError, type StopSignal } from '../errors.js';
+import { programName } from '../single-executable.js';
+import { commandLine, rollbackCommandOf } from './command-line.js';
+import type { Run, Step } from './run.js';
+
+// What a run stopped by SIGINT/SIGTERM (or the API caller's signal) says: exactly what is in place,
+// read from what the run's steps recorded (docs/output.md, "Interrupted runs"). The runner honours the
+// stop between steps only (src/rotation/runner.ts): the write and the restore are never cut, so the
+// target is always either untouched or completely written.
+
+/** Why the run stopped: the signal's name when a process signal did it (the CLI), else the caller's abort. */
+function stopSignalOf(signal: AbortSignal | undefined): StopSignal | undefined {
+  const reason = signal?.reason as { stopSignal?: unknown } | undefined;
+  return reason?.stopSignal === 'SIGINT' || reason?.stopSignal === 'SIGTERM' ? reason.stopSignal : undefined;
+}
+
+function statusCommand(r: Run): string {
+  const target = r.resolved?.target;
+  return commandLine([programName(), 'status', ...(target?.selector ?? [])]);
+}
+
+/** `phase`: stopped at the boundary before `step`, or while `step` ran (a request of it was aborted). */
+export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', cause?: unknown): InterruptedError {
+  const signal = stopSignalOf(r.spec.options.signal);
+  const by = signal ?? 'the caller’s abort';
+  const target = r.resolved?.target;
+  const label = target?.label ?? 'the identity';
+  const where = phase === 'before' ? `before step "${step.title}"` : `during step "${step.title}"`;
+  const details = { step: step.name, phase };
+  const make = (inPlace: string, hint: string) => new InterruptedError(step.name, { message: `stopped by ${by} ${where}: ${inPlace}`, hint, signal, details });
+  // "Restart the runner … identity." without its full stop, to sit inside a sentence.
+  const restart = (target?.restartAdvice() ?? 'restart the runner').replace(/\.$/, '');
+  const runAgain = `Run \`${statusCommand(r)}\` to see it, then run ${r.spec.command} again when you want.`;
+
+  if (r.spec.options.dryRun) return make(`nothing was changed (dry run): ${label} untouched`, 'Nothing to undo. Run the dry run again when you want.');
+
+  // The rollout undoes its own restart when stopped (src/rollout/run-rollout.ts).
+  if (step.name === 'rollout' && phase === 'during' && cause instanceof ParError && cause.code === 'INTERRUPTED') {
+    return make(
+      `the new identity ${r.next?.urn ?? ''} is written to ${label} and ${r.verify?.performed ? 'verified' : 'not verified (--no-verify)'}; the rollout was stopped and its restart undone: Pods not yet replaced keep running the identity they had (${cause.message})`,
+      `Restart the workload when you want: \`${commandLine([programName(), 'rollout', ...(r.rollout ? [`${r.rollout.ref.kind}/${r.rollout.ref.name}`, '-n', r.rollout.ref.namespace] : [])])}\`. Undo the rotation with \`${target ? rollbackCommandOf(target) : 'par-identity rollback'}\`.`,
+    );
+  }
+
+  if (r.restored) {
+    const verified = r.verify?.performed && r.verify.ok ? 'and verified' : 'but not verified';
+    return make(
+      `the previous identity ${r.restored.restored.record.urn} is back in service in ${label} ${verified}; the replaced one is kept as the previous identity; the runner was not restarted`,
+      `${r.verify?.performed && r.verify.ok ? '' : `Verify it with \`${statusCommand(r)} --verify\`. `}${restart}.`,
+    );
+  }
+
+  if (r.written && r.next) {
+    const urn = r.next.urn;
+    const verified = r.verify?.performed && r.verify.ok;
+    const what = `the new identity ${urn} (fingerprint ${r.next.key.kid}) is written to ${label}${r.written.previousKept ? ', the previous one kept' : ''}`;
+    const undo = target ? rollbackCommandOf(target) : 'par-identity rollback';
+    if (verified) {
+      const pending = [r.connections === undefined && step.name === 'connections' ? 'its connections were not created' : '', 'the runner was not restarted'].filter(Boolean).join('; ');
+      return make(`${what} and verified; ${pending}`, `${restart}. Undo with \`${undo}\`.`);
+    }
+    return make(
+      `${what} but not verified${phase === 'during' && step.name === 'verify' ? ' (the health check was cut off)' : ''}; the runner was not restarted`,
+      `Prove it with \`${statusCommand(r)} --verify\` before restarting the runner (${restart}); if Datadog does not accept it, undo with \`${undo}\`.`,
+    );
+  }
+
+  // A target with a pending key store kept the key before the request left (docs/identity-lifecycle.md §3).
+  const pending = target?.pending;
+  if (pending && r.key && (r.enrolled || (step.name === 'enroll' && phase === 'during'))) {
+    const registered = r.enrolled && r.next ? `runner ${r.next.urn} was enrolled with Datadog` : 'the enrollment request was cut off, so Datadog may or may not have registered a runner';
+    return make(
+      `${registered} (key fingerprint ${r.key.kid}); its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
+      `\`${statusCommand(r)}\` lists it as a possible orphan (exit 15) and the next ${r.spec.command} sets it aside. ${r.enrolled && r.next ? `Remove ${r.next.urn} in Datadog (On-Prem Runners)` : `If Datadog now lists a runner named ${r.preflight?.naming.runnerNamePrefix ?? '<hostname>'}-<UTC time> created by this run, remove it there`}, then remove the pending key as status says.`,
+    );
+  }
+
+  if (r.enrolled && r.next) {
+    return make(
+      `runner ${r.next.urn} was enrolled with Datadog (key fingerprint ${r.next.key.kid}), but its private key was never stored and is discarded: ${label} untouched, the identity in service unchanged`,
+      `That runner can never connect: remove ${r.next.urn} in Datadog (On-Prem Runners). ${runAgain}`,
+    );
+  }
+
+  if (step.name === 'enroll' && phase === 'during' && r.key) {
+    return make(
+      `the enrollment request was cut off, so Datadog may or may not have registered a runner for key fingerprint ${r.key.kid}, whose private key is discarded: ${label} untouched, the identity in service unchanged`,
+      `If Datadog now lists a runner named ${r.preflight?.naming.runnerNamePrefix ?? '<hostname>'}-<UTC time> created by this run, remove it there. ${runAgain}`,
+    );
+  }
+
+  return make(`nothing was enrolled or changed: ${label} untouched`, `Nothing to undo. ${runAgain}`);
+}
