@@ -85,6 +85,8 @@ describeEachLauncher('hostile server strings never reach the terminal raw', (lau
     expect(run.stderr).toContain('error[ENROLL_BAD_RESPONSE]');
     expect(run.stderr).toContain('contains control or formatting characters');
     expect(run.stderr + run.stdout).not.toContain('owned');
-    expect((await fx.files()).filter((n) => n.startsWith(IDENTITY))).toEqual([]);
+    // No identity is written; the key sent stays pending, since a 200 may have registered a runner
+    // (docs/identity-lifecycle.md §3).
+    expect((await fx.files()).filter((n) => n.startsWith(IDENTITY))).toEqual([`${IDENTITY}.pending`]);
   });
 });
