@@ -30,8 +30,12 @@ const ASIDE_MARK = '.pending-';
 
 /** Written with the identity file's owner rule and atomic write (temp, fsync, rename, directory fsync). */
 export async function writePendingKey(identityPath: string, record: PendingKeyRecord): Promise<void> {
-  const text = JSON.stringify({ private_key: record.privateKey, created_at: record.createdAt, runner_name: record.runnerName, enrollment_url: record.enrollmentUrl });
-  await writePrivateFile(pendingPathOf(identityPath), text, 'the pending key', { ownerRule: true });
+  await writePrivateFile(pendingPathOf(identityPath), encodePendingRecord(record), 'the pending key', { ownerRule: true });
+}
+
+/** The record as kept, in a file or in a Secret's data key: JSON with the key encoded as in the identity file. */
+export function encodePendingRecord(record: PendingKeyRecord): string {
+  return JSON.stringify({ private_key: record.privateKey, created_at: record.createdAt, runner_name: record.runnerName, enrollment_url: record.enrollmentUrl });
 }
 
 export async function removePendingKey(identityPath: string): Promise<void> {
@@ -44,9 +48,13 @@ export async function removePendingKey(identityPath: string): Promise<void> {
 /** A pending or set-aside file, described without its key; a file that does not parse still counts. */
 async function describePending(path: string, state: PossibleOrphan['state']): Promise<PossibleOrphan | undefined> {
   const content = await readNoFollow(path).catch(() => undefined);
-  if (!content) return undefined;
+  return content ? describePendingRecord(content.toString('utf8'), path, state) : undefined;
+}
+
+/** One kept record (`path` names the file or the Secret's key), described without its key; one that does not parse still counts. */
+export function describePendingRecord(text: string, path: string, state: PossibleOrphan['state']): PossibleOrphan {
   try {
-    const value = JSON.parse(content.toString('utf8')) as Record<string, unknown>;
+    const value = JSON.parse(text) as Record<string, unknown>;
     const key = decodePrivateJwk(String(value.private_key));
     const createdAt = typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
     const runnerName = typeof value.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(value.runner_name) ? value.runner_name : null;

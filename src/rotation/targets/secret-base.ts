@@ -14,7 +14,7 @@ import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type 
 import { isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
-import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord } from './secret-pending.js';
+import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
@@ -159,7 +159,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
           data[aside] = data[PENDING_KEY] ?? '';
           delete data[PENDING_KEY];
         });
-        return { ...found, path: `Secret ${this.ref.namespace}/${this.ref.name} key ${aside}`, state: 'set aside' };
+        return { ...found, path: secretKeyLabel(this.ref, aside), state: 'set aside' };
       },
       list: async () => listSecretOrphans(this.ref, state.data, held),
     };

@@ -1,6 +1,6 @@
-import { decodePrivateJwk } from '../../identity/index.js';
 import type { SecretRef } from '../../kube/index.js';
 import type { PossibleOrphan } from '../../results/status.js';
+import { describePendingRecord, encodePendingRecord } from '../../storage/pending-key.js';
 import { isoString } from '../../time/index.js';
 
 // The pending key of a Secret-held identity (docs/identity-lifecycle.md §3): kept in the identity
@@ -15,7 +15,7 @@ const ASIDE_PREFIX = 'orphan_private_key.';
 
 /** The same JSON record as the file target's `<identity>.pending`. */
 export function pendingRecord(privateKey: string, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): string {
-  return JSON.stringify({ private_key: privateKey, created_at: isoString(meta.createdAt), runner_name: meta.runnerName, enrollment_url: meta.enrollmentUrl });
+  return encodePendingRecord({ privateKey, createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl });
 }
 
 export function asideKeyOf(stamp: string, taken: Record<string, string>): string {
@@ -26,21 +26,9 @@ export function asideKeyOf(stamp: string, taken: Record<string, string>): string
   }
 }
 
-function where(ref: SecretRef, key: string): string {
+/** How a possible orphan in a Secret is named (describeOrphan turns it into the kubectl patch that removes only that key). */
+export function secretKeyLabel(ref: SecretRef, key: string): string {
   return `Secret ${ref.namespace}/${ref.name} key ${key}`;
-}
-
-/** One data value described without its key; a value that does not parse still counts. */
-function describeSecretPending(ref: SecretRef, key: string, value: string, state: PossibleOrphan['state']): PossibleOrphan {
-  try {
-    const parsed = JSON.parse(value) as Record<string, unknown>;
-    const decoded = decodePrivateJwk(String(parsed.private_key));
-    const createdAt = typeof parsed.created_at === 'string' && !Number.isNaN(Date.parse(parsed.created_at)) ? isoString(new Date(parsed.created_at)) : null;
-    const runnerName = typeof parsed.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(parsed.runner_name) ? parsed.runner_name : null;
-    return { path: where(ref, key), state, fingerprint: decoded.kid, createdAt, runnerName, decodes: true };
-  } catch {
-    return { path: where(ref, key), state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
-  }
 }
 
 /** The pending key, then those set aside (oldest first); a key `held` (current or previous identity) is no orphan. */
@@ -52,7 +40,7 @@ export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, 
       .sort()
       .map((k) => [k, 'set aside'] as [string, PossibleOrphan['state']]),
   ];
-  return entries.map(([key, state]) => describeSecretPending(ref, key, data[key] ?? '', state)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
+  return entries.map(([key, state]) => describePendingRecord(data[key] ?? '', secretKeyLabel(ref, key), state)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
 }
 
 /** The data keys of set-aside keys, carried over by every write (the cluster agent's layout replaces data whole). */
