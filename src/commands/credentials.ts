@@ -1,9 +1,9 @@
-import { DEFAULT_SITE } from '../config/endpoint.js';
 import { loadAgentConfig } from '../config/index.js';
 import { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
 import { ConfigError, UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
+import { resolveSite } from '../rotation/datadog-site.js';
 
 export interface CredentialsOptions extends OutputOptions {
   action: 'set' | 'show' | 'delete';
@@ -64,13 +64,13 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
   const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env });
   const fromProfile = `keychain profile ${options.profile}`;
   const set = (field: string) => config.sourceOf(field) !== 'default' && config.getString(field) !== undefined;
-  // The order a rotation follows (docs/configuration.md): env and config first; the profile's site only with its API key.
-  const apiKeyFromProfile = !set('api_key') && Boolean(stored.api_key);
+  // The order a rotation follows (docs/configuration.md): env and config first; the profile's site by
+  // the one rule of every run (datadog-site.ts), only with its API key.
+  const site = await resolveSite(config, io.env, undefined, async () => ({ ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.site ? { site: stored.site } : {}), profile: options.profile }));
   const effective = PROFILE_FIELDS.map((field) => {
+    if (field === 'site') return { field, source: site.siteSource, value: site.site };
     if (set(field)) return { field, source: config.sourceOf(field), value: shownValue(field, config.getString(field)!) };
-    const fromKeychain = field === 'site' ? apiKeyFromProfile && stored.site : stored[field];
-    if (fromKeychain) return { field, source: fromProfile, value: shownValue(field, fromKeychain) };
-    if (field === 'site') return { field, source: 'default', value: DEFAULT_SITE };
+    if (stored[field]) return { field, source: fromProfile, value: shownValue(field, stored[field]!) };
     return { field, source: 'not set', value: null };
   });
   const keychainLine = unavailable
