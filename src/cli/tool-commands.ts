@@ -10,6 +10,7 @@ const CREDENTIAL_ACTIONS = ['set', 'show', 'delete'] as const;
 
 export const credentials: CommandSpec<CredentialsOptions> = {
   name: 'credentials',
+  stopsOnSignal: true,
   description: 'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
   arguments: [{ name: '<action>', help: 'set | show | delete', choices: CREDENTIAL_ACTIONS }],
   flags: [

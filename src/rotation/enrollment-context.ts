@@ -38,10 +38,11 @@ export interface EnrollmentContext {
   version: AgentVersionChoice;
 }
 
-export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter): Promise<EnrollmentContext> {
+/** `signal`: a stopped run ends a read of the keys from stdin (`--api-key-file -`) at once. */
+export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter, signal?: AbortSignal): Promise<EnrollmentContext> {
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
   const keychain = keychainSource(flags.profile ?? DEFAULT_PROFILE, report);
-  const credentials = await resolveCredentials(config, { ...flags, readStdin: io.readStdin, keychain }, !apiKeyOnly);
+  const credentials = await resolveCredentials(config, { ...flags, readStdin: () => io.readStdin(signal), keychain }, !apiKeyOnly);
   // The site stored with the keys goes with them (docs/configuration.md, "Site"): only when the API key is the profile's.
   const endpoint = await resolveSite(config, io.env, credentials.apiKey.source, keychain);
   report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);

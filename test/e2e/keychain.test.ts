@@ -9,6 +9,7 @@ import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment
 import { selfSignedCert } from '../../src/emulators/self-signed-cert.js';
 import { startLoopbackProxy } from '../fixtures/loopback-proxy.js';
 import { expectNoSecrets, type LocalFixture, localFixture } from './local-fixture.js';
+import { startCli } from './run-cli.js';
 
 // Against a real Secret Service (GNOME Keyring over D-Bus): `scripts/with-test-keyring.sh npm test`
 // provides one, and CI always runs it that way.
@@ -152,6 +153,35 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
       await proxy.close();
       await new Promise<void>((resolve) => front.close(() => resolve()));
     }
+  });
+
+  it('credentials set stopped by SIGTERM while it reads the keys from stdin: nothing stored, the profile as it was, exit 143, one JSON document', async () => {
+    const first = await fx.run(['credentials', 'set', '--profile', profile], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+    expect(first.code, first.stderr).toBe(0);
+    const newKey = 'new-api-key-0000000000000000000000000';
+    const run = startCli(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu', '--json'], { env: fx.env });
+    // Its progress line comes after the signal handlers are in place and right before it reads stdin,
+    // which stays open: one line of keys written, no end.
+    await new Promise<void>((resolve) => {
+      const seen = () => run.stderr().includes(`OS keychain, profile ${profile}`);
+      if (seen()) resolve();
+      else run.child.stderr.on('data', () => seen() && resolve());
+    });
+    run.child.stdin.write(`${newKey}\n`);
+    run.child.kill('SIGTERM');
+    const exit = await run.exit;
+    expect(exit.code, run.stderr()).toBe(143);
+    const lines = run.stdout().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      command: 'credentials set',
+      code: 'INTERRUPTED',
+      exitCode: 143,
+      message: `stopped by SIGTERM while the keys were read, before anything was stored: keychain profile ${profile} unchanged`,
+    });
+    const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
+    expect(JSON.parse(show.stdout)).toMatchObject({ keychain: { api_key: `…${DEFAULT_API_KEY.slice(-4)}`, app_key: `…${DEFAULT_APP_KEY.slice(-4)}`, site: null } });
+    expect(run.stdout() + run.stderr()).not.toContain(newKey);
   });
 
   it('env and config keys take precedence over the keychain', async () => {
