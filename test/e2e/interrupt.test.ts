@@ -143,6 +143,26 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     await clean();
   });
 
+  it('SIGTERM while the pre-flight reads the keys from stdin (--api-key-file -): the read ends at once, nothing enrolled (exit 143)', async () => {
+    const before = await seeded();
+    const enrollsBefore = fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+    const run = startCli([...rotate(), '--api-key-file', '-', '--app-key-file', '-'], { env: fx.env });
+    // stdin stays open: the pre-flight's title is printed right before it reads the keys there.
+    await new Promise<void>((resolve) => {
+      const seen = () => run.stderr().includes('pre-flight');
+      if (seen()) resolve();
+      else run.child.stderr.on('data', () => seen() && resolve());
+    });
+    run.child.kill('SIGTERM');
+    const exit = await run.exit;
+    expect(exit.code, run.stderr()).toBe(143);
+    expect(oneDocument(run.stdout())).toMatchObject({ code: 'INTERRUPTED', exitCode: 143, details: { step: 'preflight', signal: 'SIGTERM' } });
+    expect(run.stderr()).toContain('nothing was enrolled or changed');
+    expect(await fx.read()).toBe(before);
+    expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrollsBefore);
+    await clean();
+  });
+
   it('rollback stopped before the restore changes nothing (SIGTERM, exit 143)', async () => {
     await seeded();
     expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
