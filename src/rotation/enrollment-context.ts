@@ -99,16 +99,16 @@ export async function enrollKey(
   timeoutMs: number,
   io: Io,
   report: Reporter,
-  /** The time the runner name is made of (the pending key records the same name), and a callback on each retry. */
-  at: { now?: Date; onRetry?: () => void } = {},
+  /** The time the runner name is made of (the pending key records the same name), and a callback on each failed attempt. */
+  at: { now?: Date; onAttemptFailed?: (outcome: 'unsent' | 'unknown') => void } = {},
 ): Promise<{ urn: string; runnerId: string; runnerName: string }> {
   const { flavor, ...names } = naming;
   const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, at.now ?? io.now()), {
     timeoutMs,
     policy: retryPolicyFromEnv(io.env),
     network: ctx.network,
+    ...(at.onAttemptFailed ? { onAttemptFailed: at.onAttemptFailed } : {}),
     onRetry: (n, reason, wait) => {
-      at.onRetry?.();
       report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`);
     },
   });
