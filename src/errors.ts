@@ -291,6 +291,17 @@ export class KubernetesError extends ParError<CodeOf<'KubernetesError'>> {
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
+/** Why a run's signal was aborted: the process signal's name when SIGINT/SIGTERM did it (src/cli/stop-signals.ts), else the caller's abort. */
+export function stopSignalOf(signal: AbortSignal | undefined): StopSignal | undefined {
+  const reason = signal?.reason as { stopSignal?: unknown } | undefined;
+  return reason?.stopSignal === 'SIGINT' || reason?.stopSignal === 'SIGTERM' ? reason.stopSignal : undefined;
+}
+
+/** `stopped by SIGINT` (the CLI), or `stopped by the caller’s abort` (the API). */
+export function stoppedBy(signal: AbortSignal | undefined): string {
+  return `stopped by ${stopSignalOf(signal) ?? 'the caller’s abort'}`;
+}
+
 /**
  * A run stopped by SIGINT/SIGTERM (or the API caller's AbortSignal). The exit status follows the
  * signal as shells count it (128 + number): SIGINT 130, the row's; SIGTERM 143 (`terminated`), the

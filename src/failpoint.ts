@@ -11,7 +11,7 @@ export const FAILPOINTS = {
   swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
   sweep: ['keep-aside-after-link', 'sweep-after-keep'],
   secret: ['after-secret-read'],
-  rollout: ['rollout-before-patch'],
+  rollout: ['rollout-before-check', 'rollout-before-patch'],
   // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).
   step: ['before-resolve', 'before-lock', 'before-read', 'before-preflight', 'before-generate', 'before-enroll', 'before-write', 'before-read-back', 'before-verify', 'before-connections', 'before-rollout', 'before-restore', 'before-inspect'],
 } as const;

@@ -11,11 +11,15 @@ export interface Io {
   now(): Date;
   /** stderr is a terminal (progress and colour go there). */
   isTTY: boolean;
-  readStdin(): Promise<string>;
+  /** All of stdin ('' on a terminal). `signal` ends the read at once (a run stopped by SIGINT/SIGTERM): it rejects with InterruptedError. */
+  readStdin(signal?: AbortSignal): Promise<string>;
   /** stdin is a terminal: secrets are asked for with a hidden prompt instead of read as lines. */
   stdinIsTTY: boolean;
-  /** Asks on stderr and reads one line from the terminal without echoing it. */
-  promptHidden(question: string): Promise<string>;
+  /**
+   * Asks on stderr and reads one line from the terminal without echoing it. `signal` ends the prompt at
+   * once, the terminal restored to echo first: it rejects with InterruptedError.
+   */
+  promptHidden(question: string, signal?: AbortSignal): Promise<string>;
   /**
    * Where progress goes instead of text on stderr: the programmatic API (src/api) hands it to its
    * caller's onProgress. Unset for the CLI.
@@ -25,7 +29,10 @@ export interface Io {
   level?: 'quiet' | 'verbose';
 }
 
-function promptHidden(question: string): Promise<string> {
+const stoppedReading = (what: string) => new InterruptedError(what, { message: `stopped while reading ${what}; nothing was read or stored` });
+
+function promptHidden(question: string, signal?: AbortSignal): Promise<string> {
+  if (signal?.aborted) return Promise.reject(stoppedReading('the hidden key prompt'));
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
     // Raw (no echo, Ctrl-C as a character) before the question shows: keys typed as soon as it appears
@@ -39,10 +46,14 @@ function promptHidden(question: string): Promise<string> {
       stdin.setRawMode?.(false);
       stdin.pause();
       stdin.off('data', onData);
+      signal?.removeEventListener('abort', onAbort);
       process.stderr.write('\n');
       if (err) reject(err);
       else resolve(answer);
     };
+    // SIGINT/SIGTERM from outside the terminal (kill, a supervisor): echo back on before the run ends.
+    const onAbort = () => done(stoppedReading('the hidden key prompt'));
+    signal?.addEventListener('abort', onAbort, { once: true });
     const onData = (chunk: string) => {
       for (const ch of chunk) {
         if (ch === '\r' || ch === '\n') return done();
@@ -65,10 +76,21 @@ export function processIo(): Io {
     isTTY: Boolean(process.stderr.isTTY),
     stdinIsTTY: Boolean(process.stdin.isTTY),
     promptHidden,
-    readStdin: async () => {
+    readStdin: async (signal) => {
       if (process.stdin.isTTY) return '';
+      if (signal?.aborted) throw stoppedReading('standard input');
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      // A stop destroys stdin, which ends the loop (and lets the process exit without waiting for EOF).
+      const onAbort = () => process.stdin.destroy();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      } catch (err) {
+        if (!signal?.aborted) throw err;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+      if (signal?.aborted) throw stoppedReading('standard input');
       return Buffer.concat(chunks).toString('utf8');
     },
   };

@@ -9,6 +9,7 @@ import { listenParser, processIdParser, signalNameParser } from './value-parsers
 
 export const rollout: CommandSpec<RolloutCommandOptions> = {
   name: 'rollout',
+  stopsOnSignal: true,
   description: 'restart a Deployment or DaemonSet create-before-delete so every Pod runs the current identity; --check only reports',
   arguments: [{ name: '<workload>', help: 'deployment/<name> or daemonset/<name>' }],
   flags: [

@@ -1,7 +1,7 @@
 import type { RollbackOptions } from '../commands/rollback.js';
 import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
-import { AGENT_VERSION_FLAG, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
+import { AGENT_VERSION_FLAG, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { workloadParser } from './value-parsers.js';
 
@@ -21,6 +21,7 @@ export const status: CommandSpec<StatusOptions> = {
     ENV_FROM_RUNNER_FLAG,
     ...KUBE_FLAGS,
     { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },
+    PROFILE_FLAG('with --verify: keychain profile whose stored site is used when the environment and the config set no site and no API key'),
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for --verify', default: 30, duration: DURATIONS.timeout },
     ...OUTPUT_FLAGS,
   ],
@@ -39,6 +40,7 @@ export const status: CommandSpec<StatusOptions> = {
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: Boolean(raw.verify),
+      profile: raw.profile as string,
       timeoutSeconds: raw.timeoutSeconds as number,
     }),
   },
@@ -55,6 +57,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
     WAIT_LOCK_FLAG,
     ...KUBE_FLAGS,
     { flags: '--no-verify', help: 'skip the signed health check of the restored identity' },
+    PROFILE_FLAG('keychain profile whose stored site the health check uses when the environment and the config set no site and no API key'),
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for verification', default: 30, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and check (the backup decodes; for a Secret, the server-side dry run of the update) and print every step; no write' },
     ...OUTPUT_FLAGS,
@@ -74,6 +77,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
       ...kubeOptions(raw),
       ...outputOptions(raw, io),
       verify: raw.verify !== false,
+      profile: raw.profile as string,
       timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
     }),

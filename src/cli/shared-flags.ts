@@ -1,6 +1,6 @@
 import type { Io } from '../io.js';
 import { wantsColor } from '../output.js';
-import { DEFAULT_CFGPATH } from '../rotation/options.js';
+import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { ageThreshold, DURATIONS } from './duration-flags.js';
 import type { FlagSpec, Raw } from './spec.js';
 import { agentVersionParser, workloadParser } from './value-parsers.js';
@@ -35,10 +35,12 @@ export const ENV_FROM_RUNNER_FLAG: FlagSpec = {
   help: "read the DD_* environment of the running runner process (root or the agent's user) instead of this shell's",
 };
 
+export const PROFILE_FLAG = (help: string): FlagSpec => ({ flags: '--profile <name>', help, default: DEFAULT_PROFILE });
+
 export const CREDENTIAL_FLAGS: FlagSpec[] = [
   { flags: '--api-key-file <path>', help: 'read the API key from this file (- for stdin); never pass keys as flag values' },
   { flags: '--app-key-file <path>', help: 'read the application key from this file (- for stdin)' },
-  { flags: '--profile <name>', help: 'OS keychain profile used when no other source has a key (see `credentials set`)', default: 'default' },
+  PROFILE_FLAG('OS keychain profile used when no other source has a key (see `credentials set`)'),
   AGENT_VERSION_FLAG,
   { flags: '--no-connections', help: "do not create the runner's connections after enrolling (the agent creates them per actions_allowlist)" },
 ];

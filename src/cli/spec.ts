@@ -68,7 +68,7 @@ export interface CommandSpec<O = unknown> {
   /**
    * SIGINT/SIGTERM stop the run at its next safe point with INTERRUPTED (src/cli/stop-signals.ts):
    * the boundary passes the run a `signal` option. Without it the process's defaults, or the
-   * command's own handling (watch, emulator, rollout), apply.
+   * command's own handling (watch, emulator), apply.
    */
   stopsOnSignal?: true;
   run: CommandRun<O>;

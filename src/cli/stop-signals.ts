@@ -1,12 +1,13 @@
 import { InterruptedError, type StopSignal } from '../errors.js';
 
-// SIGINT/SIGTERM during a command that changes an identity (rotate-identity, rotate-par-identity,
-// rollback): the first one aborts the run's signal, which the runner honours at its next safe point
-// (src/rotation/runner.ts) and turns into INTERRUPTED saying what is in place; the boundary renders it
+// SIGINT/SIGTERM during a command that changes something (rotate-identity, rotate-par-identity,
+// rollback, rollout, credentials): the first one aborts the run's signal, which the command honours at
+// its next safe point (src/rotation/runner.ts, src/rollout/run-rollout.ts, src/commands/credentials.ts)
+// and turns into INTERRUPTED saying what is in place; the boundary renders it
 // (exit 130 for SIGINT, 143 for SIGTERM: 128 + the signal's number, as shells count). A second signal
 // while the run cleans up ends the process at once with that signal's status: `onSecond` renders its
 // error first (so --json still prints one document) and the lock's exit hook removes the lock.
-// Commands with their own stop handling (watch, emulator, rollout) do not use it.
+// Commands with their own stop handling (watch, emulator) do not use it.
 
 const EXIT: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143 };
 

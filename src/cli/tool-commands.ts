@@ -1,6 +1,6 @@
 import type { CredentialsOptions } from '../commands/credentials.js';
 import type { EmulatorOptions } from '../commands/emulator.js';
-import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
+import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { countParser, portParser } from './value-parsers.js';
 
@@ -10,10 +10,11 @@ const CREDENTIAL_ACTIONS = ['set', 'show', 'delete'] as const;
 
 export const credentials: CommandSpec<CredentialsOptions> = {
   name: 'credentials',
+  stopsOnSignal: true,
   description: 'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
   arguments: [{ name: '<action>', help: 'set | show | delete', choices: CREDENTIAL_ACTIONS }],
   flags: [
-    { flags: '--profile <name>', help: 'keychain profile', default: 'default' },
+    PROFILE_FLAG('keychain profile'),
     { flags: '--site <site>', help: 'with set: also store the Datadog site' },
     cfgpathFlag('with show: agent config whose keys take precedence'),
     extraCfgFlag('with show: extra agent config file (repeatable)'),

@@ -1,9 +1,12 @@
+import { InterruptedError, ParError, stopSignalOf, stoppedBy } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
-import { parseWorkloadRef } from '../rollout/workload-ref.js';
+import { describeRef, parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
 import { clusterAccess } from '../rotation/cluster-session.js';
+import { commandLine, kubeSelector } from '../rotation/command-line.js';
 import { type RolloutRequest, rolloutWorkload } from '../rotation/rollout-step.js';
+import { programName } from '../single-executable.js';
 
 export interface RolloutCommandOptions extends OutputOptions, RolloutRequest {
   target: string;
@@ -22,14 +25,58 @@ function renderCheck(outcome: RolloutOutcome): string[] {
   ];
 }
 
+/**
+ * A rollout stopped by SIGINT/SIGTERM (src/cli/stop-signals.ts): INTERRUPTED saying what is in place
+ * (src/rollout/run-rollout.ts words the restart's state) and how to resume, with the command's flags.
+ * Before the restart began, whatever a cut request threw means only that nothing was changed.
+ */
+function stopped(options: RolloutCommandOptions, ref: WorkloadRef | undefined, restartBegan: boolean, cause: unknown): unknown {
+  if (restartBegan && !(cause instanceof InterruptedError)) return cause;
+  const again = commandLine([
+    programName(),
+    'rollout',
+    options.target,
+    ...(ref || options.namespace ? ['-n', ref?.namespace ?? options.namespace!] : []),
+    ...kubeSelector(options),
+  ]);
+  const resume = `Resume with \`${again}\`: it restarts every Pod again${options.surge === false ? '' : ', create-before-delete'}.`;
+  if (cause instanceof InterruptedError && cause.details?.phase === 'during') {
+    return new InterruptedError('rollout', { message: cause.message, hint: resume, signal: stopSignalOf(options.signal), details: cause.details });
+  }
+  const what = ref ? describeRef(ref) : options.target;
+  return new InterruptedError('rollout', {
+    message: `${stoppedBy(options.signal)} before the restart of ${what}: nothing was changed, no Pod restarted`,
+    hint: options.checkOnly || options.dryRun ? 'Nothing to undo. Run it again when you want.' : `Nothing to undo. ${resume.replace(' again', '')}`,
+    signal: stopSignalOf(options.signal),
+    details: { step: 'rollout', phase: 'before', restartedPods: 0, ...(cause instanceof ParError && cause.code !== 'INTERRUPTED' ? { cut: cause.code } : {}) },
+  });
+}
+
 export async function run(options: RolloutCommandOptions, io: Io): Promise<CommandResult> {
   const report = createReporter(io, options);
   // A malformed workload reference is a usage error before anything connects.
   parseWorkloadRef(options.target, options.namespace ?? 'default');
-  // The rollout keeps its own deadline, and must still restore the strategy after it: no request deadline here.
-  const session = await clusterAccess(options, {}, io, report)();
-  const ref = parseWorkloadRef(options.target, session.namespace);
-  const outcome = await rolloutWorkload(session, ref, options, io, report);
+  // A stop cuts the reads until the restart begins; from then on the rollout stops itself at its next
+  // poll and undoes its restart, whose requests must not be cut (src/rollout/run-rollout.ts).
+  const reads = new AbortController();
+  let restartBegan = false;
+  const onStop = () => {
+    if (!restartBegan) reads.abort(options.signal?.reason);
+  };
+  if (options.signal?.aborted) onStop();
+  else options.signal?.addEventListener('abort', onStop, { once: true });
+  let ref: WorkloadRef | undefined;
+  let outcome: RolloutOutcome;
+  try {
+    // The rollout keeps its own deadline, and must still restore the strategy after it: no request deadline here.
+    const session = await clusterAccess({ ...options, signal: reads.signal }, {}, io, report)();
+    ref = parseWorkloadRef(options.target, session.namespace);
+    outcome = await rolloutWorkload(session, ref, { ...options, onRestartBegins: () => (restartBegan = true) }, io, report);
+  } catch (err) {
+    throw options.signal?.aborted ? stopped(options, ref, restartBegan, err) : err;
+  } finally {
+    options.signal?.removeEventListener('abort', onStop);
+  }
   const summary = renderCheck(outcome);
   if (outcome.action === 'dry-run') summary.push('dry run: the apiserver accepts the first patch (server-side dry run); would apply these patches:', ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`));
   if (outcome.action === 'unchanged') summary.push('unchanged: every Pod already runs this identity fingerprint');

@@ -15,6 +15,11 @@ interface EnrollOptions {
   policy?: RetryPolicy;
   /** Progress for the operator: one line per retry, never containing keys. */
   onRetry?: (attempt: number, reason: string, waitMs: number) => void;
+  /**
+   * Each attempt that failed without a definite answer: `unsent` when the error proves the request
+   * never reached a server (NOT_SENT), else `unknown` (the server may have registered the key).
+   */
+  onAttemptFailed?: (outcome: 'unsent' | 'unknown') => void;
   /** Proxy and TLS from the agent config; default: direct, verified, TLS 1.2+. */
   network?: NetworkSettings;
 }
@@ -26,6 +31,13 @@ interface EnrollOutcome extends EnrollmentResult {
 }
 
 const NOTHING_WRITTEN = 'The identity was not changed.';
+
+/**
+ * Network errors raised before a request could reach any server: no connection was made (refused, no
+ * route), or the name could not be resolved yet (EAI_AGAIN: the resolver did not answer). Such an
+ * attempt registered nothing; it is retried all the same.
+ */
+const NOT_SENT: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'EAI_FAIL', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
 function failFromResponse(res: HttpResponse, endpoint: string): never {
   const kind = classifyStatus(res.status);
@@ -78,11 +90,13 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
           { host },
         );
       }
+      options.onAttemptFailed?.(NOT_SENT.has(networkErrorCode(err) ?? '') ? 'unsent' : 'unknown');
       return { done: false, reason: describeNetworkError(err) };
     }
     const kind = classifyStatus(res.status);
     if (kind === 'ok') return { done: true, value: parseEnrollmentResponse(res.body) };
     if (kind !== 'retry') failFromResponse(res, endpoint);
+    options.onAttemptFailed?.('unknown');
     const retryAfterMs = parseRetryAfter(res.headers['retry-after'], clock.now());
     return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   };

@@ -1,5 +1,6 @@
-import type { V1DaemonSet, V1Node, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { freeOnNode, podRequests } from './eligibility.js';
+import { nodeStateProblems, untoleratedTaints } from './node-fit.js';
 import type { RolloutApi } from './rollout-api.js';
 import { isReady } from './rollout-status.js';
 import type { WorkloadRef } from './workload-ref.js';
@@ -48,23 +49,8 @@ export function targetNode(pod: V1Pod): string | undefined {
   return undefined;
 }
 
-function tolerates(tolerations: V1Toleration[], taint: V1Taint): boolean {
-  return tolerations.some(
-    (t) => (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')) && (!t.effect || t.effect === taint.effect),
-  );
-}
-
 function nodeProblems(node: V1Node, pod: V1Pod): string[] {
-  const problems: string[] = [];
-  const conditions = node.status?.conditions ?? [];
-  if (conditions.find((c) => c.type === 'Ready')?.status !== 'True') problems.push('node not Ready');
-  for (const p of ['MemoryPressure', 'DiskPressure', 'PIDPressure']) if (conditions.find((c) => c.type === p)?.status === 'True') problems.push(p);
-  if (node.spec?.unschedulable) problems.push('node cordoned');
-  if (node.metadata?.deletionTimestamp) problems.push('node being deleted');
-  for (const taint of node.spec?.taints ?? []) {
-    if ((taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') && !tolerates(pod.spec?.tolerations ?? [], taint)) problems.push(`taint ${taint.key}:${taint.effect} not tolerated`);
-  }
-  return problems;
+  return [...nodeStateProblems(node), ...untoleratedTaints(node, pod.spec)];
 }
 
 interface FallbackContext {

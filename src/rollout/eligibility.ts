@@ -1,4 +1,5 @@
 import type { V1DaemonSet, V1Deployment, V1Node, V1Pod, V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { nodeStateProblems, selectsNode, untoleratedTaints } from './node-fit.js';
 import { bytes, milliCpu } from './quantity.js';
 import type { WorkloadKind } from './workload-ref.js';
 
@@ -154,18 +155,6 @@ export function identityUse(spec: V1PodSpec | undefined, secretNames: string[]):
   return { ways, restartNeeded };
 }
 
-function nodeReady(node: V1Node): string[] {
-  const reasons: string[] = [];
-  const conditions = node.status?.conditions ?? [];
-  if (conditions.find((c) => c.type === 'Ready')?.status !== 'True') reasons.push('node not Ready');
-  for (const pressure of ['MemoryPressure', 'DiskPressure', 'PIDPressure']) {
-    if (conditions.find((c) => c.type === pressure)?.status === 'True') reasons.push(pressure);
-  }
-  if (node.spec?.unschedulable) reasons.push('node cordoned');
-  if (node.metadata?.deletionTimestamp) reasons.push('node being deleted');
-  return reasons;
-}
-
 export function freeOnNode(node: V1Node, podsOnNodes: V1Pod[]): { milliCpu: number; bytes: number } {
   const name = node.metadata?.name;
   const used = podsOnNodes
@@ -180,10 +169,13 @@ export function freeOnNode(node: V1Node, podsOnNodes: V1Pod[]): { milliCpu: numb
 function nodeRooms(view: ClusterView): NodeRoom[] {
   const need = podRequests(template(view.workload)?.spec);
   const nodesWithPods = new Set(view.pods.map((p) => p.spec?.nodeName).filter(Boolean));
-  const relevant = view.kind === 'daemonset' ? view.nodes.filter((n) => nodesWithPods.has(n.metadata?.name)) : view.nodes;
+  // A DaemonSet's nodes are those of its Pods; a Deployment's, those its Pods may be scheduled to
+  // (nodeSelector, required node affinity, taints): room elsewhere is no room for its surge Pod.
+  const spec = template(view.workload)?.spec;
+  const relevant = view.kind === 'daemonset' ? view.nodes.filter((n) => nodesWithPods.has(n.metadata?.name)) : view.nodes.filter((n) => selectsNode(n, spec) && untoleratedTaints(n, spec).length === 0);
   return relevant.map((node) => {
     const free = freeOnNode(node, view.podsOnNodes);
-    const notReady = nodeReady(node);
+    const notReady = nodeStateProblems(node);
     const fits = free.milliCpu >= need.milliCpu && free.bytes >= need.bytes;
     const short = [
       ...(free.milliCpu < need.milliCpu ? [`cpu: ${free.milliCpu}m free, ${need.milliCpu}m needed`] : []),
@@ -214,8 +206,9 @@ export function checkRollout(view: ClusterView): RolloutCheck {
   let verdict: Verdict = 'can surge';
   if (findings.some((f) => f.severity === 'blocker')) verdict = 'blocked';
   else if (view.kind === 'daemonset' && nodes.some((n) => n.verdict === 'needs fallback')) verdict = 'needs fallback';
-  else if (view.kind === 'deployment' && nodes.length > 0 && !nodes.some((n) => n.verdict === 'can surge')) {
-    findings.push({ severity: 'blocker', code: 'NO_ROOM', message: 'no node has room for a surge replica' });
+  else if (view.kind === 'deployment' && view.nodes.length > 0 && !view.capacityUnavailable && !nodes.some((n) => n.verdict === 'can surge')) {
+    const message = nodes.length ? 'no node has room for a surge replica' : "no node the Pods may be scheduled to (the template's nodeSelector, required node affinity and tolerations)";
+    findings.push({ severity: 'blocker', code: 'NO_ROOM', message });
     verdict = 'blocked';
   }
   return { kind: view.kind, verdict, findings, nodes, identity, budget, capacityChecked: !view.capacityUnavailable };

@@ -1,5 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { InterruptedError, ParError, RolloutError } from '../errors.js';
+import { InterruptedError, ParError, RolloutError, stopSignalOf, stoppedBy } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { EventReason, type EventReasonName, isNotFound } from '../kube/index.js';
 import { Deadline, systemClock } from '../time/index.js';
@@ -25,7 +25,10 @@ interface RolloutOptions {
   timeoutMs: number;
   pollMs: number;
   dryRun: boolean;
+  /** Stops the rollout: before the restart, nothing is changed; during its wait, the restart is undone (interruptedRollout). */
   signal?: AbortSignal;
+  /** Called once, right before the first change (the restart patch): from then on the undo's requests must not be cut. */
+  onRestartBegins?: () => void;
   now: () => Date;
   /** Every poll, with the time waited so far (the caller prints a heartbeat from it). */
   onProgress?: (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => void;
@@ -130,6 +133,37 @@ function decideSurge(check: RolloutCheck, options: RolloutOptions): RestartMode 
   return 'surge';
 }
 
+/**
+ * A rollout stopped by the run's signal (SIGINT/SIGTERM through the CLI, the API caller's abort): what
+ * is in place. `phase` before: nothing was changed. During the wait: the restart is being undone in the
+ * same step (the finally below), so the message states the state after it: which Pods were already
+ * replaced (the controller puts them back onto the original template; every Pod that starts reads the
+ * identity as it is now) and which were not restarted. The caller adds how to resume.
+ */
+function interruptedRollout(options: RolloutOptions, phase: 'before' | 'during', progress: NodeProgress[] = [], elapsedMs = 0): InterruptedError {
+  const what = describeRef(options.ref);
+  const make = (where: string, inPlace: string, details: Record<string, unknown>) =>
+    new InterruptedError('rollout', {
+      message: `${stoppedBy(options.signal)} ${where}: ${inPlace}`,
+      hint: `Run the rollout of ${what} again when you want.`,
+      signal: stopSignalOf(options.signal),
+      details: { step: 'rollout', phase, inPlace, ...details },
+    });
+  if (phase === 'before') return make(`before the restart of ${what}`, `nothing was changed, no Pod of ${what} restarted`, { restartedPods: 0 });
+  const replaced = progress.reduce((n, r) => n + (r.pods - r.oldPods), 0);
+  const kept = progress.reduce((n, r) => n + r.oldPods, 0);
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const restarted =
+    options.ref.kind === 'daemonset'
+      ? `${plural(replaced, 'new Pod')}, ${progress.filter((r) => r.newReady).length} of ${plural(progress.length, 'node')} with a new Ready Pod (${progress.filter((r) => r.newReady).map((r) => r.node).join(', ') || 'none'})`
+      : `${plural(replaced, 'new Pod')} (${progress.some((r) => r.newReady) ? 'some Ready' : 'none Ready yet'})`;
+  return make(
+    `during the rollout of ${what}, ${Math.round(elapsedMs / 1000)} s in`,
+    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, which the controller puts back onto the original template; not restarted: ${plural(kept, 'Pod')} still running as ${kept === 1 ? 'it was, with the identity it' : 'they were, with the identity they'} started with`,
+    { restartedPods: replaced, notRestartedPods: kept, elapsedMs },
+  );
+}
+
 /** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
 const DEFAULT_POLL_MS = 1_000;
 
@@ -155,6 +189,7 @@ function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<
 
 export async function runRollout(api: RolloutApi, options: RolloutOptions): Promise<RolloutOutcome> {
   const started = options.now().getTime();
+  failpoint('rollout-before-check');
   const { check, workload } = await inspect(api, options);
   const events = { recorded: [] as EventReasonName[], warnings: [] as string[] };
   const base = { target: describeRef(options.ref), check, fallbackSteps: [] as FallbackStep[], noReadyObservations: 0, progress: [] as NodeProgress[], events };
@@ -186,8 +221,14 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     return { ...base, action: 'dry-run', surged, strategyRestored: false, patches, durationMs: elapsed() };
   }
 
-  const oldRevisions = new Set((await api.podsOf(options.ref, workload)).map(revisionOf).filter(Boolean));
+  const before = await api.podsOf(options.ref, workload);
+  const oldRevisions = new Set(before.map(revisionOf).filter(Boolean));
   const isNew = (p: V1Pod) => !oldRevisions.has(revisionOf(p));
+  // Every Pod old: what a stop before the first poll reports.
+  base.progress = progressOf(options.ref.kind, before, isNew);
+  // The last moment a stop changes nothing; from the next line on, the restart is undone on every path.
+  if (options.signal?.aborted) throw interruptedRollout(options, 'before');
+  options.onRestartBegins?.();
   let strategyRestored = false;
   let completed = false;
   const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : mode === 'delete-first' ? 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)' : "the workload's own strategy";
@@ -200,7 +241,11 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     for (;;) {
-      if (options.signal?.aborted) throw new InterruptedError(`rollout of ${describeRef(options.ref)}`);
+      if (options.signal?.aborted) {
+        // What is in place at the stop, not at the last poll (a read the stop does not cut: the restart began).
+        const atStop = await api.podsOf(options.ref, workload).catch(() => undefined);
+        throw interruptedRollout(options, 'during', atStop ? progressOf(options.ref.kind, atStop, isNew) : base.progress, elapsed());
+      }
       const live = await api.readWorkload(options.ref);
       const pods = await api.podsOf(options.ref, live);
       base.progress = progressOf(options.ref.kind, pods, isNew);

@@ -1,4 +1,4 @@
-import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials, resolveEndpoint } from '../config/index.js';
+import { type AgentConfig, type Credentials, type Endpoint, resolveCredentials } from '../config/index.js';
 import { type NetworkSettings, resolveNetworkSettings } from '../config/network-settings.js';
 import { type AgentVersionChoice, resolveAgentVersion } from '../host/index.js';
 import { dirname } from 'node:path';
@@ -18,30 +18,11 @@ import { apiKeyHash, buildUrn, type DecodedIdentity, type PrivateIdentityKey, pu
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import { VERSION } from '../version.js';
-import type { CredentialFlags } from './options.js';
+import { keychainSource, resolveSite } from './datadog-site.js';
+import { type CredentialFlags, DEFAULT_PROFILE } from './options.js';
 
 // What every rotating command resolves before it touches the network: endpoint, credentials and
 // the API key hash the agent will compare on its next start.
-
-/**
- * The keychain is the last source; where none exists (containers) it is skipped with a note. It is read
- * once a run: its site goes with its keys.
- */
-function keychainSource(profile: string, report: Reporter) {
-  let read: Promise<{ apiKey?: string; appKey?: string; site?: string; profile: string } | undefined> | undefined;
-  return () =>
-    (read ??= (async () => {
-      const { readProfile, KeychainUnavailableError } = await import('../credentials/index.js');
-      try {
-        const stored = await readProfile(profile);
-        return { ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.app_key ? { appKey: stored.app_key } : {}), ...(stored.site ? { site: stored.site } : {}), profile };
-      } catch (err) {
-        if (!(err instanceof KeychainUnavailableError)) throw err;
-        report.info(`keychain not consulted: ${err.message}`);
-        return undefined;
-      }
-    })());
-}
 
 export interface EnrollmentContext {
   config: AgentConfig;
@@ -57,13 +38,13 @@ export interface EnrollmentContext {
   version: AgentVersionChoice;
 }
 
-export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter): Promise<EnrollmentContext> {
+/** `signal`: a stopped run ends a read of the keys from stdin (`--api-key-file -`) at once. */
+export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter, signal?: AbortSignal): Promise<EnrollmentContext> {
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
-  const keychain = keychainSource(flags.profile, report);
-  const credentials = await resolveCredentials(config, { ...flags, readStdin: io.readStdin, keychain }, !apiKeyOnly);
+  const keychain = keychainSource(flags.profile ?? DEFAULT_PROFILE, report);
+  const credentials = await resolveCredentials(config, { ...flags, readStdin: () => io.readStdin(signal), keychain }, !apiKeyOnly);
   // The site stored with the keys goes with them (docs/configuration.md, "Site"): only when the API key is the profile's.
-  const stored = credentials.apiKey.source.startsWith('keychain profile ') ? await keychain() : undefined;
-  const endpoint = resolveEndpoint(config, io.env, stored?.site ? { site: stored.site, source: `keychain profile ${stored.profile}` } : undefined);
+  const endpoint = await resolveSite(config, io.env, credentials.apiKey.source, keychain);
   report.info(`enrollment API: ${endpoint.baseUrl} (${endpoint.how})`);
   const network = resolveNetworkSettings(config, io.env);
   report.info(network.summary);
@@ -118,16 +99,16 @@ export async function enrollKey(
   timeoutMs: number,
   io: Io,
   report: Reporter,
-  /** The time the runner name is made of (the pending key records the same name), and a callback on each retry. */
-  at: { now?: Date; onRetry?: () => void } = {},
+  /** The time the runner name is made of (the pending key records the same name), and a callback on each failed attempt. */
+  at: { now?: Date; onAttemptFailed?: (outcome: 'unsent' | 'unknown') => void } = {},
 ): Promise<{ urn: string; runnerId: string; runnerName: string }> {
   const { flavor, ...names } = naming;
   const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, at.now ?? io.now()), {
     timeoutMs,
     policy: retryPolicyFromEnv(io.env),
     network: ctx.network,
+    ...(at.onAttemptFailed ? { onAttemptFailed: at.onAttemptFailed } : {}),
     onRetry: (n, reason, wait) => {
-      at.onRetry?.();
       report.warn(`enrollment attempt ${n} failed (${reason}); retrying in ${(wait / 1000).toFixed(1)} s with the same key`);
     },
   });

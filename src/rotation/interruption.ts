@@ -1,18 +1,12 @@
-import { InterruptedError, ParError, type StopSignal } from '../errors.js';
+import { InterruptedError, ParError, stopSignalOf } from '../errors.js';
 import { programName } from '../single-executable.js';
-import { commandLine, rollbackCommandOf } from './command-line.js';
+import { commandLine, kubeSelector, rollbackCommandOf } from './command-line.js';
 import type { Run, Step } from './run.js';
 
 // What a run stopped by SIGINT/SIGTERM (or the API caller's signal) says: exactly what is in place,
 // read from what the run's steps recorded (docs/output.md, "Interrupted runs"). The runner honours the
 // stop between steps only (src/rotation/runner.ts): the write and the restore are never cut, so the
 // target is always either untouched or completely written.
-
-/** Why the run stopped: the signal's name when a process signal did it (the CLI), else the caller's abort. */
-function stopSignalOf(signal: AbortSignal | undefined): StopSignal | undefined {
-  const reason = signal?.reason as { stopSignal?: unknown } | undefined;
-  return reason?.stopSignal === 'SIGINT' || reason?.stopSignal === 'SIGTERM' ? reason.stopSignal : undefined;
-}
 
 function statusCommand(r: Run): string {
   const target = r.resolved?.target;
@@ -28,17 +22,21 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
   const where = phase === 'before' ? `before step "${step.title}"` : `during step "${step.title}"`;
   const details = { step: step.name, phase };
   const make = (inPlace: string, hint: string) => new InterruptedError(step.name, { message: `stopped by ${by} ${where}: ${inPlace}`, hint, signal, details });
-  // "Restart the runner … identity." without its full stop, to sit inside a sentence.
-  const restart = (target?.restartAdvice() ?? 'restart the runner').replace(/\.$/, '');
+  // The --rollout workload's own restart when the run named one; else the target's advice, "Restart the
+  // runner … identity." without its full stop, to sit inside a sentence.
+  const rolloutCommand = r.rollout ? commandLine([programName(), 'rollout', `${r.rollout.ref.kind}/${r.rollout.ref.name}`, '-n', r.rollout.ref.namespace, ...kubeSelector(r.spec.options)]) : undefined;
+  const restart = rolloutCommand ? `restart ${r.rollout!.ref.kind}/${r.rollout!.ref.name} with \`${rolloutCommand}\`` : (target?.restartAdvice() ?? 'restart the runner').replace(/\.$/, '');
+  const Restart = restart.charAt(0).toUpperCase() + restart.slice(1);
   const runAgain = `Run \`${statusCommand(r)}\` to see it, then run ${r.spec.command} again when you want.`;
 
   if (r.spec.options.dryRun) return make(`nothing was changed (dry run): ${label} untouched`, 'Nothing to undo. Run the dry run again when you want.');
 
-  // The rollout undoes its own restart when stopped (src/rollout/run-rollout.ts).
+  // The rollout undoes its own restart when stopped, and says what it had restarted (src/rollout/run-rollout.ts).
   if (step.name === 'rollout' && phase === 'during' && cause instanceof ParError && cause.code === 'INTERRUPTED') {
+    const inPlace = typeof cause.details?.inPlace === 'string' ? cause.details.inPlace : cause.message;
     return make(
-      `the new identity ${r.next?.urn ?? ''} is written to ${label} and ${r.verify?.performed ? 'verified' : 'not verified (--no-verify)'}; the rollout was stopped and its restart undone: Pods not yet replaced keep running the identity they had (${cause.message})`,
-      `Restart the workload when you want: \`${commandLine([programName(), 'rollout', ...(r.rollout ? [`${r.rollout.ref.kind}/${r.rollout.ref.name}`, '-n', r.rollout.ref.namespace] : [])])}\`. Undo the rotation with \`${target ? rollbackCommandOf(target) : 'par-identity rollback'}\`.`,
+      `the new identity ${r.next?.urn ?? ''} is written to ${label} and ${r.verify?.performed ? 'verified' : 'not verified (--no-verify)'}; the rollout was stopped: ${inPlace}`,
+      `Restart the workload when you want: \`${rolloutCommand ?? commandLine([programName(), 'rollout'])}\`. Undo the rotation with \`${target ? rollbackCommandOf(target) : 'par-identity rollback'}\`.`,
     );
   }
 
@@ -46,7 +44,7 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
     const verified = r.verify?.performed && r.verify.ok ? 'and verified' : 'but not verified';
     return make(
       `the previous identity ${r.restored.restored.record.urn} is back in service in ${label} ${verified}; the replaced one is kept as the previous identity; the runner was not restarted`,
-      `${r.verify?.performed && r.verify.ok ? '' : `Verify it with \`${statusCommand(r)} --verify\`. `}${restart}.`,
+      `${r.verify?.performed && r.verify.ok ? '' : `Verify it with \`${statusCommand(r)} --verify\`. `}${Restart}.`,
     );
   }
 
@@ -57,7 +55,7 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
     const undo = target ? rollbackCommandOf(target) : 'par-identity rollback';
     if (verified) {
       const pending = [r.connections === undefined && step.name === 'connections' ? 'its connections were not created' : '', 'the runner was not restarted'].filter(Boolean).join('; ');
-      return make(`${what} and verified; ${pending}`, `${restart}. Undo with \`${undo}\`.`);
+      return make(`${what} and verified; ${pending}`, `${Restart}. Undo with \`${undo}\`.`);
     }
     return make(
       `${what} but not verified${phase === 'during' && step.name === 'verify' ? ' (the health check was cut off)' : ''}; the runner was not restarted`,

@@ -7,6 +7,9 @@ import type { OutputOptions } from '../output-options.js';
 /** The agent's config directory when -c / cfgPath is not given. */
 export const DEFAULT_CFGPATH = '/etc/datadog-agent';
 
+/** The OS keychain profile when `--profile` / `profile` is not given. */
+export const DEFAULT_PROFILE = 'default';
+
 /** Which agent config is read (`-c`, `-E`), for every command that reads it. */
 interface ConfigLocation {
   /** Agent config directory, or a .yaml file (`-c`). */
@@ -53,8 +56,8 @@ export interface CredentialFlags {
   appKey?: string;
   apiKeyFile?: string;
   appKeyFile?: string;
-  /** Keychain profile consulted last (`credentials set`). */
-  profile: string;
+  /** Keychain profile consulted last (`credentials set`); default `default`. Its site goes with its keys. */
+  profile?: string;
   /** X-Datadog-OnPrem-Version (like `7.66.0+commit.abc1234`) when the running agent does not answer on its IPC API. */
   agentVersion?: string;
 }
@@ -76,6 +79,12 @@ export interface RunOptions extends OutputOptions, TargetOptions {
    * restore, rollout), which runs to its end — the rollout undoes its restart.
    */
   signal?: AbortSignal;
+  /**
+   * The OS keychain profile (`credentials set`), default `default`: a rotation's last source of keys;
+   * its stored site is the site of every run whose API key is (or, for a run that reads no key, would
+   * be) the profile's (docs/configuration.md, "Site").
+   */
+  profile?: string;
 }
 
 export interface RotationOptions extends RunOptions, CredentialFlags {

@@ -20,8 +20,13 @@ export interface RolloutRequest {
   fingerprint?: string;
   /** reportingInstance of the rollout Events: the hostname the rotation resolved. */
   eventInstance?: string;
-  /** Stops the rollout (which then undoes its restart); without it, SIGINT/SIGTERM of this process do. */
+  /**
+   * Stops the rollout: the CLI's SIGINT/SIGTERM (src/cli/stop-signals.ts) or the API caller's. Before the
+   * restart nothing is changed; during its wait the restart is undone. Without it the rollout runs to its end.
+   */
   signal?: AbortSignal;
+  /** Called right before the first change: the caller stops cutting the requests the undo needs. */
+  onRestartBegins?: () => void;
 }
 
 /** The fingerprint of the identity the Pods should run: from the identity Secret when one is found. */
@@ -85,39 +90,22 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
 export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef, request: RolloutRequest, io: Io, report: Reporter): Promise<RolloutOutcome> {
   const secretNames = [request.identitySecret ?? DEFAULT_SECRET_NAME, HELM_SECRET_NAME].filter((n, i, all) => all.indexOf(n) === i);
   const fingerprint = request.fingerprint ?? (await secretFingerprint(session, ref.namespace, secretNames));
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  // A caller with its own signal (the API) gets no process signal handlers it did not ask for.
-  const viaProcess = !request.signal;
-  if (request.signal) {
-    if (request.signal.aborted) controller.abort();
-    else request.signal.addEventListener('abort', onSignal, { once: true });
-  } else {
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-  }
-  try {
-    report.step(`${request.checkOnly ? 'check' : 'roll out'} ${describeRef(ref)}${fingerprint ? ` (identity fingerprint ${fingerprint})` : ''}`);
-    return await runRollout(await rolloutApi(session.conn), {
-      ref,
-      checkOnly: request.checkOnly,
-      surge: request.surge,
-      fallback: request.fallback,
-      ...(fingerprint ? { fingerprint } : {}),
-      identitySecretNames: secretNames,
-      timeoutMs: request.timeoutSeconds * 1000,
-      pollMs: request.pollMs,
-      dryRun: request.dryRun,
-      signal: controller.signal,
-      now: () => io.now(),
-      onProgress: progressPrinter(io, report),
-      onWarning: (message) => report.warn(message),
-      ...(request.eventInstance ? { eventInstance: request.eventInstance } : {}),
-    });
-  } finally {
-    if (viaProcess) {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    } else request.signal?.removeEventListener('abort', onSignal);
-  }
+  report.step(`${request.checkOnly ? 'check' : 'roll out'} ${describeRef(ref)}${fingerprint ? ` (identity fingerprint ${fingerprint})` : ''}`);
+  return runRollout(await rolloutApi(session.conn), {
+    ref,
+    checkOnly: request.checkOnly,
+    surge: request.surge,
+    fallback: request.fallback,
+    ...(fingerprint ? { fingerprint } : {}),
+    identitySecretNames: secretNames,
+    timeoutMs: request.timeoutSeconds * 1000,
+    pollMs: request.pollMs,
+    dryRun: request.dryRun,
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.onRestartBegins ? { onRestartBegins: request.onRestartBegins } : {}),
+    now: () => io.now(),
+    onProgress: progressPrinter(io, report),
+    onWarning: (message) => report.warn(message),
+    ...(request.eventInstance ? { eventInstance: request.eventInstance } : {}),
+  });
 }

@@ -1,10 +1,12 @@
-import { type AgentConfig, resolveEndpoint } from '../config/index.js';
+import type { AgentConfig } from '../config/index.js';
 import { resolveNetworkSettings } from '../config/network-settings.js';
 import { type HealthCheckInput, type RetryPolicy, verifyOnline } from '../enrollment/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import type { VerifyReport } from '../results/identity.js';
+import { keychainSource, resolveSite } from './datadog-site.js';
 import type { EnrollmentContext } from './enrollment-context.js';
+import { DEFAULT_PROFILE } from './options.js';
 
 export type { VerifyReport };
 
@@ -13,9 +15,13 @@ export async function verifyOnce(input: HealthCheckInput, timeoutSeconds: number
   return { performed: true, ...result };
 }
 
-/** Where a run that enrolls nothing (status, rollback) sends its health check: the endpoint and network of the agent config. */
-export function verificationContext(config: AgentConfig, io: Io, report: Reporter): Pick<EnrollmentContext, 'endpoint' | 'extraHeaders' | 'network'> {
-  const endpoint = resolveEndpoint(config, io.env);
+/**
+ * Where a run that enrolls nothing (status, rollback) sends its health check: the site a rotation with
+ * the same config, environment and profile would use (datadog-site.ts), and the agent config's network.
+ */
+export async function verificationContext(config: AgentConfig, profile: string | undefined, io: Io, report: Reporter): Promise<Pick<EnrollmentContext, 'endpoint' | 'extraHeaders' | 'network'>> {
+  const endpoint = await resolveSite(config, io.env, undefined, keychainSource(profile ?? DEFAULT_PROFILE, report));
+  report.info(`health check API: ${endpoint.baseUrl} (${endpoint.how})`);
   const network = resolveNetworkSettings(config, io.env);
   for (const warning of network.warnings) report.warn(warning);
   return { endpoint, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), network };

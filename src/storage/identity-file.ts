@@ -2,8 +2,9 @@ import { constants, type Stats } from 'node:fs';
 import { access, lstat, open, readlink, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
-import { findMountPoint } from './mount-points.js';
+import { findMountPoint, mountOf } from './mount-points.js';
 import { ownerForFilesBeside, refuseForeignFile } from './file-owner.js';
 
 // The local identity file as the Go agent reads it, plus the checks we make before any network
@@ -67,12 +68,16 @@ export function backupPathOf(path: string): string {
   return `${path}.bak`;
 }
 
-function readOnlyMount(dir: string): StorageError {
+/** EROFS: the mount is named (mount point, file system, source), so the operator sees which volume is read-only. */
+async function readOnlyMount(dir: string): Promise<StorageError> {
+  const mount = await mountOf(dir);
+  // The mount table's strings are the kernel's copy of what someone mounted: shown sanitized.
+  const named = mount ? ` (mount point ${sanitizeServerString(mount.mountPoint)}, ${sanitizeServerString(mount.fsType)} from ${sanitizeServerString(mount.source)})` : '';
   return new StorageError(
     'READ_ONLY_FILESYSTEM',
-    `${dir} is on a read-only mount: the identity file cannot be replaced there (no user can, sudo does not help)`,
+    `${dir} is on a read-only mount${named}: the identity file cannot be replaced there (no user can, sudo does not help)`,
     'Nothing was enrolled. Keep the identity on a writable volume (private_action_runner.identity_file_path, or --identity-file), or in a Secret for the cluster agent; `status` only reads and works here.',
-    { dir },
+    { dir, ...(mount ? { mountPoint: sanitizeServerString(mount.mountPoint) } : {}) },
   );
 }
 
@@ -87,7 +92,7 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
   try {
     await access(dir, constants.W_OK | constants.X_OK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EROFS') throw readOnlyMount(dir);
+    if ((err as NodeJS.ErrnoException).code === 'EROFS') throw await readOnlyMount(dir);
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `directory ${dir} is not writable by this user`, 'Nothing was enrolled. Run as the user that owns the agent files (often with sudo), then run again.', { dir });
   }
   // access() says yes for root on a read-only mount; creating a file is the real test.
@@ -97,7 +102,7 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
     await handle.close();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EROFS') throw readOnlyMount(dir);
+    if (code === 'EROFS') throw await readOnlyMount(dir);
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `cannot create a temporary file in ${dir}: ${code}`, 'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.', { dir, errno: code ?? null });
   } finally {
     await unlink(probe).catch(() => undefined);

@@ -79,4 +79,27 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
     expect(JSON.parse(status.stdout)).toMatchObject({ namespace: w.ns });
     expect(status.stderr).toContain('found by its labels');
   });
+
+  it('-n that differs from kube_resources_namespace: refused, naming both (the agent reads only the latter), nothing enrolled, nothing created', async () => {
+    const run = await w.rotate(['-n', 'default', '--no-verify', '--json'], { env: { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: w.ns } });
+    expect(run.code, run.stderr).toBe(3);
+    const out = JSON.parse(run.stdout) as { code: string; message: string };
+    expect(out.code).toBe('NAMESPACE_MISMATCH');
+    expect(out.message).toContain('-n default differs from kube_resources_namespace');
+    expect(out.message).toContain(`= ${w.ns}`);
+    expect(w.enrollCalls()).toBe(0);
+    expect(await cluster.getJson('secret', SECRET, 'default')).toBeUndefined();
+    expect(await cluster.getJson('secret', SECRET, w.ns)).toBeUndefined();
+  });
+
+  it("an id in the agent's datadog-cluster-id that is not 36 bytes is replaced with the kube-system UID, as the agent does; other keys kept", async () => {
+    await cluster.create(clusterAgentDeployment(w.ns));
+    await cluster.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: w.ns }, data: { id: 'cluster-1234', other: 'kept' } });
+    const run = await w.rotate(['-n', w.ns, '--no-verify'], offCluster());
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('not 36 bytes');
+    const kubeSystemUid = (await cluster.getJson('namespace', 'kube-system'))!.metadata.uid;
+    expect((await w.secretData()).orch_cluster_id).toBe(kubeSystemUid);
+    expect((await cluster.getJson('configmap', 'datadog-cluster-id', w.ns))!.data).toEqual({ id: kubeSystemUid, other: 'kept' });
+  });
 });

@@ -150,7 +150,8 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     const after = await w.secretData();
     expect(after.urn).not.toBe(before);
     expect(after.previous_urn).toBe(before);
-    expect(JSON.parse(due.stdout)).toMatchObject({ status: 'ok', urn: after.urn });
+    // Rolled out in the same run: nothing left to restart (the README's promise for --rollout).
+    expect(JSON.parse(due.stdout)).toMatchObject({ status: 'ok', urn: after.urn, restartHint: '' });
     // --rollout: the cluster agent's Pod template carries the new identity's fingerprint.
     const kid = decodeIdentity({ privateKey: after.private_key!, urn: after.urn! }).key.kid;
     const agent = (await cluster.getJson('deployment', AGENT, w.ns))!;

@@ -1,51 +1,24 @@
-import { execFileSync } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
+import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
 import { parseIdentityFile } from '../../src/identity/index.js';
+import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
+import { acquireIdentityLock } from '../../src/storage/index.js';
+import { lockTries } from '../fixtures/lock-tries.js';
 import { type ClusterFixture, clusterFixture, SECRET } from './cluster-fixture.js';
+import { interruptAt } from './interrupt-at.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
-import { type RunningCli, startCli } from './run-cli.js';
+import { startCli } from './run-cli.js';
+import { clusterWithRunner } from './simulated-runner.js';
 
 // SIGINT/SIGTERM end a run truthfully (issue 23, "Bounded in time, truthful when interrupted"): the
 // run is stopped by SIGSTOP at a named boundary (PAR_IDENTITY_FAILPOINT=<point>:stop), the test sends
 // the signal to the stopped child and resumes it, so the signal is pending exactly there. The run then
 // stops at that safe point: INTERRUPTED on stderr saying what is in place, one JSON document with
 // --json, exit 130 (SIGINT) or 143 (SIGTERM), its lock released, no temporary file left.
-
-/** Resolves once `pid` is stopped at its `:stop` failpoint (state T in /proc); rejects if it exits first. */
-async function stopped(run: RunningCli): Promise<void> {
-  let exited = false;
-  void run.exit.then(() => (exited = true));
-  for (;;) {
-    const stat = await readFile(`/proc/${run.child.pid}/stat`, 'utf8').catch(() => '');
-    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return;
-    if (exited) throw new Error(`the run exited before its failpoint: ${run.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/** Runs `args` to the failpoint, sends `signals` while it is stopped there, resumes it, and waits for its end. */
-async function interruptAt(args: string[], env: Record<string, string>, point: string, signals: NodeJS.Signals[]) {
-  const run = startCli(args, { env: { ...env, PAR_IDENTITY_FAILPOINT: `${point}:stop` } });
-  run.child.stdin.end();
-  await stopped(run);
-  // Each signal goes to the main thread (tgkill), not to the process: a process-directed signal may be
-  // taken by any of Node's threads, and then reach the event loop after the step boundary it was sent
-  // at. Sent to the main thread while it is stopped, it is handled as it resumes, before the boundary.
-  for (const signal of signals) toMainThread(run.child.pid!, signal);
-  run.child.kill('SIGCONT');
-  const exit = await run.exit;
-  return { ...exit, stdout: run.stdout(), stderr: run.stderr() };
-}
-
-/** tgkill(pid, pid, signal) through python3's ctypes (Node has no thread-directed kill). */
-function toMainThread(pid: number, signal: NodeJS.Signals): void {
-  const tgkill = process.arch === 'arm64' ? 131 : 234;
-  const script = 'import ctypes,sys\nlibc=ctypes.CDLL(None,use_errno=True)\nsys.exit(0 if libc.syscall(int(sys.argv[1]),int(sys.argv[2]),int(sys.argv[2]),int(sys.argv[3]))==0 else ctypes.get_errno() or 1)';
-  execFileSync('python3', ['-c', script, String(tgkill), String(pid), String(osConstants.signals[signal])]);
-}
 
 /** Exactly one JSON document on stdout: the error envelope. */
 function oneDocument(stdout: string): Record<string, unknown> {
@@ -142,6 +115,54 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     await clean();
   });
 
+  it('SIGINT while --wait-lock waits for another run: the wait ends at once, nothing enrolled, the holder keeps its lock (exit 130)', async () => {
+    const before = await seeded();
+    const enrollsBefore = fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+    const held = await acquireIdentityLock(fx.identityPath);
+    try {
+      // Waiting: its first try was refused and it tried again, which only --wait-lock makes it do (test/fixtures/lock-tries.ts).
+      const tries = lockTries(fx.dir, `${IDENTITY}.lock`);
+      const run = startCli([...rotate(), '--wait-lock', '10m'], { env: fx.env });
+      run.child.stdin.end();
+      const first = await Promise.race([tries.seen(2).then(() => 'waiting' as const), run.exit.then(() => 'exited' as const)]);
+      tries.close();
+      expect(first, run.stderr()).toBe('waiting');
+      run.child.kill('SIGINT');
+      const exit = await run.exit;
+      expect(exit.code, run.stderr()).toBe(130);
+      const doc = oneDocument(run.stdout());
+      expect(doc).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, details: { step: 'lock', phase: 'during', signal: 'SIGINT' } });
+      expect(doc.message).toContain('stopped by SIGINT during step "lock the target": nothing was enrolled or changed');
+      expect(await fx.read()).toBe(before);
+      expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrollsBefore);
+      // The lock is still the holder's: the stopped run took nothing and removed nothing.
+      expect(JSON.parse(await fx.read(`${IDENTITY}.lock`))).toMatchObject({ pid: process.pid, nonce: held.holder.nonce });
+    } finally {
+      await held.release();
+    }
+    await clean();
+  });
+
+  it('SIGTERM while the pre-flight reads the keys from stdin (--api-key-file -): the read ends at once, nothing enrolled (exit 143)', async () => {
+    const before = await seeded();
+    const enrollsBefore = fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+    const run = startCli([...rotate(), '--api-key-file', '-', '--app-key-file', '-'], { env: fx.env });
+    // stdin stays open: the pre-flight's title is printed right before it reads the keys there.
+    await new Promise<void>((resolve) => {
+      const seen = () => run.stderr().includes('pre-flight');
+      if (seen()) resolve();
+      else run.child.stderr.on('data', () => seen() && resolve());
+    });
+    run.child.kill('SIGTERM');
+    const exit = await run.exit;
+    expect(exit.code, run.stderr()).toBe(143);
+    expect(oneDocument(run.stdout())).toMatchObject({ code: 'INTERRUPTED', exitCode: 143, details: { step: 'preflight', signal: 'SIGTERM' } });
+    expect(run.stderr()).toContain('nothing was enrolled or changed');
+    expect(await fx.read()).toBe(before);
+    expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrollsBefore);
+    await clean();
+  });
+
   it('rollback stopped before the restore changes nothing (SIGTERM, exit 143)', async () => {
     await seeded();
     expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
@@ -200,5 +221,66 @@ describe('rotate-par-identity (the cluster agent Secret) stopped by a signal', (
     expect(run.code, run.stderr).toBe(130);
     expect(oneDocument(run.stdout).message).toContain('nothing was enrolled or changed');
     expect(fx.secret()).toBeUndefined();
+  });
+});
+
+describe('a CLI --rollout stopped by a signal', () => {
+  const NS = 'datadog';
+  let kube: KubeEmulator;
+  let dir: string;
+  let env: Record<string, string>;
+  let stopEnrollment: () => Promise<void>;
+  // biome-ignore lint/suspicious/noExplicitAny: nested Kubernetes fields read by assertions only
+  const template = () => (kube.getObject('apps/v1', 'Deployment', NS, 'par') as KubeObject & { spec: any }).spec.template.metadata.annotations ?? {};
+  const secretData = () => Object.fromEntries(Object.entries((kube.getObject('v1', 'Secret', NS, SECRET)?.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+  const rotate = () => ['rotate-par-identity', '-c', dir, '--kubeconfig', join(dir, 'kubeconfig'), '--rollout', 'deployment/par', '--json'];
+
+  afterEach(async () => {
+    await Promise.all([kube.close(), stopEnrollment()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function world(): Promise<void> {
+    kube = await clusterWithRunner([NS], NS);
+    const enrollment = await startEnrollmentEmulator();
+    stopEnrollment = () => enrollment.close();
+    dir = await mkdtemp(join(tmpdir(), 'par-interrupt-rollout-'));
+    await kube.writeKubeconfig(join(dir, 'kubeconfig'), { token: kube.adminToken, namespace: NS });
+    const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollment.url}`, 'hostname: e2e-host', `kube_resources_namespace: ${NS}`, 'private_action_runner:', '  enabled: true', ''];
+    await writeFile(join(dir, 'datadog-cluster.yaml'), yaml.join('\n'));
+    env = { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_RETRY_INITIAL_MS: '20', PAR_IDENTITY_ROLLOUT_POLL_MS: '30', NO_COLOR: '1', HOME: dir };
+  }
+
+  it('SIGINT once the restart patch is under way: the restart is undone, the new identity stays written and verified, exit 130, one JSON document', async () => {
+    await world();
+    const before = template();
+    const run = await interruptAt(rotate(), env, 'rollout-before-patch', ['SIGINT']);
+    expect(run.code, run.stderr).toBe(130);
+    const doc = oneDocument(run.stdout);
+    const data = secretData();
+    expect(doc).toMatchObject({ command: 'rotate-par-identity', code: 'INTERRUPTED', exitCode: 130, details: { step: 'rollout', phase: 'during', signal: 'SIGINT' } });
+    expect(doc.message).toContain(`the new identity ${data.urn} is written to`);
+    expect(doc.message).toContain('and verified; the rollout was stopped: its restart was undone and the original strategy restored');
+    expect(doc.message).toMatch(/restarted before the stop: \d+ new Pods? \((some Ready|none Ready yet)\), which the controller puts back onto the original template; not restarted: \d+ Pods? still running/);
+    expect(doc.hint).toContain(`Restart the workload when you want: \`par-identity rollout deployment/par -n ${NS} --kubeconfig ${join(dir, 'kubeconfig')}\``);
+    // The restart patch went out and was undone: the template is the original one again.
+    expect(kube.requests.filter((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun !== 'All')).toHaveLength(2);
+    expect(template()).toEqual(before);
+    expect(template()[FINGERPRINT_ANNOTATION]).toBeUndefined();
+  });
+
+  it('SIGTERM between the verification and the rollout: written and verified, nothing restarted, exit 143; the hint is `par-identity rollout`', async () => {
+    await world();
+    const before = template();
+    const run = await interruptAt(rotate(), env, 'before-rollout', ['SIGTERM']);
+    expect(run.code, run.stderr).toBe(143);
+    const doc = oneDocument(run.stdout);
+    expect(doc).toMatchObject({ code: 'INTERRUPTED', exitCode: 143, details: { step: 'rollout', phase: 'before', signal: 'SIGTERM' } });
+    expect(doc.message).toContain(`the new identity ${secretData().urn}`);
+    expect(doc.message).toContain('and verified; the runner was not restarted');
+    expect(doc.hint).toContain(`Restart deployment/par with \`par-identity rollout deployment/par -n ${NS} --kubeconfig ${join(dir, 'kubeconfig')}\``);
+    expect(doc.hint).not.toMatch(/kubectl rollout restart/);
+    expect(template()).toEqual(before);
+    expect(kube.requests.filter((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun !== 'All')).toHaveLength(0);
   });
 });

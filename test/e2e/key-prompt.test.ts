@@ -12,11 +12,13 @@ import { BIN, cleanEnv } from './run-cli.js';
 
 const PYTHON = findPython(['pty']);
 
-// Runs argv on a pty; once `prompt` has been printed, types `keys`; prints {"output", "exit"} as JSON.
-// Waits on the terminal's output, never a fixed time; a run that never prompts ends at its own exit.
+// Runs argv on a pty; once `prompt` has been printed, types `keys`, or sends the signal `signal` (a
+// name, or - for none) to the process as another process would; prints {"output", "exit", "typed",
+// "echo"} as JSON, `echo` being whether the terminal echoes again once the run is over. Waits on the
+// terminal's output, never a fixed time; a run that never prompts ends at its own exit.
 const PTY_DRIVER = `
-import json, os, pty, select, sys
-prompt, keys, argv = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3:]
+import json, os, pty, select, signal, sys, termios
+prompt, keys, sig, argv = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3], sys.argv[4:]
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(argv[0], argv)
@@ -31,15 +33,19 @@ while True:
         break
     out += chunk
     if not typed and prompt in out:
-        os.write(fd, keys)
+        if sig == '-':
+            os.write(fd, keys)
+        else:
+            os.kill(pid, getattr(signal, sig))
         typed = True
 _, status = os.waitpid(pid, 0)
-print(json.dumps({'output': out.decode('utf-8', 'replace'), 'exit': os.waitstatus_to_exitcode(status), 'typed': typed}))
+echo = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+print(json.dumps({'output': out.decode('utf-8', 'replace'), 'exit': os.waitstatus_to_exitcode(status), 'typed': typed, 'echo': echo}))
 `;
 
-function onTerminal(args: string[], prompt: string, keys: string, env: NodeJS.ProcessEnv): Promise<{ output: string; exit: number; typed: boolean }> {
+function onTerminal(args: string[], prompt: string, keys: string, env: NodeJS.ProcessEnv, signal = '-'): Promise<{ output: string; exit: number; typed: boolean; echo: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON!, ['-c', PTY_DRIVER, prompt, keys, process.execPath, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(PYTHON!, ['-c', PTY_DRIVER, prompt, keys, signal, process.execPath, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
@@ -73,5 +79,14 @@ describe.skipIf(!PYTHON && !process.env.CI)('the hidden key prompt on a terminal
     expect(run.output).not.toContain('This is a bug');
     expect(run.output).not.toContain('INTERNAL');
     expect(run.output).not.toContain('typed-so-far');
+  });
+
+  it('SIGTERM from another process while the prompt waits: INTERRUPTED, exit 143, nothing stored, the terminal echoes again', async () => {
+    const run = await onTerminal(['credentials', 'set', '--profile', 'prompt-test', '--no-color'], 'Datadog API key: ', '', cleanEnv({ HOME: home, NO_COLOR: '1' }), 'SIGTERM');
+    expect(run.typed, run.output).toBe(true);
+    expect(run.exit, run.output).toBe(143);
+    expect(run.output).toContain('error[INTERRUPTED]: stopped by SIGTERM while the keys were read, before anything was stored: keychain profile prompt-test unchanged');
+    expect(run.output).toContain('Nothing to undo. Run `par-identity credentials set --profile prompt-test` again when you want.');
+    expect(run.echo).toBe(true);
   });
 });

@@ -1,9 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
+import { selfSignedCert } from '../../src/emulators/self-signed-cert.js';
+import { startLoopbackProxy } from '../fixtures/loopback-proxy.js';
 import { expectNoSecrets, type LocalFixture, localFixture } from './local-fixture.js';
+import { startCli } from './run-cli.js';
 
 // Against a real Secret Service (GNOME Keyring over D-Bus): `scripts/with-test-keyring.sh npm test`
 // provides one, and CI always runs it that way.
@@ -90,6 +96,92 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
 
     const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
     expect(JSON.parse(show.stdout).effective).toContainEqual({ field: 'site', source: `keychain profile ${profile}`, value: 'datadoghq.eu' });
+  });
+
+  it('status --verify and rollback check at the stored site too: the API host of datadoghq.eu, as the rotation that enrolled there', async () => {
+    // The real host names: an HTTPS front with a certificate for api.datadoghq.eu (trusted through
+    // NODE_EXTRA_CA_CERTS) passes the bytes on to the emulator, and the agent's proxy tunnels to that
+    // front only. A request for any other site's host is refused by the proxy and recorded there.
+    const cert = await selfSignedCert({ subject: '/CN=api.datadoghq.eu', extendedKeyUsage: 'serverAuth', dnsNames: ['api.datadoghq.eu'] });
+    const emulatorPort = Number(new URL(fx.emulator.url).port);
+    const front = createTlsServer({ cert: cert.cert, key: cert.key }, (socket) => {
+      const upstream = connect(emulatorPort, '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const proxy = await startLoopbackProxy({ routes: { 'api.datadoghq.eu:443': `127.0.0.1:${(front.address() as AddressInfo).port}` } });
+    try {
+      const caFile = join(fx.dir, 'front-ca.pem');
+      await writeFile(caFile, cert.cert);
+      // No site, no dd_url and no key in the config: the keychain profile gives the keys and their site.
+      await writeFile(join(fx.dir, 'datadog.yaml'), ['hostname: e2e-host', 'private_action_runner:', '  enabled: true', 'proxy:', `  https: ${proxy.url}`, ''].join('\n'));
+      const env = { NODE_EXTRA_CA_CERTS: caFile };
+      const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+      expect(set.code, set.stderr).toBe(0);
+      for (let i = 0; i < 2; i++) {
+        const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], { env });
+        expect(rotated.code, rotated.stderr).toBe(0);
+        expect((JSON.parse(rotated.stdout) as { urn: string }).urn).toMatch(/^urn:dd:apps:on-prem-runner:eu1:/);
+      }
+      const checks = () => fx.emulator.requests.filter((r) => r.route === 'health').length;
+
+      let before = checks();
+      const status = await fx.run(['status', '-c', fx.dir, '--verify', '--profile', profile, '--json'], { env });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ verify: { performed: true, ok: true } });
+      expect(status.stderr).toContain(`health check API: https://api.datadoghq.eu (site datadoghq.eu (keychain profile ${profile}))`);
+      expect(checks()).toBe(before + 1);
+
+      before = checks();
+      const rollback = await fx.run(['rollback', '-c', fx.dir, '--profile', profile, '--json'], { env });
+      expect(rollback.code, rollback.stderr).toBe(0);
+      expect(rollback.stderr).toContain(`health check API: https://api.datadoghq.eu (site datadoghq.eu (keychain profile ${profile}))`);
+      expect(checks()).toBe(before + 1);
+
+      // Every request went to the EU API host, none to another site's (before: status and rollback asked api.datadoghq.com).
+      expect(proxy.seen.map((s) => `${s.method} ${s.target}`).filter((t) => t !== 'CONNECT api.datadoghq.eu:443')).toEqual([]);
+      expect(fx.emulator.requests.map((r) => r.headers.host).filter((h) => h?.replace(/:443$/, '') !== 'api.datadoghq.eu')).toEqual([]);
+      for (const run of [set, status, rollback]) expectNoSecrets(run, [DEFAULT_API_KEY, DEFAULT_APP_KEY]);
+
+      // The environment's site still wins over the stored one, for the check as for a rotation.
+      const fromEnv = await fx.run(['status', '-c', fx.dir, '--verify', '--profile', profile, '--timeout', '1s'], { env: { ...env, DD_SITE: 'us5.datadoghq.com' } });
+      expect(fromEnv.stderr).toContain('health check API: https://api.us5.datadoghq.com (site us5.datadoghq.com (env DD_SITE))');
+      expect(proxy.seen.at(-1)).toMatchObject({ method: 'CONNECT', target: 'api.us5.datadoghq.com:443' });
+    } finally {
+      await proxy.close();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    }
+  });
+
+  it('credentials set stopped by SIGTERM while it reads the keys from stdin: nothing stored, the profile as it was, exit 143, one JSON document', async () => {
+    const first = await fx.run(['credentials', 'set', '--profile', profile], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+    expect(first.code, first.stderr).toBe(0);
+    const newKey = 'new-api-key-0000000000000000000000000';
+    const run = startCli(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu', '--json'], { env: fx.env });
+    // Its progress line comes after the signal handlers are in place and right before it reads stdin,
+    // which stays open: one line of keys written, no end.
+    await new Promise<void>((resolve) => {
+      const seen = () => run.stderr().includes(`OS keychain, profile ${profile}`);
+      if (seen()) resolve();
+      else run.child.stderr.on('data', () => seen() && resolve());
+    });
+    run.child.stdin.write(`${newKey}\n`);
+    run.child.kill('SIGTERM');
+    const exit = await run.exit;
+    expect(exit.code, run.stderr()).toBe(143);
+    const lines = run.stdout().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      command: 'credentials set',
+      code: 'INTERRUPTED',
+      exitCode: 143,
+      message: `stopped by SIGTERM while the keys were read, before anything was stored: keychain profile ${profile} unchanged`,
+    });
+    const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
+    expect(JSON.parse(show.stdout)).toMatchObject({ keychain: { api_key: `…${DEFAULT_API_KEY.slice(-4)}`, app_key: `…${DEFAULT_APP_KEY.slice(-4)}`, site: null } });
+    expect(run.stdout() + run.stderr()).not.toContain(newKey);
   });
 
   it('env and config keys take precedence over the keychain', async () => {

@@ -44,6 +44,14 @@ describe('rotate-identity --k8s-secret', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', urn: data.RUNNER_URN, fingerprint: identity.key.kid, previousUrn: seed.RUNNER_URN, verify: { ok: true } });
     expect(fx.secret(NAME)!.metadata.labels ?? {}).toEqual({});
     expectNoSecrets(run, [data.RUNNER_PRIVATE_KEY!, seed.RUNNER_PRIVATE_KEY, fx.enrollment.options.apiKeys[0]!]);
+    // The restart to run next is our create-before-delete rollout, never a bare `kubectl rollout restart`
+    // nor "add --rollout" (a second rotation): the Deployment's name is the Helm release's.
+    const rollout = `par-identity rollout deployment/NAME -n ${NS} --kubeconfig ${fx.adminKubeconfig}`;
+    expect(JSON.parse(run.stdout).restartHint).toBe(rollout);
+    const human = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`next: the chart reads this Secret as environment variables: restart the runner's Deployment create-before-delete so its Pods load the new identity: ${rollout} (next time, --rollout deployment/NAME does it in the same run)`);
+    expect(human.stdout).not.toContain('kubectl rollout restart');
   });
 
   it('a missing Secret is refused before enrolling', async () => {

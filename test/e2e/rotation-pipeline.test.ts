@@ -83,6 +83,12 @@ describe('roll out only after a verification that passed', () => {
     const out = JSON.parse(result.stdout);
     expect(out.rollout).toMatchObject({ action: 'rolled-out', previousRunnerSafeToRemove: true });
     expect(templateAnnotations(kube)[FINGERPRINT_ANNOTATION]).toBe(out.fingerprint);
+    // Nothing is left to restart: no restart hint, and no next: line in text.
+    expect(out.restartHint).toBe('');
+    const human = await run(['rotate-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par']);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).not.toMatch(/^next:/m);
+    expect(human.stdout).toMatch(/^undo: par-identity rollback /m);
   });
 });
 

@@ -113,7 +113,7 @@ describe('the options are the flags (the schemas are read from the command table
   const every = {
     rotateIdentity: { ...rotation, identityFile: '/i', k8sSecret: 's', hostname: 'h', envFromRunner: true } satisfies Required<RotateIdentityOptions>,
     rotateParIdentity: { ...rotation, secretName: 's', create: true } satisfies Required<RotateParIdentityOptions>,
-    status: { ...program, cfgPath: '/c', extraCfg: [], kubeconfig: '/kc', context: 'c', namespace: 'n', identityFile: '/i', secret: true, k8sSecret: 's', secretName: 's', allNamespaces: false, pods: true, hostname: 'h', agentVersion: '7.78.0', envFromRunner: true, verify: true, timeoutSeconds: 1 } satisfies Required<StatusOptions>,
+    status: { ...program, cfgPath: '/c', extraCfg: [], kubeconfig: '/kc', context: 'c', namespace: 'n', identityFile: '/i', secret: true, k8sSecret: 's', secretName: 's', allNamespaces: false, pods: true, hostname: 'h', agentVersion: '7.78.0', envFromRunner: true, verify: true, profile: 'p', timeoutSeconds: 1 } satisfies Required<StatusOptions>,
     watchIdentity: {
       ...program,
       cfgPath: '/c',

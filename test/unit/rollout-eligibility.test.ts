@@ -100,6 +100,42 @@ describe('rollout --check classification', () => {
   });
 });
 
+describe("a Deployment's room: only the nodes its Pods may be scheduled to", () => {
+  function deployment(podSpec: Record<string, unknown> = {}) {
+    return {
+      metadata: { name: 'par', namespace: 'datadog', generation: 1 },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()], ...podSpec } } },
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    } as never;
+  }
+  const labelled = (name: string, labels: Record<string, string>, cpu = '2', taints: object[] = []) => ({ ...node(name, cpu), metadata: { name, labels }, spec: { taints } }) as V1Node;
+  const deployView = (workload: never, nodes: V1Node[], extra: V1Pod[] = []): ClusterView => ({ ...view(workload, nodes, [pod('p1', 'full')], extra), kind: 'deployment' });
+  // "full" holds the replica and has no room left; "roomy" has room but another pool's label.
+  const full = () => labelled('full', { pool: 'a' }, '500m');
+  const roomy = (taints: object[] = []) => labelled('roomy', { pool: 'b' }, '2', taints);
+
+  it('room on a node the nodeSelector excludes is no room: NO_ROOM, blocked', () => {
+    const check = checkRollout(deployView(deployment({ nodeSelector: { pool: 'a' } }), [full(), roomy()]));
+    expect(check.nodes.map((n) => n.node)).toEqual(['full']);
+    expect(check.verdict).toBe('blocked');
+    expect(codes(deployView(deployment({ nodeSelector: { pool: 'a' } }), [full(), roomy()]))).toEqual(['NO_ROOM']);
+  });
+
+  it('required node affinity (In / NotIn) and untolerated taints exclude nodes too; a toleration lets one in', () => {
+    const affinity = (operator: string, values: string[]) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator, values }] }] } } } });
+    expect(checkRollout(deployView(deployment(affinity('In', ['a'])), [full(), roomy()])).verdict).toBe('blocked');
+    expect(checkRollout(deployView(deployment(affinity('NotIn', ['a'])), [full(), roomy()])).verdict).toBe('can surge');
+    const tainted = [full(), roomy([{ key: 'dedicated', value: 'x', effect: 'NoSchedule' }])];
+    expect(checkRollout(deployView(deployment(), tainted)).verdict).toBe('blocked');
+    expect(checkRollout(deployView(deployment({ tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'x', effect: 'NoSchedule' }] }), tainted)).verdict).toBe('can surge');
+  });
+
+  it('no node the Pods may go to at all: NO_ROOM says so', () => {
+    const check = checkRollout(deployView(deployment({ nodeSelector: { pool: 'none' } }), [full(), roomy()]));
+    expect(check.findings.find((f) => f.code === 'NO_ROOM')?.message).toContain('no node the Pods may be scheduled to');
+  });
+});
+
 describe('strategy arithmetic', () => {
   it('int-or-percent scaling rounds as the controllers do', () => {
     expect(scaledIntOrPercent('25%', 3, 0, true)).toBe(1);

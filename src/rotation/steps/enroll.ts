@@ -32,8 +32,12 @@ export function describeCredentialCheck(check: CredentialCheck): string {
   return `${api}, ${check.appKey === 'accepted' ? 'application key accepted by /api/v2/validate_keys' : 'application key unproven'}`;
 }
 
-/** Answers that prove the server registered nothing, when no earlier attempt went unanswered. */
-const REFUSED = new Set(['CREDENTIALS_REJECTED', 'ENROLL_REJECTED', 'ENROLL_REDIRECT_REFUSED', 'ENROLL_HOST_UNKNOWN', 'TLS_UNTRUSTED']);
+/**
+ * Endings that prove the server registered nothing, when no attempt before went unanswered: a refusal,
+ * or a deadline reached with every attempt failing before it reached a server (connection refused, the
+ * resolver not answering: NOT_SENT in src/enrollment/enroll.ts).
+ */
+const REGISTERED_NOTHING = new Set(['CREDENTIALS_REJECTED', 'ENROLL_REJECTED', 'ENROLL_REDIRECT_REFUSED', 'ENROLL_HOST_UNKNOWN', 'TLS_UNTRUSTED', 'ENROLL_TIMEOUT']);
 
 export const enroll: Step = {
   name: 'enroll',
@@ -47,14 +51,17 @@ export const enroll: Step = {
     // Kept durably before the request leaves: a crash after the server registered the key and before
     // the write leaves it where the next run finds it (docs/identity-lifecycle.md §3).
     await target.pending?.keep(key, { createdAt: now, runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`, enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}` });
-    let retried = false;
+    let maybeRegistered = false;
     try {
-      const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report, { now, onRetry: () => (retried = true) });
+      const onAttemptFailed = (outcome: 'unsent' | 'unknown') => {
+        if (outcome === 'unknown') maybeRegistered = true;
+      };
+      const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report, { now, onAttemptFailed });
       r.enrolled = enrolled;
       r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
     } catch (err) {
       if (target.pending) {
-        if (!retried && err instanceof ParError && REFUSED.has(err.code)) await target.pending.clear().catch(() => undefined);
+        if (!maybeRegistered && err instanceof ParError && REGISTERED_NOTHING.has(err.code)) await target.pending.clear().catch(() => undefined);
         else r.report.warn(`the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`);
       }
       throw err;

@@ -23,7 +23,7 @@ export const verify: Step = {
     }
     const { target, config } = need(r.resolved, 'target');
     const identity = need(r.inService, 'identity in service');
-    const ctx = r.ctx ?? withRequests(r, verificationContext(config, r.io, r.report));
+    const ctx = r.ctx ?? withRequests(r, await verificationContext(config, r.spec.options.profile, r.io, r.report));
     // --timeout bounds the whole command: the check gets what the steps before it left.
     const timeoutSeconds = r.deadline.remainingMs() / 1000;
     r.verify = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), timeoutSeconds, retryPolicyFromEnv(r.io.env));
@@ -43,7 +43,7 @@ export const verify: Step = {
   async plan(r) {
     if (!r.spec.options.verify) return 'skipped (--no-verify)';
     const { config } = need(r.resolved, 'target');
-    const ctx = r.ctx ?? verificationContext(config, r.io, r.report);
+    const ctx = r.ctx ?? (await verificationContext(config, r.spec.options.profile, r.io, r.report));
     return `would prove with a signed health check at ${ctx.endpoint.baseUrl} that the server accepts the ${r.change === 'rolled back' ? 'restored' : 'new'} key`;
   },
 };

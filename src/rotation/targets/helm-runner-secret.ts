@@ -4,6 +4,8 @@ import { KubernetesError } from '../../errors.js';
 import { HELM_RUNNER_LAYOUT, type SecretRef } from '../../kube/index.js';
 import type { ClusterSession } from '../cluster-session.js';
 import type { CurrentIdentity, EnrollmentNaming } from '../target.js';
+import { programName } from '../../single-executable.js';
+import { commandLine } from '../command-line.js';
 import { SecretTargetBase } from './secret-base.js';
 
 // `rotate-identity --k8s-secret NAME`: the standalone runner installed with the Helm chart keeps its
@@ -14,6 +16,7 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   readonly kind = 'helm-secret' as const;
   readonly flavor = 'private_action_runner' as const;
   readonly selector: string[];
+  private readonly kubeFlags: string[];
 
   constructor(
     config: AgentConfig,
@@ -28,6 +31,7 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   ) {
     super(config, session, ref, HELM_RUNNER_LAYOUT, keepPrevious, now);
     this.selector = ['--k8s-secret', ref.name, '-n', ref.namespace, ...selectors.config, ...selectors.kube];
+    this.kubeFlags = selectors.kube;
   }
 
   protected async whenMissing(): Promise<CurrentIdentity> {
@@ -52,10 +56,13 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   }
 
   restartAdvice(): string {
-    return `the chart reads this Secret as environment variables: roll the runner's Deployment out (add --rollout deployment/<name>) so its Pods load the new identity`;
+    // Our rollout, not a bare `kubectl rollout restart`: it checks room first and restarts without a gap.
+    const next = this.workloadName ? '' : ' (next time, --rollout deployment/NAME does it in the same run)';
+    return `the chart reads this Secret as environment variables: restart the runner's Deployment create-before-delete so its Pods load the new identity: ${this.restartCommand()}${next}`;
   }
 
+  /** The runner's Deployment is the Helm release's: named when --rollout named it, else NAME to fill in. */
   restartCommand(): string {
-    return this.restartAdvice();
+    return commandLine([programName(), 'rollout', `deployment/${this.workloadName ?? 'NAME'}`, '-n', this.ref.namespace, ...this.kubeFlags]);
   }
 }
