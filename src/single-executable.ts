@@ -11,12 +11,16 @@ export function runningAsSingleExecutable(): boolean {
 }
 
 /**
- * The name the operator ran, for the commands printed to copy (undo:, next:, hints): the single
- * executable may be renamed (par-identity-linux-x64). The npm package's command is par-identity
- * whatever script started Node (the launcher, or a program using the API: its own script name would
- * be no command to copy).
+ * The name the operator ran, for the commands printed to copy (undo:, next:, hints). The single
+ * executable may be renamed (par-identity-linux-x64) and is often run by its path from a scratch folder
+ * (`/tmp/par-identity`, `./par-identity`), where a bare file name would be no command at all: so it is
+ * argv[0] as typed (a bare name when the shell found it on PATH), else the file's own name. The npm
+ * package's command is par-identity whatever script started Node (the launcher, or a program using the
+ * API: its own script name would be no command to copy). A name with characters a shell would need
+ * quoted is not shown as typed.
  */
-export function programName(sea = runningAsSingleExecutable(), execPath = process.execPath): string {
-  const name = sea ? basename(execPath) : 'par-identity';
-  return /^[A-Za-z0-9._+-]+$/.test(name) ? name : 'par-identity';
+export function programName(sea = runningAsSingleExecutable(), argv0 = process.argv0, execPath = process.execPath): string {
+  if (!sea) return 'par-identity';
+  for (const name of [argv0, basename(execPath)]) if (name && /^[A-Za-z0-9._+/-]+$/.test(name) && !name.endsWith('/')) return name;
+  return 'par-identity';
 }

@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLOSED_METADATA_URL, isLoopbackUrl } from '../setup/no-cloud-metadata.js';
 import { isHostEnvironmentVariable, NO_HOST_ROOT } from '../setup/no-host-services.js';
@@ -13,8 +13,8 @@ export const BIN = fileURLToPath(new URL('../../bin/par-identity.js', import.met
 // PAR_IDENTITY_TEST_BIN (npm run test:sea) names a single executable to test instead: started like
 // `env -i`, with only the variables the test sets and a PATH (an empty folder) that has no node.
 const SINGLE_EXECUTABLE = process.env.PAR_IDENTITY_TEST_BIN ? resolve(fileURLToPath(new URL('../../', import.meta.url)), process.env.PAR_IDENTITY_TEST_BIN) : undefined;
-/** The program name the tool prints in its undo:/next: lines: the single executable's own file name, else par-identity. */
-export const PROGRAM = SINGLE_EXECUTABLE ? basename(SINGLE_EXECUTABLE) : 'par-identity';
+/** The program name the tool prints in its undo:/next: lines: the single executable as it was started (its path), else par-identity. */
+export const PROGRAM = SINGLE_EXECUTABLE ?? 'par-identity';
 let pathWithoutNode: string | undefined;
 function singleExecutableEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   pathWithoutNode ??= mkdtempSync(join(tmpdir(), 'par-path-without-node-'));
