@@ -60,10 +60,20 @@ export function resolveSecretTarget(config: AgentConfig, env: NodeJS.ProcessEnv,
   return { namespace, namespaceSource, name, nameSource, agentsForSure, configNamespace: Boolean(configNs), warnings };
 }
 
-export function namespaceUnknown(lookedFor = ''): KubernetesError {
+/**
+ * `candidates`: the namespaces where cluster-agent Deployments were found, so the hint names the `-n` to
+ * pass rather than a placeholder to fill in; with none found, it names the kubectl query that finds it.
+ */
+export function namespaceUnknown(lookedFor = '', candidates: string[] = []): KubernetesError {
+  const pass =
+    candidates.length === 1
+      ? `Pass -n ${candidates[0]} (where the cluster-agent Deployment was found)`
+      : candidates.length > 1
+        ? `Pass -n with the namespace of the cluster agent that runs this runner: one of ${candidates.join(', ')}`
+        : 'Pass -n with the cluster agent\'s namespace (kubectl get deploy -A -l app.kubernetes.io/component=cluster-agent finds it)';
   return new KubernetesError(
     'NAMESPACE_UNKNOWN',
     `the cluster agent's namespace is unknown: no -n, no kube_resources_namespace, and not inside a Pod (a kubeconfig context's namespace is never taken for the identity Secret)${lookedFor ? `; ${lookedFor}` : ''}`,
-    'Nothing was enrolled and nothing was changed. Pass -n <the cluster agent\'s namespace> (kubectl get deploy -A -l app.kubernetes.io/component=cluster-agent), or set kube_resources_namespace.',
+    `Nothing was enrolled and nothing was changed. ${pass}, or set kube_resources_namespace.`,
   );
 }

@@ -130,7 +130,7 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
     const namespaces = namespacesOf(seen);
     const only = namespaces[0];
     // A read finds the agent where its Deployment runs; a write never acts on a guess.
-    if (!flags.readOnly || namespaces.length !== 1 || !only) throw namespaceUnknown(`looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`);
+    if (!flags.readOnly || namespaces.length !== 1 || !only) throw namespaceUnknown(`looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`, namespaces);
     resolved = { ...resolveSecretTarget(config, io.env, { ...flags, namespace: only }), namespaceSource: `cluster-agent Deployment ${seen.found.join(', ')} (found by its labels)`, warnings: [] };
   }
   for (const warning of resolved.warnings) report.warn(warning);

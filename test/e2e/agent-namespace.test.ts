@@ -86,7 +86,9 @@ describe('the identity Secret goes only where the agent reads it', () => {
     expect(run.stderr).toContain('error[NAMESPACE_UNKNOWN]');
     expect(run.stderr).toContain('kubeconfig context');
     expect(run.stderr).toContain(`${NS}/dd-release-cluster-agent`);
-    expect(run.stderr).toContain('Pass -n');
+    // The hint names the -n to pass (the one namespace where the agent was found), never a placeholder.
+    expect(run.stderr).toContain(`Pass -n ${NS} (where the cluster-agent Deployment was found)`);
+    expect(run.stderr).not.toMatch(/<[a-z][^>]*>/);
     expect(enrollCalls()).toBe(0);
     expect(fx.secret(SECRET, NS)).toBeUndefined();
     expect(configMaps()).toEqual([]);
