@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { TEMP_MARK } from './file-primitives.js';
 import { lockPathOf, readHolder, staleReason, TAKEOVER_MARK } from './lock.js';
 import { pidAlive } from './pid.js';
+import { shownPath } from './shown-name.js';
 
 // What crashed or interrupted runs left beside an identity file, found by reading only (`status`
 // lists them; this never removes or takes over anything). Identities kept aside (<name>.restore-*,
@@ -14,6 +15,7 @@ import { pidAlive } from './pid.js';
 //               found nowhere else as <name>.restore-*
 
 export interface Leftover {
+  /** As shown: a name found in the directory passes through the sanitizer (src/storage/shown-name.ts). */
   path: string;
   kind: 'stale-lock' | 'takeover' | 'temp';
   /** Why it is a leftover (never its content). */
@@ -44,13 +46,13 @@ export async function listLeftovers(identityPath: string): Promise<Leftover[]> {
       const holder = await readHolder(full);
       const alive = typeof holder !== 'string' && !staleReason(holder);
       // A live taker's guard lasts a few file operations: only a dead one's is a leftover.
-      if (!alive) found.push({ path: full, kind: 'takeover', detail: typeof holder === 'string' ? 'names no holder' : `left by pid ${holder.pid} (${staleReason(holder)})` });
+      if (!alive) found.push({ path: shownPath(dir, name), kind: 'takeover', detail: typeof holder === 'string' ? 'names no holder' : `left by pid ${holder.pid} (${staleReason(holder)})` });
       continue;
     }
     if (!name.startsWith(`.${base}`) || !name.includes(TEMP_MARK)) continue;
     const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
     if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) continue;
-    found.push({ path: full, kind: 'temp', detail: Number.isSafeInteger(pid) && pid > 0 ? `written by pid ${pid}, which is gone` : 'names no writer pid' });
+    found.push({ path: shownPath(dir, name), kind: 'temp', detail: Number.isSafeInteger(pid) && pid > 0 ? `written by pid ${pid}, which is gone` : 'names no writer pid' });
   }
   return found;
 }

@@ -6,7 +6,7 @@ import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { type FileOwner, readNoFollow, tempName, writeSynced } from './file-primitives.js';
 import { isoString } from '../time/index.js';
-import { sanitizeServerString } from '../sanitize.js';
+import { shownPath } from './shown-name.js';
 import type { RecoverableIdentity } from '../results/status.js';
 
 // Identities kept beside the live file under names no sweep ever deletes:
@@ -136,8 +136,8 @@ export async function listRecoverableIdentities(identityPath: string): Promise<R
     const content = await readNoFollow(path).catch(() => undefined);
     if (!content) continue;
     const sameAs = live?.equals(content) ? 'live' : backup?.equals(content) ? 'backup' : null;
-    // Anyone who may write the directory can choose such a name: it is shown through the sanitizer.
-    found.push({ path: join(dir, sanitizeServerString(name, 255)), kind, sameAs, ...describe(content.toString('utf8')) });
+    // Anyone who may write the directory can choose such a name.
+    found.push({ path: shownPath(dir, name), kind, sameAs, ...describe(content.toString('utf8')) });
   }
   return found;
 }
