@@ -50,9 +50,10 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
   return current;
 }
 
-const LEFTOVER_LABEL: Record<Leftover['kind'], string> = { 'stale-lock': 'stale lock', takeover: 'takeover file of a dead taker', temp: 'temporary file of an interrupted write' };
+const LEFTOVER_LABEL: Record<Leftover['kind'], string> = { 'stale-lock': 'stale lock', 'invalid-lock': 'lock that is not one par-identity wrote', takeover: 'takeover file of a dead taker', temp: 'temporary file of an interrupted write' };
 const LEFTOVER_ADVICE: Record<Leftover['kind'], string> = {
   'stale-lock': 'the next rotate-identity or rollback takes it over',
+  'invalid-lock': 'never taken over: while it is there, rotate-identity and rollback refuse (LOCKED); check who wrote it, then remove it',
   takeover: 'removed by the next takeover of that lock, or by the next lock after an hour; safe to delete while no par-identity run is active',
   temp: 'the next rotate-identity or rollback deletes it, or keeps an identity found nowhere else as .restore-*',
 };
