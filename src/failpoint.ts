@@ -12,6 +12,8 @@ export const FAILPOINTS = {
   sweep: ['keep-aside-after-link', 'sweep-after-keep'],
   secret: ['after-secret-read'],
   rollout: ['rollout-before-patch'],
+  // watch --pidfile: between the check of the process the pidfile names and the signal.
+  signal: ['signal-after-check'],
   // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).
   step: ['before-resolve', 'before-lock', 'before-read', 'before-preflight', 'before-generate', 'before-enroll', 'before-write', 'before-read-back', 'before-verify', 'before-connections', 'before-rollout', 'before-restore', 'before-inspect'],
 } as const;
