@@ -132,7 +132,10 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   async read(): Promise<CurrentIdentity> {
-    return fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)), await readVerifiedRecord(this.path));
+    const mark = await readVerifiedRecord(this.path);
+    const current = fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)), mark && !('refused' in mark) ? mark : undefined);
+    if (mark && 'refused' in mark) current.warnings.push(mark.refused);
+    return current;
   }
 
   private host: Promise<HostResolution> | undefined;
@@ -256,6 +259,9 @@ export class LocalFileTarget implements IdentityTarget {
     const stats = live.state === 'missing' ? undefined : live.stats;
     const file = stats ? { mode: (stats.mode & 0o777).toString(8).padStart(4, '0'), uid: stats.uid, gid: stats.gid } : null;
     if (file && file.mode !== '0600') warnings.push(`${this.path} has mode ${file.mode}; it should be 0600`);
+    // A reading run prints no warning of read(): a mark that is not believed is said here.
+    const mark = await readVerifiedRecord(this.path);
+    if (mark && 'refused' in mark) warnings.push(mark.refused);
     const host = await this.resolveHost();
     // The key the agent reads, ENC[] resolved as the agent does; a backend failure is reported, not fatal here.
     let agentKey: string | undefined;
