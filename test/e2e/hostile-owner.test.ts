@@ -1,7 +1,9 @@
-import { chmod, chown, stat } from 'node:fs/promises';
+import { chmod, chown, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachLauncher } from './launchers.js';
-import { type LocalFixture, localFixture } from './local-fixture.js';
+import { asNobody } from './attacker.js';
+import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // The one owner rule (docs/security.md §2), played by an attacker: uid 65534 owning the directory (the
 // agent's own user, legitimately) or planting a file in it (a foothold, refused). These need root, as
@@ -45,6 +47,24 @@ describeEachLauncher('who owns what the tool writes', (launcher) => {
     const after = await stat(fx.identityPath);
     expect([after.uid, after.mtimeMs]).toEqual([before.uid, before.mtimeMs]);
   });
+
+  for (const planted of [IDENTITY, `${IDENTITY}.bak`]) {
+    it.runIf(ROOT)(`uid ${OTHER} plants ${planted === IDENTITY ? 'the identity file' : 'the backup'} in a sticky 1777 directory before the first rotation: FILE_OWNER_REFUSED naming uid ${OTHER}, nothing enrolled, no file of that user holds a key${AS_ROOT}`, async () => {
+      await chmod(fx.dir, 0o1777);
+      asNobody(`umask 077; printf planted > '${join(fx.dir, planted)}'`);
+      for (const json of [false, true]) {
+        const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], launcher.options);
+        expect(run.code, run.stderr).toBe(7);
+        expect(json ? JSON.parse(run.stdout) : run.stderr).toMatchObject(json ? { code: 'FILE_OWNER_REFUSED' } : expect.stringContaining(`error[FILE_OWNER_REFUSED]: ${join(fx.dir, planted)} belongs to uid ${OTHER}`));
+      }
+      expect(enrolled()).toBe(0);
+      // Whatever belongs to that user here is what it planted, unchanged.
+      for (const name of await readdir(fx.dir)) {
+        const file = await stat(join(fx.dir, name));
+        if (file.uid === OTHER) expect([name, await readFile(join(fx.dir, name), 'utf8')]).toEqual([planted, 'planted']);
+      }
+    });
+  }
 
   it('a directory other users may write without the sticky bit is refused before enrolling', async () => {
     await chmod(fx.dir, 0o777);
