@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { readUnlessPlanted } from '../storage/plantable-file.js';
 import { configNumber } from './config-values.js';
+import { hostnameProblem } from './hostname-validation.js';
 
 // The running agent's IPC API (docs/protocol.md §4b): what the runner itself asks before resolving a
 // hostname. The auth token is only ever sent to a loopback address and over TLS pinned to the
@@ -148,6 +149,10 @@ export async function agentHostname(endpoint: IpcEndpoint, options?: IpcOptions)
   }
   if (typeof value !== 'string') return { ok: false, reason: 'the answer is not a JSON string' };
   if (value === '') return { ok: false, reason: 'the agent answered "" (it could not resolve a hostname)' };
+  // The agent validates its own hostname: anything else did not come from its chain, and is neither
+  // written into an identity nor printed.
+  const problem = hostnameProblem(value);
+  if (problem) return { ok: false, reason: `the agent answered a hostname it would refuse itself (${problem})` };
   return { ok: true, hostname: value };
 }
 
