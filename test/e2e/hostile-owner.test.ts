@@ -2,16 +2,14 @@ import { chmod, chown, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachLauncher } from './launchers.js';
-import { asNobody } from './attacker.js';
+import { asNobody, NOBODY, ROOT, ROOT_ONLY } from './attacker.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // The one owner rule (docs/security.md §2), played by an attacker: uid 65534 owning the directory (the
 // agent's own user, legitimately) or planting a file in it (a foothold, refused). These need root, as
 // the tool has in agent containers; elsewhere they are skipped and say so.
 
-const ROOT = process.geteuid?.() === 0;
-const AS_ROOT = ROOT ? '' : ' (skipped: needs root to own files as another uid)';
-const OTHER = 65534;
+const OTHER = NOBODY;
 
 let fx: LocalFixture;
 beforeEach(async () => {
@@ -24,7 +22,7 @@ afterEach(async () => {
 const enrolled = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
 
 describeEachLauncher('who owns what the tool writes', (launcher) => {
-  it.runIf(ROOT)(`a first identity file in a directory owned by the agent's user is that user's${AS_ROOT}`, async () => {
+  it.runIf(ROOT)(`a first identity file in a directory owned by the agent's user is that user's${ROOT_ONLY}`, async () => {
     await chown(fx.dir, OTHER, OTHER);
     await chmod(fx.dir, 0o700);
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
@@ -33,7 +31,7 @@ describeEachLauncher('who owns what the tool writes', (launcher) => {
     expect([file.uid, file.gid, file.mode & 0o777]).toEqual([OTHER, OTHER, 0o600]);
   });
 
-  it.runIf(ROOT)(`an identity file planted by another user is refused before enrolling, and not touched${AS_ROOT}`, async () => {
+  it.runIf(ROOT)(`an identity file planted by another user is refused before enrolling, and not touched${ROOT_ONLY}`, async () => {
     const ok = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(ok.code, ok.stderr).toBe(0);
     fx.emulator.reset();
@@ -49,7 +47,7 @@ describeEachLauncher('who owns what the tool writes', (launcher) => {
   });
 
   for (const planted of [IDENTITY, `${IDENTITY}.bak`]) {
-    it.runIf(ROOT)(`uid ${OTHER} plants ${planted === IDENTITY ? 'the identity file' : 'the backup'} in a sticky 1777 directory before the first rotation: FILE_OWNER_REFUSED naming uid ${OTHER}, nothing enrolled, no file of that user holds a key${AS_ROOT}`, async () => {
+    it.runIf(ROOT)(`uid ${OTHER} plants ${planted === IDENTITY ? 'the identity file' : 'the backup'} in a sticky 1777 directory before the first rotation: FILE_OWNER_REFUSED naming uid ${OTHER}, nothing enrolled, no file of that user holds a key${ROOT_ONLY}`, async () => {
       await chmod(fx.dir, 0o1777);
       asNobody(`umask 077; printf planted > '${join(fx.dir, planted)}'`);
       for (const json of [false, true]) {
