@@ -4,10 +4,10 @@ import { dirname } from 'node:path';
 
 // Files the tool reads for what they hold, found in a directory that other users may be able to
 // write: the agent's IPC auth token and certificate, beside datadog.yaml, which is where the identity
-// file is too (docs/protocol.md §4b, §5). Whoever may write there can plant them: a symbolic link to a
-// file only root may read (whose content would be sent as the bearer token), a certificate of their own
-// (TLS would then trust their listener), a FIFO (a read that never ends). So such a file is read only
-// when
+// file is too (docs/protocol.md §4b and docs/protocol.md §5). Whoever may write there can plant them:
+// a symbolic link to a file only root may read (whose content would be sent as the bearer token), a
+// certificate of their own (TLS would then trust their listener), a FIFO (a read that never ends). So
+// such a file is read only when
 // - it is a regular file (opened O_NONBLOCK: a FIFO never blocks the open) of at most `maxBytes`;
 // - in a directory that users other than its owner may write (a group or other write bit, sticky or
 //   not): the name (the link itself, when it is one) and the file read both belong to root, the

@@ -8,10 +8,10 @@ import { type LocalFixture, localFixture } from './local-fixture.js';
 
 // The agent's IPC files as an attacker meets them (issue 24, a planted file beside the identity): the
 // auth token and the IPC certificate are read beside datadog.yaml, which is where the identity file is
-// (docs/protocol.md §4b, §5). In a sticky 1777 directory uid 65534 plants `auth_token` as a link to a
-// file only root can read (here: the identity file itself, one line of JSON holding the private key),
-// and an `ipc_cert.pem` of their own, so that TLS trusts their listener on cmd_port: root would send
-// that file's content as the bearer token. Or a token of their own, to choose the hostname the identity
+// (docs/protocol.md §4b and docs/protocol.md §5). In a sticky 1777 directory uid 65534 plants
+// `auth_token` as a link to a file only root can read (here: the identity file itself, one line of JSON
+// holding the private key), and an `ipc_cert.pem` of their own, so that TLS trusts their listener on
+// cmd_port: root would send that file's content as the bearer token. Or a token of their own, to choose the hostname the identity
 // is enrolled with; or a FIFO, on which a read never ends. The files are read only when no one but
 // root, this user or the directory's owner could have put them there, and the token only in the form
 // the agent writes. The attacker's listener is the agent IPC emulator, which records every request.
