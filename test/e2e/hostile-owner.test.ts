@@ -64,11 +64,13 @@ describeEachLauncher('who owns what the tool writes', (launcher) => {
     });
   }
 
-  it('a directory other users may write without the sticky bit is refused before enrolling', async () => {
-    await chmod(fx.dir, 0o777);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], launcher.options);
-    expect(run.code, run.stderr).toBe(7);
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'DIRECTORY_UNSAFE' });
+  it('a directory other users may write without the sticky bit (world- or group-writable) is refused before enrolling', async () => {
+    for (const mode of [0o777, 0o775]) {
+      await chmod(fx.dir, mode);
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], launcher.options);
+      expect(run.code, run.stderr).toBe(7);
+      expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'DIRECTORY_UNSAFE', message: expect.stringContaining(`(mode 0${mode.toString(8)})`) });
+    }
     expect(enrolled()).toBe(0);
   });
 
