@@ -67,13 +67,36 @@ else await runBundle();
 // getBuiltinModule, not import: no ES module wrapper of each built-in is built (docs/architecture.md).
 async function runBundle() {
   const { enableCompileCache } = process.getBuiltinModule('node:module');
-  const { homedir } = process.getBuiltinModule('node:os');
-  const { join } = process.getBuiltinModule('node:path');
   try {
-    enableCompileCache(join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'par-identity', 'node-compile-cache'));
+    const dir = privateCacheDir();
+    if (dir) enableCompileCache(dir);
   } catch {
     // no cache: same behaviour, slower start
   }
   const { main } = await import('../dist/par-identity.js');
   await main();
+}
+
+// The cache holds V8 code this process runs: in a directory another user could write (a HOME of /tmp,
+// an XDG_CACHE_HOME or ~/.cache of another user, as under sudo), a planted entry would run as root. So
+// it is used only when each directory of the path from the cache base down is a real directory of this
+// user that nobody else may write, and the base sits in a directory that others may write only when it
+// is sticky (docs/security.md §2); otherwise it stays off.
+function privateCacheDir() {
+  const { lstatSync, mkdirSync, statSync } = process.getBuiltinModule('node:fs');
+  const { homedir } = process.getBuiltinModule('node:os');
+  const { dirname, join } = process.getBuiltinModule('node:path');
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  const parent = statSync(dirname(base));
+  if (parent.mode & 0o002 && !(parent.mode & 0o1000)) return undefined;
+  const dirs = [base, join(base, 'par-identity'), join(base, 'par-identity', 'node-compile-cache')];
+  for (const dir of dirs) {
+    let stats = lstatSync(dir, { throwIfNoEntry: false });
+    if (!stats) {
+      mkdirSync(dir, { mode: 0o700 });
+      stats = lstatSync(dir);
+    }
+    if (!stats.isDirectory() || stats.uid !== process.geteuid?.() || stats.mode & 0o022) return undefined;
+  }
+  return dirs.at(-1);
 }

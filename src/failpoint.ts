@@ -9,9 +9,11 @@ export const FAILPOINTS = {
   enroll: ['after-enroll'],
   replace: ['after-temp-write', 'after-keep-aside', 'after-backup-temp-write', 'after-backup', 'after-rename', 'after-dir-fsync'],
   swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
-  sweep: ['keep-aside-after-link', 'sweep-after-keep'],
+  sweep: ['keep-aside-before-chmod', 'sweep-after-keep'],
   secret: ['after-secret-read'],
   rollout: ['rollout-before-check', 'rollout-before-patch'],
+  // watch --pidfile: between the check of the process the pidfile names and the signal.
+  signal: ['signal-after-check'],
   // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).
   step: ['before-resolve', 'before-lock', 'before-read', 'before-preflight', 'before-generate', 'before-enroll', 'before-write', 'before-read-back', 'before-verify', 'before-connections', 'before-rollout', 'before-restore', 'before-inspect'],
 } as const;

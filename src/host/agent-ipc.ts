@@ -1,13 +1,15 @@
-import { readFile } from 'node:fs/promises';
 import { boundedExchange } from './bounded-exchange.js';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
+import { readUnlessPlanted } from '../storage/plantable-file.js';
 import { configNumber } from './config-values.js';
+import { hostnameProblem } from './hostname-validation.js';
 
 // The running agent's IPC API (docs/protocol.md §4b): what the runner itself asks before resolving a
 // hostname. The auth token is only ever sent to a loopback address and over TLS pinned to the
-// agent's own IPC certificate, which is also presented as the client certificate.
+// agent's own IPC certificate, which is also presented as the client certificate. Token and
+// certificate are never taken from a stranger: they sit beside the identity (docs/security.md §1).
 
 interface IpcEndpoint {
   host: string;
@@ -32,12 +34,14 @@ function pemBlocks(text: string, kind: RegExp): string {
   return (text.match(/-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----/g) ?? []).filter((b) => kind.test(b.split('\n')[0]!)).join('\n');
 }
 
-async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return undefined;
-  }
+/** Far more than a token or a certificate with its key. */
+const MAX_IPC_FILE_BYTES = 64 * 1024;
+
+/** The file's text; undefined when it is not there; `refused` when it may have been planted (src/storage/plantable-file.ts). */
+async function readIpcFile(path: string): Promise<string | undefined | { refused: string }> {
+  const read = await readUnlessPlanted(path, MAX_IPC_FILE_BYTES);
+  if (read.state === 'ok') return read.content.toString('utf8');
+  return read.state === 'refused' ? { refused: read.why } : undefined;
 }
 
 /** Where the token and certificate are, and whether the agent may be asked at all. Never throws. */
@@ -49,12 +53,16 @@ export async function ipcSetup(config: AgentConfig): Promise<IpcSetup> {
   const configDir = config.file ? dirname(config.file) : undefined;
   const tokenPath = config.getString('auth_token_file_path') ?? (configDir ? join(configDir, 'auth_token') : undefined);
   if (!tokenPath) return { ok: false, reason: 'no auth_token_file_path and no config file to find auth_token next to' };
-  const token = (await readOptional(tokenPath))?.trim();
+  // Beside the identity, in a directory others may be able to write: a stranger's token or certificate is never used.
+  const tokenText = await readIpcFile(tokenPath);
+  if (typeof tokenText === 'object') return { ok: false, reason: tokenText.refused };
+  const token = tokenText?.trim();
   if (!token) return { ok: false, reason: `no auth token readable at ${tokenPath}` };
   const certCandidates = [config.getString('ipc_cert_file_path'), join(dirname(tokenPath), 'ipc_cert.pem'), configDir ? join(configDir, 'ipc_cert.pem') : undefined];
   for (const path of certCandidates) {
     if (!path) continue;
-    const pem = await readOptional(path);
+    const pem = await readIpcFile(path);
+    if (typeof pem === 'object') return { ok: false, reason: pem.refused };
     if (pem === undefined) {
       if (path === certCandidates[0]) return { ok: false, reason: `ipc_cert_file_path ${path} is not readable` };
       continue;
@@ -141,6 +149,10 @@ export async function agentHostname(endpoint: IpcEndpoint, options?: IpcOptions)
   }
   if (typeof value !== 'string') return { ok: false, reason: 'the answer is not a JSON string' };
   if (value === '') return { ok: false, reason: 'the agent answered "" (it could not resolve a hostname)' };
+  // The agent validates its own hostname: anything else did not come from its chain, and is neither
+  // written into an identity nor printed.
+  const problem = hostnameProblem(value);
+  if (problem) return { ok: false, reason: `the agent answered a hostname it would refuse itself (${problem})` };
   return { ok: true, hostname: value };
 }
 

@@ -1,9 +1,10 @@
 import { constants, type Stats } from 'node:fs';
 import { access, lstat, open, readlink, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
 import { sanitizeServerString } from '../sanitize.js';
 import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
+import { tempName } from './file-primitives.js';
 import { findMountPoint, mountOf } from './mount-points.js';
 import { ownerForFilesBeside, refuseForeignFile } from './file-owner.js';
 
@@ -96,16 +97,20 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `directory ${dir} is not writable by this user`, 'Nothing was enrolled. Run as the user that owns the agent files (often with sudo), then run again.', { dir });
   }
   // access() says yes for root on a read-only mount; creating a file is the real test.
-  const probe = join(dir, `.${basename(path)}.tmp-${process.pid}-probe`);
+  // A random temp name like every other (a fixed one could be taken first by whoever may write the
+  // directory), removed only when this run created it.
+  const probe = tempName(path);
+  let created = false;
   try {
-    const handle = await open(probe, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
+    const handle = await open(probe, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+    created = true;
     await handle.close();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EROFS') throw await readOnlyMount(dir);
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `cannot create a temporary file in ${dir}: ${code}`, 'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.', { dir, errno: code ?? null });
   } finally {
-    await unlink(probe).catch(() => undefined);
+    if (created) await unlink(probe).catch(() => undefined);
   }
   await refuseSymlink(path);
   await refuseSymlink(backupPathOf(path));

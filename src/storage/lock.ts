@@ -109,11 +109,23 @@ function parseHolder(text: string): LockHolder | undefined {
   return undefined;
 }
 
+/** Far more than any lock this tool writes; a bigger file is not one of ours and is not read whole. */
+const MAX_LOCK_BYTES = 4096;
+
+/**
+ * The holder a lock (or takeover) file names. Whoever may write the directory may have put anything
+ * at that name: a FIFO would block a plain open(2) forever and a huge file would be read whole, so it is
+ * opened O_NONBLOCK and O_NOFOLLOW and read only when it is a regular file, and at most MAX_LOCK_BYTES.
+ */
 export async function readHolder(path: string): Promise<LockHolder | 'missing' | 'unreadable'> {
   try {
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
-      return parseHolder(await handle.readFile('utf8')) ?? 'unreadable';
+      if (!(await handle.stat()).isFile()) return 'unreadable';
+      const buffer = Buffer.alloc(MAX_LOCK_BYTES + 1);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      if (bytesRead > MAX_LOCK_BYTES) return 'unreadable';
+      return parseHolder(buffer.subarray(0, bytesRead).toString('utf8')) ?? 'unreadable';
     } finally {
       await handle.close();
     }

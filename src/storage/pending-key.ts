@@ -6,6 +6,7 @@ import { isoString } from '../time/index.js';
 import { writePrivateFile } from './atomic-write.js';
 import { fsyncDirectory, readNoFollow } from './file-primitives.js';
 import { utcStamp } from './recovery-files.js';
+import { shownPath } from './shown-name.js';
 
 // `<identity>.pending`: the key a rotation is about to send for enrollment, kept durably before the
 // request leaves (docs/identity-lifecycle.md §3), so a crash between a successful enrollment and the
@@ -45,10 +46,10 @@ export async function removePendingKey(identityPath: string): Promise<void> {
   await fsyncDirectory(dirname(identityPath)).catch(() => undefined);
 }
 
-/** A pending or set-aside file, described without its key; a file that does not parse still counts. */
-async function describePending(path: string, state: PossibleOrphan['state']): Promise<PossibleOrphan | undefined> {
+/** A pending or set-aside file, described without its key (under the name `shown`); a file that does not parse still counts. */
+async function describePending(path: string, state: PossibleOrphan['state'], shown = path): Promise<PossibleOrphan | undefined> {
   const content = await readNoFollow(path).catch(() => undefined);
-  return content ? describePendingRecord(content.toString('utf8'), path, state) : undefined;
+  return content ? describePendingRecord(content.toString('utf8'), shown, state) : undefined;
 }
 
 /** One kept record (`path` names the file or the Secret's key), described without its key; one that does not parse still counts. */
@@ -73,8 +74,9 @@ export async function listPossibleOrphans(identityPath: string, held: readonly s
   const prefix = `${basename(identityPath)}${ASIDE_MARK}`;
   const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).sort();
   const found: PossibleOrphan[] = [];
-  for (const [path, state] of [[pendingPathOf(identityPath), 'pending'] as const, ...names.map((n) => [join(dir, n), 'set aside'] as const)]) {
-    const described = await describePending(path, state);
+  // The set-aside names are listed from a directory others may write: shown through the sanitizer.
+  for (const [path, state, shown] of [[pendingPathOf(identityPath), 'pending', pendingPathOf(identityPath)] as const, ...names.map((n) => [join(dir, n), 'set aside', shownPath(dir, n)] as const)]) {
+    const described = await describePending(path, state, shown);
     if (described && !(described.fingerprint && held.includes(described.fingerprint))) found.push(described);
   }
   return found;

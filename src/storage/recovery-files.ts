@@ -6,7 +6,7 @@ import { failpoint } from '../failpoint.js';
 import { decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { type FileOwner, readNoFollow, tempName, writeSynced } from './file-primitives.js';
 import { isoString } from '../time/index.js';
-import { sanitizeServerString } from '../sanitize.js';
+import { shownPath } from './shown-name.js';
 import type { RecoverableIdentity } from '../results/status.js';
 
 // Identities kept beside the live file under names no sweep ever deletes:
@@ -61,7 +61,6 @@ export async function keepAside(source: string, identityPath: string, kind: Reco
       const candidate = n === 1 ? base : `${base}-${n}`;
       try {
         await link(copy ?? source, candidate);
-        failpoint('keep-aside-after-link');
         await makePrivate(candidate, source, owner);
         return candidate;
       } catch (err) {
@@ -87,10 +86,12 @@ export function ownUids(owner?: FileOwner): Set<number> {
 }
 
 /**
- * Makes the new name `candidate` 0600 through a descriptor opened on it with O_NOFOLLOW: whoever owns
- * the file could swap the name for a symbolic link between link(2) and here, and a chmod by path would
- * then change the mode of the file it points to (docs/security.md §2). A name that is no longer a
- * regular file of ours is removed again and refused; the file it was made from is left as it is.
+ * Makes the new name `candidate` 0600 through a descriptor opened on it with O_NOFOLLOW and checked
+ * (regular, ours): whoever owns the file could swap the name for a symbolic link between a check and a
+ * change by path, and a chmod by path would then change the mode of the file the link points to
+ * (docs/security.md §5). Afterwards the name must still be that very file, or the kept name would be
+ * someone's link. A name that is no longer a regular file of ours is removed again and refused; the
+ * file it was made from is left as it is.
  */
 async function makePrivate(candidate: string, source: string, owner: FileOwner | undefined): Promise<void> {
   let handle: FileHandle | undefined;
@@ -99,7 +100,11 @@ async function makePrivate(candidate: string, source: string, owner: FileOwner |
     const stats = await handle.stat();
     if (!stats.isFile()) throw notOurs('SYMLINK_REFUSED', source, 'is not a regular file');
     if (!ownUids(owner).has(stats.uid)) throw notOurs('FILE_OWNER_REFUSED', source, `belongs to uid ${stats.uid}, not to this user`);
+    // Between the check and the change of mode: where a change by path would follow a swapped-in link.
+    failpoint('keep-aside-before-chmod');
     await handle.chmod(0o600);
+    const now = await lstat(candidate).catch(() => undefined);
+    if (!now?.isFile() || now.ino !== stats.ino || now.dev !== stats.dev) throw notOurs('SYMLINK_REFUSED', source, 'was replaced by another file while being kept aside');
   } catch (err) {
     await unlink(candidate).catch(() => undefined);
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notOurs('SYMLINK_REFUSED', source, 'was replaced by a symbolic link');
@@ -136,8 +141,8 @@ export async function listRecoverableIdentities(identityPath: string): Promise<R
     const content = await readNoFollow(path).catch(() => undefined);
     if (!content) continue;
     const sameAs = live?.equals(content) ? 'live' : backup?.equals(content) ? 'backup' : null;
-    // Anyone who may write the directory can choose such a name: it is shown through the sanitizer.
-    found.push({ path: join(dir, sanitizeServerString(name, 255)), kind, sameAs, ...describe(content.toString('utf8')) });
+    // Anyone who may write the directory can choose such a name.
+    found.push({ path: shownPath(dir, name), kind, sameAs, ...describe(content.toString('utf8')) });
   }
   return found;
 }

@@ -1,5 +1,7 @@
 import { replaceFileAtomically } from './atomic-write.js';
-import { readNoFollow } from './file-primitives.js';
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { readOwnedNoFollow } from './file-primitives.js';
 import { isRfc3339 } from '../time/index.js';
 
 // `<identity>.verified`: which identity last passed the signed health check (docs/identity-lifecycle.md §1).
@@ -33,11 +35,23 @@ export function parseVerifiedRecord(value: unknown): VerifiedRecord | undefined 
   return { fingerprint, urn, verifiedAt, ...(unverified ? { unverified } : {}) };
 }
 
-export async function readVerifiedRecord(path: string): Promise<VerifiedRecord | undefined> {
-  const content = await readNoFollow(verifiedPathOf(path)).catch(() => undefined);
-  if (!content || content.length > 4096) return undefined;
+/**
+ * The mark beside the identity file; undefined when there is none that counts. The mark decides which
+ * identity a rotation keeps as the previous one (docs/identity-lifecycle.md §2), so one that belongs to
+ * anyone but root, this user or the directory's owner (who alone write it) is not believed: planted in
+ * a directory others may write, it could have the identity in service replaced without being kept.
+ * That case returns why, for the run to warn.
+ */
+export async function readVerifiedRecord(path: string): Promise<VerifiedRecord | { refused: string } | undefined> {
+  const file = verifiedPathOf(path);
+  const read = await readOwnedNoFollow(file).catch(() => undefined);
+  if (!read || read.content.length > 4096) return undefined;
+  const dirOwner = (await stat(dirname(file)).catch(() => undefined))?.uid;
+  if (![0, process.geteuid?.() ?? 0, dirOwner].includes(read.uid)) {
+    return { refused: `${file} belongs to uid ${read.uid}, not to root, this user or the owner of its directory, so it is not believed (it may have been planted): which identity last passed verification is taken as unknown. Remove it if it is not yours` };
+  }
   try {
-    return parseVerifiedRecord(JSON.parse(content.toString('utf8')));
+    return parseVerifiedRecord(JSON.parse(read.content.toString('utf8')));
   } catch {
     return undefined;
   }

@@ -1,19 +1,32 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachLauncher, type Launcher } from './launchers.js';
-import { startCli } from './run-cli.js';
+import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
 
 // `watch --pidfile` as an attacker meets it (issue 24, "Signals to strangers"): the tool runs as root,
 // and a pidfile someone else can write, or that names someone else's process, must never make it signal.
-// The BUILT binary, real signals.
+// Both launchers, real signals.
 
 const NOBODY = 65534;
 const isRoot = process.geteuid?.() === 0;
+/** Where root sets the pid the next process gets (Linux); read-only in some containers. */
+const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
+const canChoosePid = (() => {
+  try {
+    accessSync(NS_LAST_PID, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const choosePidMissing = !isRoot || canChoosePid ? '' : ` [SKIPPED: cannot choose the next pid (${NS_LAST_PID} is not writable here)]`;
 const asRoot = isRoot ? it : it.skip;
 const rootOnly = isRoot ? '' : ' [SKIPPED: needs root to chown to uid 65534 and run a process as it]';
 
@@ -35,10 +48,25 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A runner that logs every SIGHUP; "start" is logged once its handler is in place. */
-async function runner(options: { uid?: number } = {}): Promise<{ child: ChildProcess; log: () => Promise<string[]> }> {
+/**
+ * Spawns until the child gets `pid` (Linux hands out the pid after ns_last_pid next, unless another
+ * process of the machine takes it first; then it is tried again). Needs root.
+ */
+async function spawnAtPid(pid: number, start: () => ChildProcess): Promise<ChildProcess> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    writeFileSync(NS_LAST_PID, String(pid - 1));
+    const child = start();
+    if (child.pid === pid) return child;
+    child.kill('SIGKILL');
+  }
+  throw new Error(`pid ${pid} was taken by another process 200 times in a row`);
+}
+
+/** A runner that logs every SIGHUP; "start" is logged once its handler is in place. With `pid`, it gets that pid. */
+async function runner(options: { uid?: number; pid?: number } = {}): Promise<{ child: ChildProcess; log: () => Promise<string[]> }> {
   const script = "process.on('SIGHUP', () => console.log('hup')); console.log('start'); setInterval(() => {}, 1000);";
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'], ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }) });
+  const start = () => spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'], ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }) });
+  const child = options.pid === undefined ? start() : await spawnAtPid(options.pid, start);
   started.push(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => {
@@ -49,11 +77,11 @@ async function runner(options: { uid?: number } = {}): Promise<{ child: ChildPro
   return { child, log };
 }
 
-/** Starts watch with the pidfile, rotates once, and returns the JSON lines once the signal step reported. */
-async function rotateWith(pidfile: string, launcher: Launcher): Promise<Array<Record<string, unknown>>> {
+/** Starts watch with the pidfile and waits for its first write; `update()` then changes the identity, which it signals. */
+async function watchWith(pidfile: string, launcher: Launcher, env: Record<string, string> = {}): Promise<{ run: RunningCli; lines: () => Array<Record<string, unknown>>; update: () => void }> {
   kube.create(identityData(newIdentity()));
   const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', join(dir, 'identity.json'), '--pidfile', pidfile, '--signal-name', 'HUP', '--json'], {
-    env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' },
+    env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1', ...env },
     ...launcher.options,
   });
   started.push(run.child);
@@ -64,9 +92,21 @@ async function rotateWith(pidfile: string, launcher: Launcher): Promise<Array<Re
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   await eventually(() => expect(lines().map((l) => l.event)).toContain('written'), 10_000);
-  kube.update(identityData(newIdentity()));
+  return { run, lines, update: () => kube.update(identityData(newIdentity())) };
+}
+
+/** Starts watch with the pidfile, rotates once, and returns the JSON lines once the signal step reported. */
+async function rotateWith(pidfile: string, launcher: Launcher): Promise<Array<Record<string, unknown>>> {
+  const { lines, update } = await watchWith(pidfile, launcher);
+  update();
   await eventually(() => expect(lines().some((l) => l.event === 'signalled' || l.event === 'apply-error')).toBe(true), 10_000);
   return lines();
+}
+
+/** Whether a process is stopped (SIGSTOP, as the failpoint stops it): state T in /proc/<pid>/stat. */
+function stopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
 }
 
 describeEachLauncher('watch --pidfile refuses to signal on a stranger’s word', (launcher) => {
@@ -106,6 +146,36 @@ describeEachLauncher('watch --pidfile refuses to signal on a stranger’s word',
     expect(error.message).toContain(`owned by uid ${NOBODY}`);
     expect(await log()).toEqual(['start']);
   });
+
+  it.runIf(isRoot && canChoosePid)(
+    `the runner exits between the check and the signal, and uid ${NOBODY} gets its pid: the process is held by its /proc directory, the change is seen before kill(2), nobody signalled${rootOnly}${choosePidMissing}`,
+    async () => {
+      const first = await runner();
+      const pid = first.child.pid!;
+      const pidfile = join(dir, 'runner.pid');
+      await writeFile(pidfile, `${pid}\n`);
+      await chmod(pidfile, 0o644);
+      const { run, lines, update } = await watchWith(pidfile, launcher, { PAR_IDENTITY_FAILPOINT: 'signal-after-check:stop' });
+      update();
+      // Stopped after the pidfile and the process were checked (ours, our uid), before the signal.
+      await eventually(() => expect(stopped(run.child.pid!)).toBe(true), 10_000);
+      first.child.kill('SIGKILL');
+      await once(first.child, 'exit');
+      const stranger = await runner({ uid: NOBODY, pid });
+      expect(stranger.child.pid).toBe(pid);
+      process.kill(run.child.pid!, 'SIGCONT');
+      await eventually(() => expect(lines().some((l) => l.event === 'apply-error' || l.event === 'signalled')).toBe(true), 10_000);
+      // Signalled by pid number alone, the stranger's process would get the SIGHUP here.
+      expect(lines().find((l) => l.event === 'signalled')).toBeUndefined();
+      const error = lines().find((l) => l.event === 'apply-error')?.error as { code: string; message: string };
+      expect(error.code).toBe('SIGNAL_FAILED');
+      expect(error.message).toContain(`cannot send SIGHUP to process ${pid}: it exited after it was checked`);
+      // The retry reads the pidfile again and finds the stranger's process: refused as another user's.
+      await eventually(() => expect(lines().some((l) => (l.error as { code?: string } | undefined)?.code === 'SIGNAL_FOREIGN')).toBe(true), 10_000);
+      expect(await stranger.log()).toEqual(['start']);
+    },
+    30_000,
+  );
 
   asRoot(`a safe pidfile naming a process of uid ${NOBODY}: SIGNAL_FOREIGN, that process not signalled${rootOnly}`, async () => {
     const { child, log } = await runner({ uid: NOBODY });

@@ -4,44 +4,13 @@ import { newIdentity } from '../fixtures/test-identities.js';
 import { type ClusterFixture, clusterFixture, NS } from './cluster-fixture.js';
 import { describeEachLauncher } from './launchers.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
-import type { CliRun } from './run-cli.js';
+import { expectClean, HOSTILE, TAIL } from './hostile-text.js';
 
 // Terminal injection (issue 24): every string that did not originate in the tool — a lock file's
 // fields, the cluster id of the ConfigMap or the Secret, a redirect's Location, a response's
 // data.type, the JWK members of a planted identity file — is planted here with escape sequences
 // (CSI, OSC 52 clipboard writes, the 8-bit CSI 0x9B), bidi overrides and line separators, plus a
 // long tail, and must reach stdout, stderr and --json only sanitized and capped.
-
-/** What must never reach the operator: C0 but tab and LF, DEL, C1, bidi and zero-width controls, line separators. */
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
-const TAIL = 'Z'.repeat(5000);
-/** Each kind of hostile character at once: CSI clear screen, OSC 52 clipboard, 8-bit CSI, RLO, LS. */
-const HOSTILE = `\u001b[2J\u001b]52;c;b3duZWQ=\u0007\u009b31mrotated\u202eok\u2028INFO done`;
-
-function strings(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) strings(v, out);
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) strings([k, v], out);
-  return out;
-}
-
-/** No unsafe character in stdout or stderr, nor in any string of the --json document; the tail cut. */
-function expectClean(run: CliRun, json = false): void {
-  for (const [name, text] of [
-    ['stdout', run.stdout],
-    ['stderr', run.stderr],
-  ] as const) {
-    expect(UNSAFE.exec(text)?.[0], `${name}: ${JSON.stringify(text.slice(0, 400))}`).toBeUndefined();
-    expect(text).not.toContain('Z'.repeat(600));
-  }
-  if (json) {
-    // The JSON text escapes C0 controls as \u001b: the values themselves must be clean.
-    for (const s of strings(JSON.parse(run.stdout))) {
-      expect(UNSAFE.exec(s)?.[0], JSON.stringify(s.slice(0, 200))).toBeUndefined();
-      expect(s.length).toBeLessThan(2000);
-    }
-  }
-}
 
 describeEachLauncher('strings from files and servers reach the terminal and --json sanitized and capped', (launcher) => {
   let fx: LocalFixture;

@@ -1,28 +1,27 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { newIdentity } from '../fixtures/test-identities.js';
+import { asNobody, NOBODY, ROOT, ROOT_ONLY } from './attacker.js';
 import { describeEachLauncher } from './launchers.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 import { type RunningCli, startCli } from './run-cli.js';
 import { eventually } from './watch-fixture.js';
 
 // The sweep of temp files an interrupted run left (issue 24, "chmod through a swapped name"). It gives
-// a kept identity a second name with link(2) and then makes it 0600: by path, that chmod followed a
-// symbolic link the file's owner swapped in between, so any file on the system became 0600. Here the
-// run stops at the failpoint between the two calls, the name is swapped, and the run goes on. The
-// attacker is uid 65534 (setpriv) in a sticky 1777 directory; that needs root, elsewhere skipped and
-// said so. The tool runs as the test's user (root in CI, as in agent containers).
+// a kept identity a second name with link(2), checks that name is a regular file and then makes it
+// 0600: by path (lstat, then chmod), that chmod followed a symbolic link the file's owner swapped in
+// between, so any file on the system became 0600. Here the run stops at the failpoint between the check
+// and the change of mode (keep-aside-before-chmod), the name is swapped, and the run goes on; with the
+// old lstat-then-chmod both tests fail (the victim becomes 0600). The attacker is uid 65534 (setpriv) in
+// a sticky 1777 directory; that needs root, elsewhere skipped and said so. The tool runs as the test's
+// user (root in CI, as in agent containers).
 
-const NOBODY = 65534;
-const ROOT = process.geteuid?.() === 0;
-const AS_ROOT = ROOT ? '' : ' [SKIPPED: needs root to play uid 65534 with setpriv]';
 /** A pid above Linux's pid_max limit (2^22): never alive, so its temp file is a crashed run's. */
 const DEAD_PID = 2 ** 22 + 1;
-const FAILPOINT = 'keep-aside-after-link:stop';
+const FAILPOINT = 'keep-aside-before-chmod:stop';
 
 let fx: LocalFixture;
 let outside: string;
@@ -34,11 +33,6 @@ afterEach(async () => {
   await fx.close();
   await rm(outside, { recursive: true, force: true });
 });
-
-/** Runs a shell command as uid 65534, as the attacker would. */
-function asNobody(script: string, input?: string): void {
-  execFileSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', 'sh', '-c', script], { input: input ?? '', stdio: ['pipe', 'ignore', 'inherit'] });
-}
 
 /** The identity file of another runner, as a temp file of a crashed run would hold it. */
 function leftoverContent(): string {
@@ -69,7 +63,7 @@ async function keptNames(): Promise<string[]> {
 }
 
 describeEachLauncher('the temp-file sweep never changes a mode through a swapped name', (launcher) => {
-  it.runIf(ROOT)(`uid ${NOBODY} plants a temp file in a sticky 1777 directory and swaps the kept name for a link: the link's target keeps its mode, the planted file is left alone and reported${AS_ROOT}`, async () => {
+  it.runIf(ROOT)(`uid ${NOBODY} plants a temp file in a sticky 1777 directory and swaps the kept name for a link: the link's target keeps its mode, the planted file is left alone and reported${ROOT_ONLY}`, async () => {
     const first = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
     expect(first.code, first.stderr).toBe(0);
     await chmod(fx.dir, 0o1777);
@@ -83,8 +77,9 @@ describeEachLauncher('the temp-file sweep never changes a mode through a swapped
 
     const run = startCli(['status', '-c', fx.dir], { env: { ...fx.env, PAR_IDENTITY_FAILPOINT: FAILPOINT }, ...launcher.options });
     run.child.stdin.end();
-    // The old sweep stopped here, between link(2) and its chmod by path, with the name the attacker's
-    // to swap (the inode is theirs, and the sticky bit lets its owner remove it).
+    // The old sweep, which kept another user's file too, stopped here, between its check and its chmod
+    // by path, with the name the attacker's to swap (the inode is theirs, and the sticky bit lets its
+    // owner remove it). Now that file is left alone: the failpoint is not reached.
     if (await stopsAtFailpoint(run)) {
       for (const name of await keptNames()) asNobody(`rm -f '${join(fx.dir, name)}' && ln -s '${victim}' '${join(fx.dir, name)}'`);
       process.kill(run.child.pid!, 'SIGCONT');

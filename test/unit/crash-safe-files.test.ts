@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { StorageError } from '../../src/errors.js';
 import { serializeIdentityFile } from '../../src/identity/index.js';
 import { replaceFileAtomically, swapIntoService, sweepInterruptedWrites } from '../../src/storage/atomic-write.js';
-import { readIdentityFile } from '../../src/storage/identity-file.js';
+import { preflightIdentityDirectory, readIdentityFile } from '../../src/storage/identity-file.js';
 import { adoptRecoveryAsBackup, listRecoverableIdentities, utcStamp } from '../../src/storage/recovery-files.js';
 import { newIdentity } from '../fixtures/test-identities.js';
 
@@ -203,5 +203,16 @@ describe('symbolic links are refused, never followed', () => {
     expect((err as StorageError).code).toBe('SYMLINK_REFUSED');
     expect(await readFile(target, 'utf8')).toBe(text);
     expect((await stat(target)).mode & 0o777).toBe(0o644);
+  });
+});
+
+describe('preflightIdentityDirectory', () => {
+  it('probes the directory with a temp file of its own: a file at a predictable name is neither in the way nor removed', async () => {
+    // The name the probe once had: whoever may write the directory could take it first.
+    const planted = `.${NAME}.tmp-${process.pid}-probe`;
+    await writeFile(join(dir, planted), 'not the tool’s');
+    await preflightIdentityDirectory(path);
+    expect(await listing()).toEqual([planted]);
+    expect(await read(planted)).toBe('not the tool’s');
   });
 });

@@ -189,6 +189,19 @@ describe('the running agent first (IPC)', () => {
     expect(r.notes[0]).toMatch(/agent answered ""/);
   });
 
+  it('an agent answering a hostname it would refuse itself (escape sequences, a local name) is a failure: the chain decides, nothing of it shown', async () => {
+    for (const [hostname, why] of [
+      ['\u001b]52;c;b3duZWQ=\u0007evil\u001b[2J', 'it is not RFC 1123 compliant'],
+      ['localhost', 'localhost is a local hostname'],
+    ] as const) {
+      ipc.set({ hostname });
+      const r = await resolve(await withAgentFiles('hostname: from-config\n'));
+      expect(r).toMatchObject({ hostname: 'from-config' });
+      expect(r.notes[0]).toContain(`the agent answered a hostname it would refuse itself (${why})`);
+      expect(r.notes.join('\n')).not.toContain('evil');
+    }
+  });
+
   it('a refused token (403) is not retried and the chain decides', async () => {
     const yaml = await withAgentFiles('hostname: from-config\n');
     await writeFile(join(dir, 'auth_token'), 'f'.repeat(64));

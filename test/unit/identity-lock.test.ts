@@ -1,12 +1,12 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ParError } from '../../src/errors.js';
-import { acquireIdentityLock, type LockHolder, lockPathOf, removeStale } from '../../src/storage/lock.js';
+import { acquireIdentityLock, type LockHolder, lockPathOf, readHolder, removeStale } from '../../src/storage/lock.js';
 import type { Clock } from '../../src/time/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';
 
@@ -170,6 +170,19 @@ describe('acquireIdentityLock', () => {
     expect(err.code).toBe('LOCKED');
     expect(err.message).toContain('does not name a holder');
     expect(await readFile(lockPath, 'utf8')).toBe('garbage');
+  });
+
+  it('a FIFO, a directory or an oversized file at the lock name names no holder, and is read without blocking', async () => {
+    execFileSync('mkfifo', [lockPath]);
+    expect(await readHolder(lockPath)).toBe('unreadable');
+    expect((await lockedError(acquireIdentityLock(path))).message).toContain('does not name a holder');
+    await rm(lockPath);
+    await mkdir(lockPath);
+    expect(await readHolder(lockPath)).toBe('unreadable');
+    await rm(lockPath, { recursive: true });
+    // A valid holder padded past what any lock of ours holds.
+    await writeFile(lockPath, JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: '0123456789abcdef' }) + ' '.repeat(5000));
+    expect(await readHolder(lockPath)).toBe('unreadable');
   });
 
   it('two takers of the same stale lock: exactly one wins', async () => {

@@ -25,8 +25,11 @@ export interface ControllableEmulator {
   reset(opts?: { runners?: boolean }): void;
 }
 
-/** Headers whose values are credentials: shown over HTTP as the product shows keys (last four characters). */
-const SECRET_HEADERS = new Set(['dd-api-key', 'dd-application-key']);
+/**
+ * Headers whose values are credentials: shown over HTTP as the product shows keys (last four
+ * characters). The runner's signed JWT proves its identity to whoever accepts it until it expires.
+ */
+const SECRET_HEADERS = new Set(['dd-api-key', 'dd-application-key', 'x-datadog-onprem-jwt']);
 const mask = (value: string) => value.split(', ').map(maskSecret).join(', ');
 
 /**

@@ -37,7 +37,8 @@ async function sweepIfFree(r: Run): Promise<void> {
   // run takes it over; the file target still sweeps, no live process holding the lock.
   const held = await target.lock(0, { takeOver: false }).catch((err: unknown) => {
     if (err instanceof ParError && err.code === 'LOCKED') {
-      r.report.info(`${target.label} is locked by a running par-identity: reading without the sweep`);
+      // The message names the holder, or says the lock names none (a planted or foreign lock).
+      r.report.info(`${err.message}: reading without the sweep`);
       return undefined;
     }
     if (err instanceof ParError && CANNOT_WRITE_HERE.has(err.code)) {

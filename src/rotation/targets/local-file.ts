@@ -50,9 +50,10 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
   return current;
 }
 
-const LEFTOVER_LABEL: Record<Leftover['kind'], string> = { 'stale-lock': 'stale lock', takeover: 'takeover file of a dead taker', temp: 'temporary file of an interrupted write' };
+const LEFTOVER_LABEL: Record<Leftover['kind'], string> = { 'stale-lock': 'stale lock', 'invalid-lock': 'lock that is not one par-identity wrote', takeover: 'takeover file of a dead taker', temp: 'temporary file of an interrupted write' };
 const LEFTOVER_ADVICE: Record<Leftover['kind'], string> = {
   'stale-lock': 'the next rotate-identity or rollback takes it over',
+  'invalid-lock': 'never taken over: while it is there, rotate-identity and rollback refuse (LOCKED); check who wrote it, then remove it',
   takeover: 'removed by the next takeover of that lock, or by the next lock after an hour; safe to delete while no par-identity run is active',
   temp: 'the next rotate-identity or rollback deletes it, or keeps an identity found nowhere else as .restore-*',
 };
@@ -131,7 +132,10 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   async read(): Promise<CurrentIdentity> {
-    return fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)), await readVerifiedRecord(this.path));
+    const mark = await readVerifiedRecord(this.path);
+    const current = fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)), mark && !('refused' in mark) ? mark : undefined);
+    if (mark && 'refused' in mark) current.warnings.push(mark.refused);
+    return current;
   }
 
   private host: Promise<HostResolution> | undefined;
@@ -255,6 +259,9 @@ export class LocalFileTarget implements IdentityTarget {
     const stats = live.state === 'missing' ? undefined : live.stats;
     const file = stats ? { mode: (stats.mode & 0o777).toString(8).padStart(4, '0'), uid: stats.uid, gid: stats.gid } : null;
     if (file && file.mode !== '0600') warnings.push(`${this.path} has mode ${file.mode}; it should be 0600`);
+    // A reading run prints no warning of read(): a mark that is not believed is said here.
+    const mark = await readVerifiedRecord(this.path);
+    if (mark && 'refused' in mark) warnings.push(mark.refused);
     const host = await this.resolveHost();
     // The key the agent reads, ENC[] resolved as the agent does; a backend failure is reported, not fatal here.
     let agentKey: string | undefined;
