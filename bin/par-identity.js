@@ -55,6 +55,29 @@ function writeOut(text) {
     process.stdout.write(bytes.subarray(done));
   }
 }
+// `watch` idles for days, and V8's optimising compilers cost it memory it never gives back: the first
+// optimising compilation (Maglev, which node's own path handling triggers while it loads this file,
+// before any line here runs) maps about 2.5 MiB of compiler code of the node binary, and kept an idle
+// watch above its 60 MiB goal (issue 25). Only flags given at start-up keep the compilers out, so
+// `watch` replaces this process with a node started with them (process.execve: same pid, stdio and
+// environment; nothing of the product loaded yet). The flags change nothing but the compilers: where
+// execve is missing (Windows) or fails, watch runs here, and src/watch/steady-memory.ts turns them off
+// for every later compilation. A test holds WATCH_V8_FLAGS equal to its COMPILERS_OFF_FLAGS.
+// docs/architecture.md, "Start-up and memory".
+const WATCH_V8_FLAGS = ['--no-maglev', '--no-turbofan'];
+function restartWatchWithoutCompilers() {
+  const args = process.argv.slice(2);
+  const end = args.indexOf('--');
+  // The global flags take no value: the command is the first word that is not a flag (commandWord).
+  const command = (end < 0 ? args : args.slice(0, end)).find((word) => !word.startsWith('-'));
+  if (command !== 'watch' || typeof process.execve !== 'function' || process.execArgv.includes(WATCH_V8_FLAGS[0])) return;
+  try {
+    process.execve(process.execPath, [process.execPath, ...WATCH_V8_FLAGS, ...process.execArgv, process.argv[1], ...args]);
+  } catch {
+    // not replaced: watch runs in this process, its compilers turned off a little later
+  }
+}
+
 const request = process.env.PAR_IDENTITY_NO_FAST_HELP ? undefined : fastRequest(process.argv.slice(2));
 const stored = request ? await storedText(request) : undefined;
 if (stored !== undefined) writeOut(stored);
@@ -66,6 +89,7 @@ else await runBundle();
 // as does NODE_DISABLE_COMPILE_CACHE=1. The bundle is imported afterwards so that it is cached too.
 // getBuiltinModule, not import: no ES module wrapper of each built-in is built (docs/architecture.md).
 async function runBundle() {
+  restartWatchWithoutCompilers();
   const { enableCompileCache } = process.getBuiltinModule('node:module');
   try {
     const dir = privateCacheDir();

@@ -18,13 +18,17 @@
 //   the first twelfth and at the end into DIR/<group>-<n>/; compare two with scripts/bench/heap-diff.mjs.
 //   Writing a snapshot costs RSS itself: with it, the drift is not the figure.
 //   BENCH_SOAK_NODE_ARGS: more node flags for the watchers (e.g. --trace-gc).
+//   The start waits for every watcher's first identity and open watch for as long as the watchers keep
+//   working (scripts/bench/progress-wait.mjs: CPU time or output), so a loaded machine only slows it;
+//   a watcher that exits ends the bench at once with the end of its stderr.
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { bundleSources, ROOT, until } from './dev-bundle.mjs';
+import { cpuTicks, untilDone } from './bench/progress-wait.mjs';
+import { bundleSources, ROOT } from './dev-bundle.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9'; // never the real metadata address
 const { values: opt } = parseArgs({
@@ -97,13 +101,19 @@ if (SNAPSHOTS) await mkdir(SNAPSHOTS, { recursive: true });
 function startWatcher(group, secret, index) {
   const cwd = SNAPSHOTS ? join(SNAPSHOTS, `${group}-${index}`) : dir;
   const nodeArgs = [...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : []), ...(process.env.BENCH_SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const args = [...nodeArgs, BIN, 'watch', '-c', dir, '--kubeconfig', kubeconfig, '--secret-name', secret, '--output', join(dir, `${group}-${index}.json`), '--relist-interval', opt['relist-seconds'], '--json'];
+  const args = [...nodeArgs, BIN, 'watch', '-c', dir, '--kubeconfig', kubeconfig, '--secret-name', secret, '--output', join(dir, `${group}-${index}.json`), '--relist-interval', `${opt['relist-seconds']}s`, '--json'];
   const env = { PATH: process.env.PATH, HOME: dir, PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL, DOCKER_DD_AGENT: '' };
-  const w = { group, cwd, pid: 0, loaded: 0, errors: 0, last: undefined, exited: undefined, samples: [] };
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const w = { group, cwd, pid: 0, lines: 0, loaded: 0, errors: 0, last: undefined, exited: undefined, samples: [] };
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   w.pid = child.pid;
   w.child = child;
+  // The end of its stderr, to say why a watcher exited.
+  w.stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (text) => {
+    w.stderr = (w.stderr + text).slice(-2000);
+  });
   createInterface({ input: child.stdout }).on('line', (line) => {
+    w.lines++;
     if (!line.startsWith('{')) return;
     const e = JSON.parse(line);
     if (e.event === 'loaded') {
@@ -165,8 +175,17 @@ try {
     groups.steady.push(startWatcher('steady', STEADY, i));
   }
   const all = [...groups.changing, ...groups.steady];
-  await until(() => all.every((w) => w.loaded > 0), 60_000, 'every watcher to load its identity');
-  await until(() => emu.openWatches >= all.length, 60_000, 'every watch to open');
+  // Ten node processes starting at once on a loaded machine can take minutes: wait while they work.
+  const started = {
+    progress: async () => [emu.requests.length, ...(await Promise.all(all.map(async (w) => [w.lines, await cpuTicks(w.pid)])))],
+    failed: () => {
+      const gone = all.find((w) => w.exited !== undefined);
+      return gone && `watcher ${gone.pid} exited (${gone.exited}): ${gone.stderr.trim() || 'nothing on stderr'}`;
+    },
+  };
+  await untilDone({ ...started, check: () => all.every((w) => w.loaded > 0), what: 'every watcher to load its identity' });
+  await untilDone({ ...started, check: () => emu.openWatches >= all.length, what: 'every watch to open' });
+  console.error(`soak: ${all.length} watchers loaded and watching; ${(RUN_MS / 60_000).toFixed(1)} min from now`);
 
   const start = Date.now();
   if (CHANGE_MS > 0 && groups.changing.length) {
@@ -214,14 +233,17 @@ try {
       await snapshot(all, 'baseline');
       console.error(`soak: baseline after ${(t / 60_000).toFixed(1)} min: RSS median ${median(groups.changing.map((w) => w.baseline)).toFixed(1)} MiB (changing), ${median(groups.steady.map((w) => w.baseline)).toFixed(1)} MiB (steady)`);
     }
-    if (all.some((w) => w.exited !== undefined)) throw new Error(`a watcher exited during the soak (${all.find((w) => w.exited !== undefined).exited})`);
+    if (all.some((w) => w.exited !== undefined)) {
+      const gone = all.find((w) => w.exited !== undefined);
+      throw new Error(`a watcher exited during the soak (${gone.exited}): ${gone.stderr.trim() || 'nothing on stderr'}`);
+    }
     if (t >= RUN_MS) break;
     await sleep(Math.min(SAMPLE_MS, RUN_MS - t));
   }
   for (const t of timers) clearInterval(t);
   // Every watcher of the changing Secret ends on its last content.
   const last = pool[changes % pool.length].fingerprint;
-  await until(() => groups.changing.every((w) => w.last === last), 60_000, 'every watcher to hold the last change');
+  await untilDone({ ...started, check: () => groups.changing.every((w) => w.last === last), what: 'every watcher to hold the last change' });
   for (const w of all) w.end = await rssMiB(w.pid);
   await snapshot(all, 'end');
 

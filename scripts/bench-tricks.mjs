@@ -3,8 +3,10 @@
 // run, on the Node running this script (use Node 26, the single executables' Node):
 //   - the ICU-free timestamp (src/time/iso.ts): peak RSS of a process that formats one timestamp with
 //     Date.prototype.toISOString, and of one that formats it with isoString;
-//   - the forced garbage collection of an idle `watch` (src/commands/watch.ts): RSS of an idle watch of
-//     the npm build, and of a copy of that build in which the collection is disabled;
+//   - the forced garbage collection of an idle `watch` (src/watch/startup-memory.ts): RSS of an idle
+//     watch of the npm build, and of a copy of that build in which the collection is disabled;
+//   - the launcher's restart of `watch` without V8's optimising compilers (bin/par-identity.js): RSS
+//     of an idle watch of the npm build, and of a copy whose launcher does not restart it;
 //   - the V8 code cache of the single executable's Kubernetes client asset (scripts/build-sea.mjs): peak
 //     RSS and wall time of compiling and loading that asset (dist/sea-client-node.cjs) with the cache and
 //     without it.
@@ -18,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
 import { BIN, startEmulator } from './start-emulator.mjs';
 import { idleWatch } from './bench/idle-watch.mjs';
+import { resetPageCache } from './bench/page-cache.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -66,24 +69,34 @@ try {
     const runEnv = { ...env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' };
     const made = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig], { env: runEnv, encoding: 'utf8' });
     if (made.status !== 0) throw new Error(`could not create the identity Secret: ${made.stderr}`);
-    const copy = join(dir, 'no-gc');
-    mkdirSync(join(copy, 'bin'), { recursive: true });
-    mkdirSync(join(copy, 'dist'));
-    copyFileSync(BIN, join(copy, 'bin', 'par-identity.js'));
-    writeFileSync(join(copy, 'package.json'), readFileSync(join(ROOT, 'package.json')));
-    for (const f of readdirSync(join(ROOT, 'dist')).filter((n) => n.endsWith('.js'))) copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
-    const product = join(copy, 'dist', 'par-identity.js');
-    const text = readFileSync(product, 'utf8');
-    if (!text.includes('"--expose-gc"')) throw new Error('dist/par-identity.js no longer turns on --expose-gc: update this bench');
-    writeFileSync(product, text.replaceAll('"--expose-gc"', '"--no-expose-gc"'));
+    /** A copy of the npm build (bin/, dist/) with one text of `file` replaced; its launcher. */
+    const copyWith = (name, file, from, to) => {
+      const copy = join(dir, name);
+      mkdirSync(join(copy, 'bin'), { recursive: true });
+      mkdirSync(join(copy, 'dist'));
+      copyFileSync(BIN, join(copy, 'bin', 'par-identity.js'));
+      writeFileSync(join(copy, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+      for (const f of readdirSync(join(ROOT, 'dist')).filter((n) => n.endsWith('.js'))) copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
+      const text = readFileSync(join(copy, file), 'utf8');
+      if (!text.includes(from)) throw new Error(`${file} no longer holds ${from}: update this bench`);
+      writeFileSync(join(copy, file), text.replaceAll(from, to));
+      return join(copy, 'bin', 'par-identity.js');
+    };
+    const noGc = copyWith('no-gc', join('dist', 'par-identity.js'), '"--expose-gc"', '"--no-expose-gc"');
+    // The launcher's restart of watch without the optimising compilers (process.execve), disabled.
+    const noRestart = copyWith('no-restart', join('bin', 'par-identity.js'), "typeof process.execve !== 'function'", 'true');
     const watchArgs = ['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'];
-    const withGc = [];
+    resetPageCache([process.execPath]);
+    const withTricks = [];
     const withoutGc = [];
+    const withoutRestart = [];
     for (let i = 0; i < 3; i++) {
-      withGc.push(await idleWatchRss(BIN, watchArgs, runEnv));
-      withoutGc.push(await idleWatchRss(join(copy, 'bin', 'par-identity.js'), watchArgs, runEnv));
+      withTricks.push(await idleWatchRss(BIN, watchArgs, runEnv));
+      withoutGc.push(await idleWatchRss(noGc, watchArgs, runEnv));
+      withoutRestart.push(await idleWatchRss(noRestart, watchArgs, runEnv));
     }
-    rows.push(['forced GC of an idle watch (npm build)', 'no collection', `${median(withoutGc).toFixed(1)} MiB`, `${median(withGc).toFixed(1)} MiB`, `${(median(withoutGc) - median(withGc)).toFixed(1)} MiB`]);
+    rows.push(['forced GC of an idle watch (npm build)', 'no collection', `${median(withoutGc).toFixed(1)} MiB`, `${median(withTricks).toFixed(1)} MiB`, `${(median(withoutGc) - median(withTricks)).toFixed(1)} MiB`]);
+    rows.push(['watch restarted without optimising compilers (npm build)', 'not restarted', `${median(withoutRestart).toFixed(1)} MiB`, `${median(withTricks).toFixed(1)} MiB`, `${(median(withoutRestart) - median(withTricks)).toFixed(1)} MiB`]);
   } finally {
     await stop();
   }

@@ -13,6 +13,7 @@ import { SEA_NODE_VERSION, seaNodeBinary } from './bundle-options.mjs';
 import { measureInstallSize } from './install-size.mjs';
 import { BIN, startEmulator } from './start-emulator.mjs';
 import { idleWatch } from './bench/idle-watch.mjs';
+import { resetPageCache } from './bench/page-cache.mjs';
 
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -83,20 +84,6 @@ function peakRss([cmd, args], env) {
     peaks.push(Number(out[1]) / 1024);
   }
   return peaks.sort((a, b) => a - b)[2];
-}
-
-/**
- * Resets the page cache of `files` (the executables measured) to 4 KiB pages: written back, dropped,
- * then read again without readahead. RSS counts the pages of the executable a process maps, and the
- * kernel maps whole large folios at once: an executable just written (build:sea runs right before) or
- * read with a large readahead window (8 MiB on some disks) showed up to +30 MiB of RSS for the same
- * code. After this, every process maps only the pages it touches (plus the usual fault-around), so the
- * npm build, the single executable and bare node are measured alike.
- */
-function resetPageCache(files) {
-  const script = 'import os,sys\nfor p in sys.argv[1:]:\n fd=os.open(p,os.O_RDONLY);os.fsync(fd);os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED);os.posix_fadvise(fd,0,0,os.POSIX_FADV_RANDOM)\n for o in range(0,os.fstat(fd).st_size,4096):os.pread(fd,4096,o)\n os.close(fd)';
-  const run = spawnSync('python3', ['-c', script, ...files], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (run.status !== 0) console.warn('warning: could not reset the page cache of the executables; RSS figures may include whole large folios');
 }
 
 /** RSS (MiB) of one idle `watch`, 2 s after it loaded the identity, with its anonymous and file-backed parts. */

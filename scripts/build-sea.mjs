@@ -16,6 +16,10 @@
 // included, which never use it. The x64 executable also carries a V8 code cache of that asset, made by
 // running it once in the same Node at build time: without one, the commands that use it parse it at
 // every start.
+//
+// The entry evaluates src/watch/single-executable-start.ts before anything else: for `watch` it turns
+// V8's optimising compilers off before the rest of the script runs (docs/architecture.md, "Start-up
+// and memory"; the npm launcher restarts watch with the same flags instead).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -113,7 +117,8 @@ script.runInThisContext().call(module.exports, module.exports, require, module, 
 const bundle = join(work, 'par-identity.cjs');
 await build({
   ...productOptions,
-  stdin: { contents: "import { main } from './src/cli.ts';\nvoid main();\n", resolveDir: ROOT, sourcefile: 'sea-entry.ts', loader: 'ts' },
+  // single-executable-start first: its module is evaluated before any other (above).
+  stdin: { contents: "import './src/watch/single-executable-start.ts';\nimport { main } from './src/cli.ts';\nvoid main();\n", resolveDir: ROOT, sourcefile: 'sea-entry.ts', loader: 'ts' },
   outfile: bundle,
   format: 'cjs',
   // import() of bundled modules and built-ins becomes require(): the SEA's require reaches built-ins.

@@ -9,17 +9,34 @@ import { releaseStartupMemory } from './startup-memory.js';
 // process would not collect for a long time (native memory behind it, key objects, included).
 
 /**
- * Turns V8's optimising tiers (Maglev, TurboFan) off for the rest of the process: what watch runs per
- * change is a few milliseconds in the interpreter and the baseline compiler. Only the CLI's own
- * process: a program that imports the API keeps its optimising compilers. Best effort.
+ * The V8 flags that keep the optimising tiers (Maglev, TurboFan) out. bin/par-identity.js starts
+ * `watch` with them (the first optimising compilation happens while node loads the launcher, before
+ * any code can turn them off: docs/architecture.md, "Start-up and memory"); a unit test holds its list
+ * equal to this one.
+ */
+export const COMPILERS_OFF_FLAGS: readonly string[] = ['--no-maglev', '--no-turbofan'];
+
+/**
+ * Turns V8's optimising tiers off for the rest of the process: what watch runs per change is a few
+ * milliseconds in the interpreter and the baseline compiler. Only the CLI's own process: a program
+ * that imports the API keeps its optimising compilers. Best effort.
  */
 export function stopOptimisingCompilers(): void {
   try {
-    setFlagsFromString('--no-maglev');
-    setFlagsFromString('--no-turbofan');
+    for (const flag of COMPILERS_OFF_FLAGS) setFlagsFromString(flag);
   } catch {
     // the watcher works the same, its memory creeping up over hours instead of staying put
   }
+}
+
+/**
+ * The command a command line runs, read before any of the program is loaded: the first word that is
+ * not a flag, before `--` (the global flags take no value). A wrong answer only changes which
+ * compilers run, never what the command does.
+ */
+export function commandWord(args: readonly string[]): string | undefined {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).find((word) => !word.startsWith('-'));
 }
 
 /** Quiet time after the last request before the collection, so a burst of changes costs one. */
