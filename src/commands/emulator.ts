@@ -3,6 +3,7 @@ import { ParError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, type OutputOptions, resultJson } from '../output.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
+import { VERSION } from '../version.js';
 import { writePrivateFile } from '../storage/index.js';
 
 export interface EmulatorOptions extends OutputOptions {
@@ -35,7 +36,7 @@ async function loadEmulators(): Promise<typeof EmulatorBundle> {
     throw new ParError(
       'EMULATOR_UNAVAILABLE',
       'the single executable does not contain the emulators',
-      'Run `par-identity emulator` from the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-<version>.tgz: docs/install.md), or in the checkout itself (npm run build, then bin/par-identity.js emulator).',
+      `Run \`par-identity emulator\` from the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md), or in the checkout itself (npm run build, then bin/par-identity.js emulator).`,
     );
   }
   const bundle = new URL('./emulators.js', import.meta.url).href;

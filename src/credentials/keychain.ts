@@ -1,5 +1,6 @@
 import { ParError } from '../errors.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
+import { VERSION } from '../version.js';
 
 // The OS keychain through @napi-rs/keyring (keytar-compatible, its native binary ships inside the
 // npm package). Loaded only when a keychain is actually used, so the CLI runs where it is absent.
@@ -31,7 +32,7 @@ async function keyring(): Promise<KeyringModule> {
   if (runningAsSingleExecutable()) {
     throw new KeychainUnavailableError(
       'the single executable has no keychain (the native keychain module ships only with the npm package)',
-      'Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, or api_key/app_key in the agent config; or, where a keychain is needed, the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-<version>.tgz: docs/install.md).',
+      `Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, or api_key/app_key in the agent config; or, where a keychain is needed, the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md).`,
     );
   }
   loaded ??= import('@napi-rs/keyring').catch((err: Error) => {

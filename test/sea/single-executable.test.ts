@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 const SEA = fileURLToPath(new URL('../../dist/sea/', import.meta.url));
 const X64 = join(SEA, 'par-identity-linux-x64');
 const ARM64 = join(SEA, 'par-identity-linux-arm64');
+const PACKAGE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }).version;
 const EMULATOR_MARKER = 'par-identity-emulator-bundle:6f1c2a';
 // The sentinel Node looks for; `--build-sea` flips its last character from 0 to 1.
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2:';
@@ -47,12 +48,16 @@ describe('single executables', () => {
     expect(set.stderr).toContain('--api-key-file');
     expect(set.stderr).toContain('DD_API_KEY');
     expect(set.stderr).not.toContain('some-key');
+    // The tarball the hint names is the one npm pack writes for this version, not a placeholder.
+    expect(set.stderr).toContain(`npm install -g ./par-identity-${PACKAGE_VERSION}.tgz`);
   });
 
   it('emulator: not in the executable, exit 13', () => {
     const emulator = run(['emulator', '--json']);
     expect(emulator.status).toBe(13);
-    expect(JSON.parse(emulator.stdout)).toMatchObject({ status: 'error', code: 'EMULATOR_UNAVAILABLE', exitCode: 13 });
+    const out = JSON.parse(emulator.stdout) as { hint: string };
+    expect(out).toMatchObject({ status: 'error', code: 'EMULATOR_UNAVAILABLE', exitCode: 13 });
+    expect(out.hint).toContain(`npm install -g ./par-identity-${PACKAGE_VERSION}.tgz`);
   });
 
   it('both carry the product bundle, without emulator code, and the flipped SEA fuse', () => {
