@@ -16,45 +16,13 @@ if (Number(process.versions.node.split('.')[0]) < NEEDED_MAJOR) {
   process.exit(NODE_UNSUPPORTED_EXIT);
 }
 
-// A pure help request (`--help`, `-h`, `help`, `<command> --help`, `<command> -h`, `help <command>`) or
-// `--version`/`-V`, and nothing else on the line, is answered from dist/help.js without importing the
-// bundle: building commander's program and loading the product's code is most of a `--help` (issue 25:
-// at most 1.3x a bare `node -e 0`; docs/architecture.md, "Start-up and memory"). The build renders
-// those texts with the bundle's own commander program from the command table, so they are its output,
-// not a copy. Anything else, an extra flag or an unknown command included, takes the full path, which
-// says what it always said. commander wraps help to the terminal's width when stdout is a terminal (80
-// columns otherwise): each text is kept with the widths it is printed at, and a terminal of another
-// width takes the full path too. PAR_IDENTITY_NO_FAST_HELP=1 always takes it (the tests compare the two).
-const HELP_FLAGS = ['--help', '-h'];
-/** { help: command } for a help request ('' the program's), { version: true } for --version / -V, else undefined. */
-function fastRequest(args) {
-  if (args.length === 1 && (HELP_FLAGS.includes(args[0]) || args[0] === 'help')) return { help: '' };
-  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) return { version: true };
-  if (args.length === 2 && HELP_FLAGS.includes(args[1])) return { help: args[0] };
-  if (args.length === 2 && args[0] === 'help') return { help: args[1] };
-  return undefined;
-}
-/** The stored text for the request at the width commander would wrap to, or undefined. */
-async function storedText(request) {
-  const { HELP, VERSION } = await import('../dist/help.js');
-  if (request.version) return VERSION;
-  if (!Object.hasOwn(HELP, request.help)) return undefined;
-  // commander: process.stdout.isTTY ? process.stdout.columns : undefined, then 80. isatty() is the same
-  // test without creating process.stdout (for a pipe, a stream costing about a tenth of a bare node's start).
-  const width = (process.getBuiltinModule('node:tty').isatty(1) ? process.stdout.columns : undefined) ?? 80;
-  const variant = HELP[request.help].find(([first, last]) => first <= width && width <= last);
-  return variant?.[2];
-}
-/** Writes all of `text` to fd 1; whatever a direct write cannot take (a full non-blocking pipe, EPIPE) goes through process.stdout as commander's would. */
-function writeOut(text) {
-  const bytes = Buffer.from(text);
-  let done = 0;
-  try {
-    while (done < bytes.length) done += process.getBuiltinModule('node:fs').writeSync(1, bytes, done);
-  } catch {
-    process.stdout.write(bytes.subarray(done));
-  }
-}
+// A pure help or version request (`--help`, `help <command>`, `<command> -h`, `--version`…, nothing else
+// on the line) is answered from dist/help.js without importing the bundle: the texts commander prints,
+// rendered by the build, and the rule that picks one (src/cli/fast-help.ts, which the single
+// executable's entry uses too; docs/architecture.md, "Start-up and memory"). Only a line of one or two
+// words holding a help or version word can be such a request, so nothing else imports help.js (nor does
+// a run with PAR_IDENTITY_NO_FAST_HELP=1, which always takes the full path).
+const HELP_WORDS = ['--help', '-h', 'help', '--version', '-V'];
 // `watch` idles for days, and V8's optimising compilers cost it memory it never gives back: the first
 // optimising compilation (Maglev, which node's own path handling triggers while it loads this file,
 // before any line here runs) maps about 2.5 MiB of compiler code of the node binary, and kept an idle
@@ -78,9 +46,11 @@ function restartWatchWithoutCompilers() {
   }
 }
 
-const request = process.env.PAR_IDENTITY_NO_FAST_HELP ? undefined : fastRequest(process.argv.slice(2));
-const stored = request ? await storedText(request) : undefined;
-if (stored !== undefined) writeOut(stored);
+const args = process.argv.slice(2);
+const mayBeHelp = !process.env.PAR_IDENTITY_NO_FAST_HELP && args.length <= 2 && args.some((word) => HELP_WORDS.includes(word));
+const helpTexts = mayBeHelp ? await import('../dist/help.js') : undefined;
+const stored = helpTexts?.storedAnswer(args, helpTexts);
+if (stored !== undefined) helpTexts.writeOut(stored);
 else await runBundle();
 
 // Node's on-disk V8 code cache for the bundle: later runs skip most of the parsing and compiling of the

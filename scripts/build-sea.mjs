@@ -118,7 +118,21 @@ const bundle = join(work, 'par-identity.cjs');
 await build({
   ...productOptions,
   // single-executable-start first: its module is evaluated before any other (above).
-  stdin: { contents: "import './src/watch/single-executable-start.ts';\nimport { main } from './src/cli.ts';\nvoid main();\n", resolveDir: ROOT, sourcefile: 'sea-entry.ts', loader: 'ts' },
+  // Then a pure help or version request is answered from the stored texts (dist/help.js, the same rule
+  // as the npm launcher's) before the CLI's modules are evaluated: import() of a bundled module is lazy.
+  stdin: {
+    contents: [
+      "import './src/watch/single-executable-start.ts';",
+      "import * as helpTexts from './dist/help.js';",
+      'const stored = helpTexts.storedAnswer(process.argv.slice(2), helpTexts);',
+      "if (stored !== undefined) helpTexts.writeOut(stored);",
+      "else void import('./src/cli.ts').then(({ main }) => main());",
+      '',
+    ].join('\n'),
+    resolveDir: ROOT,
+    sourcefile: 'sea-entry.ts',
+    loader: 'ts',
+  },
   outfile: bundle,
   format: 'cjs',
   // import() of bundled modules and built-ins becomes require(): the SEA's require reaches built-ins.

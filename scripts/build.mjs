@@ -15,7 +15,8 @@
 //   declarations import (checked: nothing outside them, no package but node:*), so nothing dangles.
 // - emulators.js, the emulator bundle, loaded by `par-identity emulator` only (never by the product).
 // - help.js, the help texts (and the version line) the launcher prints for `--help`, `help <command>`,
-//   `<command> -h`… without importing par-identity.js, rendered by par-identity.js itself below.
+//   `<command> -h`… without importing par-identity.js, rendered by par-identity.js itself below, with
+//   the rule that picks them (src/cli/fast-help.ts).
 // Then the man page is regenerated from the same command definitions that produce --help.
 import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -153,7 +154,22 @@ await writeFile(new URL('../dist/metafile.json', import.meta.url), JSON.stringif
 
 const { renderHelpModule, renderManPage } = await import(`../dist/par-identity.js?${Date.now()}`);
 // The help texts bin/par-identity.js prints for a pure help request without importing the bundle:
-// commander's own output, captured from the program built from the table (src/cli/docs/help-texts.ts).
-await writeFile(new URL('../dist/help.js', import.meta.url), await renderHelpModule());
+// commander's own output, captured from the program built from the table (src/cli/docs/help-texts.ts),
+// bundled with the one rule that answers from them (src/cli/fast-help.ts), which the single executable's
+// entry (scripts/build-sea.mjs) imports from this very file. Only built-ins, through getBuiltinModule.
+await build({
+  stdin: {
+    contents: `${await renderHelpModule()}export { storedAnswer, writeOut } from './src/cli/fast-help.ts';\n`,
+    resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+    sourcefile: 'help.js',
+    loader: 'ts',
+  },
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: productOptions.target,
+  outfile: fileURLToPath(new URL('../dist/help.js', import.meta.url)),
+  logLevel: 'warning',
+});
 await mkdir(new URL('../man/', import.meta.url), { recursive: true });
 await writeFile(new URL('../man/par-identity.1', import.meta.url), await renderManPage());

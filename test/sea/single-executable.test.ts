@@ -40,6 +40,25 @@ describe('single executables', () => {
     expect(help.stderr).not.toMatch(/Warning|\[DEP/);
   });
 
+  it('answers a pure help or version request from the stored texts, byte for byte what the full path prints', () => {
+    // The entry answers these before the CLI's modules are evaluated (src/cli/fast-help.ts);
+    // PAR_IDENTITY_NO_FAST_HELP=1 makes commander print them from the program built from the table.
+    const full = (args: string[]) => spawnSync(X64, args, { env: { PATH: pathWithoutNode, PAR_IDENTITY_NO_FAST_HELP: '1' }, encoding: 'utf8', timeout: 20_000 });
+    for (const args of [['--help'], ['-h'], ['help'], ['--version'], ['status', '--help'], ['help', 'rotate-identity'], ['watch', '-h']]) {
+      const fast = run(args);
+      const slow = full(args);
+      expect(fast.status, args.join(' ')).toBe(0);
+      expect(slow.status, args.join(' ')).toBe(0);
+      expect(fast.stdout, args.join(' ')).toBe(slow.stdout);
+      expect(fast.stderr).toBe('');
+    }
+    // Anything else still takes the full path: help of an unknown command is a usage error.
+    const unknown = run(['help', 'nope']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toMatch(/^Usage: par-identity /);
+  });
+
   it('credentials: says the executable has no keychain, names the alternatives, exit 13', () => {
     const set = run(['credentials', 'set', '--profile', 'x'], 'some-key-0000000000000000000\n');
     expect(set.status).toBe(13);

@@ -56,6 +56,8 @@ describe('no hint points at the unpublished npm package', () => {
   it('the hints that used to point there point to the install from a checkout, with the tarball npm pack writes', () => {
     const emulator = readFileSync(join(ROOT, 'src/commands/emulator.ts'), 'utf8');
     const keychain = readFileSync(join(ROOT, 'src/credentials/keychain.ts'), 'utf8');
-    for (const source of [emulator, keychain]) expect(source).toContain('npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md');
+    // The source builds the name from VERSION (the sea test checks the printed hint names the real tarball).
+    const hint = ['npm pack, then npm install -g ./par-identity-$', '{VERSION}.tgz: docs/install.md'].join('');
+    for (const source of [emulator, keychain]) expect(source).toContain(hint);
   });
 });

@@ -1,11 +1,13 @@
 import { type Command, CommanderError } from 'commander';
 import { processIo } from '../../io.js';
 import { buildProgram } from '../program.js';
+import type { HelpVariant as Variant } from '../fast-help.js';
 import type { ProgramSpec } from '../spec.js';
 
-// The help texts of dist/help.js, which bin/par-identity.js prints for a pure help request without
-// loading the bundle (docs/architecture.md, "Start-up and memory"). Each text is what commander prints,
-// captured from the very program the bundle builds from the table, so it is that path's output.
+// The help texts of dist/help.js, which bin/par-identity.js and the single executable's entry print, by
+// the rule of src/cli/fast-help.ts, for a pure help request without loading the bundle
+// (docs/architecture.md, "Start-up and memory"). Each text is what commander prints, captured from the
+// very program the bundle builds from the table, so it is that path's output.
 // commander wraps help to the terminal's columns when stdout is a terminal (80 otherwise), so each text
 // carries the widths at which it is printed exactly so.
 
@@ -54,9 +56,6 @@ async function printedByAll(table: ProgramSpec, forms: string[][], width: number
   }
   return first!;
 }
-
-/** [first width, last width, text]: the text commander prints at every width of the range. */
-type Variant = [number, number, string];
 
 /**
  * The runs of widths 1…MAX_WIDTH that print one text: the one holding the pipe's width, and the widest
