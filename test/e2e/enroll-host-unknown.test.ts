@@ -1,4 +1,3 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/options.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
-import { BIN, type CliRun, cleanEnv } from './run-cli.js';
+import { CAN_UNSHARE_MOUNTS, runInMountNamespace } from './mount-namespace.js';
+import type { CliRun } from './run-cli.js';
 
 // A host name that does not exist will not exist on the next try: the run fails at once, naming the
 // host and the setting behind it, instead of retrying until --timeout. `.invalid` never resolves
@@ -48,20 +48,9 @@ async function closedPort(): Promise<number> {
 
 // EAI_AGAIN as a real resolver gives it: the run sees an /etc/resolv.conf of its own (a bind mount in a
 // mount namespace of its own, unshare -m) naming a loopback nameserver that does not answer. Needs root.
-const canMount = process.geteuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
-
 function withDeadResolver(args: string[], env: Record<string, string>): Promise<CliRun> {
   const resolvConf = join(tmpdir(), `par-e2e-resolv-${process.pid}.conf`);
-  const script = 'printf "nameserver 127.0.0.1\\n" > "$1" && mount --bind "$1" /etc/resolv.conf && shift && exec "$@"';
-  return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', resolvConf, process.execPath, BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runInMountNamespace('printf "nameserver 127.0.0.1\\n" > "$1" && mount --bind "$1" /etc/resolv.conf', [resolvConf], args, env);
 }
 
 // Every attempt failed before reaching a server: nothing can have been registered, so the pending key
@@ -85,7 +74,7 @@ describe('errors that retrying can cure are retried until --timeout', () => {
     expect(status.code).not.toBe(15);
   });
 
-  it.skipIf(!canMount)(`a resolver that does not answer (EAI_AGAIN): retried, then ENROLL_TIMEOUT, never ENROLL_HOST_UNKNOWN${canMount ? '' : ' [SKIPPED: needs root and unshare(1)]'}`, async () => {
+  it.skipIf(!CAN_UNSHARE_MOUNTS)(`a resolver that does not answer (EAI_AGAIN): retried, then ENROLL_TIMEOUT, never ENROLL_HOST_UNKNOWN${CAN_UNSHARE_MOUNTS ? '' : ' [SKIPPED: needs root and unshare(1)]'}`, async () => {
     // Not resolvable anyway: the point is the resolver's answer, "try again", not the name.
     await pointAt('https://api.par-test.example');
     const run = await withDeadResolver(['rotate-identity', '-c', fx.dir, '--timeout', '2s', '--json'], { ...fx.env });

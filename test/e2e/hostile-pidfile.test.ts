@@ -1,11 +1,13 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { NOBODY, ROOT } from './attacker.js';
 import { describeEachLauncher, type Launcher } from './launchers.js';
+import { CAN_CHOOSE_PID, NEXT_PID_MISSING, spawnAtPid } from './next-pid.js';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
 import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
@@ -14,21 +16,9 @@ import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, new
 // and a pidfile someone else can write, or that names someone else's process, must never make it signal.
 // Both launchers, real signals.
 
-const NOBODY = 65534;
-const isRoot = process.geteuid?.() === 0;
-/** Where root sets the pid the next process gets (Linux); read-only in some containers. */
-const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
-const canChoosePid = (() => {
-  try {
-    accessSync(NS_LAST_PID, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const choosePidMissing = !isRoot || canChoosePid ? '' : ` [SKIPPED: cannot choose the next pid (${NS_LAST_PID} is not writable here)]`;
-const asRoot = isRoot ? it : it.skip;
-const rootOnly = isRoot ? '' : ' [SKIPPED: needs root to chown to uid 65534 and run a process as it]';
+const choosePidMissing = !ROOT ? '' : NEXT_PID_MISSING;
+const asRoot = ROOT ? it : it.skip;
+const rootOnly = ROOT ? '' : ' [SKIPPED: needs root to chown to uid 65534 and run a process as it]';
 
 const started: Array<ChildProcess | ChildProcessWithoutNullStreams> = [];
 let kube: KubeFixture;
@@ -48,25 +38,12 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/**
- * Spawns until the child gets `pid` (Linux hands out the pid after ns_last_pid next, unless another
- * process of the machine takes it first; then it is tried again). Needs root.
- */
-async function spawnAtPid(pid: number, start: () => ChildProcess): Promise<ChildProcess> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    writeFileSync(NS_LAST_PID, String(pid - 1));
-    const child = start();
-    if (child.pid === pid) return child;
-    child.kill('SIGKILL');
-  }
-  throw new Error(`pid ${pid} was taken by another process 200 times in a row`);
-}
 
 /** A runner that logs every SIGHUP; "start" is logged once its handler is in place. With `pid`, it gets that pid. */
 async function runner(options: { uid?: number; pid?: number } = {}): Promise<{ child: ChildProcess; log: () => Promise<string[]> }> {
   const script = "process.on('SIGHUP', () => console.log('hup')); console.log('start'); setInterval(() => {}, 1000);";
   const start = () => spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'], ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }) });
-  const child = options.pid === undefined ? start() : await spawnAtPid(options.pid, start);
+  const child = options.pid === undefined ? start() : spawnAtPid(options.pid, start);
   started.push(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => {
@@ -147,7 +124,7 @@ describeEachLauncher('watch --pidfile refuses to signal on a stranger’s word',
     expect(await log()).toEqual(['start']);
   });
 
-  it.runIf(isRoot && canChoosePid)(
+  it.runIf(ROOT && CAN_CHOOSE_PID)(
     `the runner exits between the check and the signal, and uid ${NOBODY} gets its pid: the process is held by its /proc directory, the change is seen before kill(2), nobody signalled${rootOnly}${choosePidMissing}`,
     async () => {
       const first = await runner();

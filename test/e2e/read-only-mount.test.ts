@@ -1,8 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LocalFixture, localFixture } from './local-fixture.js';
-import { BIN, type CliRun, cleanEnv } from './run-cli.js';
+import { CAN_UNSHARE_MOUNTS, runInMountNamespace } from './mount-namespace.js';
 
 // A read-only file system (issue 23, "Checks that check"): the agent's directory on a read-only mount
 // (a ConfigMap or Secret volume, a read-only root) is reported as that mount, named, not as a
@@ -10,22 +9,11 @@ import { BIN, type CliRun, cleanEnv } from './run-cli.js';
 // namespace of its own (unshare -m) where the fixture's directory is bind-mounted read-only onto
 // itself: nothing outside the run sees the mount. That needs root (CAP_SYS_ADMIN) and unshare.
 
-const canMount = process.geteuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
-const why = canMount ? '' : ' [SKIPPED: needs root and unshare(1) to make a read-only mount]';
+const why = CAN_UNSHARE_MOUNTS ? '' : ' [SKIPPED: needs root and unshare(1) to make a read-only mount]';
 
 /** `args` run by the built binary with `dir` read-only in its own mount namespace. */
-function onReadOnly(dir: string, args: string[], env: Record<string, string>): Promise<CliRun> {
-  const script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"';
-  return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', dir, process.execPath, BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+const onReadOnly = (dir: string, args: string[], env: Record<string, string>) =>
+  runInMountNamespace('mount --bind "$1" "$1" && mount -o remount,ro,bind "$1"', [dir], args, env);
 
 let fx: LocalFixture;
 beforeEach(async () => {
@@ -36,7 +24,7 @@ afterEach(async () => {
 });
 
 describe('the identity directory on a read-only mount', () => {
-  it.skipIf(!canMount)(`a rotation refuses before enrolling, naming the mount (not "not writable … sudo"); status reads there, exit 0${why}`, async () => {
+  it.skipIf(!CAN_UNSHARE_MOUNTS)(`a rotation refuses before enrolling, naming the mount (not "not writable … sudo"); status reads there, exit 0${why}`, async () => {
     const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
     expect(seeded.code, seeded.stderr).toBe(0);
     const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
@@ -58,5 +46,24 @@ describe('the identity directory on a read-only mount', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'ok', command: 'status', identityFile: fx.identityPath });
     expect(status.stderr).toContain('no lock taken, reading only');
     expect(await readdir(fx.dir)).toEqual(before.files);
+  });
+});
+
+// A file bind-mounted onto its own name (Docker -v file:file, a Kubernetes subPath) sits on the same
+// device as its directory, so only the kernel's mount table (src/storage/mount-points.ts) shows it:
+// rename(2) onto it would fail with EBUSY after enrolling, so the run refuses before.
+describe('the identity file as a single-file mount', () => {
+  it.skipIf(!CAN_UNSHARE_MOUNTS)(`refused before enrolling with SINGLE_FILE_MOUNT (exit 7), though on the directory's device${why}`, async () => {
+    const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+    const before = enrolls();
+
+    const run = await runInMountNamespace('mount --bind "$1" "$1"', [fx.identityPath], ['rotate-identity', '-c', fx.dir, '--json'], fx.env);
+    expect(run.code, run.stderr).toBe(7);
+    const doc = JSON.parse(run.stdout) as { code: string; hint: string };
+    expect(doc.code).toBe('SINGLE_FILE_MOUNT');
+    expect(doc.hint).toContain('Nothing was enrolled');
+    expect(enrolls()).toBe(before);
   });
 });

@@ -1,21 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CAN_CHOOSE_PID, NEXT_PID_MISSING, spawnAtPid } from '../e2e/next-pid.js';
 import { pinProcess, procStartOf, procUidOf, stillPinned, unpin } from '../../src/storage/pid.js';
 
 // A process held by its /proc directory (watch --pidfile, docs/security.md §4): reads through the
 // descriptor see that process or fail, never a later holder of its pid.
-
-const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
-const canChoosePid = (() => {
-  try {
-    accessSync(NS_LAST_PID, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -57,19 +47,14 @@ describe('pinProcess', () => {
     expect(pinProcess(child.pid!)).toBeUndefined();
   });
 
-  it.runIf(canChoosePid)(`its pid given to a new process: not pinned, though /proc/<pid> exists again${canChoosePid ? '' : ` [SKIPPED: cannot choose the next pid (${NS_LAST_PID} is not writable here; needs root)]`}`, async () => {
+  it.runIf(CAN_CHOOSE_PID)(`its pid given to a new process: not pinned, though /proc/<pid> exists again${NEXT_PID_MISSING}`, async () => {
     const child = sleeper();
     const pid = child.pid!;
     const pinned = pinProcess(pid)!;
     await killed(child);
-    let next: ChildProcess | undefined;
-    for (let attempt = 0; attempt < 200 && next?.pid !== pid; attempt++) {
-      next?.kill('SIGKILL');
-      writeFileSync(NS_LAST_PID, String(pid - 1));
-      next = sleeper();
-    }
+    const next = spawnAtPid(pid, sleeper);
     try {
-      expect(next?.pid).toBe(pid);
+      expect(next.pid).toBe(pid);
       expect(procStartOf(pid)).toBeDefined();
       expect(stillPinned(pinned)).toBe(false);
     } finally {
