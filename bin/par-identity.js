@@ -47,7 +47,7 @@ function restartWatchWithoutCompilers() {
 }
 
 const args = process.argv.slice(2);
-const mayBeHelp = !process.env.PAR_IDENTITY_NO_FAST_HELP && args.length <= 2 && args.some((word) => HELP_WORDS.includes(word));
+const mayBeHelp = !process.env.PAR_IDENTITY_NO_FAST_HELP && args.length <= 2 && (args.length === 0 || args.some((word) => HELP_WORDS.includes(word)));
 const helpTexts = mayBeHelp ? await import('../dist/help.js') : undefined;
 const stored = helpTexts?.storedAnswer(args, helpTexts);
 if (stored !== undefined) helpTexts.writeOut(stored);

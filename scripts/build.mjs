@@ -19,7 +19,7 @@
 //   the rule that picks them (src/cli/fast-help.ts).
 // Then the man page is regenerated from the same command definitions that produce --help.
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -171,5 +171,11 @@ await build({
   outfile: fileURLToPath(new URL('../dist/help.js', import.meta.url)),
   logLevel: 'warning',
 });
+// The commands a checkout puts on PATH (the README's lab: `export PATH="$PWD/dist/bin:$PATH"`) with nothing
+// installed globally: par-identity, and kubectl-par_identity, the name kubectl finds a plugin by
+// (`kubectl par-identity ...`). Links to the one launcher; Node runs the file a link points to, so its
+// imports resolve from bin/. The npm package installs the same two names (package.json "bin").
+await mkdir(new URL('../dist/bin/', import.meta.url), { recursive: true });
+for (const name of ['par-identity', 'kubectl-par_identity']) await symlink('../../bin/par-identity.js', new URL(`../dist/bin/${name}`, import.meta.url));
 await mkdir(new URL('../man/', import.meta.url), { recursive: true });
 await writeFile(new URL('../man/par-identity.1', import.meta.url), await renderManPage());

@@ -1,4 +1,4 @@
-// A pure help request (`--help`, `-h`, `help`, `<command> --help`, `<command> -h`, `help <command>`) or
+// A pure help request (nothing at all, `--help`, `-h`, `help`, `<command> --help`, `<command> -h`, `help <command>`) or
 // `--version`/`-V`, and nothing else on the line, is answered from the texts stored in dist/help.js
 // without loading the product: building commander's program and evaluating the product's modules is
 // most of a `--help` (issue 25: at most 1.3x a bare `node -e 0`; docs/architecture.md, "Start-up and
@@ -28,6 +28,8 @@ const HELP_FLAGS = ['--help', '-h'];
 /** { help: command } for a help request ('' the program's), { version: true } for --version / -V, else undefined. */
 function fastRequest(args: readonly string[]): Request | undefined {
   const [first, second] = args;
+  // A bare `par-identity` is a request for the program's help (exit 0), as `gh` and `kubectl` answer it.
+  if (args.length === 0) return { help: '' };
   if (args.length === 1 && first !== undefined && (HELP_FLAGS.includes(first) || first === 'help')) return { help: '' };
   if (args.length === 1 && (first === '--version' || first === '-V')) return { version: true };
   if (args.length === 2 && first !== undefined && second !== undefined && HELP_FLAGS.includes(second)) return { help: first };

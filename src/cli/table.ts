@@ -11,7 +11,13 @@ import { credentials, emulator } from './tool-commands.js';
 const completion: CommandSpec<CompletionOptions> = {
   name: 'completion',
   description: 'print a shell completion script (bash, zsh or fish) for every command and flag',
-  arguments: [{ name: '<shell>', help: 'bash | zsh | fish', choices: ['bash', 'zsh', 'fish'] }],
+  arguments: [
+    {
+      name: '<shell>',
+      help: 'bash | zsh | fish: the script; contexts | namespaces: the names the scripts complete --context and -n with (from the kubeconfig)',
+      choices: ['bash', 'zsh', 'fish', 'contexts', 'namespaces'],
+    },
+  ],
   flags: [],
   examples: [
     { what: 'Complete commands and flags in bash', command: 'source <(par-identity completion bash)' },

@@ -187,6 +187,22 @@ async function pickSource(options: ResolveClusterOptions): Promise<Loaded> {
   );
 }
 
+/**
+ * For shell completion (`par-identity completion contexts|namespaces`): the context names of the
+ * kubeconfig kubectl would read here, and the namespaces those contexts name. Nothing when there is no
+ * kubeconfig, or only the in-cluster service account (its context is no name to type).
+ */
+export async function kubeconfigNames(env: NodeJS.ProcessEnv): Promise<{ contexts: string[]; namespaces: string[] }> {
+  try {
+    const { config, sourceKind } = await pickSource({ env });
+    if (sourceKind === 'in-cluster') return { contexts: [], namespaces: [] };
+    const namespaces = config.contexts.map((c) => c.namespace).filter((ns): ns is string => Boolean(ns));
+    return { contexts: config.contexts.map((c) => c.name), namespaces: [...new Set(namespaces)] };
+  } catch {
+    return { contexts: [], namespaces: [] };
+  }
+}
+
 function pickNamespace(options: ResolveClusterOptions, contextNamespace: string | undefined, contextName: string | undefined): { namespace: string; namespaceSource: string } {
   if (options.namespace) return { namespace: options.namespace, namespaceSource: '--namespace' };
   if (options.configNamespace?.value) return { namespace: options.configNamespace.value, namespaceSource: `kube_resources_namespace (${options.configNamespace.source})` };

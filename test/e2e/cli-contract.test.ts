@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODE_DOCS } from '../../src/errors.js';
 import { runCli } from './run-cli.js';
@@ -65,19 +67,55 @@ describe('usage errors', () => {
 });
 
 describe('shell completion', () => {
-  async function complete(words: string[]): Promise<string[]> {
+  // The bash script run as bash runs it on Tab: COMP_WORDS set, the function called, COMPREPLY printed;
+  // in `cwd`, with the built par-identity first on PATH (the script asks it for contexts and namespaces).
+  async function complete(words: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<string[]> {
     const script = (await runCli(['completion', 'bash'])).stdout;
     const { spawnSync } = await import('node:child_process');
     const line = `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _par_identity; printf '%s\\n' "\${COMPREPLY[@]}"`;
-    const run = spawnSync('bash', ['-c', `${script}\n${line}`], { encoding: 'utf8' });
+    const bin = new URL('../../dist/bin', import.meta.url).pathname;
+    const env = { ...process.env, PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`, ...options.env };
+    const run = spawnSync('bash', ['-c', `${script}\n${line}`], { encoding: 'utf8', env, ...(options.cwd ? { cwd: options.cwd } : {}) });
     expect(run.status, run.stderr).toBe(0);
-    return run.stdout.trim().split('\n');
+    return run.stdout.trim().split('\n').filter(Boolean).sort();
   }
 
   it('bash completes commands and each command’s flags', async () => {
     expect(await complete(['par-identity', 'rot'])).toEqual(['rotate-identity', 'rotate-par-identity']);
     expect(await complete(['par-identity', 'rotate-identity', '--dr'])).toEqual(['--dry-run']);
     expect(await complete(['par-identity', 'rotate-par-identity', '--no-k'])).toEqual(['--no-keep-previous']);
+  });
+
+  it('bash completes the values: files after -c and --kubeconfig, the choices of credentials and completion, nothing after --timeout', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'par-complete-'));
+    try {
+      await writeFile(join(dir, 'datadog.yaml'), '');
+      await writeFile(join(dir, 'dev.kubeconfig'), '');
+      expect(await complete(['par-identity', 'status', '-c', 'da'], { cwd: dir })).toEqual(['datadog.yaml']);
+      expect(await complete(['par-identity', 'rotate-par-identity', '--kubeconfig', 'de'], { cwd: dir })).toEqual(['dev.kubeconfig']);
+      expect(await complete(['par-identity', 'credentials', ''])).toEqual(['delete', 'set', 'show']);
+      expect(await complete(['par-identity', 'completion', ''])).toEqual(['bash', 'contexts', 'fish', 'namespaces', 'zsh']);
+      expect(await complete(['par-identity', 'rotate-identity', '--timeout', ''])).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('bash completes --context and -n from the kubeconfig (KUBECONFIG, or the --kubeconfig of the line)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'par-complete-kube-'));
+    try {
+      const kubeconfig = (contexts: [string, string][]) =>
+        `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts:\n${contexts.map(([name, ns]) => `- {name: ${name}, context: {cluster: c, user: u, namespace: ${ns}}}\n`).join('')}current-context: ${contexts[0]![0]}\n`;
+      await writeFile(join(dir, 'main'), kubeconfig([['prod', 'datadog'], ['staging', 'datadog-staging']]));
+      await writeFile(join(dir, 'other'), kubeconfig([['lab', 'runners']]));
+      const env = { KUBECONFIG: join(dir, 'main'), HOME: dir };
+      expect(await complete(['par-identity', 'rotate-par-identity', '--context', ''], { env })).toEqual(['prod', 'staging']);
+      expect(await complete(['par-identity', 'status', '-n', 'datadog'], { env })).toEqual(['datadog', 'datadog-staging']);
+      expect(await complete(['par-identity', 'rollout', '--kubeconfig', join(dir, 'other'), '--context', ''], { env })).toEqual(['lab']);
+      expect(await complete(['par-identity', 'status', '-n', ''], { env: { HOME: dir } })).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it.each(['zsh', 'fish'])('%s script names every command', async (shell) => {
@@ -121,5 +159,43 @@ describe('CLI conventions (issues 23 and 25)', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).not.toContain('→');
     expect(run.stderr).toContain('error[');
+  });
+});
+
+// kubectl's habits, as its users type them (issue 32): --dry-run=server|client mean our --dry-run (which
+// includes the server-side dry run of the write), --dry-run=none no dry run; any other value a usage
+// error naming the forms. The emulator-free runs below stop at the config (exit 3) or at the dry run's
+// first check: what matters is that the flag was taken, and in which sense.
+describe("kubectl's --dry-run forms", () => {
+  it.each([
+    ['--dry-run=server', true],
+    ['--dry-run=client', true],
+    ['--dry-run', true],
+  ])('rotate-identity %s is a dry run', async (flag) => {
+    const run = await runCli(['rotate-identity', flag, '-c', '/nonexistent-par-dir', '--json']);
+    expect(run.stderr).not.toContain('unknown option');
+    const doc = JSON.parse(run.stdout) as { code?: string };
+    expect(doc.code).not.toBe('USAGE');
+  });
+
+  it('--dry-run=none is no dry run, and --dry-run=bogus a usage error naming the forms (one JSON document)', async () => {
+    const none = await runCli(['rollback', '--dry-run=none', '-c', '/nonexistent-par-dir', '--json']);
+    expect(none.stderr).not.toContain('unknown option');
+    expect((JSON.parse(none.stdout) as { code?: string }).code).not.toBe('USAGE');
+    const bogus = await runCli(['rotate-identity', '--dry-run=bogus', '--json']);
+    expect(bogus.code).toBe(2);
+    const doc = JSON.parse(bogus.stdout) as { code: string; message: string; hint: string };
+    expect(doc.code).toBe('USAGE');
+    expect(doc.message).toContain('--dry-run=bogus');
+    expect(doc.hint).toContain('--dry-run=server');
+  });
+
+  it('a bare par-identity prints the program help on stdout and exits 0 (both paths)', async () => {
+    for (const env of [{}, { PAR_IDENTITY_NO_FAST_HELP: '1' }]) {
+      const run = await runCli([], { env });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^Usage: par-identity /);
+      expect(run.stderr).toBe('');
+    }
   });
 });

@@ -76,7 +76,8 @@ describe('npm pack contents', () => {
     const pkg = JSON.parse(read('package.json')) as { exports: Record<string, unknown>; types: string; bin: Record<string, string> };
     expect(pkg.exports).toEqual({ '.': { types: './dist/types/api.d.ts', default: './dist/api.js' }, './package.json': './package.json' });
     expect(pkg.types).toBe('./dist/types/api.d.ts');
-    expect(pkg.bin).toEqual({ 'par-identity': 'bin/par-identity.js' });
+    // kubectl-par_identity: the same launcher under the name kubectl runs for `kubectl par-identity`.
+    expect(pkg.bin).toEqual({ 'par-identity': 'bin/par-identity.js', 'kubectl-par_identity': 'bin/par-identity.js' });
     for (const path of [pkg.types, (pkg.exports['.'] as { default: string }).default, pkg.bin['par-identity']!]) expect(packed).toContain(path.replace(/^\.\//, ''));
   });
 

@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv } from './run-cli.js';
+import { cleanEnv } from './run-cli.js';
 
 // The README's lab walkthrough, run as written: every ```sh block between the lab markers, in order,
-// in one bash with `set -e`, with `par-identity` on PATH as the built binary. A block the test cannot
+// in one bash with `set -e`, started in the checkout with the machine's PATH (no par-identity on it:
+// the lab's first block puts the built one there, as it does for a reader). A block the test cannot
 // run is marked `<!-- lab:skip reason -->` in the README source and listed below, so a new block is
 // either run or deliberately skipped, never silently left out.
 
@@ -57,20 +58,20 @@ describe('the README lab walkthrough', () => {
     expect(blocks.filter((b) => !b.inLab && !b.skip && b.code.includes('par-identity'))).toEqual([]);
   });
 
-  it('runs, block after block, as written', async () => {
+  it('runs, block after block, as written, pasted into a shell in the checkout', async () => {
     const blocks = blocksOf(await readFile(README, 'utf8')).filter((b) => b.inLab && !b.skip);
     const home = await mkdtemp(join(tmpdir(), 'par-readme-lab-'));
     scratch.push(home);
-    // `par-identity` as an operator has it after installing: the built binary, on the test's Node.
-    const shims = join(home, 'bin');
-    await import('node:fs/promises').then((fs) => fs.mkdir(shims));
-    await writeFile(join(shims, 'par-identity'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`);
-    await chmod(join(shims, 'par-identity'), 0o755);
+    // As an operator has it after the Quick start: a shell in the checkout, the machine's PATH (whose
+    // node may be 20: the launcher refuses it), no par-identity anywhere on it. The lab itself puts the
+    // checkout's on PATH. Its scratch folder (mktemp -d) goes under the test's.
+    expect(blocks[0]?.code).toContain('dist/bin');
     // The lab stops what it starts; the trap is the test's safety net should a block fail half-way.
     const script = ['set -euo pipefail', 'trap \'kill $(jobs -p) 2>/dev/null || true\' EXIT', ...blocks.map((b) => b.code)].join('\n');
-    const env = cleanEnv({ HOME: home, PATH: `${shims}:${dirname(process.execPath)}:/usr/bin:/bin`, NO_COLOR: '1' });
+    const env = cleanEnv({ HOME: home, TMPDIR: home, PATH: '/usr/local/bin:/usr/bin:/bin', NO_COLOR: '1' });
+    const checkout = dirname(README);
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn('bash', ['-c', script], { cwd: home, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', script], { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
