@@ -139,6 +139,7 @@ export const ERROR_CODES = {
   READ_BACK_MISMATCH: { family: 'StorageError', exit: 'storage', meaning: 'what was written does not read back as written' },
   READ_ONLY_FILESYSTEM: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is on a read-only mount" },
   DIRECTORY_UNSAFE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is writable by other users without the sticky bit" },
+  NO_SPACE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's file system is full or over quota (ENOSPC, EDQUOT): refused before enrolling when the room is not there" },
   FILE_OWNER_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'an existing identity or backup file belongs to another user; it is not written to' },
 
   VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
@@ -152,6 +153,7 @@ export const ERROR_CODES = {
   KUBE_TIMEOUT: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes request got no answer within its deadline' },
   KUBE_TLS_UNTRUSTED: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA" },
   KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed or timed out, OIDC token expired)" },
+  KUBE_BAD_RESPONSE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered with something it does not send: a body that is not JSON, Secret data that are not strings' },
   KUBE_RESPONSE_TOO_LARGE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes API answer was larger than par-identity reads' },
   SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
   SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },

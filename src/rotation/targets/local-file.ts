@@ -23,6 +23,7 @@ import {
   type Leftover,
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
+import { isNoSpace, noSpaceError } from '../../storage/file-primitives.js';
 import { listPossibleOrphans, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, PendingKeys, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
@@ -91,6 +92,7 @@ export class LocalFileTarget implements IdentityTarget {
       if (err instanceof ParError || options.signal?.aborted) throw err;
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
       await preflightIdentityDirectory(this.path);
+      if (isNoSpace(err)) throw noSpaceError(err, lockPathOf(this.path), 'the lock', 'Nothing was changed.');
       throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
     });
     const notes = [held ? `lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})` : `lock: ${lockPathOf(this.path)} is stale and left in place (the next rotation or rollback takes it over)`];
