@@ -91,8 +91,8 @@ export class LocalFileTarget implements IdentityTarget {
       if (err instanceof ParError && err.code === 'LOCKED' && typeof err.details.stale === 'string') return undefined;
       if (err instanceof ParError || options.signal?.aborted) throw err;
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
-      await preflightIdentityDirectory(this.path);
       if (isNoSpace(err)) throw noSpaceError(err, lockPathOf(this.path), 'the lock', 'Nothing was changed.');
+      await preflightIdentityDirectory(this.path);
       throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
     });
     const notes = [held ? `lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})` : `lock: ${lockPathOf(this.path)} is stale and left in place (the next rotation or rollback takes it over)`];
