@@ -48,7 +48,7 @@ const cutMark = (cut: number) => `… (${cut} more characters)`;
  * Anything not a string is rendered with String() first.
  */
 export function sanitizeServerString(value: unknown, maxLength = DEFAULT_MAX_LENGTH, options: SanitizeOptions = {}): string {
-  const spaced = maskHeldSecrets(maskHeldSecrets(String(value ?? ''))
+  const spaced = maskHeldSecrets(maskHeldSecrets(String(value ?? ''), { cutOff: false })
     .replace(ESCAPE_SEQUENCE, '')
     .replace(C1_CSI_SEQUENCE, '')
     .replace(options.newlines ? UNPRINTABLE_BUT_LF : UNPRINTABLE, ' '));

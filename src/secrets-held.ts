@@ -61,11 +61,15 @@ export function holdSecret(what: string, value: string | Buffer | undefined | nu
   rebuild();
 }
 
-/** `text` with every registered secret, in each of its forms, replaced by `[redacted <what>]`. */
-export function maskHeldSecrets(text: string): string {
+/**
+ * `text` with every registered secret, in each of its forms, replaced by `[redacted <what>]`; with
+ * `cutOff` (the default) a text ending in the first part of one loses that part too.
+ */
+export function maskHeldSecrets(text: string, options: { cutOff?: boolean } = {}): string {
   if (forms.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
   let out = text;
   for (const form of forms) if (out.includes(form.text)) out = out.split(form.text).join(form.mask);
+  if (options.cutOff === false) return out;
   // A cut-off echo: the text ends in the first part of a secret.
   const tail = out.slice(-MIN_PARTIAL_LENGTH);
   for (const form of forms) {

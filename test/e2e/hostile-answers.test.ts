@@ -105,11 +105,21 @@ describe('what the Kubernetes API answers, named for what happened', () => {
 
   // Other values of the same kubeconfig: whatever they are refused as, never INTERNAL.
   const others: Array<[string, (doc: { clusters: Array<{ cluster: Record<string, unknown> }>; users: Array<{ user: Record<string, unknown> }> }) => void]> = [
-    ['an impersonated user holding a line break', (doc) => void (doc.users[0]!.user.as = 'admin\r\nX-Injected: 1')],
-    ['tls-server-name holding ESC', (doc) => void (doc.clusters[0]!.cluster['tls-server-name'] = 'api\u001b[2J.example')],
-    ['certificate-authority-data that is no certificate', (doc) => void (doc.clusters[0]!.cluster['certificate-authority-data'] = Buffer.from('not a certificate').toString('base64'))],
-    ['a password holding a NUL', (doc) => void Object.assign(doc.users[0]!.user, { token: undefined, username: 'u', password: 'p\u0000w' })],
-    ['proxy-url without a host', (doc) => void (doc.clusters[0]!.cluster['proxy-url'] = 'http://')],
+    ['an impersonated user holding a line break', (doc) => {
+      doc.users[0]!.user.as = 'admin\r\nX-Injected: 1';
+    }],
+    ['tls-server-name holding ESC', (doc) => {
+      doc.clusters[0]!.cluster['tls-server-name'] = 'api\u001b[2J.example';
+    }],
+    ['certificate-authority-data that is no certificate', (doc) => {
+      doc.clusters[0]!.cluster['certificate-authority-data'] = Buffer.from('not a certificate').toString('base64');
+    }],
+    ['a password holding a NUL', (doc) => {
+      Object.assign(doc.users[0]!.user, { token: undefined, username: 'u', password: 'p\u0000w' });
+    }],
+    ['proxy-url without a host', (doc) => {
+      doc.clusters[0]!.cluster['proxy-url'] = 'http://';
+    }],
   ];
   for (const [what, change] of others) {
     it(`${what}: refused with a code of its own, exit 9, never INTERNAL`, async () => {
