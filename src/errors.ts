@@ -144,7 +144,7 @@ export const ERROR_CODES = {
 
   VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
 
-  KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, in-cluster service account or context to use' },
+  KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, in-cluster service account or context to use, or a kubeconfig value no request can be made with (named: a server that is not a URL, ...)' },
   KUBE_UNREACHABLE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API cannot be reached' },
   KUBE_UNAUTHORIZED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API rejected the credentials (401)' },
   KUBE_FORBIDDEN: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'RBAC does not allow the request (403)' },
@@ -152,7 +152,7 @@ export const ERROR_CODES = {
   KUBE_API_ERROR: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered another error status' },
   KUBE_TIMEOUT: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes request got no answer within its deadline' },
   KUBE_TLS_UNTRUSTED: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA" },
-  KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed or timed out, OIDC token expired)" },
+  KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed or timed out, OIDC token expired) or holds a character no HTTP header carries (never printed)" },
   KUBE_BAD_RESPONSE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered with something it does not send: a body that is not JSON, Secret data that are not strings' },
   KUBE_RESPONSE_TOO_LARGE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes API answer was larger than par-identity reads' },
   SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
