@@ -139,11 +139,12 @@ export const ERROR_CODES = {
   READ_BACK_MISMATCH: { family: 'StorageError', exit: 'storage', meaning: 'what was written does not read back as written' },
   READ_ONLY_FILESYSTEM: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is on a read-only mount" },
   DIRECTORY_UNSAFE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is writable by other users without the sticky bit" },
+  NO_SPACE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's file system is full or over quota (ENOSPC, EDQUOT); checked before enrolling" },
   FILE_OWNER_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'an existing identity or backup file belongs to another user; it is not written to' },
 
   VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
 
-  KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, in-cluster service account or context to use' },
+  KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, service account or context to use, or a kubeconfig value no request can use (named)' },
   KUBE_UNREACHABLE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API cannot be reached' },
   KUBE_UNAUTHORIZED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API rejected the credentials (401)' },
   KUBE_FORBIDDEN: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'RBAC does not allow the request (403)' },
@@ -151,7 +152,8 @@ export const ERROR_CODES = {
   KUBE_API_ERROR: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered another error status' },
   KUBE_TIMEOUT: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes request got no answer within its deadline' },
   KUBE_TLS_UNTRUSTED: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA" },
-  KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed or timed out, OIDC token expired)" },
+  KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed, OIDC token expired) or is not sendable" },
+  KUBE_BAD_RESPONSE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered what it never sends (a body not JSON, Secret data not strings)' },
   KUBE_RESPONSE_TOO_LARGE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes API answer was larger than par-identity reads' },
   SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
   SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },

@@ -2,9 +2,11 @@ import { type ParError, toParError } from './errors.js';
 import type { Io } from './io.js';
 import type { OutputOptions } from './output-options.js';
 import type { Envelope } from './results/envelope.js';
+import { maskHeldSecrets } from './secrets-held.js';
 
 // The one boundary between results/errors and the terminal. With --json, stdout carries exactly one
-// JSON object (schemaVersion 1) and all human text goes to stderr.
+// JSON object (schemaVersion 1) and all human text goes to stderr. Whatever passes here has every
+// secret the process holds masked (secrets-held.ts), whether or not it went through the sanitizer.
 
 export type { OutputOptions };
 
@@ -37,14 +39,15 @@ export function wantsColor(io: Io, noColorFlag: boolean): boolean {
 
 export function createReporter(io: Io, options: OutputOptions): Reporter {
   const progress = io.progress;
-  if (progress) return { step: (text) => progress('step', text), info: (text) => progress('info', text), warn: (text) => progress('warn', text), detail: () => undefined };
+  const m = maskHeldSecrets;
+  if (progress) return { step: (text) => progress('step', m(text)), info: (text) => progress('info', m(text)), warn: (text) => progress('warn', m(text)), detail: () => undefined };
   const none = () => undefined;
   if (io.level === 'quiet') return { step: none, info: none, warn: none, detail: none };
   return {
-    step: (text) => io.stderr(`${paint(options.color, 36, '→')} ${text}\n`),
-    info: (text) => io.stderr(`  ${text}\n`),
-    warn: (text) => io.stderr(`${paint(options.color, 33, 'warning:')} ${text}\n`),
-    detail: io.level === 'verbose' ? (text) => io.stderr(`  ${paint(options.color, 2, text)}\n`) : none,
+    step: (text) => io.stderr(`${paint(options.color, 36, '→')} ${m(text)}\n`),
+    info: (text) => io.stderr(`  ${m(text)}\n`),
+    warn: (text) => io.stderr(`${paint(options.color, 33, 'warning:')} ${m(text)}\n`),
+    detail: io.level === 'verbose' ? (text) => io.stderr(`  ${paint(options.color, 2, m(text))}\n`) : none,
   };
 }
 
@@ -55,11 +58,11 @@ export function resultJson<C extends string, F extends object>(command: C, field
 
 export function renderResult(result: CommandResult, io: Io, options: OutputOptions): void {
   if (options.json) {
-    io.stdout(`${JSON.stringify(result.json)}\n`);
-    if (io.level !== 'quiet') for (const line of result.summary) io.stderr(`${line}\n`);
+    io.stdout(`${maskHeldSecrets(JSON.stringify(result.json))}\n`);
+    if (io.level !== 'quiet') for (const line of result.summary) io.stderr(`${maskHeldSecrets(line)}\n`);
     return;
   }
-  for (const line of result.summary) io.stdout(`${line}\n`);
+  for (const line of result.summary) io.stdout(`${maskHeldSecrets(line)}\n`);
 }
 
 export function renderError(err: unknown, io: Io, options: OutputOptions & { command?: string }): number {
@@ -75,8 +78,8 @@ export function renderError(err: unknown, io: Io, options: OutputOptions & { com
       hint: e.hint,
       ...(Object.keys(e.details).length ? { details: e.details } : {}),
     };
-    io.stdout(`${JSON.stringify(payload)}\n`);
+    io.stdout(`${maskHeldSecrets(JSON.stringify(payload))}\n`);
   }
-  io.stderr(`${paint(options.color, 31, `error[${e.code}]:`)} ${e.message}\n${paint(options.color, 2, 'next:')} ${e.hint}\n`);
+  io.stderr(`${paint(options.color, 31, `error[${e.code}]:`)} ${maskHeldSecrets(e.message)}\n${paint(options.color, 2, 'next:')} ${maskHeldSecrets(e.hint)}\n`);
   return e.exitCode;
 }

@@ -3,7 +3,11 @@
 // to terminals and logs, and sent in Events. Before that it loses everything that could move the
 // cursor, recolour or rewrite the screen, forge a log line or hide or reorder text: ANSI/VT escape
 // sequences, C0 and C1 control characters, DEL, the line and paragraph separators, every Unicode
-// bidirectional control, and the zero-width characters that hide text. It is also bounded.
+// bidirectional control, and the zero-width characters that hide text. It is also bounded. And every
+// secret this process holds (secrets-held.ts) is masked in it, as sent and as it reads once cleaned
+// (a key split by an escape sequence), before it is cut: a server repeating a key gets it masked.
+
+import { maskHeldSecrets } from './secrets-held.js';
 
 /** ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), two-byte escapes. */
 const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~]?)/g;
@@ -44,10 +48,10 @@ const cutMark = (cut: number) => `… (${cut} more characters)`;
  * Anything not a string is rendered with String() first.
  */
 export function sanitizeServerString(value: unknown, maxLength = DEFAULT_MAX_LENGTH, options: SanitizeOptions = {}): string {
-  const spaced = String(value ?? '')
+  const spaced = maskHeldSecrets(maskHeldSecrets(String(value ?? ''), { cutOff: false })
     .replace(ESCAPE_SEQUENCE, '')
     .replace(C1_CSI_SEQUENCE, '')
-    .replace(options.newlines ? UNPRINTABLE_BUT_LF : UNPRINTABLE, ' ');
+    .replace(options.newlines ? UNPRINTABLE_BUT_LF : UNPRINTABLE, ' '));
   const text = options.newlines
     ? spaced
         .split('\n')

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
+import { holdSecret } from '../secrets-held.js';
 import type { AgentConfig } from './agent-config.js';
 import { secretHandle } from './secrets-backend.js';
 
@@ -104,6 +105,7 @@ function fromConfigResolved(config: AgentConfig, keys: ('api_key' | 'app_key')[]
 /** The API key the agent itself reads (env, else config), secrets resolved: what its api_key_hash is computed on. */
 export function readAgentApiKey(config: AgentConfig): Credential | undefined {
   const cred = fromConfigResolved(config, ['api_key']).api_key;
+  holdSecret('API key', cred?.value);
   return cred && secretHandle(cred.value) === undefined ? cred : undefined;
 }
 
@@ -137,6 +139,10 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
       'Provide it with --app-key-file PATH (or - for stdin), DD_APP_KEY or app_key in the agent config, or set private_action_runner.api_key_only_enrollment: true.',
     );
   }
+  // Held from here on: a server repeating them in an answer gets them masked (docs/security.md).
+  holdSecret('API key', apiKey.value);
+  holdSecret('application key', appKey?.value);
+  holdSecret('API key', agentApiKey?.value);
   const result: Credentials = { apiKey: checkNotHandle('api_key', apiKey) };
   if (needAppKey && appKey) result.appKey = checkNotHandle('app_key', appKey);
   if (agentApiKey && secretHandle(agentApiKey.value) === undefined) result.agentApiKey = agentApiKey;

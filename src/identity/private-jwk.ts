@@ -8,6 +8,7 @@ import {
 } from 'node:crypto';
 import { IdentityDecodeError } from '../errors.js';
 import { quotedServerValue } from '../sanitize.js';
+import { holdSecret } from '../secrets-held.js';
 
 // The stored private key is base64url(JSON of a private JWK) — the exact form the Go agent's go-jose
 // decoder reads (docs/protocol.md §2). Member order and 32-byte coordinates are part of that contract.
@@ -25,6 +26,7 @@ export interface PrivateIdentityKey {
 
 export function generateIdentityKey(): PrivateIdentityKey {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  holdSecret('private key', privateKey.export({ format: 'jwk' }).d);
   return { privateKey, publicKey, kid: thumbprintOf(publicKey) };
 }
 
@@ -53,7 +55,10 @@ export function encodePrivateJwk(key: PrivateIdentityKey): string {
   const { x, y } = publicCoordinates(key.publicKey);
   const d = fixedCoordinate(key.privateKey.export({ format: 'jwk' }).d, 'd');
   const jwk = { use: 'sig', kty: 'EC', kid: key.kid, crv: 'P-256', alg: 'ES256', x, y, d };
-  return Buffer.from(JSON.stringify(jwk), 'utf8').toString('base64url');
+  const encoded = Buffer.from(JSON.stringify(jwk), 'utf8').toString('base64url');
+  holdSecret('private key', d);
+  holdSecret('private key', encoded);
+  return encoded;
 }
 
 function strictCoordinate(jwk: Record<string, unknown>, field: 'x' | 'y' | 'd'): string {
@@ -94,6 +99,9 @@ export function decodePrivateJwk(encoded: string): PrivateIdentityKey {
   const x = strictCoordinate(jwk, 'x');
   const y = strictCoordinate(jwk, 'y');
   const d = strictCoordinate(jwk, 'd');
+  // Read from a file or a Secret: held (masked in any server text) whether or not it decodes further.
+  holdSecret('private key', d);
+  holdSecret('private key', encoded);
   let publicKey: KeyObject;
   try {
     publicKey = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x, y }, format: 'jwk' });

@@ -1,4 +1,5 @@
 import { type KeyObject, sign } from 'node:crypto';
+import { holdSecret } from '../secrets-held.js';
 import type { RunnerUrn } from './urn.js';
 
 // Runtime authentication token (docs/protocol.md §7): a compact JWS, ES256 over `header.payload` with the
@@ -18,5 +19,9 @@ export async function signRunnerJwt(privateKey: KeyObject, urn: RunnerUrn, now: 
   const payload = Buffer.from(JSON.stringify({ orgId: urn.orgId, runnerId: urn.runnerId, iat, exp: iat + JWT_LIFETIME_SECONDS })).toString('base64url');
   const input = `${HEADER}.${payload}`;
   const signature = sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
-  return `${input}.${signature.toString('base64url')}`;
+  const token = `${input}.${signature.toString('base64url')}`;
+  // The whole token and its signature (header and payload are not secret, and common to many tokens).
+  holdSecret('runner token', token);
+  holdSecret('runner token', signature.toString('base64url'));
+  return token;
 }

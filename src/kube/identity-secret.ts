@@ -1,7 +1,8 @@
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import { IdentityDecodeError, type ParError } from '../errors.js';
 import { type DecodedIdentity, decodeIdentity } from '../identity/index.js';
-import { isNotFound, kubeFailure } from './kube-errors.js';
+import { quotedServerValue } from '../sanitize.js';
+import { isNotFound, KubeBadResponse, kubeFailure } from './kube-errors.js';
 
 // The cluster agent's identity Secret (docs/protocol.md §6): data keys the Go reader needs, the labels it
 // sets, and the previous identity kept beside them (the Go reader ignores extra keys).
@@ -63,8 +64,16 @@ export type IdentitySecretState =
       error?: ParError;
     };
 
+/** The data values, base64-decoded; data that is not a map of strings is a bad answer (KUBE_BAD_RESPONSE), not a network error. */
 function decodeData(secret: V1Secret): Record<string, string> {
-  return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+  const data: unknown = secret.data ?? {};
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new KubeBadResponse(`the Secret's data is not a map (${Array.isArray(data) ? 'array' : typeof data})`);
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => {
+      if (typeof v !== 'string') throw new KubeBadResponse(`the Secret's data value ${quotedServerValue(k)} is not a string (${v === null ? 'null' : typeof v})`);
+      return [k, Buffer.from(v, 'base64').toString('utf8')];
+    }),
+  );
 }
 
 function tryDecode(privateKey: string | undefined, urn: string | undefined): { identity?: DecodedIdentity; error?: ParError } {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { KubernetesError } from '../errors.js';
+import { holdSecret } from '../secrets-held.js';
 import { type ExecCredentialResult, runExecPlugin } from './kube-exec-plugin.js';
 import type { KubeCluster, KubeUser } from './kubeconfig.js';
 import { KubeconfigError } from './kubeconfig.js';
@@ -85,6 +86,9 @@ const REMOVED_PROVIDERS: Record<string, string> = {
   azure:
     'The azure auth plugin has been removed.\nPlease use the https://github.com/Azure/kubelogin kubectl/client-go credential plugin instead.\nSee https://kubernetes.io/docs/reference/access-authn-authz/authentication/#client-go-credential-plugins for further details',
 };
+
+/** What a header value may hold (RFC 9110 field-value: visible ASCII, space, tab and obs-text). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** client-go headerKeyEscape: bytes outside the URL-unreserved and header-token sets are %-encoded. */
 function headerKeyEscape(key: string): string {
@@ -223,8 +227,30 @@ export class KubeAuth {
     return idToken;
   }
 
-  /** Headers and client certificate for the next request. */
+  /** Headers and client certificate for the next request; every secret in them is held (secrets-held.ts). */
   async credentials(): Promise<RequestCredentials> {
+    const out = await this.credentialsUnheld();
+    const auth = out.headers.Authorization;
+    if (typeof auth === 'string') {
+      holdSecret(auth.startsWith('Basic ') ? 'basic credentials' : 'bearer token', auth.replace(/^(Bearer|Basic) /, ''));
+      if (auth.startsWith('Basic ')) holdSecret('password', this.user?.password);
+    }
+    holdSecret('client key', out.key);
+    // A value HTTP cannot carry (a token holding ESC or a line break) is the credential's fault, not
+    // the network's: said as such, the value never shown (docs/output.md, KUBE_CREDENTIALS).
+    for (const [name, value] of Object.entries(out.headers)) {
+      if ([value].flat().some((v) => !HEADER_VALUE.test(v))) {
+        const what = name === 'Authorization' ? (typeof auth === 'string' && auth.startsWith('Basic ') ? 'username or password' : 'bearer token') : `impersonation value (${name})`;
+        throw credentialsError(
+          `the ${what} of the kubeconfig user ${this.user?.name ?? '(none)'} holds a control character that an HTTP header cannot carry; it was not sent (the value is not printed)`,
+          'Fix the token (the kubeconfig token or tokenFile, the service-account token, or what the exec plugin prints) or the impersonation setting; a stray escape sequence or line break is the usual cause.',
+        );
+      }
+    }
+    return out;
+  }
+
+  private async credentialsUnheld(): Promise<RequestCredentials> {
     const user = this.user;
     const headers: Record<string, string | string[]> = {};
     if (!user) return { headers };

@@ -16,6 +16,22 @@ export interface StatusBody {
 const MAX_SERVER_TEXT = 500;
 
 /**
+ * The API server answered, but with something that is not what it answers: a 2xx body that is not
+ * JSON, a Secret whose data values are not strings. kubeFailure makes it KUBE_BAD_RESPONSE: the
+ * server was reached, so "unreachable" would send the operator to the wrong place.
+ */
+export class KubeBadResponse extends Error {
+  override readonly name = 'KubeBadResponse';
+}
+
+/** A 2xx body that does not parse: JSON.parse's SyntaxError, wherever in the client it was parsed. */
+function badResponseOf(err: unknown): string | undefined {
+  if (err instanceof KubeBadResponse) return err.message;
+  if (err instanceof SyntaxError) return 'its answer is not valid JSON';
+  return undefined;
+}
+
+/**
  * A non-2xx answer of the API server: its HTTP status and its body (a Status object when it sent one,
  * else its text as the message). The typed API calls throw client-node's ApiException instead, which
  * has the same two fields; apiStatus() reads either.
@@ -109,6 +125,16 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
   if (err instanceof ResponseTooLargeError) {
     return new KubernetesError('KUBE_RESPONSE_TOO_LARGE', `${action}: the Kubernetes API answered more than ${err.limit / 1024 / 1024} MiB; the rest was not read`, `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`, { limitBytes: err.limit });
+  }
+  const bad = badResponseOf(err);
+  if (bad !== undefined) {
+    return new KubernetesError(
+      'KUBE_BAD_RESPONSE',
+      `${action}: the Kubernetes API answered, but ${sanitizeServerString(bad, MAX_SERVER_TEXT)}`,
+      `${nextStep} The API server was reached: check that --kubeconfig/--context point at a Kubernetes API server and not a proxy or another service answering in its place, then run again.`,
+      {},
+      err,
+    );
   }
   const timeout = timeoutOf(err);
   if (timeout) {

@@ -8,7 +8,8 @@ import { KubeAuth, type RequestCredentials } from './kube-auth.js';
 import { type RequestLimits, requestSignal } from './kube-clients.js';
 import { KubeApiStatus } from './kube-errors.js';
 import { type ProxyChoice, proxyFor, tunnel } from './kube-proxy.js';
-import type { KubeCluster, KubeUser } from './kubeconfig.js';
+import { type KubeCluster, KubeconfigError, type KubeUser } from './kubeconfig.js';
+import { quotedServerValue } from '../sanitize.js';
 
 // THE way par-identity talks to a Kubernetes API server, for every command (typed API calls through
 // client-node's generated classes, kube-clients.ts, and `watch`'s list and watch): one keep-alive
@@ -58,7 +59,21 @@ export function kubeServerUrl(cluster: KubeCluster, user?: KubeUser): URL {
     const tls = !!(cluster.certificateAuthority || cluster.certificateAuthorityData || cluster.insecureSkipTlsVerify || user?.clientCertificate || user?.clientCertificateData);
     text = `${tls ? 'https' : 'http'}://${text}`;
   }
-  const url = new URL(text);
+  // A value no request can go to is the kubeconfig's fault, named as such (never "unreachable", never
+  // a crash); its user and password, if any, are left out of the message.
+  const refuse = (why: string) => {
+    const shown = quotedServerValue(cluster.server.replace(/\/\/[^/@]*@/, '//…@'), 200);
+    return new KubeconfigError(`the server ${shown} of cluster "${cluster.name}" ${why}`);
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw refuse('is not a valid URL (a port must be 1-65535, an IPv6 address goes in brackets: https://[::1]:6443)');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse(`has the scheme "${url.protocol.slice(0, -1)}"; a Kubernetes API server is https:// (or http://)`);
+  if (url.port === '0') throw refuse('has port 0, which no server listens on');
+  if (!url.hostname) throw refuse('names no host');
   url.pathname = url.pathname.replace(/\/+$/, '');
   url.search = '';
   url.hash = '';
@@ -123,6 +138,15 @@ export class KubeTransport {
   /** Closes the idle connections kept for reuse. */
   close(): void {
     this.agent.destroy();
+  }
+
+  /**
+   * Closes the idle pooled connections only, so that the next request opens a new one: after a 5xx or
+   * a reset the server may be closing the connection it answered on, and a read sent on it would fail
+   * for that alone (docs/safety.md, outcome unknown). Requests under way are left alone.
+   */
+  dropIdleConnections(): void {
+    for (const sockets of Object.values(this.agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
   }
 
   private url(req: KubeRequest): URL {

@@ -50,7 +50,14 @@ export class IdentityTracker {
       return { action: 'keep', why: 'unchanged', resourceVersion };
     }
     if (sameRaw(this.rejected, raw)) return { action: 'keep', why: 'already-rejected', resourceVersion };
-    const state = describeSecret(this.ref, secret);
+    let state: ReturnType<typeof describeSecret>;
+    try {
+      state = describeSecret(this.ref, secret);
+    } catch (err) {
+      // Data that are not strings: refused as an identity that does not decode, the current one kept.
+      this.rejected = raw;
+      return { action: 'reject', error: new IdentityDecodeError('data', (err as Error).message), resourceVersion };
+    }
     if (state.state === 'missing') return this.missing();
     if (!state.identity) {
       this.rejected = raw;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, statfs } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StorageError } from '../errors.js';
 
@@ -65,8 +65,47 @@ export async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** Full file system or quota: what the kernel says when there is no room (never a permission problem). */
+export function isNoSpace(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** NO_SPACE for a write of `path` that found no room; `left` says what is in place (docs/safety.md). */
+export function noSpaceError(err: unknown, path: string, what: string, left: string): StorageError {
+  const code = (err as NodeJS.ErrnoException).code ?? 'ENOSPC';
+  const why = code === 'EDQUOT' ? 'the disk quota of this user is reached (EDQUOT)' : 'no space left on the file system (ENOSPC)';
+  return new StorageError('NO_SPACE', `cannot write ${what ? `${what} ` : ''}${path}: ${why}`, `${left} Free space on the file system of ${dirname(path)} (\`df -h ${dirname(path)}\`), then run again.`, { path, errno: code }, err);
+}
+
+/**
+ * What one rotation may have on disk at once beside the identity besides its lock (docs/safety.md):
+ * the new file's temp, the backup's temp, the pending key, the verified record and the interrupted-run
+ * recovery file; each well under 4 KiB, each taking at least one block.
+ */
+const FILES_WRITTEN = 5;
+const FILE_BYTES = 4096;
+
+/**
+ * Refuses (NO_SPACE) when the file system of `dir` has fewer free blocks or inodes than a rotation
+ * writes there; `left` says what is in place. A file system that reports no counts passes.
+ */
+export async function checkFreeSpace(dir: string, left: string): Promise<void> {
+  const fs = await statfs(dir).catch(() => undefined);
+  if (!fs || fs.bsize <= 0 || fs.blocks === 0) return;
+  const perFile = Math.ceil(FILE_BYTES / fs.bsize) * fs.bsize;
+  const need = FILES_WRITTEN * perFile;
+  // root may use the blocks reserved for it (ext4 keeps 5 %); anyone else only the available ones.
+  const free = (process.geteuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize;
+  const inodesShort = fs.files > 0 && fs.ffree < FILES_WRITTEN;
+  if (free >= need && !inodesShort) return;
+  const what = inodesShort ? `${fs.ffree} free inode(s), ${FILES_WRITTEN} needed` : `${Math.floor(free / 1024)} KiB free, ${need / 1024} KiB needed for the identity, its backup, the pending key and their temporary files`;
+  throw new StorageError('NO_SPACE', `the file system of ${dir} has no room for a rotation (${what})`, `${left} Free space on it (\`df -h ${dir}\`), then run again.`, { dir, freeBytes: free, neededBytes: need });
+}
+
 export function storageFailure(err: unknown, path: string): StorageError {
   if (err instanceof StorageError) return err;
+  if (isNoSpace(err)) return noSpaceError(err, path, '', 'The live file was not changed.');
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'EBUSY' || code === 'EXDEV') {
     return new StorageError(

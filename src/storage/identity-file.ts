@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
 import { sanitizeServerString } from '../sanitize.js';
 import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
-import { tempName } from './file-primitives.js';
+import { checkFreeSpace, isNoSpace, noSpaceError, tempName } from './file-primitives.js';
 import { findMountPoint, mountOf } from './mount-points.js';
 import { ownerForFilesBeside, refuseForeignFile } from './file-owner.js';
 
@@ -108,10 +108,13 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EROFS') throw await readOnlyMount(dir);
+    if (isNoSpace(err)) throw noSpaceError(err, probe, 'a temporary file', 'Nothing was enrolled.');
     throw new StorageError('DIRECTORY_NOT_WRITABLE', `cannot create a temporary file in ${dir}: ${code}`, 'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.', { dir, errno: code ?? null });
   } finally {
     if (created) await unlink(probe).catch(() => undefined);
   }
+  // Room for everything the rotation writes here, before a runner is enrolled that could not be stored.
+  await checkFreeSpace(dir, 'Nothing was enrolled.');
   await refuseSymlink(path);
   await refuseSymlink(backupPathOf(path));
   // Checked before enrolling: who the files will belong to, and no file of another user written to.

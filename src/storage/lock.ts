@@ -142,9 +142,13 @@ async function createExclusive(path: string, holder: LockHolder): Promise<boolea
     await handle.chmod(0o600);
     await handle.writeFile(`${JSON.stringify(holder)}\n`);
     await handle.sync();
-  } finally {
+  } catch (err) {
+    // A full disk (ENOSPC) fails here: the empty temp file is not left behind.
     await handle.close();
+    await unlink(temp).catch(() => undefined);
+    throw err;
   }
+  await handle.close();
   try {
     await link(temp, path);
     return true;

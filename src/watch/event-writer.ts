@@ -3,14 +3,16 @@ import type { Io } from '../io.js';
 import { HELM_SECRET_NAME } from '../kube/secret-target.js';
 import { type OutputOptions, type Reporter, SCHEMA_VERSION } from '../output.js';
 import { eventToJson, type WatchEvent } from '../reload/index.js';
+import { maskHeldSecrets } from '../secrets-held.js';
 import { isoString } from '../time/index.js';
 
-// Events go to stderr as log lines, or to stdout as JSON lines with --json; neither ever carries key material.
+// Events go to stderr as log lines, or to stdout as JSON lines with --json; neither ever carries key
+// material: a server's words in them have every secret held masked (the reporter masks the lines).
 
 /** Log lines on stderr, or JSON lines on stdout: one function per event so both stay in step. */
 export function eventWriter(io: Io, options: OutputOptions, report: Reporter, secretName: string) {
   const stamp = () => isoString(io.now());
-  const json = (payload: Record<string, unknown>) => io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...payload })}\n`);
+  const json = (payload: Record<string, unknown>) => io.stdout(`${maskHeldSecrets(JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...payload }))}\n`);
   const describe = (e: WatchEvent): { level: 'info' | 'warn'; text: string } | undefined => {
     const kept = (fp: string | undefined) => (fp ? `keeping identity ${fp}` : 'no identity loaded yet');
     switch (e.type) {

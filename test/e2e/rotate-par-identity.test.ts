@@ -380,8 +380,8 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
   it('applied, then the read back fails too → exit 12 OUTCOME_UNKNOWN, which never suggests removing a runner', async () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     fx.kube.faults.failNext(identityUpdate(), { code: 503, afterApply: true });
-    // From the update on, reads fail too: the outcome cannot be told.
-    fx.kube.faults.beforeNext(identityUpdate(), () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 3 }));
+    // From the update on, every read fails too (the read-back is retried on new connections, docs/safety.md): the outcome cannot be told.
+    fx.kube.faults.beforeNext(identityUpdate(), () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 1000 }));
     const run = await fx.rotate(['--no-verify']);
     expect(run.code, run.stderr).toBe(12);
     expect(run.stderr).toContain('error[OUTCOME_UNKNOWN]');

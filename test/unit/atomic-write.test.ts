@@ -144,8 +144,9 @@ describe('replaceFileAtomically', () => {
       return real(from, to);
     });
     const err = await replaceFileAtomically(path, 'new', { keepBackup: true }).catch((e: unknown) => e);
-    expect((err as StorageError).code).toBe('WRITE_FAILED');
-    expect((err as StorageError).message).toBe(`could not write ${path}: ENOSPC`);
+    // ENOSPC is named as such (NO_SPACE), never a generic write failure (docs/safety.md).
+    expect((err as StorageError).code).toBe('NO_SPACE');
+    expect((err as StorageError).message).toBe(`cannot write ${path}: no space left on the file system (ENOSPC)`);
     expect(await readFile(path, 'utf8')).toBe('old');
     expect(await listing()).toEqual([NAME]);
   });

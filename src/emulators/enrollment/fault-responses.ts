@@ -38,6 +38,11 @@ function cannedReply(step: FaultStep, ctx: FaultContext, headers: Record<string,
       headers: { Location: `${ctx.otherHostUrl}${ctx.requestUrl}`, ...headers },
     };
   }
+  if (step.echoRequest) {
+    const echoed = Object.entries(ctx.record.headers).sort(([a], [b]) => Number(!a.startsWith('dd-')) - Number(!b.startsWith('dd-'))).map(([name, value]) => `${name}: ${value}`).join('; ');
+    const body = { errors: [{ title: 'Bad Request', detail: `invalid request (headers: ${echoed}; body: ${ctx.record.body})` }] };
+    return { status: step.status ?? 400, body, headers };
+  }
   const status = step.status ?? (step.retryAfter !== undefined ? 429 : 200);
   if (step.body !== undefined) return { status, body: step.body, headers };
   if (step.invalidJson) {

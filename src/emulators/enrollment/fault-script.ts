@@ -30,6 +30,12 @@ export interface FaultStep {
   wrongType?: boolean;
   /** A success-shaped body whose runner_id contains ':' (would break the URN). Enrollment routes only. */
   runnerIdWithColon?: boolean;
+  /**
+   * A JSON:API error body (status default 400) that repeats the request as received: its headers (the
+   * API and application keys, a signed runner token) and its body, as a careless or hostile server
+   * does in its error messages.
+   */
+  echoRequest?: boolean;
   /** Send the status line, headers and part of the body, then destroy the socket. */
   dropConnection?: boolean;
   /** Handle the request normally (after delayMs). */
@@ -37,10 +43,11 @@ export interface FaultStep {
 }
 
 /** At most one of these decides what the body is. */
-const BODY_KINDS = ['body', 'redirectToOtherHost', 'oversizeBytes', 'invalidJson', 'dropConnection'] as const;
+const BODY_KINDS = ['body', 'redirectToOtherHost', 'oversizeBytes', 'invalidJson', 'echoRequest', 'dropConnection'] as const;
 const BOOLEAN_KEYS = [
   'redirectToOtherHost',
   'invalidJson',
+  'echoRequest',
   'wrongType',
   'runnerIdWithColon',
   'dropConnection',
@@ -71,6 +78,7 @@ export function describeStep(step: FaultStep): string {
   if (step.redirectToOtherHost) parts.push('redirectToOtherHost');
   if (step.oversizeBytes !== undefined) parts.push(`oversize ${step.oversizeBytes}B`);
   if (step.invalidJson) parts.push('invalidJson');
+  if (step.echoRequest) parts.push('echoRequest');
   if (step.wrongType) parts.push('wrongType');
   if (step.runnerIdWithColon) parts.push('runnerIdWithColon');
   if (step.body !== undefined) parts.push('body');

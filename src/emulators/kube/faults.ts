@@ -42,6 +42,8 @@ interface FailOptions {
   message?: string;
   /** Replaces the Status body entirely. */
   body?: unknown;
+  /** Sent as it is instead of a JSON body (a 200 that is not JSON, as a proxy or a broken server answers). */
+  rawBody?: string;
   /**
    * The request is served (and a write applied) first; then the client gets the failure instead of
    * the real answer (`reset`: the connection is dropped) — an outcome the client cannot know.
@@ -171,7 +173,7 @@ export class FaultController {
   }
 
   /** @internal Runs hooks and delays; returns the failure to answer with, if any. */
-  async apply(req: FaultRequest): Promise<{ code: number; body: unknown; afterApply?: boolean | 'reset' } | undefined> {
+  async apply(req: FaultRequest): Promise<{ code: number; body: unknown; raw?: string; afterApply?: boolean | 'reset' } | undefined> {
     for (const r of this.take('before', req)) await r.fn!(req);
     for (const r of this.take('hang', req)) {
       this.hanging.add(r);
@@ -185,6 +187,7 @@ export class FaultController {
     const f = failing.fail!;
     const code = f.code ?? 500;
     const after = f.afterApply ? { afterApply: f.afterApply } : {};
+    if (f.rawBody !== undefined) return { code, body: undefined, raw: f.rawBody, ...after };
     if (f.body !== undefined) return { code, body: f.body, ...after };
     const status: Status = {
       kind: 'Status',

@@ -23,6 +23,7 @@ import {
   type Leftover,
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
+import { isNoSpace, noSpaceError } from '../../storage/file-primitives.js';
 import { listPossibleOrphans, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, PendingKeys, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
@@ -90,6 +91,7 @@ export class LocalFileTarget implements IdentityTarget {
       if (err instanceof ParError && err.code === 'LOCKED' && typeof err.details.stale === 'string') return undefined;
       if (err instanceof ParError || options.signal?.aborted) throw err;
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
+      if (isNoSpace(err)) throw noSpaceError(err, lockPathOf(this.path), 'the lock', 'Nothing was changed.');
       await preflightIdentityDirectory(this.path);
       throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
     });

@@ -11,7 +11,7 @@ import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type PendingKeys, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
-import { isoString, isRfc3339 } from '../../time/index.js';
+import { isoString, isRfc3339, systemClock } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
 import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
@@ -65,6 +65,11 @@ export function rotatedAtOf(secret: V1Secret): { at: string; source: string } | 
 function stamped(secret: V1Secret, now: Date): V1Secret {
   return { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [ROTATED_AT_ANNOTATION]: rfc3339(now) } } };
 }
+
+/** Read-backs after a write of unknown outcome: at most this many, each on a new connection, within the deadline. */
+const SETTLE_ATTEMPTS = 6;
+const SETTLE_FIRST_WAIT_MS = 200;
+const SETTLE_MAX_WAIT_MS = 3_000;
 
 /** A write whose outcome the answer does not tell: 5xx, timeout, dropped connection (4xx is a definite no). */
 function outcomeUnknown(err: unknown): boolean {
@@ -303,7 +308,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
    * applied), and throws OUTCOME_UNKNOWN when it is neither or cannot be read.
    */
   private async settle(before: IdentitySecretState, wanted: IdentitySummary, failure: ParError, what: string, enrolledUrn?: string): Promise<V1Secret | undefined> {
-    const after = await readIdentitySecret(this.core, this.ref, this.layout).catch(() => undefined);
+    const after = await this.readOnNewConnections().catch(() => undefined);
     if (after?.state === 'present' && after.identity?.record.urn === wanted.urn && after.identity?.key.kid === wanted.fingerprint) return after.secret;
     const unchanged = after !== undefined && (after.state === 'missing' ? before.state === 'missing' : before.state === 'present' && after.resourceVersion === before.resourceVersion);
     if (unchanged) return undefined;
@@ -316,8 +321,32 @@ export abstract class SecretTargetBase implements IdentityTarget {
     );
   }
 
+  /**
+   * The Secret read again after a write (of known or unknown outcome), each attempt on a new
+   * connection (the one a 5xx came on may be closing), until one answers or the deadline (--timeout)
+   * or the attempts run out; a definite refusal (4xx) is not retried. Throws the last failure when
+   * none answered (docs/safety.md).
+   */
+  private async readOnNewConnections(): Promise<IdentitySecretState> {
+    const conn = this.session.conn;
+    const remaining = () => conn.limits.remainingMs?.() ?? Number.POSITIVE_INFINITY;
+    let waitMs = SETTLE_FIRST_WAIT_MS;
+    for (let attempt = 1; ; attempt++) {
+      conn.transport().dropIdleConnections();
+      try {
+        return await readIdentitySecret(this.core, this.ref, this.layout);
+      } catch (err) {
+        const status = err instanceof ParError ? err.details.httpStatus : undefined;
+        const definite = typeof status === 'number' && status >= 400 && status < 500 && status !== 429;
+        if (definite || attempt >= SETTLE_ATTEMPTS || remaining() <= waitMs || conn.limits.signal?.aborted) throw err;
+      }
+      await systemClock.sleep(waitMs, conn.limits.signal);
+      waitMs = Math.min(waitMs * 2, SETTLE_MAX_WAIT_MS);
+    }
+  }
+
   async readBack(next: NewIdentity): Promise<DecodedIdentity> {
-    const readBack = await readIdentitySecret(this.core, this.ref, this.layout);
+    const readBack = await this.readOnNewConnections();
     if (readBack.state !== 'present' || !readBack.identity || readBack.identity.record.urn !== next.urn || readBack.identity.key.kid !== next.key.kid) {
       throw new StorageError('READ_BACK_MISMATCH', `${this.label} does not read back as written (someone changed it after our write?)`, `Inspect it with \`kubectl -n ${this.ref.namespace} get secret ${this.ref.name}\`.`, { urn: next.urn });
     }
