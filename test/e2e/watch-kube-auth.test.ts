@@ -3,10 +3,13 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
+
+// Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
+vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
 
 // `par-identity watch` (the BUILT binary) authenticates as kubectl does, through the one transport of
 // every command (src/kube/kube-transport.ts): the kubeconfig's token file and exec credential plugin,
@@ -23,7 +26,7 @@ beforeEach(async () => {
   await writeFile(join(dir, 'datadog-cluster.yaml'), CLUSTER_CONFIG);
 });
 afterEach(async () => {
-  for (const child of running.splice(0)) child.kill('SIGKILL');
+  await stopProcesses(running);
   await kube.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -51,9 +54,9 @@ async function watchLoads(kubeconfig: string): Promise<void> {
       .find((l) => l.event === 'loaded');
     expect(line, run.stderr()).toBeDefined();
     return line!;
-  }, 10_000);
+  }, BINARY_WAIT_MS);
   expect(loaded.fingerprint).toBe(id.fingerprint);
-  await eventually(() => expect(kube.emu.openWatches).toBe(1), 10_000);
+  await eventually(() => expect(kube.emu.openWatches).toBe(1), BINARY_WAIT_MS);
   run.child.kill('SIGTERM');
   expect((await run.exit).code, run.stderr()).toBe(0);
 }
@@ -108,7 +111,7 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     expect(run.stderr).toContain('error[KUBE_CREDENTIALS]');
     expect(run.stderr).toMatch(/no credential within [\d.]+ s \(the command deadline\); the plugin was stopped/);
     const pid = Number(await readFile(pidFile, 'utf8'));
-    await eventually(() => expect(() => process.kill(pid, 0)).toThrow(), 10_000);
+    await eventually(() => expect(() => process.kill(pid, 0)).toThrow(), BINARY_WAIT_MS);
     expect(kube.emu.requests.filter((r) => r.resource === 'secrets')).toEqual([]);
   });
 
@@ -129,7 +132,7 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
       const e = events().find((l) => l.event === 'watch-error');
       expect(e, run.stderr()).toBeDefined();
       return e!;
-    }, 10_000);
+    }, BINARY_WAIT_MS);
     expect(failed.error).toMatchObject({ code: 'KUBE_CREDENTIALS', message: expect.stringContaining('failed with exit code 3: not logged in yet') });
     expect(failed.error!.hint).toContain('retrying in');
     await writeFile(gate, '');
@@ -137,7 +140,7 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
       const e = events().find((l) => l.event === 'loaded');
       expect(e, run.stderr()).toBeDefined();
       return e!;
-    }, 10_000);
+    }, BINARY_WAIT_MS);
     expect(loaded.fingerprint).toBe(id.fingerprint);
     run.child.kill('SIGTERM');
     expect((await run.exit).code).toBe(0);
