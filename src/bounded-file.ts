@@ -29,7 +29,8 @@ export async function readHandleAtMost(handle: FileHandle, maxBytes: number): Pr
       buffer.copy(grown);
       buffer = grown;
     }
-    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    // Sequential reads (position null): a pipe (`--api-key-file <(…)`) has no offsets.
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
     if (bytesRead === 0) break;
     length += bytesRead;
   }

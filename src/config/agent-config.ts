@@ -1,4 +1,3 @@
-import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileTooLargeError, formatBytes, readHandleAtMost } from '../bounded-file.js';
@@ -108,8 +107,7 @@ const MAX_CONFIG_FILE_BYTES = 8 * 1024 * 1024;
 async function parseYamlFile(path: string): Promise<Tree> {
   let bytes: Uint8Array;
   try {
-    // O_NONBLOCK: a FIFO put where the config belongs does not hang us.
-    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const handle = await open(path, 'r');
     try {
       bytes = await readHandleAtMost(handle, MAX_CONFIG_FILE_BYTES);
     } finally {

@@ -19,7 +19,7 @@ const COORDINATE_CHARS = 43;
  * The stored key is about 300 characters (eight short members); 2 048 leaves room for members another
  * writer may add and refuses, before decoding anything, a value no JWK writer made (docs/security.md).
  */
-export const MAX_ENCODED_KEY_LENGTH = 2048;
+const MAX_ENCODED_KEY_LENGTH = 2048;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 export interface PrivateIdentityKey {

@@ -11,10 +11,10 @@ const INT64_MAX = 9223372036854775807n;
 // (at most 63 characters), the org id an int64 (at most 20 characters with its sign), and the runner id
 // at most what enrollment accepts. A longer URN was not made by Datadog, and would end up in argv, the
 // environment of a supervised runner and every log line.
-export const MAX_REGION_LENGTH = 63;
-export const MAX_RUNNER_ID_LENGTH = 256;
+const MAX_REGION_LENGTH = 63;
+const MAX_RUNNER_ID_LENGTH = 256;
 const MAX_ORG_LENGTH = 20;
-export const MAX_URN_LENGTH = `${PREFIX.join(':')}:`.length + MAX_REGION_LENGTH + 1 + MAX_ORG_LENGTH + 1 + MAX_RUNNER_ID_LENGTH;
+const MAX_URN_LENGTH = `${PREFIX.join(':')}:`.length + MAX_REGION_LENGTH + 1 + MAX_ORG_LENGTH + 1 + MAX_RUNNER_ID_LENGTH;
 
 export interface RunnerUrn {
   region: string;

@@ -14,7 +14,7 @@ import { METRICS_CONTENT_TYPE, type ReloadMetrics } from './reload-metrics.js';
 // closed after a few seconds. Probes and a scraper need one or two connections each.
 
 /** Connections served at once; more are closed as soon as they are accepted. */
-export const MAX_CONNECTIONS = 32;
+const MAX_CONNECTIONS = 32;
 /** A connection that sends nothing for this long is closed (the socket's idle timeout). */
 const IDLE_SOCKET_MS = 10_000;
 const HEADERS_TIMEOUT_MS = 5_000;
@@ -70,7 +70,7 @@ export async function startHealthServer(listen: string, source: HealthSource): P
   };
 }
 
-function answer(source: HealthSource, req: IncomingMessage, res: ServerResponse): void {
+function answer(source: HealthSource, req: IncomingMessage, res: ServerResponse) {
   const path = (req.url ?? '/').split('?')[0];
   const reply = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
     res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });

@@ -15,10 +15,10 @@ import type { ListReason } from './watch-events.js';
 
 export const DEFAULT_RELIST_INTERVAL_MS = 10 * 60_000;
 /** The longest Retry-After obeyed: a server asking for more is asked again after a minute. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 
 /** What the failed answer asked for, in ms (capped), if it asked. */
-export function retryAfterOf(err: unknown, nowMs: number): number | undefined {
+function retryAfterOf(err: unknown, nowMs: number): number | undefined {
   if (!(err instanceof KubeApiStatus)) return undefined;
   let ms = parseRetryAfter(err.retryAfter, nowMs);
   if (ms === undefined) {
