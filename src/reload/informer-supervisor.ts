@@ -49,7 +49,10 @@ interface SupervisorOptions {
 export class InformerSupervisor {
   private current: SecretInformer | undefined;
   private attempt = 0;
-  /** When the current informer's watch stream was last answered 200 (cleared on each restart). */
+  /**
+   * When a watch stream was first answered 200 since the last failure (cleared on each restart): a
+   * watch re-opened quietly after a clean end (the apiserver's timeout) stays healthy from then on.
+   */
   private streamOpenedAt: number | undefined;
   private nextListReason: ListReason = 'start';
   private stopped = false;
@@ -107,7 +110,7 @@ export class InformerSupervisor {
         this.nextListReason = 'expired';
       },
       streamOpened: () => {
-        if (live()) this.streamOpenedAt = this.options.clock.now();
+        if (live()) this.streamOpenedAt ??= this.options.clock.now();
       },
       failed: (err) => live() && this.restartAfter(informer, err),
     });

@@ -118,9 +118,13 @@ describe('InformerSupervisor', () => {
     clock.t += 10_000;
     informer.hooks.failed(new Error('dropped'));
     await clock.wake(8000);
-    // Open for an hour without an event (a quiet Secret): the next failure starts from 1 s.
+    // Open for an hour without an event (a quiet Secret; re-opened quietly after each of the
+    // apiserver's timeouts), then a re-open fails at once: the next wait starts from 1 s.
     informer.hooks.streamOpened?.();
-    clock.t += 3_600_000;
+    for (let i = 0; i < 6; i++) {
+      clock.t += 600_000;
+      informer.hooks.streamOpened?.();
+    }
     informer.hooks.failed(new Error('dropped'));
     expect(restarts.map(([, delay]) => delay)).toEqual([1000, 2000, 4000, 8000, 1000]);
     supervisor.stop();
