@@ -93,6 +93,7 @@ export const ERROR_CODES = {
   SECRET_STORAGE_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'the cluster agent config does not keep the identity in a Secret' },
   WATCH_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'watch: the config does not keep an enabled runner identity in a Secret' },
   CONFIG_YAML_ALIASES: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file expands too many YAML aliases (bounded against alias bombs)' },
+  CONFIG_TOO_LARGE: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file is larger than par-identity reads (8 MiB)' },
   PROXY_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'a proxy setting (proxy.*, DD_PROXY_*, HTTPS_PROXY) is not a usable URL' },
   SECRET_BACKEND_CONFIG: { family: 'ConfigError', exit: 'config', meaning: 'secret_backend_config is not a JSON object' },
   SECRET_BACKEND_FAILED: { family: 'ConfigError', exit: 'config', meaning: 'the secret_backend_command failed, timed out, or printed no usable JSON' },

@@ -68,7 +68,7 @@ export const watch: CommandSpec<WatchOptions> = {
     { flags: '--kill-timeout <duration>', option: 'killTimeoutSeconds', help: 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted', default: 10, duration: DURATIONS.killTimeout },
     { flags: '--splay <duration>', option: 'splayMs', help: 'wait a random time up to this long before applying a rotation, so replicas do not reload in lockstep', default: 0, duration: DURATIONS.splay },
     { flags: '--relist-interval <duration>', option: 'relistIntervalSeconds', help: 'full re-list period, the backstop for a silently dead watch (0: off)', default: 600, duration: DURATIONS.relistInterval },
-    { flags: '--listen <addr>', help: 'serve /healthz, /readyz and /metrics on PORT, :PORT or HOST:PORT (off by default)', parse: listenParser },
+    { flags: '--listen <addr>', help: 'serve /healthz, /readyz and /metrics on :PORT (every interface, what probes need) or 127.0.0.1:PORT (this host only); off by default', parse: listenParser },
     {
       flags: '--healthz-stale <duration>',
       option: 'healthzStaleSeconds',

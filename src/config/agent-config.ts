@@ -1,5 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FileTooLargeError, formatBytes, readHandleAtMost } from '../bounded-file.js';
 import { ConfigError } from '../errors.js';
 import { sanitizeServerString } from '../sanitize.js';
 import { castToBool, castToString } from './agent-values.js';
@@ -95,11 +96,32 @@ async function findMainFile(cfgPath: string, fileNames: string[]): Promise<strin
   return undefined;
 }
 
+/**
+ * The agent reads its config files whole, with no cap; its shipped datadog.yaml, every comment
+ * included, is about 100 KiB. 8 MiB is far above any real config and keeps a runaway file (a log
+ * written over it, a generated file gone wrong) from costing seconds and gigabytes to parse
+ * (docs/config-yaml.md, docs/security.md).
+ */
+const MAX_CONFIG_FILE_BYTES = 8 * 1024 * 1024;
+
 async function parseYamlFile(path: string): Promise<Tree> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(path);
+    const handle = await open(path, 'r');
+    try {
+      bytes = await readHandleAtMost(handle, MAX_CONFIG_FILE_BYTES);
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
+    if (err instanceof FileTooLargeError) {
+      throw new ConfigError(
+        'CONFIG_TOO_LARGE',
+        `config file ${path} is ${err.size} bytes or more: par-identity reads agent config files of at most ${formatBytes(MAX_CONFIG_FILE_BYTES)}`,
+        'Nothing was read or changed. Check that this is the agent config you meant (-c, -E): a datadog.yaml is a few hundred KiB at most.',
+        { file: path, limitBytes: MAX_CONFIG_FILE_BYTES },
+      );
+    }
     throw new ConfigError('CONFIG_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, 'Check the path given with -c/-E and its permissions.', { file: path });
   }
   return readAgentYaml(path, decodeYamlBytes(path, bytes));

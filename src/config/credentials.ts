@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { FileTooLargeError, formatBytes, readHandleAtMost } from '../bounded-file.js';
 import { ConfigError } from '../errors.js';
 import { holdSecret } from '../secrets-held.js';
 import type { AgentConfig } from './agent-config.js';
@@ -8,6 +9,9 @@ import { secretHandle } from './secrets-backend.js';
 // file/stdin flags, then DD_API_KEY/DD_APP_KEY, then the agent config file, then a keychain profile.
 // ENC[handle] values from env or config are resolved through the agent's secrets backend, as the
 // agent does; a handle anywhere else (a key file, the keychain) is refused.
+
+/** A key is a few dozen characters; a file far larger is not a key file (docs/security.md, bounds). */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 interface Credential {
   value: string;
@@ -55,8 +59,16 @@ async function fromFlag(path: string | undefined, label: string, stdinLines: () 
   }
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    const handle = await open(path, 'r');
+    try {
+      text = (await readHandleAtMost(handle, MAX_KEY_FILE_BYTES)).toString('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
+    if (err instanceof FileTooLargeError) {
+      throw new ConfigError('CREDENTIAL_FORMAT', `the ${label} file ${path} is ${err.size} bytes or more: a key file holds one key (at most ${formatBytes(MAX_KEY_FILE_BYTES)} read)`, `Nothing was read from it. Write the ${label} alone into ${path}.`);
+    }
     const code = (err as NodeJS.ErrnoException).code;
     const flag = label === 'API key' ? '--api-key-file' : '--app-key-file';
     if (code === 'ENOENT' || code === 'ENAMETOOLONG') {

@@ -14,6 +14,13 @@ import { holdSecret } from '../secrets-held.js';
 // decoder reads (docs/protocol.md §2). Member order and 32-byte coordinates are part of that contract.
 
 const COORDINATE_BYTES = 32;
+/** 32 bytes in unpadded base64url. */
+const COORDINATE_CHARS = 43;
+/**
+ * The stored key is about 300 characters (eight short members); 2 048 leaves room for members another
+ * writer may add and refuses, before decoding anything, a value no JWK writer made (docs/security.md).
+ */
+const MAX_ENCODED_KEY_LENGTH = 2048;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 export interface PrivateIdentityKey {
@@ -64,6 +71,7 @@ export function encodePrivateJwk(key: PrivateIdentityKey): string {
 function strictCoordinate(jwk: Record<string, unknown>, field: 'x' | 'y' | 'd'): string {
   const value = jwk[field];
   if (typeof value !== 'string' || value === '') throw new IdentityDecodeError(field, 'missing');
+  if (value.length !== COORDINATE_CHARS) throw new IdentityDecodeError(field, `is ${value.length} characters long, expected ${COORDINATE_CHARS} (32 bytes in base64url)`);
   if (!BASE64URL.test(value)) throw new IdentityDecodeError(field, 'is not unpadded base64url');
   const length = Buffer.from(value, 'base64url').length;
   if (length !== COORDINATE_BYTES) throw new IdentityDecodeError(field, `is ${length} bytes, expected 32`);
@@ -72,6 +80,7 @@ function strictCoordinate(jwk: Record<string, unknown>, field: 'x' | 'y' | 'd'):
 
 function parseJwkJson(encoded: string): Record<string, unknown> {
   if (encoded.length === 0) throw new IdentityDecodeError('private_key', 'is empty');
+  if (encoded.length > MAX_ENCODED_KEY_LENGTH) throw new IdentityDecodeError('private_key', `is ${encoded.length} characters long (at most ${MAX_ENCODED_KEY_LENGTH})`);
   if (encoded.includes('=')) throw new IdentityDecodeError('private_key', 'has base64 padding (=), which the Go agent rejects');
   if (!BASE64URL.test(encoded)) {
     throw new IdentityDecodeError('private_key', 'contains characters outside base64url (whitespace is not tolerated by the Go agent)');

@@ -7,6 +7,15 @@ import { hasUnprintable } from '../sanitize.js';
 const PREFIX = ['urn', 'dd', 'apps', 'on-prem-runner'] as const;
 const INT64_MAX = 9223372036854775807n;
 
+// Bounds on what is read back (docs/security.md, bounds table): the region is one DNS label of the site
+// (at most 63 characters), the org id an int64 (at most 20 characters with its sign), and the runner id
+// at most what enrollment accepts. A longer URN was not made by Datadog, and would end up in argv, the
+// environment of a supervised runner and every log line.
+const MAX_REGION_LENGTH = 63;
+const MAX_RUNNER_ID_LENGTH = 256;
+const MAX_ORG_LENGTH = 20;
+const MAX_URN_LENGTH = `${PREFIX.join(':')}:`.length + MAX_REGION_LENGTH + 1 + MAX_ORG_LENGTH + 1 + MAX_RUNNER_ID_LENGTH;
+
 export interface RunnerUrn {
   region: string;
   orgId: number;
@@ -20,16 +29,17 @@ export function buildUrn(parts: RunnerUrn): string {
   return `${PREFIX.join(':')}:${parts.region}:${parts.orgId}:${parts.runnerId}`;
 }
 
-
 export function checkRunnerId(runnerId: string): void {
   if (runnerId === '') throw new IdentityDecodeError('runner_id', 'is empty');
   if (runnerId.includes(':')) throw new IdentityDecodeError('runner_id', 'contains ":", which breaks the URN the Go agent parses');
   // Control, escape and bidi-formatting characters: a server-chosen id with these could rewrite a terminal or a log.
   if (hasUnprintable(runnerId)) throw new IdentityDecodeError('runner_id', 'contains control or formatting characters (not printed)');
-  if (runnerId.length > 256) throw new IdentityDecodeError('runner_id', `is ${runnerId.length} characters long (at most 256)`);
+  if (runnerId.length > MAX_RUNNER_ID_LENGTH) throw new IdentityDecodeError('runner_id', `is ${runnerId.length} characters long (at most ${MAX_RUNNER_ID_LENGTH})`);
 }
 
 export function parseUrn(urn: string): RunnerUrn {
+  // The length first: nothing below should run over (or quote) a string of any size.
+  if (urn.length > MAX_URN_LENGTH) throw new IdentityDecodeError('urn', `is ${urn.length} characters long (at most ${MAX_URN_LENGTH}); not printed`);
   const parts = urn.split(':');
   if (parts.length !== 7) throw new IdentityDecodeError('urn', `has ${parts.length} ':'-separated parts, expected 7`);
   PREFIX.forEach((expected, i) => {
@@ -37,10 +47,12 @@ export function parseUrn(urn: string): RunnerUrn {
   });
   const [, , , , region, org, runnerId] = parts as [string, string, string, string, string, string, string];
   if (region === '') throw new IdentityDecodeError('urn', 'region is empty');
+  if (region.length > MAX_REGION_LENGTH) throw new IdentityDecodeError('urn', `region is ${region.length} characters long (at most ${MAX_REGION_LENGTH})`);
   if (!/^-?\d+$/.test(org) || BigInt(org) > INT64_MAX || BigInt(org) < -INT64_MAX - 1n) {
     throw new IdentityDecodeError('urn', 'org id is not a base-10 int64');
   }
   if (runnerId === '') throw new IdentityDecodeError('urn', 'runner id is empty');
+  if (runnerId.length > MAX_RUNNER_ID_LENGTH) throw new IdentityDecodeError('urn', `runner id is ${runnerId.length} characters long (at most ${MAX_RUNNER_ID_LENGTH})`);
   if (hasUnprintable(urn)) throw new IdentityDecodeError('urn', 'contains control or formatting characters (not printed)');
   return { region, orgId: Number(org), runnerId };
 }

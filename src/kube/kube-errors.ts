@@ -41,18 +41,20 @@ export class KubeApiStatus extends Error {
   constructor(
     readonly code: number,
     readonly body: StatusBody,
+    /** The answer's Retry-After header as sent (429 and 503 carry one), for a caller that retries. */
+    readonly retryAfter?: string,
   ) {
     super(`HTTP ${code}`);
   }
 
-  static from(code: number, text: string): KubeApiStatus {
+  static from(code: number, text: string, retryAfter?: string): KubeApiStatus {
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       body = undefined;
     }
-    return new KubeApiStatus(code, typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text });
+    return new KubeApiStatus(code, typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text }, retryAfter);
   }
 }
 

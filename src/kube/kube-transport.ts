@@ -208,7 +208,7 @@ export class KubeTransport {
   /** GET that reads a JSON answer; a non-2xx answer throws KubeApiStatus (code and Status body). */
   async getJson(path: string, query: Record<string, string | boolean | undefined>): Promise<unknown> {
     const res = await this.sendBuffered({ method: 'GET', path, query, headers: { Accept: 'application/json' } });
-    if (res.status < 200 || res.status > 299) throw KubeApiStatus.from(res.status, res.body.toString('utf8'));
+    if (res.status < 200 || res.status > 299) throw KubeApiStatus.from(res.status, res.body.toString('utf8'), res.headers['retry-after']);
     return JSON.parse(res.body.toString('utf8'));
   }
 }

@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import { FileTooLargeError, readHandleAtMost } from '../bounded-file.js';
 import { ReloadApplyError } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { pinProcess, procUidOf, stillPinned, unpin } from '../storage/pid.js';
@@ -22,6 +23,9 @@ export interface SignalTarget {
 }
 
 /** The pid a pidfile names, read only when the file is one systemd would trust for `PIDFile=`. */
+/** A pid and a newline; 4 KiB leaves room for comments some tools add and reads no more. */
+const MAX_PIDFILE_BYTES = 4096;
+
 async function pidFromFile(file: string): Promise<number> {
   const unsafe = (why: string, details: Record<string, string | number | null> = {}) =>
     new ReloadApplyError('PIDFILE_UNSAFE', `pidfile ${file} ${why}, so it is not trusted`, 'The identity was written but nobody was signalled. Make the pidfile a regular file owned by the user running par-identity (or root) and not writable by group or others (chmod 644); the signal is retried.', { pidfile: file, ...details });
@@ -35,9 +39,12 @@ async function pidFromFile(file: string): Promise<number> {
     if (!st.isFile()) throw unsafe('is not a regular file');
     if (st.uid !== euid && st.uid !== 0) throw unsafe(`is owned by uid ${st.uid}, not by uid ${euid} or root`, { owner: st.uid });
     if (st.mode & 0o022) throw unsafe(`is writable by ${st.mode & 0o020 ? (st.mode & 0o002 ? 'its group and others' : 'its group') : 'others'} (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`, { mode: (st.mode & 0o777).toString(8).padStart(4, '0') });
-    text = await handle.readFile('utf8');
+    text = (await readHandleAtMost(handle, MAX_PIDFILE_BYTES)).toString('utf8');
   } catch (err) {
     if (err instanceof ReloadApplyError) throw err;
+    if (err instanceof FileTooLargeError) {
+      throw new ReloadApplyError('PIDFILE_INVALID', `pidfile ${file} is larger than ${MAX_PIDFILE_BYTES} bytes: it does not hold a process id`, 'The identity was written but nobody was signalled. Check --pidfile; the signal is retried.', { pidfile: file });
+    }
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw unsafe('is a symbolic link');
     throw new ReloadApplyError('PIDFILE_UNREADABLE', `cannot read pidfile ${file}: ${code}`, 'The identity was written but nobody was signalled. Check --pidfile; the signal is retried.', { pidfile: file, errno: code ?? null });

@@ -17,9 +17,17 @@ export type TrackerDecision =
 interface RawIdentity {
   privateKey: string | undefined;
   urn: string | undefined;
+  /** Set on content refused for a carried value: the same key and URN with other values is new content. */
+  carried?: string;
 }
 
-const sameRaw = (a: RawIdentity | undefined, b: RawIdentity): boolean => a !== undefined && a.privateKey === b.privateKey && a.urn === b.urn;
+/** The Secret's other values a written identity file carries along (api_key_hash, orch_cluster_id). */
+const MAX_CARRIED_VALUE_LENGTH = 256;
+
+const carriedOf = (secret: V1Secret): string => `${secret.data?.[SECRET_KEYS.apiKeyHash] ?? ''}\n${secret.data?.[SECRET_KEYS.clusterId] ?? ''}`;
+
+const sameRaw = (a: RawIdentity | undefined, b: RawIdentity, secret?: V1Secret): boolean =>
+  a !== undefined && a.privateKey === b.privateKey && a.urn === b.urn && (a.carried === undefined || secret === undefined || a.carried === carriedOf(secret));
 
 export function changedFields(previous: DecodedIdentity | undefined, next: DecodedIdentity): ChangedField[] {
   if (!previous) return [];
@@ -49,7 +57,7 @@ export class IdentityTracker {
       this.rejected = undefined;
       return { action: 'keep', why: 'unchanged', resourceVersion };
     }
-    if (sameRaw(this.rejected, raw)) return { action: 'keep', why: 'already-rejected', resourceVersion };
+    if (sameRaw(this.rejected, raw, secret)) return { action: 'keep', why: 'already-rejected', resourceVersion };
     let state: ReturnType<typeof describeSecret>;
     try {
       state = describeSecret(this.ref, secret);
@@ -63,12 +71,19 @@ export class IdentityTracker {
       this.rejected = raw;
       return { action: 'reject', error: state.error ?? new IdentityDecodeError('secret', 'does not decode'), resourceVersion };
     }
-    const reason = this.accepted ? 'rotated' : 'initial';
-    this.accepted = raw;
-    this.rejected = undefined;
     // The Go reader ignores the other keys; a file written from this identity carries the hash and cluster id along.
     const apiKeyHash = state.data[SECRET_KEYS.apiKeyHash];
     const orchClusterId = state.data[SECRET_KEYS.clusterId];
+    // Bounded as the URN is (docs/security.md): a SHA-256 in hex is 64 characters, a cluster id 36.
+    for (const [key, value] of [[SECRET_KEYS.apiKeyHash, apiKeyHash], [SECRET_KEYS.clusterId, orchClusterId]] as const) {
+      if (value && value.length > MAX_CARRIED_VALUE_LENGTH) {
+        this.rejected = { ...raw, carried: carriedOf(secret) };
+        return { action: 'reject', error: new IdentityDecodeError(key, `is ${value.length} characters long (at most ${MAX_CARRIED_VALUE_LENGTH}); not printed`), resourceVersion };
+      }
+    }
+    const reason = this.accepted ? 'rotated' : 'initial';
+    this.accepted = raw;
+    this.rejected = undefined;
     const record = { ...state.identity.record, ...(apiKeyHash ? { apiKeyHash } : {}), ...(orchClusterId ? { orchClusterId } : {}) };
     return { action: 'load', identity: { ...state.identity, record }, reason, resourceVersion };
   }

@@ -21,10 +21,18 @@ export class ReloadMetrics {
   relists = 0;
   /** Epoch ms of the last watch event (bookmarks included) or successful list. */
   lastActivityMs: number | undefined;
-  /** Epoch ms when the current identity was loaded. */
+  /** Epoch ms when the current identity was put in service. */
   loadedAtMs: number | undefined;
+  /** The identity in service: loaded, and handed on when a hand-over is expected (handOnExpected). */
   fingerprint: string | undefined;
   urn: string | undefined;
+  /** The last identity the watch decoded and accepted, handed on or not. */
+  acceptedFingerprint: string | undefined;
+  /**
+   * Set by a caller that hands identities on (watch's file, signal, command): then only an identity
+   * whose hand-over succeeded (applied()) is shown as current, never one that failed to be written.
+   */
+  private handOnExpected = false;
 
   constructor(
     readonly labels: MetricsLabels,
@@ -36,9 +44,8 @@ export class ReloadMetrics {
     switch (event.type) {
       case 'loaded':
         if (event.reason === 'rotated') this.reloads++;
-        this.loadedAtMs = ms;
-        this.fingerprint = event.fingerprint;
-        this.urn = event.urn;
+        this.acceptedFingerprint = event.fingerprint;
+        if (!this.handOnExpected) this.inService(event.fingerprint, event.urn, ms);
         break;
       case 'rejected':
         this.reloadErrors++;
@@ -59,6 +66,22 @@ export class ReloadMetrics {
     }
   }
 
+  /** From now on an identity counts as current only once applied() says it was handed on. */
+  expectHandOn(): void {
+    this.handOnExpected = true;
+  }
+
+  /** The identity was handed on (written, signalled, given to the command): it is the one in service. */
+  applied(fingerprint: string, urn: string, ms: number): void {
+    this.inService(fingerprint, urn, ms);
+  }
+
+  private inService(fingerprint: string, urn: string, ms: number): void {
+    this.loadedAtMs = ms;
+    this.fingerprint = fingerprint;
+    this.urn = urn;
+  }
+
   activity(ms: number): void {
     this.lastActivityMs = ms;
   }
@@ -68,10 +91,13 @@ export class ReloadMetrics {
     this.reloadErrors++;
   }
 
-  /** Alive when the watch or a list was heard from within `staleMs` (counting from start until the first). */
-  health(nowMs: number, staleMs: number): { ok: boolean; silentForMs: number } {
+  /**
+   * Alive when the watch or a list was heard from within `staleMs` (counting from start until the
+   * first). `heard` says whether anything was heard at all, so no one reports a list that never was.
+   */
+  health(nowMs: number, staleMs: number): { ok: boolean; silentForMs: number; heard: boolean } {
     const silentForMs = nowMs - (this.lastActivityMs ?? this.startedAtMs);
-    return { ok: silentForMs <= staleMs, silentForMs };
+    return { ok: silentForMs <= staleMs, silentForMs, heard: this.lastActivityMs !== undefined };
   }
 
   render(nowMs: number): string {
@@ -87,15 +113,15 @@ export class ReloadMetrics {
     metric('par_watch_malformed_events_total', 'counter', 'Watch streams ended because the API server sent a line that is not a valid event (not JSON, unknown type, another kind, missing fields).', [[base, this.malformedEvents]]);
     metric('par_watch_ignored_events_total', 'counter', 'Objects from the API server that were not this Secret (another name or namespace), not applied.', [[base, this.ignoredEvents]]);
     metric('par_relists_total', 'counter', 'Full lists of the Secret (start, 410 Expired, periodic, restart).', [[base, this.relists]]);
-    metric('par_identity_age_seconds', 'gauge', 'Seconds since this watcher loaded the current identity.', this.loadedAtMs === undefined ? [] : [[base, (nowMs - this.loadedAtMs) / 1000]]);
+    metric('par_identity_age_seconds', 'gauge', 'Seconds since the current identity was put in service (loaded, and handed on when watch hands it on).', this.loadedAtMs === undefined ? [] : [[base, (nowMs - this.loadedAtMs) / 1000]]);
     metric('par_last_event_timestamp_seconds', 'gauge', 'Unix time of the last watch event (bookmarks included) or successful list.', this.lastActivityMs === undefined ? [] : [[base, this.lastActivityMs / 1000]]);
     metric(
       'par_identity_info',
       'gauge',
-      'The current identity: fingerprint is the RFC 7638 thumbprint of its public key.',
+      'The identity in service (loaded, and handed on when watch hands it on; never one that failed to be written): fingerprint is the RFC 7638 thumbprint of its public key.',
       this.fingerprint === undefined ? [] : [[{ ...base, fingerprint: this.fingerprint, urn: this.urn ?? '' }, 1]],
     );
-    metric('par_identity_ready', 'gauge', '1 once an identity is loaded.', [[base, this.fingerprint === undefined ? 0 : 1]]);
+    metric('par_identity_ready', 'gauge', '1 once an identity is in service.', [[base, this.fingerprint === undefined ? 0 : 1]]);
     return `${out.join('\n')}\n`;
   }
 }

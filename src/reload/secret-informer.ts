@@ -19,8 +19,10 @@ export interface SecretInformerHooks {
   listed(secret: V1Secret | undefined, resourceVersion: string): void;
   /** Any watch event, bookmarks included: the watch is alive. */
   activity(): void;
-  /** A watch request was answered 200: the stream is open. */
+  /** The first event of a watch stream arrived: the stream carries events. */
   watchOpened(): void;
+  /** A watch request was answered 200: the stream is open (it may stay quiet for hours). */
+  streamOpened?(): void;
   /** The list or the watch failed with something other than 410; the informer has stopped. */
   failed(err: unknown): void;
   /** An object that is not ours came from the list or the watch; it was not applied. */
@@ -232,7 +234,7 @@ export function secretInformerFactory(http: KubeTransport, ref: SecretRef): Secr
         http,
         ref,
         http.limits,
-        { ignored: (reason) => !stopped && hooks.ignored(reason) },
+        { ignored: (reason) => !stopped && hooks.ignored(reason), opened: () => !stopped && hooks.streamOpened?.() },
         watchPath,
         { ...query, allowWatchBookmarks: true },
         (phase, obj, raw) => {

@@ -21,6 +21,8 @@ export type WatchDone = (err: unknown) => unknown;
 interface StrictWatchHooks {
   /** An event for another object than ref (name or namespace): not applied. */
   ignored(reason: string): void;
+  /** The watch request was answered 200: the stream is open. */
+  opened?(): void;
 }
 
 const TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
@@ -169,8 +171,9 @@ export async function strictWatch(
     const status = response.statusCode ?? 0;
     if (status !== 200) {
       const text = await readBoundedBody(response, MAX_ERROR_BODY_BYTES).then(String, () => '');
-      throw KubeApiStatus.from(status, text);
+      throw KubeApiStatus.from(status, text, response.headers['retry-after']);
     }
+    hooks.opened?.();
     // The body's errors (our own abort included) need a listener, or they would kill the process.
     response.on('error', finish);
     // Closed without its end (nor an error): the stream is over all the same.

@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { access, lstat, open, readlink, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { IdentityDecodeError, ParError, StorageError } from '../errors.js';
+import { FileTooLargeError, formatBytes, readHandleAtMost } from '../bounded-file.js';
 import { sanitizeServerString } from '../sanitize.js';
 import { type DecodedIdentity, decodeIdentity, parseIdentityFile } from '../identity/identity-record.js';
 import { checkFreeSpace, isNoSpace, noSpaceError, tempName } from './file-primitives.js';
@@ -34,6 +35,13 @@ export async function refuseSymlink(path: string, what = 'identity files'): Prom
   );
 }
 
+/**
+ * What the Go agent writes is under 1 KiB (a key of about 300 characters, a URN of at most 368, a
+ * host name, a hash); 64 KiB is far above any of it and refuses, unread, a file nobody wrote as an
+ * identity (docs/security.md, the bounds table).
+ */
+const MAX_IDENTITY_FILE_BYTES = 64 * 1024;
+
 export async function readIdentityFile(path: string): Promise<IdentityFileState> {
   let text: string;
   let stats: Stats;
@@ -46,7 +54,13 @@ export async function readIdentityFile(path: string): Promise<IdentityFileState>
       if (!stats.isFile()) {
         throw new StorageError('NOT_A_FILE', `${path} exists but is not a regular file`, 'Point --identity-file at a file path.', { path });
       }
-      text = await handle.readFile('utf8');
+      try {
+        text = (await readHandleAtMost(handle, MAX_IDENTITY_FILE_BYTES)).toString('utf8');
+      } catch (err) {
+        if (!(err instanceof FileTooLargeError)) throw err;
+        // Not an identity: as corrupt as one that does not decode, and its content is never kept in memory.
+        return { state: 'corrupt', path, text: '', error: new IdentityDecodeError('file', `is ${err.size} bytes or more (an identity file is at most ${formatBytes(MAX_IDENTITY_FILE_BYTES)})`), stats };
+      }
     } finally {
       await handle.close();
     }

@@ -57,12 +57,15 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     if (options.output) await checkOutput(options.output);
     const w = watchIdentity({ connection: cluster.conn, ...cluster.ref, relistIntervalMs: p.relistIntervalMs, splayMs: options.splayMs, retryPolicy: retryPolicyFromEnv(io.env) });
     watcher = w;
+    // Metrics show as current only an identity handed on (written, signalled, given to the command).
+    w.metrics.expectHandOn();
     const q = new ApplyQueue({
       steps: applySteps(options, p, outputPath, child, io, out),
       policy: retryPolicyFromEnv(io.env),
       clock: systemClock,
-      onApplied: () => {
+      onApplied: (identity) => {
         lastApplyFailed = false;
+        w.metrics.applied(identity.key.kid, identity.record.urn, io.now().getTime());
         memory.request();
       },
       onError: (err, attempt, retryInMs) => {
@@ -81,7 +84,7 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     });
     report.step(`watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${options.splayMs ? `, splay 0…${options.splayMs} ms` : ''})`);
     if (p.listen) {
-      health = await startHealthServer(p.listen, { metrics: w.metrics, ready: () => w.current() !== undefined && !lastApplyFailed, staleMs: p.staleMs, now: () => io.now().getTime() });
+      health = await startHealthServer(p.listen, { metrics: w.metrics, ready: () => w.metrics.fingerprint !== undefined && !lastApplyFailed, staleMs: p.staleMs, now: () => io.now().getTime() });
       out.note('listening', { address: health.address }, `serving /healthz, /readyz and /metrics on http://${health.address}`);
     }
 

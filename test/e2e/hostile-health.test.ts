@@ -1,11 +1,14 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { describeEachLauncher } from './launchers.js';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, stopProcesses, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+
+// Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
+vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
 
 // `watch --listen` as any local user meets it (issue 24, "the health endpoints are read-only"): every
 // method but GET and HEAD is refused with 405 on every path, whatever its body, and changes nothing —
@@ -21,7 +24,7 @@ beforeEach(async () => {
   await kube.emu.writeKubeconfig(join(dir, 'kubeconfig'), { namespace: NAMESPACE });
 });
 afterEach(async () => {
-  run?.child.kill('SIGKILL');
+  if (run) await stopProcesses([run.child]);
   run = undefined;
   await kube.close();
   await rm(dir, { recursive: true, force: true });
@@ -39,7 +42,7 @@ describeEachLauncher('the watch health endpoints are read-only', (launcher) => {
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-    await eventually(() => expect(lines().map((l) => l.event)).toContain('written'), 15_000);
+    await eventually(() => expect(lines().map((l) => l.event)).toContain('written'), BINARY_WAIT_MS);
     const address = lines().find((l) => l.event === 'listening')!.address as string;
     const before = await stat(output);
     const content = await readFile(output, 'utf8');

@@ -4,13 +4,13 @@ import { readFileSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { NOBODY, ROOT } from './attacker.js';
 import { describeEachLauncher, type Launcher } from './launchers.js';
 import { CAN_CHOOSE_PID, NEXT_PID_MISSING, spawnAtPid } from './next-pid.js';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
 
 // `watch --pidfile` as an attacker meets it (issue 24, "Signals to strangers"): the tool runs as root,
 // and a pidfile someone else can write, or that names someone else's process, must never make it signal.
@@ -19,6 +19,11 @@ import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, new
 const choosePidMissing = !ROOT ? '' : NEXT_PID_MISSING;
 const asRoot = ROOT ? it : it.skip;
 const rootOnly = ROOT ? '' : ' [SKIPPED: needs root to chown to uid 65534 and run a process as it]';
+
+// Each test starts the binary and a runner and waits for several things in turn: on a loaded 2-core
+// machine each wait may take many seconds, so the test's own limit is well above their sum (and no
+// wait outlives its test: see eventually).
+vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
 
 const started: Array<ChildProcess | ChildProcessWithoutNullStreams> = [];
 let kube: KubeFixture;
@@ -33,7 +38,7 @@ beforeEach(async () => {
   await kube.emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
 });
 afterEach(async () => {
-  for (const child of started.splice(0)) child.kill('SIGKILL');
+  await stopProcesses(started);
   await kube.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -50,7 +55,7 @@ async function runner(options: { uid?: number; pid?: number } = {}): Promise<{ c
     out += d.toString();
   });
   const log = async () => out.split('\n').filter(Boolean);
-  await eventually(async () => expect(await log()).toEqual(['start']), 10_000);
+  await eventually(async () => expect(await log()).toEqual(['start']), BINARY_WAIT_MS);
   return { child, log };
 }
 
@@ -68,7 +73,7 @@ async function watchWith(pidfile: string, launcher: Launcher, env: Record<string
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-  await eventually(() => expect(lines().map((l) => l.event)).toContain('written'), 10_000);
+  await eventually(() => expect(lines().map((l) => l.event)).toContain('written'), BINARY_WAIT_MS);
   return { run, lines, update: () => kube.update(identityData(newIdentity())) };
 }
 
@@ -76,7 +81,7 @@ async function watchWith(pidfile: string, launcher: Launcher, env: Record<string
 async function rotateWith(pidfile: string, launcher: Launcher): Promise<Array<Record<string, unknown>>> {
   const { lines, update } = await watchWith(pidfile, launcher);
   update();
-  await eventually(() => expect(lines().some((l) => l.event === 'signalled' || l.event === 'apply-error')).toBe(true), 10_000);
+  await eventually(() => expect(lines().some((l) => l.event === 'signalled' || l.event === 'apply-error')).toBe(true), BINARY_WAIT_MS);
   return lines();
 }
 
@@ -135,23 +140,23 @@ describeEachLauncher('watch --pidfile refuses to signal on a stranger’s word',
       const { run, lines, update } = await watchWith(pidfile, launcher, { PAR_IDENTITY_FAILPOINT: 'signal-after-check:stop' });
       update();
       // Stopped after the pidfile and the process were checked (ours, our uid), before the signal.
-      await eventually(() => expect(stopped(run.child.pid!)).toBe(true), 10_000);
+      await eventually(() => expect(stopped(run.child.pid!)).toBe(true), BINARY_WAIT_MS);
       first.child.kill('SIGKILL');
       await once(first.child, 'exit');
       const stranger = await runner({ uid: NOBODY, pid });
       expect(stranger.child.pid).toBe(pid);
       process.kill(run.child.pid!, 'SIGCONT');
-      await eventually(() => expect(lines().some((l) => l.event === 'apply-error' || l.event === 'signalled')).toBe(true), 10_000);
+      await eventually(() => expect(lines().some((l) => l.event === 'apply-error' || l.event === 'signalled')).toBe(true), BINARY_WAIT_MS);
       // Signalled by pid number alone, the stranger's process would get the SIGHUP here.
       expect(lines().find((l) => l.event === 'signalled')).toBeUndefined();
       const error = lines().find((l) => l.event === 'apply-error')?.error as { code: string; message: string };
       expect(error.code).toBe('SIGNAL_FAILED');
       expect(error.message).toContain(`cannot send SIGHUP to process ${pid}: it exited after it was checked`);
       // The retry reads the pidfile again and finds the stranger's process: refused as another user's.
-      await eventually(() => expect(lines().some((l) => (l.error as { code?: string } | undefined)?.code === 'SIGNAL_FOREIGN')).toBe(true), 10_000);
+      await eventually(() => expect(lines().some((l) => (l.error as { code?: string } | undefined)?.code === 'SIGNAL_FOREIGN')).toBe(true), BINARY_WAIT_MS);
       expect(await stranger.log()).toEqual(['start']);
     },
-    30_000,
+    4 * BINARY_WAIT_MS,
   );
 
   asRoot(`a safe pidfile naming a process of uid ${NOBODY}: SIGNAL_FOREIGN, that process not signalled${rootOnly}`, async () => {

@@ -2,10 +2,13 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, type TestIdentity } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, type TestIdentity, stopProcesses } from './watch-fixture.js';
 import { type RunningCli, startCli } from './run-cli.js';
+
+// Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
+vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
 
 // `par-identity watch` as an operator runs it: the BUILT binary, real signals, real exit codes.
 
@@ -40,7 +43,7 @@ beforeEach(async () => {
   await kube.emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
 });
 afterEach(async () => {
-  for (const child of running.splice(0)) child.kill('SIGKILL');
+  await stopProcesses(running);
   await kube.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -61,11 +64,11 @@ describe('par-identity watch (built binary)', () => {
     kube.create(identityData(first));
     const output = join(dir, 'identity.json');
     const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--json']);
-    await eventually(() => expect(run.lines().map((l) => l.event)).toContain('written'), 10_000);
+    await eventually(() => expect(run.lines().map((l) => l.event)).toContain('written'), BINARY_WAIT_MS);
     expect((await stat(output)).mode & 0o777).toBe(0o600);
     const second = newIdentity();
     kube.update(identityData(second));
-    await eventually(() => expect(run.lines().filter((l) => l.event === 'written')).toHaveLength(2), 10_000);
+    await eventually(() => expect(run.lines().filter((l) => l.event === 'written')).toHaveLength(2), BINARY_WAIT_MS);
     expect(JSON.parse(await readFile(output, 'utf8')).urn).toBe(second.urn);
     run.child.kill('SIGTERM');
     expect(await run.exit).toEqual({ code: 0, signal: null });
@@ -76,7 +79,7 @@ describe('par-identity watch (built binary)', () => {
 
   it('exits 0 on SIGINT too, also before any identity exists', async () => {
     const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig]);
-    await eventually(() => expect(kube.emu.openWatches).toBe(1), 10_000);
+    await eventually(() => expect(kube.emu.openWatches).toBe(1), BINARY_WAIT_MS);
     run.child.kill('SIGINT');
     expect(await run.exit).toEqual({ code: 0, signal: null });
     expect(run.stdout()).toContain('watch stopped by SIGINT after 0 reload(s); no identity was loaded');
@@ -96,10 +99,10 @@ describe('par-identity watch (built binary)', () => {
     ].join('\n');
     const run = startWatch(['-c', dir, '--kubeconfig', kubeconfig, '--', process.execPath, '-e', script, log]);
     const lines = async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
-    await eventually(async () => expect(await lines()).toEqual([`start ${first.urn}`]), 10_000);
+    await eventually(async () => expect(await lines()).toEqual([`start ${first.urn}`]), BINARY_WAIT_MS);
     const second = newIdentity();
     kube.update(identityData(second));
-    await eventually(async () => expect(await lines()).toEqual([`start ${first.urn}`, 'term', `start ${second.urn}`]), 10_000);
+    await eventually(async () => expect(await lines()).toEqual([`start ${first.urn}`, 'term', `start ${second.urn}`]), BINARY_WAIT_MS);
     run.child.kill('SIGTERM');
     expect(await run.exit).toEqual({ code: 0, signal: null });
     expect((await lines()).at(-1)).toBe('term');

@@ -1,7 +1,10 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
 import { type ClusterTarget, clusterTargetFromConfig } from '../../src/kube/cluster-connection.js';
 import { parseKubeconfig } from '../../src/kube/kubeconfig.js';
 import type { IdentityWatch, WatchEvent } from '../../src/reload/index.js';
+import { beforeEach } from 'vitest';
 
 export { identityData, newIdentity, ORG_ID, secretData, type TestIdentity } from '../fixtures/test-identities.js';
 
@@ -48,9 +51,26 @@ export async function kubeFixture(options: { bookmarkIntervalMs?: number } = {})
   };
 }
 
-/** Resolves when `check` (sync or async) passes, polling on the event loop. */
+/**
+ * How long a test that starts the built binary waits for one thing it does (its first write, a
+ * signal, a line): long enough for a loaded 2-core machine (several suites at once, where starting
+ * Node alone can take seconds), and it is only ever waited in full when the test fails anyway.
+ */
+export const BINARY_WAIT_MS = 30_000;
+
+/**
+ * When the running test times out, less a margin: no wait of `eventually` goes past it, so a wait
+ * that fails is reported inside its test, never as an error thrown after the test ended.
+ */
+let testEndsAt = Number.POSITIVE_INFINITY;
+beforeEach((context) => {
+  const timeout = (context.task as { timeout?: number }).timeout;
+  testEndsAt = timeout && timeout > 0 ? Date.now() + timeout - 1_000 : Number.POSITIVE_INFINITY;
+});
+
+/** Resolves when `check` (sync or async) passes, polling on the event loop; never past the test's own timeout. */
 export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Math.min(Date.now() + timeoutMs, testEndsAt);
   for (;;) {
     try {
       return await check();
@@ -59,6 +79,18 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
+}
+
+/** Kills every process still running and waits for each to be gone, so nothing of a test outlives it. */
+export async function stopProcesses(children: Array<ChildProcess>): Promise<void> {
+  await Promise.all(
+    children.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = once(child, 'exit').catch(() => undefined);
+      child.kill('SIGKILL');
+      await gone;
+    }),
+  );
 }
 
 /** Every event a watcher emits, from now on. */

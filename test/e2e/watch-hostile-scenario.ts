@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, kubeFixture, NAMESPACE, newIdentity, SECRET, type TestIdentity } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, identityData, kubeFixture, NAMESPACE, newIdentity, SECRET, type TestIdentity } from './watch-fixture.js';
 
 // One run of `par-identity watch` (the BUILT binary) against an apiserver that sends what it should
 // not, with every invariant of issue 13 checked: the event is counted (or ignored, for another
@@ -77,7 +77,7 @@ export async function startJsonWatch(dir: string, kubeconfig: string, output: st
       const l = lines().find((e) => e.event === 'listening');
       must(l !== undefined, `never listened: ${run.stderr()}`);
       return l!.address as string;
-    }, 10_000);
+    }, BINARY_WAIT_MS);
     return { ...run, lines, address, metrics: async () => (await fetch(`http://${address}/metrics`)).text() };
   } catch (err) {
     run.child.kill('SIGKILL');
@@ -109,13 +109,13 @@ export async function runHostileStreamCase(kase: HostileStreamCase): Promise<Hos
   try {
     run = await startJsonWatch(dir, kubeconfig, output);
     const { lines, metrics } = run;
-    await eventually(() => must(lines().filter((l) => l.event === 'written').length === 1, 'first identity not written'), 10_000);
-    await eventually(() => must(kube.emu.openWatches === 1, 'no watch open'), 10_000);
+    await eventually(() => must(lines().filter((l) => l.event === 'written').length === 1, 'first identity not written'), BINARY_WAIT_MS);
+    await eventually(() => must(kube.emu.openWatches === 1, 'no watch open'), BINARY_WAIT_MS);
     must(kube.emu.faults.injectWatchLines(...kase.lines) === 1, 'lines not injected into one watch');
 
     await check('counted', async () => {
       if (!kase.code) {
-        await eventually(() => must(lines().filter((l) => l.event === 'ignored').length === kase.lines.length, 'events not ignored'), 10_000);
+        await eventually(() => must(lines().filter((l) => l.event === 'ignored').length === kase.lines.length, 'events not ignored'), BINARY_WAIT_MS);
         must(counter(await metrics(), 'par_watch_ignored_events_total') === kase.lines.length, 'ignored events not counted');
         return;
       }
@@ -123,7 +123,7 @@ export async function runHostileStreamCase(kase: HostileStreamCase): Promise<Hos
         const e = lines().find((l) => l.event === 'watch-error');
         must(e !== undefined, 'no watch-error event');
         return e!.error as { code: string; message: string; hint: string };
-      }, 10_000);
+      }, BINARY_WAIT_MS);
       must(error.code === kase.code, `code ${error.code}, expected ${kase.code}`);
       must(error.hint.includes('The current identity is kept'), `hint: ${error.hint}`);
       must(!error.message.includes('\u001b'), 'escape sequence in the message');
@@ -137,7 +137,7 @@ export async function runHostileStreamCase(kase: HostileStreamCase): Promise<Hos
     });
     await check('recovered', async () => {
       kube.update(identityData(second));
-      await eventually(() => must(lines().filter((l) => l.event === 'written').length === 2, 'next rotation not written'), 15_000);
+      await eventually(() => must(lines().filter((l) => l.event === 'written').length === 2, 'next rotation not written'), BINARY_WAIT_MS);
       must(JSON.parse(await readFile(output, 'utf8')).urn === second.urn, 'next rotation not in the output file');
     });
     await check('stoppedCleanly', async () => {

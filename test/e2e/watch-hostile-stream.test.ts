@@ -2,11 +2,14 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
 import { HOSTILE_STREAM_CASES, runHostileStreamCase, startJsonWatch, type WatchingCli } from './watch-hostile-scenario.js';
+
+// Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
+vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
 
 // `par-identity watch` (the BUILT binary) against an apiserver that sends what it should not
 // (the scenario and its invariants are in watch-hostile-scenario.ts, shared with the fault matrix),
@@ -25,7 +28,7 @@ beforeEach(async () => {
   await kube.emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
 });
 afterEach(async () => {
-  for (const child of running.splice(0)) child.kill('SIGKILL');
+  await stopProcesses(running);
   await kube.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -71,14 +74,14 @@ describe('watch /readyz', () => {
     await writeFile(pidfile, `${process.pid}\n`);
     const run = await startWatch(join(dir, 'identity.json'), ['--pidfile', pidfile, '--signal-name', 'SIGWINCH']);
     const readyz = async () => (await fetch(`http://${run.address}/readyz`)).status;
-    await eventually(async () => expect(await readyz()).toBe(200), 10_000);
+    await eventually(async () => expect(await readyz()).toBe(200), BINARY_WAIT_MS);
     // The process to signal is gone: handing the next identity on fails.
     await writeFile(pidfile, 'not-a-pid\n');
     kube.update(identityData(newIdentity()));
-    await eventually(() => expect(run.lines().some((l) => l.event === 'apply-error')).toBe(true), 10_000);
+    await eventually(() => expect(run.lines().some((l) => l.event === 'apply-error')).toBe(true), BINARY_WAIT_MS);
     expect(await readyz()).toBe(503);
     await writeFile(pidfile, `${process.pid}\n`);
-    await eventually(async () => expect(await readyz()).toBe(200), 15_000);
+    await eventually(async () => expect(await readyz()).toBe(200), BINARY_WAIT_MS);
     run.child.kill('SIGTERM');
     expect(await run.exit, run.stderr()).toEqual({ code: 0, signal: null });
   });

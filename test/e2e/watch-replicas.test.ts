@@ -1,12 +1,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type DemoRunner, startDemoReplicas } from '../../src/emulators/demo-runner/index.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
 import { clusterAgentDeployment } from './cluster-fixture.js';
 import { runCli } from './run-cli.js';
-import { eventually, type KubeFixture, kubeFixture, NAMESPACE, SECRET } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, type KubeFixture, kubeFixture, NAMESPACE, SECRET } from './watch-fixture.js';
+
+// Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
+vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
 
 // The issue's proof: replicas sign a health check every 50 ms with whatever identity is current,
 // while the BUILT `rotate-par-identity` enrolls a new runner and updates the shared Secret.
@@ -80,13 +83,13 @@ describe('replicas under rotation', () => {
     const first = await rotate();
     start();
     await Promise.all(replicas.map((r) => r.watch.ready));
-    await eventually(callsWith(first, 5), 10_000);
+    await eventually(callsWith(first, 5), BINARY_WAIT_MS);
 
     const fingerprints = [first];
     for (let round = 0; round < 2; round++) {
       const next = await rotate();
       fingerprints.push(next);
-      await eventually(callsWith(next, 5), 10_000);
+      await eventually(callsWith(next, 5), BINARY_WAIT_MS);
     }
     const stats = await Promise.all(replicas.map((r) => r.stop()));
     replicas = [];
@@ -105,14 +108,14 @@ describe('replicas under rotation', () => {
   it('counts every call the server refuses (old runner revoked), and recovers with the next rotation', async () => {
     const first = await rotate();
     start();
-    await eventually(callsWith(first, 3), 10_000);
+    await eventually(callsWith(first, 3), BINARY_WAIT_MS);
     const oldRunner = enrollment.runners[0]!;
     enrollment.revoke(oldRunner.runnerId);
     await eventually(() => {
       for (const r of replicas) expect(r.stats().failed).toBeGreaterThan(0);
-    }, 10_000);
+    }, BINARY_WAIT_MS);
     const next = await rotate();
-    await eventually(callsWith(next, 3), 10_000);
+    await eventually(callsWith(next, 3), BINARY_WAIT_MS);
     for (const r of replicas) expect(r.stats().failures.every((f) => f.fingerprint === first && f.status === 401)).toBe(true);
   });
 });

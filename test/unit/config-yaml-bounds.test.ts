@@ -27,6 +27,24 @@ function flatConfig(keys: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+describe('a config file larger than 8 MiB is refused unread (docs/config-yaml.md, Size)', () => {
+  it('CONFIG_TOO_LARGE, exit 3, naming the file and its size; 8 MiB itself is read', async () => {
+    const main = join(dir, 'datadog.yaml');
+    const limit = 8 * 1024 * 1024;
+    const head = 'private_action_runner:\n  enabled: true\n';
+    // Comments fill it: the largest file read is still a valid config.
+    const fill = (bytes: number) => `${head}${`#${'x'.repeat(98)}\n`.repeat(Math.floor((bytes - head.length) / 100))}`.padEnd(bytes, '\n');
+    await writeFile(main, fill(limit));
+    await expect(loadAgentConfig({ cfgPath: dir, env: {} })).resolves.toMatchObject({ file: main });
+    await writeFile(main, fill(limit + 1));
+    const err = await configError(loadAgentConfig({ cfgPath: dir, env: {} }));
+    expect(err.code).toBe('CONFIG_TOO_LARGE');
+    expect(err.exitCode).toBe(3);
+    expect(err.message).toBe(`config file ${main} is ${limit + 1} bytes or more: par-identity reads agent config files of at most 8 MiB`);
+    expect(err.details).toEqual({ file: main, limitBytes: limit });
+  });
+});
+
 describe('alias expansion is bounded as the agent bounds it, and reported as a config error', () => {
   it('a "billion laughs" document is CONFIG_YAML_ALIASES, exit 3, not an internal error', async () => {
     let text = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';

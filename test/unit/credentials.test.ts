@@ -1,3 +1,4 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +119,26 @@ describe('key values from a program (the API): first of all sources', () => {
 });
 
 describe('"-" reads standard input', () => {
+  it('a key file past 64 KiB is refused unread beyond that (CREDENTIAL_FORMAT), a key from a pipe is read', async () => {
+    const cfg = await config(undefined);
+    const big = await keyFile('big', `${'k'.repeat(64 * 1024)}\n`);
+    const err = await configError(resolveCredentials(cfg, { apiKeyFile: big, readStdin: noStdin }, false));
+    expect(err).toMatchObject({ code: 'CREDENTIAL_FORMAT', exitCode: 3 });
+    expect(err.message).toBe(`the API key file ${big} is ${64 * 1024 + 1} bytes or more: a key file holds one key (at most 64 KiB read)`);
+    // `--api-key-file <(pass show dd/api)`: a pipe, with no size and no offsets.
+    const fifoDir = await mkdtemp(join(tmpdir(), 'par-fifo-'));
+    const fifo = join(fifoDir, 'key');
+    execFileSync('mkfifo', [fifo]);
+    const writer = spawn('sh', ['-c', 'printf "piped-key\\n" > "$0"', fifo], { stdio: 'ignore' });
+    try {
+      const creds = await resolveCredentials(cfg, { apiKeyFile: fifo, readStdin: noStdin }, false);
+      expect(creds.apiKey).toEqual({ value: 'piped-key', source: `file ${fifo}` });
+    } finally {
+      writer.kill();
+      await rm(fifoDir, { recursive: true, force: true });
+    }
+  });
+
   it('one flag "-": the first line, trimmed (CRLF tolerated)', async () => {
     const cfg = await config(undefined, { DD_API_KEY: 'env-api' });
     const readStdin = vi.fn(async () => ' stdin-api \r\nignored\n');

@@ -178,6 +178,9 @@ describe('strict decoder: every rejection is a typed IdentityDecodeError naming 
     ['kid present but wrong', withJwk({ kid: 'not-the-thumbprint' }), 'kid'],
     ['kid of another key', withJwk({ kid: ONE.kid }), 'kid'],
     ['kid a number', withJwk({ kid: 7 }), 'kid'],
+    ['d of 100 000 characters (refused by its length, not decoded)', withJwk({ d: 'A'.repeat(100_000) }), 'private_key'],
+    ['x of 44 characters', withJwk({ x: `${A.x}A` }), 'x'],
+    ['a key of 2 049 characters (an extra member)', withJwk({ pad: 'p'.repeat(1500) }), 'private_key'],
   ];
 
   it.each(cases.map(([name, encoded, field]) => [name, field, encoded] as const))('%s → field %s', (_name, field, encoded) => {

@@ -57,6 +57,9 @@ describe('sendSignal', () => {
     await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'PIDFILE_UNREADABLE' });
     await writeFile(pidfile, 'not a pid\n');
     await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'PIDFILE_INVALID' });
+    // A pid padded past 4 KiB (a pid and a newline is all a pidfile holds): not read beyond that.
+    await writeFile(pidfile, `${' '.repeat(5000)}${process.pid}\n`);
+    await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'PIDFILE_INVALID', message: expect.stringContaining('is larger than 4096 bytes') });
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     await writeFile(pidfile, `${gone.stdout}\n`);
     await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'SIGNAL_FAILED', details: { pid: Number(gone.stdout), errno: 'ESRCH' } });

@@ -57,16 +57,16 @@ describe('ReloadMetrics', () => {
         '# HELP par_relists_total Full lists of the Secret (start, 410 Expired, periodic, restart).',
         '# TYPE par_relists_total counter',
         `par_relists_total${l} 2`,
-        '# HELP par_identity_age_seconds Seconds since this watcher loaded the current identity.',
+        '# HELP par_identity_age_seconds Seconds since the current identity was put in service (loaded, and handed on when watch hands it on).',
         '# TYPE par_identity_age_seconds gauge',
         `par_identity_age_seconds${l} 400.250`,
         '# HELP par_last_event_timestamp_seconds Unix time of the last watch event (bookmarks included) or successful list.',
         '# TYPE par_last_event_timestamp_seconds gauge',
         `par_last_event_timestamp_seconds${l} 1400.500`,
-        '# HELP par_identity_info The current identity: fingerprint is the RFC 7638 thumbprint of its public key.',
+        '# HELP par_identity_info The identity in service (loaded, and handed on when watch hands it on; never one that failed to be written): fingerprint is the RFC 7638 thumbprint of its public key.',
         '# TYPE par_identity_info gauge',
         'par_identity_info{namespace="datadog",secret="par-id",fingerprint="fp-2",urn="urn:dd:apps:on-prem-runner:us1:1:fp-2"} 1',
-        '# HELP par_identity_ready 1 once an identity is loaded.',
+        '# HELP par_identity_ready 1 once an identity is in service.',
         '# TYPE par_identity_ready gauge',
         `par_identity_ready${l} 1`,
         '',
@@ -84,10 +84,27 @@ describe('ReloadMetrics', () => {
 
   it('is healthy while a watch event or list was heard within the threshold, counting from start', () => {
     const m = new ReloadMetrics({ namespace: 'n', secret: 's' }, 10_000);
-    expect(m.health(15_000, 5_000)).toEqual({ ok: true, silentForMs: 5_000 });
-    expect(m.health(15_001, 5_000)).toEqual({ ok: false, silentForMs: 5_001 });
+    expect(m.health(15_000, 5_000)).toEqual({ ok: true, silentForMs: 5_000, heard: false });
+    expect(m.health(15_001, 5_000)).toEqual({ ok: false, silentForMs: 5_001, heard: false });
     m.activity(15_000);
-    expect(m.health(19_000, 5_000).ok).toBe(true);
+    expect(m.health(19_000, 5_000)).toEqual({ ok: true, silentForMs: 4_000, heard: true });
+  });
+
+  it('with a hand-over expected, shows as current only the identity handed on, never one that failed to be written', () => {
+    const m = new ReloadMetrics({ namespace: 'n', secret: 's' }, 0);
+    m.expectHandOn();
+    m.observe(loaded('initial', 'fp-1', 1000));
+    expect(m.render(2000)).not.toMatch(/^par_identity_info/m);
+    expect(m.render(2000)).toMatch(/^par_identity_ready\{[^}]*\} 0$/m);
+    m.applied('fp-1', 'urn:dd:apps:on-prem-runner:us1:1:fp-1', 1500);
+    // The next one fails to be written: fp-1 stays the identity in service.
+    m.observe(loaded('rotated', 'fp-2', 3000));
+    m.applyFailed();
+    const text = m.render(4000);
+    expect(text).toContain('fingerprint="fp-1"');
+    expect(text).not.toContain('fp-2');
+    expect(text).toMatch(/^par_identity_age_seconds\{[^}]*\} 2\.500$/m);
+    expect(m.acceptedFingerprint).toBe('fp-2');
   });
 });
 

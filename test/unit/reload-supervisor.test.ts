@@ -1,5 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { KubeApiStatus } from '../../src/kube/kube-errors.js';
 import { InformerSupervisor, type ListReason } from '../../src/reload/index.js';
 import { FakeClock, fakeInformers, settle } from './reload-fakes.js';
 
@@ -80,6 +81,52 @@ describe('InformerSupervisor', () => {
       [1, 1000],
     ]);
     expect(supervisor.failures).toBe(1);
+    supervisor.stop();
+  });
+
+  it('waits at least what a 429 Retry-After asks (header or Status details), at most 60 s', async () => {
+    const { clock, made, restarts, supervisor } = setup();
+    supervisor.start();
+    const informer = made[0]!;
+    informer.hooks.failed(new KubeApiStatus(429, { message: 'slow down' }, '20'));
+    await clock.wake(20_000);
+    informer.hooks.failed(new KubeApiStatus(429, { message: 'slow down', details: { retryAfterSeconds: 7 } } as never));
+    await clock.wake(7000);
+    informer.hooks.failed(new KubeApiStatus(503, { message: 'later' }, '3600'));
+    await clock.wake(60_000);
+    // A Retry-After shorter than the backoff does not shorten it (the 4th step is 8 s).
+    informer.hooks.failed(new KubeApiStatus(429, { message: 'soon' }, '1'));
+    expect(restarts).toEqual([
+      [1, 20_000],
+      [2, 7000],
+      [3, 60_000],
+      [4, 8000],
+    ]);
+    supervisor.stop();
+  });
+
+  it('starts the backoff over when a quiet stream stayed open longer than the longest backoff', async () => {
+    const { clock, made, restarts, supervisor } = setup();
+    supervisor.start();
+    const informer = made[0]!;
+    for (const delay of [1000, 2000, 4000]) {
+      informer.hooks.failed(new Error('down'));
+      await clock.wake(delay);
+    }
+    // Open for 10 s, no event: not yet healthy, the backoff goes on growing.
+    informer.hooks.streamOpened?.();
+    clock.t += 10_000;
+    informer.hooks.failed(new Error('dropped'));
+    await clock.wake(8000);
+    // Open for an hour without an event (a quiet Secret; re-opened quietly after each of the
+    // apiserver's timeouts), then a re-open fails at once: the next wait starts from 1 s.
+    informer.hooks.streamOpened?.();
+    for (let i = 0; i < 6; i++) {
+      clock.t += 600_000;
+      informer.hooks.streamOpened?.();
+    }
+    informer.hooks.failed(new Error('dropped'));
+    expect(restarts.map(([, delay]) => delay)).toEqual([1000, 2000, 4000, 8000, 1000]);
     supervisor.stop();
   });
 

@@ -45,6 +45,18 @@ describe('IdentityTracker', () => {
       ],
       [`load initial ${a.fingerprint}`, 'reject IDENTITY_INVALID private_key', 'keep unchanged', 'reject IDENTITY_INVALID private_key'],
     ],
+    ['a urn of 200 000 characters → rejected by its length', (t) => [t.observe(of(a)), t.observe(of({ ...b, urn: `${b.urn}${'r'.repeat(200_000)}` }))], [`load initial ${a.fingerprint}`, 'reject IDENTITY_INVALID urn']],
+    [
+      'an api_key_hash or orch_cluster_id past 256 characters → rejected; the same key with sane values then loads',
+      (t) => [
+        t.observe(of(a)),
+        t.observe(of(b, { api_key_hash: 'f'.repeat(100_000) })),
+        t.observe(of(b, { api_key_hash: 'f'.repeat(100_000) })),
+        t.observe(of(b, { orch_cluster_id: 'c'.repeat(257) })),
+        t.observe(of(b, { api_key_hash: 'f'.repeat(64) })),
+      ],
+      [`load initial ${a.fingerprint}`, 'reject IDENTITY_INVALID api_key_hash', 'keep already-rejected', 'reject IDENTITY_INVALID orch_cluster_id', `load rotated ${b.fingerprint}`],
+    ],
     ['deleted → keep', (t) => [t.observe(of(a)), t.deleted('9')], [`load initial ${a.fingerprint}`, 'keep deleted']],
     ['missing → keep', (t) => [t.missing()], ['keep missing']],
     ['re-created with the same content after deletion → unchanged', (t) => [t.observe(of(a)), t.deleted('9'), t.observe(of(a))], [`load initial ${a.fingerprint}`, 'keep deleted', 'keep unchanged']],

@@ -65,10 +65,23 @@ describe('parseUrn (7 parts, fixed prefix, int64 org id, non-empty runner id)', 
     ['org id with a space', 'urn:dd:apps:on-prem-runner:us1: 2:r'],
     ['org id empty', 'urn:dd:apps:on-prem-runner:us1::r'],
     ['empty runner id', 'urn:dd:apps:on-prem-runner:us1:2:'],
+    ['runner id of 257 characters', `urn:dd:apps:on-prem-runner:us1:2:${'r'.repeat(257)}`],
+    ['region of 64 characters', `urn:dd:apps:on-prem-runner:${'u'.repeat(64)}:2:r`],
+    ['200 000 characters', `urn:dd:apps:on-prem-runner:us1:2:${'r'.repeat(200_000)}`],
   ])('refuses %s with field "urn"', (_name, urn) => {
     const err = decodeError(() => parseUrn(urn));
     expect(err.field).toBe('urn');
     expect(err.code).toBe('IDENTITY_INVALID');
+  });
+
+  it('accepts the longest URN its bounds allow (368 characters), refuses one more, and never quotes a long one', () => {
+    const longest = `urn:dd:apps:on-prem-runner:${'u'.repeat(63)}:-9223372036854775808:${'r'.repeat(256)}`;
+    expect(longest).toHaveLength(368);
+    expect(parseUrn(longest).runnerId).toHaveLength(256);
+    const huge = `urn:dd:apps:on-prem-runner:us1:2:${'r'.repeat(200_000)}`;
+    const err = decodeError(() => parseUrn(huge));
+    expect(err.message).toBe('urn: is 200033 characters long (at most 368); not printed');
+    expect(decodeError(() => parseUrn(`${longest}x`)).message).toMatch(/at most 368/);
   });
 
   it('names the part count in the message', () => {

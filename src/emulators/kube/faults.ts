@@ -44,6 +44,8 @@ interface FailOptions {
   body?: unknown;
   /** Sent as it is instead of a JSON body (a 200 that is not JSON, as a proxy or a broken server answers). */
   rawBody?: string;
+  /** Headers sent with the failure, e.g. `{ 'Retry-After': '20' }` on a 429 as the apiserver's priority and fairness sends. */
+  headers?: Record<string, string>;
   /**
    * The request is served (and a write applied) first; then the client gets the failure instead of
    * the real answer (`reset`: the connection is dropped) — an outcome the client cannot know.
@@ -173,7 +175,7 @@ export class FaultController {
   }
 
   /** @internal Runs hooks and delays; returns the failure to answer with, if any. */
-  async apply(req: FaultRequest): Promise<{ code: number; body: unknown; raw?: string; afterApply?: boolean | 'reset' } | undefined> {
+  async apply(req: FaultRequest): Promise<{ code: number; body: unknown; raw?: string; afterApply?: boolean | 'reset'; headers?: Record<string, string> } | undefined> {
     for (const r of this.take('before', req)) await r.fn!(req);
     for (const r of this.take('hang', req)) {
       this.hanging.add(r);
@@ -186,7 +188,7 @@ export class FaultController {
     if (!failing) return undefined;
     const f = failing.fail!;
     const code = f.code ?? 500;
-    const after = f.afterApply ? { afterApply: f.afterApply } : {};
+    const after = { ...(f.afterApply ? { afterApply: f.afterApply } : {}), ...(f.headers ? { headers: f.headers } : {}) };
     if (f.rawBody !== undefined) return { code, body: undefined, raw: f.rawBody, ...after };
     if (f.body !== undefined) return { code, body: f.body, ...after };
     const status: Status = {

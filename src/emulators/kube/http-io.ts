@@ -5,13 +5,13 @@ import { badRequest, failure } from './status-errors.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 
-export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(code, { ...headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
 }
 

@@ -125,17 +125,17 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
       if (injected.afterApply === 'reset') res.socket?.destroy();
       else {
         const text = injected.raw ?? JSON.stringify(injected.body);
-        realWriteHead(injected.code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        realWriteHead(injected.code, { ...injected.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
         realEnd(text);
       }
       return res;
     }) as typeof res.end;
   } else if (injected?.raw !== undefined) {
-    res.writeHead(injected.code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(injected.raw) });
+    res.writeHead(injected.code, { ...injected.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(injected.raw) });
     res.end(injected.raw);
     return;
   } else if (injected) {
-    sendJson(res, injected.code, injected.body);
+    sendJson(res, injected.code, injected.body, 'application/json', injected.headers);
     return;
   }
 
