@@ -382,6 +382,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.
     const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
+    let polls = 0;
     for (;;) {
       if (options.signal?.aborted) {
         // What is in place at the stop, not at the last poll (a read the stop does not cut: the restart began).
@@ -405,7 +406,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
         }
       }
       options.onProgress?.(base.progress, note, elapsed());
-      failpoint('rollout-during-wait');
+      if (polls++ === 0) failpoint('rollout-during-wait');
       if (isComplete(options.ref.kind, live)) {
         completed = true;
         await audit(EventReason.RolloutCompleted, 'Normal', `every Pod runs the new template (${how}); ${identity}`);
