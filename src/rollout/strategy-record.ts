@@ -138,7 +138,7 @@ export type Leftover =
   /** Its run is over and someone changed the strategy since: their change is left; `rollout` drops the record. */
   | { state: 'changed-since'; record: StrategyRecord; current: StrategyFields; message: string; why: string };
 
-export interface HolderView {
+interface HolderView {
   now: Date;
   /** This machine's host name (os.hostname() when unset). */
   host?: string;
