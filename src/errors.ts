@@ -165,7 +165,7 @@ export const ERROR_CODES = {
   SURGE_BLOCKED: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'a create-before-delete restart is not safe for this workload' },
   NEEDS_FALLBACK: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'some nodes have no room for a second Pod and --fallback was not given' },
 
-  LOCKED: { family: 'ParError', exit: 'locked', meaning: 'another run holds the lock on this target, or a rollout that may still run has the workload changed (the message names it)' },
+  LOCKED: { family: 'ParError', exit: 'locked', meaning: 'another run holds this target’s lock, or a rollout that may still run changed the workload (the message names it)' },
   OUTCOME_UNKNOWN: { family: 'ParError', exit: 'outcomeUnknown', meaning: 'a write may have been applied and reading back could not tell' },
 
   WATCH_MALFORMED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)' },

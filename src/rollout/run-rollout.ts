@@ -112,13 +112,20 @@ export async function readWorkloadOrMissing(api: RolloutApi, ref: WorkloadRef, w
   }
 }
 
-async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
+/**
+ * The check, judged on the workload's own strategy: where a rollout's record says the strategy now is
+ * the one it set (interrupted, or still running), the check reads the recorded original instead, so
+ * it never presents a surge strategy as the user's (docs/rollout.md §9).
+ */
+async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames' | 'now'>): Promise<{ check: RolloutCheck; workload: Workload; leftover: Leftover }> {
   const workload = await readWorkloadOrMissing(api, options.ref, 'rollout names', 'Nothing was changed.');
+  const leftover = assessLeftover(options.ref.kind, workload, { now: options.now() });
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);
+  const own = leftover.state === 'interrupted' || leftover.state === 'in-progress' ? withStrategy(options.ref.kind, workload, leftover.record.original) : workload;
   const check = checkRollout({
     kind: options.ref.kind,
-    workload,
+    workload: own,
     pods,
     podsOnNodes: capacity.podsOnNodes,
     nodes: capacity.nodes,
@@ -126,7 +133,13 @@ async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'i
     identitySecretNames: options.identitySecretNames,
     ...(capacity.unavailable ? { capacityUnavailable: capacity.unavailable } : {}),
   });
-  return { check, workload };
+  return { check, workload, leftover };
+}
+
+/** `w` as it would be with `fields` as its strategy (for the check only; never written). */
+function withStrategy(kind: WorkloadRef['kind'], w: Workload, fields: StrategyFields): Workload {
+  const strategy = { type: fields.type ?? 'RollingUpdate', ...(fields.type && fields.type !== 'RollingUpdate' ? {} : { rollingUpdate: { ...(fields.maxSurge !== null ? { maxSurge: fields.maxSurge } : {}), ...(fields.maxUnavailable !== null ? { maxUnavailable: fields.maxUnavailable } : {}) } }) };
+  return { ...w, spec: { ...w.spec, ...(kind === 'deployment' ? { strategy } : { updateStrategy: strategy }) } } as Workload;
 }
 
 type RestartMode = 'surge' | 'own' | 'delete-first';
@@ -301,8 +314,7 @@ async function restoreOwnChange(api: RolloutApi, options: RolloutOptions, record
 export async function runRollout(api: RolloutApi, options: RolloutOptions): Promise<RolloutOutcome> {
   const started = options.now().getTime();
   failpoint('rollout-before-check');
-  let { check, workload } = await inspect(api, options);
-  const found = assessLeftover(options.ref.kind, workload, { now: options.now() });
+  let { check, workload, leftover: found } = await inspect(api, options);
   const events = { recorded: [] as EventReasonName[], warnings: [] as string[] };
   const base = { target: describeRef(options.ref), check, fallbackSteps: [] as FallbackStep[], noReadyObservations: 0, progress: [] as NodeProgress[], events };
   const audit = auditTrail(api, options, workload, events);
@@ -334,14 +346,24 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   if (options.fingerprint && current === options.fingerprint && isComplete(options.ref.kind, workload)) {
     return { ...base, ...found2, action: 'unchanged', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
   }
+  // A refusal after a restore first still says what was restored (the hint's "nothing was changed" is about this run's restart).
+  const saying = <E>(err: E): E => {
+    if (leftoverDone && leftoverDone.action !== 'reported' && err instanceof ParError) err.details['interruptedRollout'] = `${leftoverDone.action}: ${leftoverDone.message}`;
+    return err;
+  };
   if (options.fallback && options.ref.kind === 'daemonset' && !check.capacityChecked) {
-    throw new RolloutError(
+    throw saying(new RolloutError(
       'FALLBACK_UNAVAILABLE',
       '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
       'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
-    );
+    ));
   }
-  const mode = decideSurge(check, options);
+  let mode: RestartMode;
+  try {
+    mode = decideSurge(check, options);
+  } catch (err) {
+    throw saying(err);
+  }
   const surged = mode === 'surge';
   const strategyChanged = mode !== 'own';
   const restart = restartPatch(options.now(), options.fingerprint);

@@ -490,6 +490,9 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
     await allReady(3);
     await killedAt('daemonset/par', 'rollout-after-patch');
     expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    // --check judges the workload on its own strategy, the recorded original, not on the one the kill left.
+    const check = JSON.parse((await rollout('daemonset/par', '--check', '--json')).stdout) as { check: { findings: { code: string; message: string }[] } };
+    expect(check.check.findings.find((f) => f.code === 'BUDGET')?.message).toBe('budget 1 node(s) at a time (maxUnavailable 1, maxSurge 0)');
     const next = await rollout('daemonset/par', '--json');
     expect(next.code, next.stderr).toBe(0);
     // Restored first; the killed run's restart had completed meanwhile, so this one has nothing left to do.
