@@ -45,7 +45,7 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 8, name: 'verificationFailed', meaning: 'the new identity was stored but the server did not accept it' },
   { code: 9, name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, timed out, or misconfigured' },
   { code: 10, name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
-  { code: 11, name: 'locked', meaning: 'another run holds the lock on this target; nothing was changed' },
+  { code: 11, name: 'locked', meaning: 'another run holds the lock on this target (or a rollout that may still run has the workload’s strategy changed); nothing was changed' },
   { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
   { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
@@ -168,7 +168,7 @@ export const ERROR_CODES = {
   SURGE_BLOCKED: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'a create-before-delete restart is not safe for this workload' },
   NEEDS_FALLBACK: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'some nodes have no room for a second Pod and --fallback was not given' },
 
-  LOCKED: { family: 'ParError', exit: 'locked', meaning: 'another run holds the lock on this target (the message names it)' },
+  LOCKED: { family: 'ParError', exit: 'locked', meaning: 'another run holds this target’s lock, or a rollout that may still run changed the workload (the message names it)' },
   OUTCOME_UNKNOWN: { family: 'ParError', exit: 'outcomeUnknown', meaning: 'a write may have been applied and reading back could not tell' },
 
   WATCH_MALFORMED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)' },

@@ -11,7 +11,8 @@ export const FAILPOINTS = {
   swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
   sweep: ['keep-aside-before-chmod', 'sweep-after-keep'],
   secret: ['after-secret-read'],
-  rollout: ['rollout-before-check', 'rollout-before-patch'],
+  // rollout: after the patch that changed the strategy (and recorded the original), once in the wait, before the restore.
+  rollout: ['rollout-before-check', 'rollout-before-patch', 'rollout-after-patch', 'rollout-during-wait', 'rollout-before-restore'],
   // watch --pidfile: between the check of the process the pidfile names and the signal.
   signal: ['signal-after-check'],
   // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).

@@ -22,7 +22,31 @@ function renderCheck(outcome: RolloutOutcome): string[] {
     ...c.findings.map((f) => `  ${f.severity === 'blocker' ? 'BLOCKED' : f.severity}: ${f.message} [${f.code}]`),
     `  identity: ${c.identity.ways.join('; ')}${c.identity.restartNeeded ? ' → a restart is needed' : ''}`,
     ...c.nodes.map((n) => `  node ${n.node}: ${n.verdict} (${n.reasons.join(', ')})`),
+    ...leftoverLines(outcome),
   ];
+}
+
+/** What an earlier rollout left on the workload (its strategy record, docs/rollout.md) and what this run did about it. */
+function leftoverLines(outcome: RolloutOutcome): string[] {
+  const l = outcome.interruptedRollout;
+  const lines: string[] = [];
+  if (l) {
+    const next =
+      l.action === 'restored'
+        ? 'restored first (original strategy back, record removed), then this rollout went on'
+        : l.action === 'record-removed'
+          ? 'their change left as it is, the record removed'
+          : l.state === 'interrupted'
+            ? 'the next `rollout` restores it first'
+            : l.state === 'changed-since'
+              ? 'the next `rollout` leaves the strategy and removes the record'
+              : l.state === 'in-progress'
+                ? 'a `rollout` now is refused until it ends'
+                : 'not acted on';
+    lines.push(`  strategy: ${l.message}: ${next}`);
+  }
+  if (outcome.strategyChangedMeanwhile) lines.push(`  strategy: changed by someone else during this rollout; left as they set it, not restored`);
+  return lines;
 }
 
 /**
@@ -82,7 +106,7 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   if (outcome.action === 'unchanged') summary.push('unchanged: every Pod already runs this identity fingerprint');
   if (outcome.action === 'rolled-out') {
     summary.push(
-      `rolled out ${outcome.surged ? 'create-before-delete (surge)' : "with the workload's own strategy"}${outcome.strategyRestored ? '; original strategy restored' : ''}`,
+      `rolled out ${outcome.surged ? 'create-before-delete (surge)' : "with the workload's own strategy"}${outcome.strategyRestored ? '; original strategy restored' : outcome.strategyChangedMeanwhile ? '; strategy left as someone changed it meanwhile' : ''}`,
       ...outcome.fallbackSteps.map((s) => `  fallback on ${s.node}: ${s.deletedPod ? `deleted old Pod ${s.deletedPod} first (best effort)` : `skipped (${s.skipped})`}`),
     );
   }

@@ -29,6 +29,26 @@ export interface FallbackStep {
   skipped?: string;
 }
 
+/** The strategy fields a rollout changes, as they are on the workload (null: not set). */
+export interface StrategyFields {
+  type: string | null;
+  maxSurge: number | string | null;
+  maxUnavailable: number | string | null;
+}
+
+/** A strategy record an earlier rollout left on its workload (docs/rollout.md), and what this run did about it. */
+export interface LeftoverReport {
+  state: 'unreadable' | 'in-progress' | 'interrupted' | 'changed-since';
+  message: string;
+  changedAt?: string;
+  by?: { host: string; pid: number };
+  original?: StrategyFields;
+  changed?: StrategyFields;
+  current?: StrategyFields;
+  /** What this run did: reported only (--check, dry run, status), restored the original, or left the strategy and removed the record. */
+  action: 'reported' | 'restored' | 'record-removed';
+}
+
 export interface RolloutSummary {
   target: string;
   action: 'checked' | 'dry-run' | 'unchanged' | 'rolled-out';
@@ -36,6 +56,10 @@ export interface RolloutSummary {
   strategyRestored: boolean;
   fallbackSteps: FallbackStep[];
   previousRunnerSafeToRemove: boolean;
+  /** The strategy record an interrupted earlier rollout left, and what this one did about it (docs/rollout.md). */
+  interruptedRollout?: LeftoverReport;
+  /** Someone changed the strategy during this rollout: their value, left as it is. */
+  strategyChangedMeanwhile?: StrategyFields;
 }
 
 /** What writing the file left. */

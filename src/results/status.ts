@@ -1,5 +1,6 @@
 import type { Envelope, OneOf } from './envelope.js';
 import type { IdentitySummary, TargetKind, TargetWhere, VerifyReport } from './identity.js';
+import type { LeftoverReport } from './rotation.js';
 
 /** A file an interrupted run left that holds an identity (`status` lists it; nothing deletes it). */
 export interface RecoverableIdentity {
@@ -134,6 +135,8 @@ export type PodsStatusResult = Envelope<'status', 'ok'> &
     pods: PodRow[];
     previousRunnerRemovable: boolean;
     reason: string;
+    /** A strategy an interrupted `rollout` left changed on the workload (docs/rollout.md); `rollout` restores it. */
+    interruptedRollout?: LeftoverReport;
   };
 
 export type StatusResult = IdentityStatusResult | AllNamespacesStatusResult | PodsStatusResult;

@@ -1,17 +1,35 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { InterruptedError, ParError, RolloutError, stopSignalOf, stoppedBy } from '../errors.js';
+import { ConflictError, InterruptedError, ParError, RolloutError, stopSignalOf, stoppedBy } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { EventReason, type EventReasonName, isNotFound } from '../kube/index.js';
 import { Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
-import { checkRollout, type RolloutCheck } from './eligibility.js';
+import { checkRollout, type RolloutCheck, type Workload } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
 import { isComplete, type NodeProgress, progressOf, revisionOf } from './rollout-status.js';
-import { combine, deleteFirstPatch, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, snapshotStrategy, surgePatch, undoRestartPatch } from './surge-strategy.js';
+import {
+  assessLeftover,
+  describeStrategy,
+  guarded,
+  type Leftover,
+  type LeftoverReport,
+  leftoverReport,
+  newRecord,
+  ORIGINAL_STRATEGY_ANNOTATION,
+  type StrategyFields,
+  type StrategyRecord,
+  sameStrategy,
+  strategyOf,
+  strategyOfPatch,
+} from './strategy-record.js';
+import { combine, deleteFirstPatch, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, surgePatch, undoRestartPatch } from './surge-strategy.js';
 import { describeRef, type WorkloadRef } from './workload-ref.js';
 
-// check → (server-side dry run) → surge strategy + restart annotation in one patch → wait, with the capacity
-// fallback when asked → restore the user's strategy whatever happened (success, failure, Ctrl-C).
+// check → restore what an interrupted rollout left (its record on the workload) → (server-side dry run) →
+// surge strategy + restart annotation + the record of the original strategy in one patch → wait, with
+// the capacity fallback when asked → restore the user's strategy and remove the record whatever happened
+// (success, failure, Ctrl-C). A kill (SIGKILL) leaves the record: the next run restores from it
+// (docs/rollout.md "What a killed rollout leaves").
 
 interface RolloutOptions {
   ref: WorkloadRef;
@@ -52,6 +70,14 @@ export interface RolloutOutcome {
   durationMs: number;
   /** Audit Events on the workload: reasons recorded, and warnings for those that could not be. */
   events: { recorded: EventReasonName[]; warnings: string[] };
+  /**
+   * The strategy record an earlier rollout left on the workload, and what this run did about it: a
+   * `rollout` restores the original first (or, when someone changed the strategy since, leaves their
+   * change and removes the record), then goes on with its own restart. Absent when there was none.
+   */
+  interruptedRollout?: LeftoverReport;
+  /** Someone changed the strategy while this run had it changed: their value, left as it is (strategyRestored false). */
+  strategyChangedMeanwhile?: StrategyFields;
 }
 
 /**
@@ -86,13 +112,20 @@ export async function readWorkloadOrMissing(api: RolloutApi, ref: WorkloadRef, w
   }
 }
 
-async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames'>): Promise<{ check: RolloutCheck; workload: Awaited<ReturnType<RolloutApi['readWorkload']>> }> {
+/**
+ * The check, judged on the workload's own strategy: where a rollout's record says the strategy now is
+ * the one it set (interrupted, or still running), the check reads the recorded original instead, so
+ * it never presents a surge strategy as the user's (docs/rollout.md §9).
+ */
+async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames' | 'now'>): Promise<{ check: RolloutCheck; workload: Workload; leftover: Leftover }> {
   const workload = await readWorkloadOrMissing(api, options.ref, 'rollout names', 'Nothing was changed.');
+  const leftover = assessLeftover(options.ref.kind, workload, { now: options.now() });
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);
+  const own = leftover.state === 'interrupted' || leftover.state === 'in-progress' ? withStrategy(options.ref.kind, workload, leftover.record.original) : workload;
   const check = checkRollout({
     kind: options.ref.kind,
-    workload,
+    workload: own,
     pods,
     podsOnNodes: capacity.podsOnNodes,
     nodes: capacity.nodes,
@@ -100,7 +133,13 @@ async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'i
     identitySecretNames: options.identitySecretNames,
     ...(capacity.unavailable ? { capacityUnavailable: capacity.unavailable } : {}),
   });
-  return { check, workload };
+  return { check, workload, leftover };
+}
+
+/** `w` as it would be with `fields` as its strategy (for the check only; never written). */
+function withStrategy(kind: WorkloadRef['kind'], w: Workload, fields: StrategyFields): Workload {
+  const strategy = { type: fields.type ?? 'RollingUpdate', ...(fields.type && fields.type !== 'RollingUpdate' ? {} : { rollingUpdate: { ...(fields.maxSurge !== null ? { maxSurge: fields.maxSurge } : {}), ...(fields.maxUnavailable !== null ? { maxUnavailable: fields.maxUnavailable } : {}) } }) };
+  return { ...w, spec: { ...w.spec, ...(kind === 'deployment' ? { strategy } : { updateStrategy: strategy }) } } as Workload;
 }
 
 type RestartMode = 'surge' | 'own' | 'delete-first';
@@ -187,38 +226,159 @@ function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<
   };
 }
 
+/** Conflicts (409) a guarded write re-reads and retries before giving up: the controllers write status meanwhile. */
+const GUARDED_ATTEMPTS = 8;
+
+function stillRunning(options: RolloutOptions, l: Extract<Leftover, { state: 'in-progress' }>): ParError {
+  return new ParError('LOCKED', `${describeRef(options.ref)}: ${l.message}`, `Nothing was changed. Wait until that rollout ends (at the latest ${l.record.until}), then run again; \`rollout --check\` shows its state.`, {
+    host: l.record.host,
+    pid: l.record.pid,
+    since: l.record.at,
+    until: l.record.until,
+  });
+}
+
+/**
+ * What an earlier, interrupted rollout left: its strategy is put back to the recorded original and the
+ * record removed, in one write guarded by the resourceVersion just read; when someone changed the
+ * strategy since, their change stays and only the record goes. Returns what was done.
+ */
+async function recoverLeftover(api: RolloutApi, options: RolloutOptions, workload: Workload, found: Extract<Leftover, { state: 'interrupted' | 'changed-since' }>): Promise<LeftoverReport> {
+  let w = workload;
+  let l: Leftover = found;
+  for (let attempt = 1; ; attempt++) {
+    if (l.state === 'none') return leftoverReport(found, 'reported');
+    if (l.state === 'in-progress') throw stillRunning(options, l);
+    if (l.state === 'unreadable') return leftoverReport(l, 'reported');
+    const drop = { [ORIGINAL_STRATEGY_ANNOTATION]: null };
+    const patch = l.state === 'interrupted' ? guarded(restorePatch(options.ref.kind, l.record.original), w.metadata?.resourceVersion, drop) : guarded({}, w.metadata?.resourceVersion, drop);
+    try {
+      await api.patchWorkload(options.ref, patch);
+      return leftoverReport(l, l.state === 'interrupted' ? 'restored' : 'record-removed');
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= GUARDED_ATTEMPTS) throw err;
+    }
+    w = await api.readWorkload(options.ref);
+    l = assessLeftover(options.ref.kind, w, { now: options.now() });
+  }
+}
+
+/**
+ * The first write: strategy, restart and record in one patch guarded by the resourceVersion read. A
+ * conflict (a controller's status write, usually) is retried on a fresh read as long as neither the
+ * strategy nor the record changed; otherwise nothing was changed and the run stops.
+ */
+async function applyFirst(api: RolloutApi, options: RolloutOptions, workload: Workload, original: StrategyFields, build: (resourceVersion: string | undefined) => object): Promise<void> {
+  let rv = workload.metadata?.resourceVersion;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await api.patchWorkload(options.ref, build(rv));
+      return;
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= GUARDED_ATTEMPTS) throw err;
+    }
+    const live = await api.readWorkload(options.ref);
+    const leftover = assessLeftover(options.ref.kind, live, { now: options.now() });
+    if (leftover.state === 'in-progress') throw stillRunning(options, leftover);
+    if (leftover.state !== 'none' || !sameStrategy(strategyOf(options.ref.kind, live), original)) {
+      throw new ConflictError(`${describeRef(options.ref)} changed while this rollout prepared its restart (strategy now ${describeStrategy(strategyOf(options.ref.kind, live))})`, 'Nothing was changed. Run the rollout again.');
+    }
+    rv = live.metadata?.resourceVersion;
+  }
+}
+
+/**
+ * The end of a run that changed the strategy: back to the original and the record removed, with the
+ * restart undone when it did not complete (`undo`), guarded by the resourceVersion just read. If the
+ * strategy is no longer what this run set, someone changed it meanwhile: it is left as they set it.
+ * Nothing is written when the first patch never reached the workload (neither our record nor `applied`).
+ */
+async function restoreOwnChange(api: RolloutApi, options: RolloutOptions, record: StrategyRecord, recordText: string, applied: boolean, undo: object | undefined): Promise<{ restored: boolean; changedMeanwhile?: StrategyFields }> {
+  for (let attempt = 1; ; attempt++) {
+    const live = await api.readWorkload(options.ref);
+    const ours = live.metadata?.annotations?.[ORIGINAL_STRATEGY_ANNOTATION] === recordText;
+    if (!ours && !applied) return { restored: false };
+    const current = strategyOf(options.ref.kind, live);
+    const keep = !sameStrategy(current, record.changed);
+    const spec = keep ? undo : undo ? combine(restorePatch(options.ref.kind, record.original), undo) : restorePatch(options.ref.kind, record.original);
+    if (!spec && !ours) return { restored: false, changedMeanwhile: current };
+    try {
+      await api.patchWorkload(options.ref, guarded(spec ?? {}, live.metadata?.resourceVersion, ours ? { [ORIGINAL_STRATEGY_ANNOTATION]: null } : {}));
+      return keep ? { restored: false, changedMeanwhile: current } : { restored: true };
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= GUARDED_ATTEMPTS) throw err;
+    }
+  }
+}
+
 export async function runRollout(api: RolloutApi, options: RolloutOptions): Promise<RolloutOutcome> {
   const started = options.now().getTime();
   failpoint('rollout-before-check');
-  const { check, workload } = await inspect(api, options);
+  let { check, workload, leftover: found } = await inspect(api, options);
   const events = { recorded: [] as EventReasonName[], warnings: [] as string[] };
   const base = { target: describeRef(options.ref), check, fallbackSteps: [] as FallbackStep[], noReadyObservations: 0, progress: [] as NodeProgress[], events };
   const audit = auditTrail(api, options, workload, events);
   const elapsed = () => options.now().getTime() - started;
-  if (options.checkOnly) return { ...base, action: 'checked', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
+  if (options.checkOnly) return { ...base, action: 'checked', surged: false, strategyRestored: false, patches: [], durationMs: elapsed(), ...(found.state !== 'none' ? { interruptedRollout: leftoverReport(found, 'reported') } : {}) };
+  if (found.state === 'in-progress') throw stillRunning(options, found);
+  // An interrupted rollout's record: restored first (the workload back to its user's strategy, the
+  // record gone), then this run goes on from the workload as it now is. A dry run only says so, and
+  // shows its patches as they would apply to the original.
+  let leftoverDone: LeftoverReport | undefined;
+  let original = strategyOf(options.ref.kind, workload);
+  if (found.state === 'unreadable') leftoverDone = leftoverReport(found, 'reported');
+  else if (found.state === 'interrupted' || found.state === 'changed-since') {
+    if (options.dryRun) {
+      leftoverDone = leftoverReport(found, 'reported');
+      if (found.state === 'interrupted') original = found.record.original;
+      options.onWarning?.(`${found.message}; a rollout restores it first`);
+    } else {
+      leftoverDone = await recoverLeftover(api, options, workload, found);
+      options.onWarning?.(`${leftoverDone.message}; ${leftoverDone.action === 'restored' ? 'restored first: the original strategy is back and the record removed' : leftoverDone.action === 'record-removed' ? 'its record removed' : 'nothing restored'}, then this rollout goes on`);
+      ({ check, workload } = await inspect(api, options));
+      base.check = check;
+      original = strategyOf(options.ref.kind, workload);
+    }
+  }
+  const found2 = leftoverDone ? { interruptedRollout: leftoverDone } : {};
 
   const current = workload.spec?.template?.metadata?.annotations?.[FINGERPRINT_ANNOTATION];
   if (options.fingerprint && current === options.fingerprint && isComplete(options.ref.kind, workload)) {
-    return { ...base, action: 'unchanged', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
+    return { ...base, ...found2, action: 'unchanged', surged: false, strategyRestored: false, patches: [], durationMs: elapsed() };
   }
+  // A refusal after a restore first still says what was restored (the hint's "nothing was changed" is about this run's restart).
+  const saying = <E>(err: E): E => {
+    if (leftoverDone && leftoverDone.action !== 'reported' && err instanceof ParError) err.details['interruptedRollout'] = `${leftoverDone.action}: ${leftoverDone.message}`;
+    return err;
+  };
   if (options.fallback && options.ref.kind === 'daemonset' && !check.capacityChecked) {
-    throw new RolloutError(
+    throw saying(new RolloutError(
       'FALLBACK_UNAVAILABLE',
       '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
       'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
-    );
+    ));
   }
-  const mode = decideSurge(check, options);
+  let mode: RestartMode;
+  try {
+    mode = decideSurge(check, options);
+  } catch (err) {
+    throw saying(err);
+  }
   const surged = mode === 'surge';
   const strategyChanged = mode !== 'own';
-  const original = snapshotStrategy(options.ref.kind, workload);
   const restart = restartPatch(options.now(), options.fingerprint);
-  const first = surged ? combine(surgePatch(options.ref.kind, original, check.budget), restart) : mode === 'delete-first' ? combine(deleteFirstPatch(options.ref.kind), restart) : restart;
-  const patches = strategyChanged ? [first, restorePatch(original)] : [first];
+  const strategy = surged ? surgePatch(options.ref.kind, original, check.budget) : mode === 'delete-first' ? deleteFirstPatch(options.ref.kind) : undefined;
+  // The record of the original goes in the very patch that changes the strategy (docs/rollout.md).
+  const record = strategy ? newRecord(options.ref.kind, original, strategyOfPatch(options.ref.kind, strategy), options.now(), started + options.timeoutMs) : undefined;
+  const recordText = record ? JSON.stringify(record) : '';
+  const firstWith = (rv: string | undefined) => (strategy ? guarded(combine(strategy, restart), rv, { [ORIGINAL_STRATEGY_ANNOTATION]: recordText }) : restart);
+  const first = firstWith(workload.metadata?.resourceVersion);
+  const patches = strategyChanged ? [first, guarded(restorePatch(options.ref.kind, original), undefined, { [ORIGINAL_STRATEGY_ANNOTATION]: null })] : [first];
   if (options.dryRun) {
     // As a rotation's pre-flight does: the apiserver judges the very first patch (RBAC, admission, validation) and stores nothing.
-    await api.patchWorkload(options.ref, first, { dryRun: true });
-    return { ...base, action: 'dry-run', surged, strategyRestored: false, patches, durationMs: elapsed() };
+    // Without its resourceVersion: a dry run after an interrupted one judges the patch, not the restore it would do first.
+    await api.patchWorkload(options.ref, firstWith(undefined), { dryRun: true });
+    return { ...base, ...found2, action: 'dry-run', surged, strategyRestored: false, patches, durationMs: elapsed() };
   }
 
   const before = await api.podsOf(options.ref, workload);
@@ -230,16 +390,21 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   if (options.signal?.aborted) throw interruptedRollout(options, 'before');
   options.onRestartBegins?.();
   let strategyRestored = false;
+  let strategyChangedMeanwhile: StrategyFields | undefined;
   let completed = false;
+  let applied = false;
   const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : mode === 'delete-first' ? 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)' : "the workload's own strategy";
   const identity = options.fingerprint ? `identity fingerprint ${options.fingerprint}` : 'identity fingerprint unknown';
   try {
     failpoint('rollout-before-patch');
-    await api.patchWorkload(options.ref, first);
+    await applyFirst(api, options, workload, original, firstWith);
+    applied = true;
+    failpoint('rollout-after-patch');
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
     // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.
     const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
+    let polls = 0;
     for (;;) {
       if (options.signal?.aborted) {
         // What is in place at the stop, not at the last poll (a read the stop does not cut: the restart began).
@@ -263,6 +428,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
         }
       }
       options.onProgress?.(base.progress, note, elapsed());
+      if (polls++ === 0) failpoint('rollout-during-wait');
       if (isComplete(options.ref.kind, live)) {
         completed = true;
         await audit(EventReason.RolloutCompleted, 'Normal', `every Pod runs the new template (${how}); ${identity}`);
@@ -286,10 +452,15 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     // On failure the restart is undone in the same patch that restores the strategy: with the
     // user's maxUnavailable back, the controller would otherwise replace old Pods delete-first.
     const undo = completed ? undefined : undoRestartPatch(workload.spec?.template?.metadata?.annotations);
-    if (strategyChanged) {
-      await api.patchWorkload(options.ref, undo ? combine(restorePatch(original), undo) : restorePatch(original));
-      strategyRestored = true;
+    if (record) {
+      failpoint('rollout-before-restore');
+      const end = await restoreOwnChange(api, options, record, recordText, applied, undo);
+      strategyRestored = end.restored;
+      strategyChangedMeanwhile = end.changedMeanwhile;
+      if (end.changedMeanwhile) {
+        options.onWarning?.(`the strategy of ${describeRef(options.ref)} was changed by someone else during this rollout (now ${describeStrategy(end.changedMeanwhile)}; this run had set ${describeStrategy(record.changed)}): left as it is, not restored to ${describeStrategy(record.original)}`);
+      }
     } else if (undo) await api.patchWorkload(options.ref, undo);
   }
-  return { ...base, action: 'rolled-out', surged, strategyRestored, patches, durationMs: elapsed() };
+  return { ...base, ...found2, ...(strategyChangedMeanwhile ? { strategyChangedMeanwhile } : {}), action: 'rolled-out', surged, strategyRestored, patches, durationMs: elapsed() };
 }

@@ -1,5 +1,4 @@
-import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
-import type { Workload } from './eligibility.js';
+import type { StrategyFields } from './strategy-record.js';
 import type { WorkloadKind } from './workload-ref.js';
 import { isoString } from '../time/index.js';
 
@@ -8,17 +7,6 @@ import { isoString } from '../time/index.js';
 export const FINGERPRINT_ANNOTATION = 'par-identity.datadoghq.com/identity-fingerprint';
 const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
-type StrategySnapshot = { kind: WorkloadKind; rollingUpdate: { maxSurge?: number | string; maxUnavailable?: number | string } | undefined; type?: string };
-
-export function snapshotStrategy(kind: WorkloadKind, w: Workload): StrategySnapshot {
-  if (kind === 'deployment') {
-    const s = (w as V1Deployment).spec?.strategy;
-    return { kind, type: s?.type, rollingUpdate: s?.rollingUpdate as StrategySnapshot['rollingUpdate'] };
-  }
-  const s = (w as V1DaemonSet).spec?.updateStrategy;
-  return { kind, type: s?.type, rollingUpdate: s?.rollingUpdate as StrategySnapshot['rollingUpdate'] };
-}
-
 function strategyPatch(kind: WorkloadKind, rollingUpdate: { maxSurge: number | string; maxUnavailable: number | string }): object {
   return kind === 'deployment'
     ? { spec: { strategy: { type: 'RollingUpdate', rollingUpdate } } }
@@ -26,9 +14,9 @@ function strategyPatch(kind: WorkloadKind, rollingUpdate: { maxSurge: number | s
 }
 
 /** Deployment: maxSurge ≥ 1, maxUnavailable 0. DaemonSet: maxSurge = budget, maxUnavailable 0. */
-export function surgePatch(kind: WorkloadKind, original: StrategySnapshot, budget: number): object {
+export function surgePatch(kind: WorkloadKind, original: StrategyFields, budget: number): object {
   if (kind === 'deployment') {
-    const surge = original.rollingUpdate?.maxSurge;
+    const surge = original.maxSurge ?? undefined;
     const keep = surge !== undefined && surge !== 0 && surge !== '0%' ? surge : 1;
     return strategyPatch(kind, { maxSurge: keep, maxUnavailable: 0 });
   }
@@ -40,9 +28,10 @@ export function deleteFirstPatch(kind: WorkloadKind): object {
   return strategyPatch(kind, { maxSurge: 0, maxUnavailable: 1 });
 }
 
-export function restorePatch(original: StrategySnapshot): object {
-  const defaults = original.kind === 'deployment' ? { maxSurge: '25%', maxUnavailable: '25%' } : { maxSurge: 0, maxUnavailable: 1 };
-  return strategyPatch(original.kind, { maxSurge: original.rollingUpdate?.maxSurge ?? defaults.maxSurge, maxUnavailable: original.rollingUpdate?.maxUnavailable ?? defaults.maxUnavailable });
+/** Back to `original`; an unset field gets the apiserver's default (the value it had, as the server defaults every write). */
+export function restorePatch(kind: WorkloadKind, original: StrategyFields): object {
+  const defaults = kind === 'deployment' ? { maxSurge: '25%', maxUnavailable: '25%' } : { maxSurge: 0, maxUnavailable: 1 };
+  return strategyPatch(kind, { maxSurge: original.maxSurge ?? defaults.maxSurge, maxUnavailable: original.maxUnavailable ?? defaults.maxUnavailable });
 }
 
 export function restartPatch(now: Date, fingerprint: string | undefined): object {

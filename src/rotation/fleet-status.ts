@@ -3,7 +3,7 @@ import { type Io, ioClock } from '../io.js';
 import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { AllNamespacesStatusResult, PodsStatusResult } from '../results/status.js';
-import { parseWorkloadRef } from '../rollout/index.js';
+import { describeRef, parseWorkloadRef } from '../rollout/index.js';
 import { describeAge } from './age.js';
 import { clusterAccess } from './cluster-session.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
@@ -54,11 +54,12 @@ export async function runPodsStatus(kind: TargetKind, workload: string | true, o
   const ref = parseWorkloadRef(workload === true ? 'deployment/datadog-cluster-agent' : workload, namespace);
   const view = await podsOfWorkload(session, ref, fingerprint, io.now());
   return {
-    json: resultJson('status', { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason }),
+    json: resultJson('status', { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason, ...(view.interruptedRollout ? { interruptedRollout: view.interruptedRollout } : {}) }),
     summary: [
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
       ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.runsCurrent ? 'current ' : 'OTHER   '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}`),
       view.reason,
+      ...(view.interruptedRollout ? [`${describeRef(ref)}: ${view.interruptedRollout.message}${view.interruptedRollout.state === 'interrupted' ? ': `par-identity rollout` restores it' : ''}`] : []),
     ],
   };
 }

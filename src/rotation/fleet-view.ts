@@ -1,6 +1,6 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { CLUSTER_AGENT_LAYOUT, describeSecret, HELM_RUNNER_LAYOUT, kubeFailure, apiStatus } from '../kube/index.js';
-import { describeRef, FINGERPRINT_ANNOTATION, rolloutApi, type WorkloadRef } from '../rollout/index.js';
+import { assessLeftover, describeRef, FINGERPRINT_ANNOTATION, type LeftoverReport, leftoverReport, rolloutApi, type WorkloadRef } from '../rollout/index.js';
 import { ageOf } from './age.js';
 import type { ClusterSession } from './cluster-session.js';
 import { rotatedAtOf } from './targets/secret-base.js';
@@ -71,9 +71,11 @@ function podReady(pod: V1Pod): boolean {
 }
 
 /** The fingerprint each Pod started with comes from the annotation `rollout` stamps on the template. */
-export async function podsOfWorkload(session: ClusterSession, ref: WorkloadRef, currentFingerprint: string | null, now: Date): Promise<{ pods: PodRow[]; previousRemovable: boolean; reason: string }> {
+export async function podsOfWorkload(session: ClusterSession, ref: WorkloadRef, currentFingerprint: string | null, now: Date): Promise<{ pods: PodRow[]; previousRemovable: boolean; reason: string; interruptedRollout?: LeftoverReport }> {
   const api = await rolloutApi(session.conn);
   const workload = await api.readWorkload(ref);
+  // A strategy an interrupted rollout left changed (its record on the workload): reported, never acted on here.
+  const leftover = assessLeftover(ref.kind, workload, { now });
   const pods = (await api.podsOf(ref, workload)).map((pod) => {
     const fingerprint = pod.metadata?.annotations?.[FINGERPRINT_ANNOTATION] ?? null;
     const created = pod.metadata?.creationTimestamp;
@@ -95,5 +97,5 @@ export async function podsOfWorkload(session: ClusterSession, ref: WorkloadRef, 
       : pods.every((p) => p.ready)
         ? 'every Pod runs the identity in service and is Ready: the previous runner can be removed in Datadog'
         : 'every Pod runs the identity in service, but not all are Ready yet';
-  return { pods, previousRemovable, reason };
+  return { pods, previousRemovable, reason, ...(leftover.state !== 'none' ? { interruptedRollout: leftoverReport(leftover, 'reported') } : {}) };
 }

@@ -71,9 +71,9 @@ export function lockPathOf(identityPath: string): string {
 }
 
 /** Why this holder no longer holds the lock, or undefined when it may still hold it. */
-export function staleReason(holder: LockHolder, host = hostname()): string | undefined {
+export function staleReason(holder: Pick<LockHolder, 'pid' | 'host' | 'procStart'>, host = hostname()): string | undefined {
   if (holder.host !== host) return undefined;
-  if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'the lock names no valid pid';
+  if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'it names no valid pid';
   if (holder.pid === process.pid) return undefined;
   if (!pidAlive(holder.pid)) return `pid ${holder.pid} is gone`;
   const now = procStartOf(holder.pid);

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
 import { encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-runner.js';
-import { interruptAt } from './interrupt-at.js';
+import { interruptAt, stopped } from './interrupt-at.js';
 import { runCli, startCli } from './run-cli.js';
 
 // `par-identity rollout` against the simulated cluster (scheduler, controllers, kubelets).
@@ -437,4 +437,129 @@ describe('rollout of a Deployment', () => {
       if (json) expect(JSON.parse(run.stdout)).toMatchObject({ code: 'WORKLOAD_MISSING', exitCode: 10 });
     }
   });
+});
+
+describe('a rollout killed while it has the strategy changed (SIGKILL at each boundary)', () => {
+  const RECORD = 'par-identity.datadoghq.com/original-strategy';
+  const env = { NO_COLOR: '1' };
+  const killedAt = async (target: string, point: string) => {
+    const run = await runCli(['rollout', target, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { env: { ...env, PAR_IDENTITY_FAILPOINT: point }, timeoutMs: 30_000 });
+    expect(run.signal, run.stderr).toBe('SIGKILL');
+  };
+  type Leftover = { state: string; message: string; action: string; original: Record<string, unknown>; current: Record<string, unknown> };
+  const statusPods = (target: string) => runCli(['status', '--secret', '--secret-name', 'private-action-runner-identity', '-n', NS, '--kubeconfig', kubeconfig, '--pods', target, '--json'], { env, timeoutMs: 30_000 });
+
+  for (const point of ['rollout-after-patch', 'rollout-during-wait', 'rollout-before-restore']) {
+    it(`Deployment killed at ${point}: the original is recorded on it; --check and status --pods say so; the next rollout restores it first`, async () => {
+      createDeployment(2);
+      await allReady(2);
+      expect(deploy().spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
+      await killedAt('deployment/par', point);
+      // What the kill left: the strategy changed, and beside it the record of the original.
+      expect(deploy().spec.strategy.rollingUpdate).toEqual({ maxSurge: '25%', maxUnavailable: 0 });
+      const record = JSON.parse(deploy().metadata.annotations?.[RECORD] ?? "{}") as { original: unknown; changed: unknown };
+      expect(record.original).toEqual({ type: 'RollingUpdate', maxSurge: '25%', maxUnavailable: '25%' });
+
+      const check = await rollout('deployment/par', '--check', '--json');
+      expect(check.code, check.stderr).toBe(0);
+      const found = (JSON.parse(check.stdout) as { interruptedRollout: Leftover }).interruptedRollout;
+      expect(found).toMatchObject({ state: 'interrupted', action: 'reported', original: { maxSurge: '25%', maxUnavailable: '25%' }, current: { maxUnavailable: 0 } });
+      expect(found.message).toMatch(/^strategy changed by an interrupted par-identity rollout at \d{4}-\d\d-\d\dT[\d:]+Z \(original: maxSurge 25%, maxUnavailable 25%; now: maxSurge 25%, maxUnavailable 0; pid \d+ is gone\)$/);
+      const text = await rollout('deployment/par', '--check');
+      expect(text.stdout).toContain('strategy: strategy changed by an interrupted par-identity rollout at');
+      expect(text.stdout).toContain('the next `rollout` restores it first');
+
+      const status = await statusPods('deployment/par');
+      expect(JSON.parse(status.stdout), status.stderr).toMatchObject({ interruptedRollout: { state: 'interrupted', original: { maxUnavailable: '25%' } } });
+      expect(deploy().spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+
+      const next = await rollout('deployment/par', '--json');
+      expect(next.code, next.stderr).toBe(0);
+      const out = JSON.parse(next.stdout) as { interruptedRollout: Leftover; action: string; strategyRestored: boolean };
+      expect(out.interruptedRollout).toMatchObject({ state: 'interrupted', action: 'restored' });
+      expect(next.stderr).toContain('restored first: the original strategy is back and the record removed, then this rollout goes on');
+      expect(deploy().spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
+      expect(deploy().metadata.annotations?.[RECORD]).toBeUndefined();
+      // Nothing left: the next check finds no record.
+      expect(JSON.parse((await rollout('deployment/par', '--check', '--json')).stdout).interruptedRollout).toBeUndefined();
+    });
+  }
+
+  it('DaemonSet killed after its patch (maxSurge 1 / maxUnavailable 0): the next rollout puts back 0/1', async () => {
+    createDaemonSet();
+    await allReady(3);
+    await killedAt('daemonset/par', 'rollout-after-patch');
+    expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    // --check judges the workload on its own strategy, the recorded original, not on the one the kill left.
+    const check = JSON.parse((await rollout('daemonset/par', '--check', '--json')).stdout) as { check: { findings: { code: string; message: string }[] } };
+    expect(check.check.findings.find((f) => f.code === 'BUDGET')?.message).toBe('budget 1 node(s) at a time (maxUnavailable 1, maxSurge 0)');
+    const next = await rollout('daemonset/par', '--json');
+    expect(next.code, next.stderr).toBe(0);
+    // Restored first; the killed run's restart had completed meanwhile, so this one has nothing left to do.
+    expect(JSON.parse(next.stdout)).toMatchObject({ interruptedRollout: { state: 'interrupted', action: 'restored' }, action: 'unchanged' });
+    expect(ds().spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
+    expect(ds().metadata.annotations?.[RECORD]).toBeUndefined();
+  });
+
+  it('strategy changed by hand after the kill: never clobbered, the record removed, and said so', async () => {
+    createDeployment(2);
+    await allReady(2);
+    await killedAt('deployment/par', 'rollout-after-patch');
+    const d = deploy();
+    d.spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2, maxUnavailable: 1 } };
+    delete d.metadata.resourceVersion;
+    emu.updateObject(d);
+    const check = await rollout('deployment/par', '--check', '--json');
+    expect(JSON.parse(check.stdout).interruptedRollout).toMatchObject({ state: 'changed-since', current: { maxSurge: 2, maxUnavailable: 1 } });
+    const next = await rollout('deployment/par', '--json');
+    expect(next.code, next.stderr).toBe(0);
+    expect(JSON.parse(next.stdout)).toMatchObject({ interruptedRollout: { state: 'changed-since', action: 'record-removed' } });
+    expect(next.stderr).toContain('changed since by someone else (now: maxSurge 2, maxUnavailable 1): left as it is');
+    // Their strategy stays, not the recorded 25%/25%.
+    expect(deploy().spec.strategy.rollingUpdate).toEqual({ maxSurge: 2, maxUnavailable: 1 });
+    expect(deploy().metadata.annotations?.[RECORD]).toBeUndefined();
+  });
+
+  const stopInWait = async () => {
+    const run = startCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms', '--json'], { env: { ...env, PAR_IDENTITY_FAILPOINT: 'rollout-during-wait:stop' } });
+    run.child.stdin.end();
+    await stopped(run);
+    return run;
+  };
+
+  it('a rollout still running is never restored by another: --check says in progress, a second rollout is LOCKED; once it is killed, the next restores', async () => {
+    createDeployment(2);
+    await allReady(2);
+    const first = await stopInWait();
+    const check = await rollout('deployment/par', '--check', '--json');
+    expect(JSON.parse(check.stdout).interruptedRollout).toMatchObject({ state: 'in-progress' });
+    expect(JSON.parse(check.stdout).interruptedRollout.message).toMatch(new RegExp(`^strategy changed by a par-identity rollout in progress since .* \\(pid ${first.child.pid} on `));
+    const second = await rollout('deployment/par', '--json');
+    expect(JSON.parse(second.stdout)).toMatchObject({ code: 'LOCKED' });
+    expect(second.code).toBe(JSON.parse(second.stdout).exitCode);
+    expect(deploy().spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+    first.child.kill('SIGKILL');
+    await first.exit;
+    const third = await rollout('deployment/par', '--json');
+    expect(third.code, third.stderr).toBe(0);
+    expect(JSON.parse(third.stdout)).toMatchObject({ interruptedRollout: { state: 'interrupted', action: 'restored' } });
+    expect(deploy().spec.strategy.rollingUpdate).toEqual({ maxSurge: '25%', maxUnavailable: '25%' });
+  }, 90_000);
+
+  it('the strategy changed by hand during a run: left as it is at the end, the record removed, and said so', async () => {
+    createDeployment(2);
+    await allReady(2);
+    const first = await stopInWait();
+    const d = deploy();
+    d.spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 3, maxUnavailable: 0 } };
+    delete d.metadata.resourceVersion;
+    emu.updateObject(d);
+    first.child.kill('SIGCONT');
+    const { code } = await first.exit;
+    expect(code, first.stderr()).toBe(0);
+    expect(JSON.parse(first.stdout())).toMatchObject({ strategyRestored: false, strategyChangedMeanwhile: { maxSurge: 3, maxUnavailable: 0 } });
+    expect(first.stderr()).toContain('was changed by someone else during this rollout (now maxSurge 3, maxUnavailable 0');
+    expect(deploy().spec.strategy.rollingUpdate).toEqual({ maxSurge: 3, maxUnavailable: 0 });
+    expect(deploy().metadata.annotations?.[RECORD]).toBeUndefined();
+  }, 90_000);
 });

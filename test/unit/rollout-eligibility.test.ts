@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { onlyCapacityShortage, targetNode } from '../../src/rollout/capacity-fallback.js';
 import { checkRollout, type ClusterView, identityUse, podRequests, scaledIntOrPercent } from '../../src/rollout/eligibility.js';
 import { parseQuantity } from '../../src/rollout/quantity.js';
-import { restorePatch, snapshotStrategy, surgePatch } from '../../src/rollout/surge-strategy.js';
+import { strategyOf } from '../../src/rollout/strategy-record.js';
+import { restorePatch, surgePatch } from '../../src/rollout/surge-strategy.js';
 import { parseWorkloadRef } from '../../src/rollout/workload-ref.js';
 
 const container = (extra: Record<string, unknown> = {}) => ({
@@ -146,15 +147,15 @@ describe('strategy arithmetic', () => {
 
   it('a DaemonSet surges by its budget with maxUnavailable 0, and restores exactly', () => {
     const ds = daemonSet({}, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2, maxSurge: 0 } });
-    const original = snapshotStrategy('daemonset', ds);
+    const original = strategyOf('daemonset', ds);
     expect(surgePatch('daemonset', original, 2)).toEqual({ spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2, maxUnavailable: 0 } } } });
-    expect(restorePatch(original)).toEqual({ spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 2 } } } });
+    expect(restorePatch('daemonset', original)).toEqual({ spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 2 } } } });
   });
 
   it('a Deployment keeps its surge (at least 1) with maxUnavailable 0', () => {
-    const original = { kind: 'deployment' as const, type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } };
+    const original = { type: 'RollingUpdate', maxSurge: '25%', maxUnavailable: '25%' };
     expect(surgePatch('deployment', original, 0)).toEqual({ spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } } } });
-    expect(surgePatch('deployment', { ...original, rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } }, 0)).toMatchObject({ spec: { strategy: { rollingUpdate: { maxSurge: 1 } } } });
+    expect(surgePatch('deployment', { ...original, maxSurge: 0, maxUnavailable: 1 }, 0)).toMatchObject({ spec: { strategy: { rollingUpdate: { maxSurge: 1 } } } });
   });
 
   it('quantities and Pod requests', () => {

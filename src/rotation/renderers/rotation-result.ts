@@ -81,7 +81,16 @@ function rolloutSummary(outcome: RolloutOutcome | undefined): { json: RolloutSum
   if (!outcome) return { json: null, lines: [PREVIOUS_RUNNER_NOTE] };
   const allNew = outcome.action === 'rolled-out' || outcome.action === 'unchanged';
   return {
-    json: { target: outcome.target, action: outcome.action, surged: outcome.surged, strategyRestored: outcome.strategyRestored, fallbackSteps: outcome.fallbackSteps, previousRunnerSafeToRemove: allNew },
+    json: {
+      target: outcome.target,
+      action: outcome.action,
+      surged: outcome.surged,
+      strategyRestored: outcome.strategyRestored,
+      fallbackSteps: outcome.fallbackSteps,
+      previousRunnerSafeToRemove: allNew,
+      ...(outcome.interruptedRollout ? { interruptedRollout: outcome.interruptedRollout } : {}),
+      ...(outcome.strategyChangedMeanwhile ? { strategyChangedMeanwhile: outcome.strategyChangedMeanwhile } : {}),
+    },
     lines: [
       `  rollout:      ${outcome.target} ${outcome.action}${outcome.surged ? ' (create-before-delete)' : ''}`,
       allNew ? 'every Pod runs the new identity: the previous runner is now safe to remove in Datadog.' : PREVIOUS_RUNNER_NOTE,
