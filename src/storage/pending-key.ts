@@ -23,6 +23,30 @@ interface PendingKeyRecord {
   enrollmentUrl: string;
 }
 
+/**
+ * What a run adds once it knows more (docs/identity-lifecycle.md §3): `urn`, the runner the enrollment
+ * registered, before the signed health check; `verification: 'rejected'` once that check answered
+ * 401/403. A record with a URN and no rejection is the one the next run verifies again and writes,
+ * instead of enrolling another runner.
+ */
+export interface PendingAmendment {
+  urn?: string;
+  verification?: 'rejected';
+}
+
+/** The pending record as read back, key included (never printed): what a next run needs to resume it. */
+export interface PendingKeyRead {
+  privateKey: string;
+  fingerprint: string;
+  createdAt: string | null;
+  runnerName: string | null;
+  enrollmentUrl: string | null;
+  urn: string | null;
+  rejected: boolean;
+}
+
+const URN_SHAPE = /^urn:dd:apps:on-prem-runner:[A-Za-z0-9._:-]{1,200}$/;
+
 function pendingPathOf(identityPath: string): string {
   return `${identityPath}.pending`;
 }
@@ -37,6 +61,55 @@ export async function writePendingKey(identityPath: string, record: PendingKeyRe
 /** The record as kept, in a file or in a Secret's data key: JSON with the key encoded as in the identity file. */
 export function encodePendingRecord(record: PendingKeyRecord): string {
   return JSON.stringify({ private_key: record.privateKey, created_at: record.createdAt, runner_name: record.runnerName, enrollment_url: record.enrollmentUrl });
+}
+
+/**
+ * The record with `change` merged in; every other field is kept as it was (fields other runs write,
+ * such as who holds the record, survive). Undefined when the text is not a record.
+ */
+export function amendPendingRecord(text: string, change: PendingAmendment): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  return JSON.stringify({ ...(value as Record<string, unknown>), ...(change.urn ? { urn: change.urn } : {}), ...(change.verification ? { verification: change.verification } : {}) });
+}
+
+/** The record with its key, or undefined when it does not decode. */
+export function readPendingRecord(text: string): PendingKeyRead | undefined {
+  try {
+    const value = JSON.parse(text) as Record<string, unknown>;
+    const privateKey = String(value.private_key);
+    const key = decodePrivateJwk(privateKey);
+    const described = describePendingRecord(text, '', 'pending');
+    return {
+      privateKey,
+      fingerprint: key.kid,
+      createdAt: described.createdAt,
+      runnerName: described.runnerName,
+      enrollmentUrl: typeof value.enrollment_url === 'string' && value.enrollment_url.length <= 2048 ? value.enrollment_url : null,
+      urn: typeof value.urn === 'string' && URN_SHAPE.test(value.urn) ? value.urn : null,
+      rejected: value.verification === 'rejected',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pending file's record with its key, or undefined (none, or it does not decode). */
+export async function readPendingKey(identityPath: string): Promise<PendingKeyRead | undefined> {
+  const content = await readNoFollow(pendingPathOf(identityPath)).catch(() => undefined);
+  return content ? readPendingRecord(content.toString('utf8')) : undefined;
+}
+
+/** Merges `change` into the pending file (same owner rule and atomic write); nothing when there is no pending file. */
+export async function amendPendingKey(identityPath: string, change: PendingAmendment): Promise<void> {
+  const content = await readNoFollow(pendingPathOf(identityPath)).catch(() => undefined);
+  const amended = content ? amendPendingRecord(content.toString('utf8'), change) : undefined;
+  if (amended) await writePrivateFile(pendingPathOf(identityPath), amended, 'the pending key', { ownerRule: true });
 }
 
 export async function removePendingKey(identityPath: string): Promise<void> {
@@ -59,7 +132,8 @@ export function describePendingRecord(text: string, path: string, state: Possibl
     const key = decodePrivateJwk(String(value.private_key));
     const createdAt = typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
     const runnerName = typeof value.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(value.runner_name) ? value.runner_name : null;
-    return { path, state, fingerprint: key.kid, createdAt, runnerName, decodes: true };
+    const urn = typeof value.urn === 'string' && URN_SHAPE.test(value.urn) ? value.urn : undefined;
+    return { path, state, fingerprint: key.kid, createdAt, runnerName, ...(urn ? { urn } : {}), ...(value.verification === 'rejected' ? { rejected: true } : {}), decodes: true };
   } catch {
     return { path, state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
   }
