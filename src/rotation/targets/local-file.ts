@@ -177,7 +177,7 @@ export class LocalFileTarget implements IdentityTarget {
     const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup });
     const backupFile = written.backupPath ?? null;
     // Proven before the write, the new identity is the verified one; written unproven (--no-verify), it
-    // is the one a later rotation must not keep (docs/identity-lifecycle.md §1, §2).
+    // is the one a later rotation must not keep (docs/identity-lifecycle.md §2).
     const mark = next.verifiedAt ? verifiedMarkOf(next, next.verifiedAt) : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
     const markWarnings = mark
       ? await writeVerifiedRecord(this.path, mark).then(
