@@ -70,7 +70,7 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
   if (pending && r.enrolled && r.next && r.spec.options.verify) {
     const proven = r.verify?.performed && r.verify.ok ? 'and the health check accepted it' : step.name === 'verify' && phase === 'during' ? 'and its health check was cut off' : 'and not yet verified';
     return make(
-      `runner ${r.next.urn} was enrolled with Datadog ${proven} (key fingerprint ${r.next.key.kid}); nothing was written: its private key is kept pending in ${pending.where}, ${label} otherwise untouched, the identity in service unchanged`,
+      `runner ${r.next.urn} was enrolled with Datadog ${proven} (key fingerprint ${r.next.key.kid}); nothing was written: its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
       `The next ${r.spec.command} verifies that same key again and writes it if Datadog accepts it, without enrolling another runner. ${runAgain}`,
     );
   }
