@@ -1,10 +1,10 @@
-import { link, readdir, rename, unlink } from 'node:fs/promises';
+import { link, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { decodePrivateJwk } from '../identity/index.js';
 import type { PossibleOrphan } from '../results/status.js';
 import { isoString } from '../time/index.js';
 import { writePrivateFile } from './atomic-write.js';
-import { fsyncDirectory, readNoFollow } from './file-primitives.js';
+import { fsyncDirectory, readNoFollow, readOwnedNoFollow } from './file-primitives.js';
 import { utcStamp } from './recovery-files.js';
 import { shownPath } from './shown-name.js';
 
@@ -99,10 +99,18 @@ export function readPendingRecord(text: string): PendingKeyRead | undefined {
   }
 }
 
-/** The pending file's record with its key, or undefined (none, or it does not decode). */
+/**
+ * The pending file's record with its key, or undefined (none, or it does not decode). A next run may
+ * put this key in service (docs/identity-lifecycle.md §3), so a file that belongs to anyone but root,
+ * this user or the directory's owner (who alone write it) is not taken: planted in a directory others
+ * may write, it would have the runner load a key its planter holds. It stays listed as a possible orphan.
+ */
 export async function readPendingKey(identityPath: string): Promise<PendingKeyRead | undefined> {
-  const content = await readNoFollow(pendingPathOf(identityPath)).catch(() => undefined);
-  return content ? readPendingRecord(content.toString('utf8')) : undefined;
+  const read = await readOwnedNoFollow(pendingPathOf(identityPath)).catch(() => undefined);
+  if (!read || read.content.length > 64 * 1024) return undefined;
+  const dirOwner = (await stat(dirname(identityPath)).catch(() => undefined))?.uid;
+  if (![0, process.geteuid?.() ?? 0, dirOwner].includes(read.uid)) return undefined;
+  return readPendingRecord(read.content.toString('utf8'));
 }
 
 /** Merges `change` into the pending file (same owner rule and atomic write); nothing when there is no pending file. */

@@ -1,5 +1,8 @@
+import { chmod, chown } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
+import { NOBODY, ROOT, ROOT_ONLY } from './attacker.js';
 import { type ClusterFixture, clusterFixture } from './cluster-fixture.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 import { type RunningCli, startCli } from './run-cli.js';
@@ -66,6 +69,24 @@ describe('the identity file: verify, then write', () => {
     expect(await fx.files()).toEqual([...filesBefore, `${IDENTITY}.bak`].sort());
     // Written verified: the mark names it with the name it was enrolled with.
     expect(JSON.parse(await fx.read(`${IDENTITY}.verified`))).toMatchObject({ urn: pendingUrn, fingerprint: kidOf(await fx.read()), runnerName: fx.emulator.runners.at(-1)!.name });
+  });
+
+  it.runIf(ROOT)(`a pending key that belongs to uid ${NOBODY} in a sticky directory is never put in service: set aside, and a new runner enrolled${ROOT_ONLY}`, async () => {
+    fx = await localFixture();
+    expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
+    fx.emulator.script('health', ...UNAVAILABLE);
+    const down = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', '6s', '--json']);
+    expect(down.code, down.stderr).toBe(16);
+    const pendingUrn = oneDocument(down.stdout).details.urn;
+    fx.emulator.reset();
+    // As if planted by another user: its key would be one its planter holds.
+    await chmod(fx.dir, 0o1777);
+    await chown(join(fx.dir, `${IDENTITY}.pending`), NOBODY, NOBODY);
+    const enrolled = fx.emulator.runners.length;
+    const next = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(fx.emulator.runners.length).toBe(enrolled + 1);
+    expect(JSON.parse(next.stdout).urn).not.toBe(pendingUrn);
   });
 
   it('a rejected key is the record of the runner to remove: status lists it by URN (exit 15); the next rotation sets it aside and enrolls anew', async () => {
