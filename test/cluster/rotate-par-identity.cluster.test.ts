@@ -178,7 +178,7 @@ describe(`rotate-identity --k8s-secret (the Helm runner Secret) on the ${CLUSTER
   });
 });
 
-// docs/identity-lifecycle.md §2-§3: a rotation whose health check rejects the new key writes nothing,
+// docs/identity-lifecycle.md §2 and docs/identity-lifecycle.md §3: a rotation whose health check rejects the new key writes nothing,
 // and rotations without a check (--no-verify) never push the last verified identity out of previous_*;
 // the mark is an annotation the agent does not read.
 describe(`the last verified identity on the ${CLUSTER_KIND} cluster`, () => {
