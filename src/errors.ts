@@ -26,6 +26,7 @@ export const ExitCode = {
   unavailable: 13,
   reenrollPredicted: 14,
   orphanPossible: 15,
+  verifyUnavailable: 16,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -42,7 +43,7 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 5, name: 'enrollmentFailed', meaning: 'enrollment refused, bad response, redirect refused, TLS untrusted, or deadline exceeded' },
   { code: 6, name: 'conflict', meaning: 'someone else changed the identity meanwhile; nothing was overwritten' },
   { code: 7, name: 'storage', meaning: 'identity file or backup missing, corrupt, or not writable' },
-  { code: 8, name: 'verificationFailed', meaning: 'the new identity was stored but the server did not accept it' },
+  { code: 8, name: 'verificationFailed', meaning: 'the server rejected the identity (HTTP 401/403 to the signed health check): a rotation or rollback wrote nothing where a runner reads it' },
   { code: 9, name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, timed out, or misconfigured' },
   { code: 10, name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
   { code: 11, name: 'locked', meaning: 'another run holds the lock on this target (or a rollout that may still run has the workload’s strategy changed); nothing was changed' },
@@ -50,6 +51,7 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
   { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
   { code: 15, name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence)' },
+  { code: 16, name: 'verifyUnavailable', meaning: 'the identity could not be proven before --timeout (5xx, timeouts, connection errors): not proven, nothing written, try again' },
   { code: 130, name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
   { code: 143, name: 'terminated', meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place' },
 ];
@@ -143,7 +145,8 @@ export const ERROR_CODES = {
   NO_SPACE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's file system is full or over quota (ENOSPC, EDQUOT); checked before enrolling" },
   FILE_OWNER_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'an existing identity or backup file belongs to another user; it is not written to' },
 
-  VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the stored identity failed the signed health check' },
+  VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the signed health check rejected the identity (401/403); a rotation or rollback wrote nothing' },
+  VERIFY_UNAVAILABLE: { family: 'VerificationError', exit: 'verifyUnavailable', meaning: 'the signed health check did not answer yes or no before --timeout; nothing was written' },
 
   KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, service account or context to use, or a kubeconfig value no request can use (named)' },
   KUBE_UNREACHABLE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API cannot be reached' },
@@ -280,8 +283,8 @@ export class ConflictError extends ParError<CodeOf<'ConflictError'>> {
 
 export class VerificationError extends ParError<CodeOf<'VerificationError'>> {
   declare readonly code: CodeOf<'VerificationError'>;
-  constructor(message: string, hint: string, details?: ErrorDetails) {
-    super('VERIFICATION_FAILED', message, hint, details);
+  constructor(message: string, hint: string, details?: ErrorDetails, code: CodeOf<'VerificationError'> = 'VERIFICATION_FAILED') {
+    super(code, message, hint, details);
   }
 }
 

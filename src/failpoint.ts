@@ -7,6 +7,8 @@
 
 export const FAILPOINTS = {
   enroll: ['after-enroll'],
+  // Between the signed health check's answer and what the run does with it (mark the pending key rejected, write).
+  verify: ['after-verify'],
   replace: ['after-temp-write', 'after-keep-aside', 'after-backup-temp-write', 'after-backup', 'after-rename', 'after-dir-fsync'],
   swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
   sweep: ['keep-aside-before-chmod', 'sweep-after-keep'],

@@ -56,7 +56,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
     { flags: '--k8s-secret <name>', help: 'restore PREVIOUS_RUNNER_* in the Helm runner Secret instead of the file backup' },
     WAIT_LOCK_FLAG,
     ...KUBE_FLAGS,
-    { flags: '--no-verify', help: 'skip the signed health check of the restored identity' },
+    { flags: '--no-verify', help: 'restore the previous identity without proving it first (no signed health check)' },
     PROFILE_FLAG('keychain profile whose stored site the health check uses when the environment and the config set no site and no API key'),
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for verification', default: 30, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and check (the backup decodes; for a Secret, the server-side dry run of the update) and print every step; no write' },

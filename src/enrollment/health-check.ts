@@ -25,6 +25,11 @@ export interface HealthCheckInput {
 
 interface HealthCheckResult {
   ok: boolean;
+  /**
+   * The server said no to this identity (401/403): a definite verdict on the key. Any other failure
+   * (5xx and timeouts until the deadline, another status, TLS) proves nothing either way.
+   */
+  rejected: boolean;
   status?: number;
   /** Why it failed, for the operator; never contains the token. */
   reason?: string;
@@ -68,16 +73,16 @@ export async function verifyOnline(
         const res = await healthCheckOnce(input, new Date(clock.now()), Math.min(remaining, 15_000));
         lastStatus = res.status;
         const kind = classifyStatus(res.status);
-        if (kind === 'ok') return { done: true, value: { ok: true, status: res.status, attempts: n } };
+        if (kind === 'ok') return { done: true, value: { ok: true, rejected: false, status: res.status, attempts: n } };
         if (kind !== 'retry') {
-          return { done: true, value: { ok: false, status: res.status, reason: `health check answered HTTP ${res.status}`, attempts: n } };
+          return { done: true, value: { ok: false, rejected: kind === 'credentials', status: res.status, reason: `health check answered HTTP ${res.status}`, attempts: n } };
         }
         const retryAfterMs = parseRetryAfter(res.retryAfter, clock.now());
         return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
       } catch (err) {
         // A certificate that is not trusted stays untrusted: not retried.
         const tls = tlsCertificateErrorCode(err);
-        if (tls) return { done: true, value: { ok: false, reason: `TLS certificate not trusted (${tls}); extra CAs go in NODE_EXTRA_CA_CERTS`, attempts: n } };
+        if (tls) return { done: true, value: { ok: false, rejected: false, reason: `TLS certificate not trusted (${tls}); extra CAs go in NODE_EXTRA_CA_CERTS`, attempts: n } };
         return { done: false, reason: describeNetworkError(err) };
       }
     },
@@ -86,6 +91,7 @@ export async function verifyOnline(
   if (outcome.value) return outcome.value;
   return {
     ok: false,
+    rejected: false,
     ...(lastStatus === undefined ? {} : { status: lastStatus }),
     reason: `no successful health check within ${Math.round(options.timeoutMs / 1000)} s (last: ${outcome.lastReason ?? 'none'})`,
     attempts: outcome.attempts,

@@ -13,4 +13,4 @@ export {
   type PrivateIdentityKey,
 } from './private-jwk.js';
 export { publicKeyPem } from './public-pem.js';
-export { buildUrn, regionFromSite } from './urn.js';
+export { buildUrn, parseUrn, regionFromSite } from './urn.js';

@@ -25,5 +25,9 @@ export interface IdentitySummary {
   fingerprint: string;
 }
 
-/** The signed health check of the identity in service. */
-export type VerifyReport = { performed: false } | { performed: true; ok: boolean; status?: number; reason?: string; attempts: number };
+/**
+ * The signed health check of the identity a run puts in service (before it is written) or, for
+ * status, of the one in service. `rejected`: the server answered 401/403 (a verdict on the key);
+ * `ok` and `rejected` both false: not proven either way (unavailable until the deadline).
+ */
+export type VerifyReport = { performed: false } | { performed: true; ok: boolean; rejected: boolean; status?: number; reason?: string; attempts: number };

@@ -85,6 +85,18 @@ export interface RunnerNaming {
 
 export type RotationCommand = 'rotate-identity' | 'rotate-par-identity';
 
+/**
+ * The runner whose identity the rotation replaced: it stays registered in Datadog. `removedByDatadog`
+ * (docs/protocol.md §14): an API-key-only (ownerless) node-agent runner is deleted by Datadog after 35
+ * days without contact; an owned runner and the cluster agent's runner never are.
+ */
+export interface PreviousRunner {
+  urn: string;
+  /** The name it was enrolled with, when this tool enrolled and verified it (the verified mark keeps it). */
+  name?: string;
+  removedByDatadog: 'after-35-days-inactive' | 'never';
+}
+
 /** A rotation that happened. */
 export type RotatedResult = Envelope<RotationCommand, 'ok'> &
   TargetWhere &
@@ -93,6 +105,8 @@ export type RotatedResult = Envelope<RotationCommand, 'ok'> &
     dryRun?: undefined;
     urn: string;
     previousUrn: string | null;
+    /** The runner replaced, and whether Datadog removes it by itself; null when nothing was replaced. */
+    previousRunner: PreviousRunner | null;
     /** RFC 7638 thumbprint of the new public key. */
     fingerprint: string;
     agentVersion: AgentVersionChoice;

@@ -29,6 +29,10 @@ export interface PossibleOrphan {
   createdAt: string | null;
   /** The runner_name the enrollment sent: how to find the runner in Datadog. */
   runnerName: string | null;
+  /** The runner the enrollment registered, when the run got that far (the record names it before its health check). */
+  urn?: string;
+  /** The signed health check answered 401/403 for it: nothing was written; the runner is to be removed in Datadog. */
+  rejected?: true;
   decodes: boolean;
 }
 

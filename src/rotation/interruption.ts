@@ -58,13 +58,22 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
       return make(`${what} and verified; ${pending}`, `${Restart}. Undo with \`${undo}\`.`);
     }
     return make(
-      `${what} but not verified${phase === 'during' && step.name === 'verify' ? ' (the health check was cut off)' : ''}; the runner was not restarted`,
+      `${what} but not verified (--no-verify); the runner was not restarted`,
       `Prove it with \`${statusCommand(r)} --verify\` before restarting the runner (${restart}); if Datadog does not accept it, undo with \`${undo}\`.`,
     );
   }
 
   // A target with a pending key store kept the key before the request left (docs/identity-lifecycle.md §3).
   const pending = target?.pending;
+  // Enrolled with its URN in the pending record (a run that verifies): the next run verifies that key
+  // again and writes it, instead of enrolling another runner (docs/identity-lifecycle.md §3).
+  if (pending && r.enrolled && r.next && r.spec.options.verify) {
+    const proven = r.verify?.performed && r.verify.ok ? 'and the health check accepted it' : step.name === 'verify' && phase === 'during' ? 'and its health check was cut off' : 'and not yet verified';
+    return make(
+      `runner ${r.next.urn} was enrolled with Datadog ${proven} (key fingerprint ${r.next.key.kid}); nothing was written: its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
+      `The next ${r.spec.command} verifies that same key again and writes it if Datadog accepts it, without enrolling another runner. ${runAgain}`,
+    );
+  }
   if (pending && r.key && (r.enrolled || (step.name === 'enroll' && phase === 'during'))) {
     const registered = r.enrolled && r.next ? `runner ${r.next.urn} was enrolled with Datadog` : 'the enrollment request was cut off, so Datadog may or may not have registered a runner';
     return make(

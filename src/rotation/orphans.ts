@@ -6,6 +6,10 @@ import type { PossibleOrphan } from '../results/status.js';
 export function describeOrphan(o: PossibleOrphan): string {
   if (!o.decodes) return `${o.path}, which does not decode: inspect it, then ${removal(o)}`;
   const runner = o.runnerName ? `runner "${o.runnerName}"` : 'a runner';
+  if (o.urn) {
+    const why = o.rejected ? ', which the signed health check rejected: it was never written' : '';
+    return `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path}: it is registered in Datadog as ${runner} ${o.urn}${why}, and no identity holds it (a possible orphan). Remove that runner in Datadog, then ${removal(o)}`;
+  }
   return `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path}: it may be registered in Datadog as ${runner} that no identity holds (a possible orphan). Remove that runner in Datadog if it exists, then ${removal(o)}`;
 }
 

@@ -26,11 +26,15 @@ import { write } from './steps/write.js';
 import type { TargetKind } from './target.js';
 
 // THE pipeline and the subsets of it each command runs. A step that fails stops the run. The
-// roll-out comes after a verification that passed (or an explicit --no-verify), so Pods only restart
-// onto an identity the server accepted. With --dry-run every step runs its plan instead.
+// identity a rotation or a rollback puts in service is proven online BEFORE it is written where a
+// runner reads it (verify, then write, then read back): a key the server rejects is never written,
+// so there is nothing to roll back, and a check with no verdict writes nothing either
+// (docs/identity-lifecycle.md §3). --no-verify writes without the check. The roll-out comes after
+// the write, so Pods only restart onto an identity the server accepted. With --dry-run every step
+// runs its plan instead.
 
-const ROTATION_STEPS: readonly Step<RotationOptions>[] = [resolve, lock, read, preflight, generate, enroll, write, readBack, verify, connections, rollout];
-const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, restore, verify];
+const ROTATION_STEPS: readonly Step<RotationOptions>[] = [resolve, lock, read, preflight, generate, enroll, verify, write, readBack, connections, rollout];
+const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, verify, restore];
 /** status reads only; without --verify it does not go online at all. */
 const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [resolve, lock, read, inspect, ...(options.verify ? [verify] : [])];
 

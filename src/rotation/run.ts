@@ -59,13 +59,15 @@ export interface Run<O extends RunOptions = RunOptions> {
   key?: PrivateIdentityKey;
   next?: NewIdentity;
   enrolled?: { runnerId: string; runnerName: string };
+  /** Set by the generate step: the key and runner are an earlier run's pending ones, enrolled but never proven; nothing is enrolled again. */
+  resumed?: true;
   /** --dry-run: what Datadog's key checks proved. */
   credentialCheck?: CredentialCheck;
   connections?: ConnectionsOutcome;
   written?: WriteOutcome;
   restored?: RestoreOutcome;
   facts?: TargetFacts;
-  /** The identity in service once the run's change is made: read back, restored, or (status) read. What verify proves. */
+  /** The identity in service once the run's change is made: read back, restored, or (status) read. */
   inService?: DecodedIdentity;
   /** What the run changed, for the messages that depend on it. */
   change?: 'rotated' | 'rolled back';

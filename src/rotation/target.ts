@@ -6,6 +6,7 @@ import type { OneOf } from '../results/envelope.js';
 import type { IdentitySummary, TargetKind, TargetWhere } from '../results/identity.js';
 import type { FileWriteFacts, SecretWriteFacts } from '../results/rotation.js';
 import type { FileFacts, PossibleOrphan, SecretFacts } from '../results/status.js';
+import type { PendingAmendment, PendingKeyRead } from '../storage/pending-key.js';
 
 // The one interface every place an identity can live implements: the local identity file, the
 // cluster agent's Secret, and the Helm standalone runner's Secret. The steps of the pipeline talk to
@@ -37,6 +38,8 @@ export interface VerifiedMark {
   verifiedAt: string;
   /** An identity this tool wrote after it whose check has not passed: the one a later rotation does not keep. */
   unverified?: string;
+  /** The name the identity's runner was enrolled with, when this tool enrolled it: how a later rotation names the runner it replaces. */
+  runnerName?: string;
 }
 
 /** How the new runner is named and which flavor enrolls it (docs/protocol.md §3). */
@@ -61,6 +64,10 @@ export interface NewIdentity {
   apiKeyHash: string;
   /** The hostname the runner resolves, stored so it does not re-enroll (files only). */
   hostname?: string;
+  /** When the signed health check accepted it, before the write: the write records it as the last verified identity. */
+  verifiedAt?: Date;
+  /** The name it was enrolled with, recorded with the verified mark. */
+  runnerName?: string;
 }
 
 export interface WriteOutcome {
@@ -100,6 +107,10 @@ export interface PendingKeys {
   readonly where: string;
   /** Kept durably (fsynced) before the request leaves. */
   keep(key: PrivateIdentityKey, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): Promise<void>;
+  /** Adds what the run learnt to the pending record (the URN after enrolling, a rejection), keeping its other fields; nothing when there is none. */
+  amend(change: PendingAmendment): Promise<void>;
+  /** The pending record with its key (never printed), when there is one that decodes. */
+  read(): Promise<PendingKeyRead | undefined>;
   /** After the write, or after a refusal that proves nothing was registered. */
   clear(): Promise<void>;
   /** The pending key of an interrupted run, moved aside under a name nothing deletes, or undefined. */

@@ -10,7 +10,7 @@ import { DEFAULT_PROFILE } from './options.js';
 
 export type { VerifyReport };
 
-export async function verifyOnce(input: HealthCheckInput, timeoutSeconds: number, policy: RetryPolicy): Promise<VerifyReport> {
+export async function verifyOnce(input: HealthCheckInput, timeoutSeconds: number, policy: RetryPolicy): Promise<Extract<VerifyReport, { performed: true }>> {
   const result = await verifyOnline(input, { timeoutMs: timeoutSeconds * 1000, policy });
   return { performed: true, ...result };
 }

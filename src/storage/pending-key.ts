@@ -1,10 +1,10 @@
-import { link, readdir, rename, unlink } from 'node:fs/promises';
+import { link, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { decodePrivateJwk } from '../identity/index.js';
 import type { PossibleOrphan } from '../results/status.js';
 import { isoString } from '../time/index.js';
 import { writePrivateFile } from './atomic-write.js';
-import { fsyncDirectory, readNoFollow } from './file-primitives.js';
+import { fsyncDirectory, readNoFollow, readOwnedNoFollow } from './file-primitives.js';
 import { utcStamp } from './recovery-files.js';
 import { shownPath } from './shown-name.js';
 
@@ -23,6 +23,30 @@ interface PendingKeyRecord {
   enrollmentUrl: string;
 }
 
+/**
+ * What a run adds once it knows more (docs/identity-lifecycle.md §3): `urn`, the runner the enrollment
+ * registered, before the signed health check; `verification: 'rejected'` once that check answered
+ * 401/403. A record with a URN and no rejection is the one the next run verifies again and writes,
+ * instead of enrolling another runner.
+ */
+export interface PendingAmendment {
+  urn?: string;
+  verification?: 'rejected';
+}
+
+/** The pending record as read back, key included (never printed): what a next run needs to resume it. */
+export interface PendingKeyRead {
+  privateKey: string;
+  fingerprint: string;
+  createdAt: string | null;
+  runnerName: string | null;
+  enrollmentUrl: string | null;
+  urn: string | null;
+  rejected: boolean;
+}
+
+const URN_SHAPE = /^urn:dd:apps:on-prem-runner:[A-Za-z0-9._:-]{1,200}$/;
+
 function pendingPathOf(identityPath: string): string {
   return `${identityPath}.pending`;
 }
@@ -37,6 +61,63 @@ export async function writePendingKey(identityPath: string, record: PendingKeyRe
 /** The record as kept, in a file or in a Secret's data key: JSON with the key encoded as in the identity file. */
 export function encodePendingRecord(record: PendingKeyRecord): string {
   return JSON.stringify({ private_key: record.privateKey, created_at: record.createdAt, runner_name: record.runnerName, enrollment_url: record.enrollmentUrl });
+}
+
+/**
+ * The record with `change` merged in; every other field is kept as it was (fields other runs write,
+ * such as who holds the record, survive). Undefined when the text is not a record.
+ */
+export function amendPendingRecord(text: string, change: PendingAmendment): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  return JSON.stringify({ ...(value as Record<string, unknown>), ...(change.urn ? { urn: change.urn } : {}), ...(change.verification ? { verification: change.verification } : {}) });
+}
+
+/** The record with its key, or undefined when it does not decode. */
+export function readPendingRecord(text: string): PendingKeyRead | undefined {
+  try {
+    const value = JSON.parse(text) as Record<string, unknown>;
+    const privateKey = String(value.private_key);
+    const key = decodePrivateJwk(privateKey);
+    const described = describePendingRecord(text, '', 'pending');
+    return {
+      privateKey,
+      fingerprint: key.kid,
+      createdAt: described.createdAt,
+      runnerName: described.runnerName,
+      enrollmentUrl: typeof value.enrollment_url === 'string' && value.enrollment_url.length <= 2048 ? value.enrollment_url : null,
+      urn: typeof value.urn === 'string' && URN_SHAPE.test(value.urn) ? value.urn : null,
+      rejected: value.verification === 'rejected',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The pending file's record with its key, or undefined (none, or it does not decode). A next run may
+ * put this key in service (docs/identity-lifecycle.md §3), so a file that belongs to anyone but root,
+ * this user or the directory's owner (who alone write it) is not taken: planted in a directory others
+ * may write, it would have the runner load a key its planter holds. It stays listed as a possible orphan.
+ */
+export async function readPendingKey(identityPath: string): Promise<PendingKeyRead | undefined> {
+  const read = await readOwnedNoFollow(pendingPathOf(identityPath)).catch(() => undefined);
+  if (!read || read.content.length > 64 * 1024) return undefined;
+  const dirOwner = (await stat(dirname(identityPath)).catch(() => undefined))?.uid;
+  if (![0, process.geteuid?.() ?? 0, dirOwner].includes(read.uid)) return undefined;
+  return readPendingRecord(read.content.toString('utf8'));
+}
+
+/** Merges `change` into the pending file (same owner rule and atomic write); nothing when there is no pending file. */
+export async function amendPendingKey(identityPath: string, change: PendingAmendment): Promise<void> {
+  const content = await readNoFollow(pendingPathOf(identityPath)).catch(() => undefined);
+  const amended = content ? amendPendingRecord(content.toString('utf8'), change) : undefined;
+  if (amended) await writePrivateFile(pendingPathOf(identityPath), amended, 'the pending key', { ownerRule: true });
 }
 
 export async function removePendingKey(identityPath: string): Promise<void> {
@@ -59,7 +140,8 @@ export function describePendingRecord(text: string, path: string, state: Possibl
     const key = decodePrivateJwk(String(value.private_key));
     const createdAt = typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
     const runnerName = typeof value.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(value.runner_name) ? value.runner_name : null;
-    return { path, state, fingerprint: key.kid, createdAt, runnerName, decodes: true };
+    const urn = typeof value.urn === 'string' && URN_SHAPE.test(value.urn) ? value.urn : undefined;
+    return { path, state, fingerprint: key.kid, createdAt, runnerName, ...(urn ? { urn } : {}), ...(value.verification === 'rejected' ? { rejected: true } : {}), decodes: true };
   } catch {
     return { path, state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
   }

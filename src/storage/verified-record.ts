@@ -15,8 +15,11 @@ interface VerifiedRecord {
   verifiedAt: string;
   /** The fingerprint of an identity this tool put in service after that one and that has not passed (yet). */
   unverified?: string;
+  /** The runner name it was enrolled with, when this tool enrolled it (a later rotation names the runner it replaces). */
+  runnerName?: string;
 }
 
+const RUNNER_NAME = /^[\w.:-]{1,200}$/;
 const FINGERPRINT = /^[A-Za-z0-9_-]{16,128}$/;
 const URN = /^urn:dd:apps:on-prem-runner:[A-Za-z0-9._:-]{1,200}$/;
 
@@ -27,12 +30,14 @@ function verifiedPathOf(path: string): string {
 /** Only a record of the exact shape the tool writes counts; anything else is as if absent. */
 export function parseVerifiedRecord(value: unknown): VerifiedRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { fingerprint, urn, verifiedAt, unverified } = value as Record<string, unknown>;
+  const { fingerprint, urn, verifiedAt, unverified, runnerName } = value as Record<string, unknown>;
   if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) return undefined;
   if (typeof urn !== 'string' || !URN.test(urn)) return undefined;
   if (typeof verifiedAt !== 'string' || !isRfc3339(verifiedAt)) return undefined;
   if (unverified !== undefined && (typeof unverified !== 'string' || !FINGERPRINT.test(unverified))) return undefined;
-  return { fingerprint, urn, verifiedAt, ...(unverified ? { unverified } : {}) };
+  // A name of another shape is dropped, not the mark: it only labels a message.
+  const name = typeof runnerName === 'string' && RUNNER_NAME.test(runnerName) ? { runnerName } : {};
+  return { fingerprint, urn, verifiedAt, ...(unverified ? { unverified } : {}), ...name };
 }
 
 /**

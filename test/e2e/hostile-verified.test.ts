@@ -7,14 +7,13 @@ import { type ClusterFixture, clusterFixture } from './cluster-fixture.js';
 import { describeEachLauncher } from './launchers.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
-// The last verified identity is never lost (issue 24; docs/identity-lifecycle.md §2): with the health
-// check failing, the operator's retry pattern — rotate, exit 8 "the previous identity is kept … do not
-// restart", rotate again — keeps the identity that last passed verification as the previous one (the
-// backup file, the Secret's previous_*), status says which identity was last verified, and rollback
-// restores it. Before, the second run put the first run's unverified identity in the backup, and the
-// verified one was on disk nowhere. And the mark that says which identity passed is not taken from a
-// stranger: one planted by uid 65534 in a sticky directory would otherwise make the next rotation drop
-// the identity in service.
+// The last verified identity is never lost (issue 24; docs/identity-lifecycle.md §2): identities put in
+// service without a check (--no-verify; a rejected one is never written, issue 31) never push the
+// identity that last passed verification out of the previous place (the backup file, the Secret's
+// previous_*); status says which identity was last verified, and rollback restores it. Before, the
+// second run put the first run's unverified identity in the backup, and the verified one was on disk
+// nowhere. And the mark that says which identity passed is not taken from a stranger: one planted by
+// uid 65534 in a sticky directory would otherwise make the next rotation drop the identity in service.
 
 const kidOf = (text: string) => decodeIdentity(parseIdentityFile(text)).key.kid;
 const urnOf = (text: string) => parseIdentityFile(text).urn;
@@ -30,7 +29,7 @@ describeEachLauncher('the last verified identity of a file is never lost', (laun
   const run = (args: string[]) => fx.run(args, launcher.options);
   const reject = () => fx.emulator.script('health', { status: 401, body: '{"errors":["Unauthorized"]}' });
 
-  it('two rotations whose check fails keep the verified identity as the backup; status names it; rollback restores it', async () => {
+  it('a rejected rotation writes nothing; two unverified ones keep the verified identity as the backup; status names it; rollback restores it', async () => {
     const seed = await run(['rotate-identity', '-c', fx.dir]);
     expect(seed.code, seed.stderr).toBe(0);
     const verified = await fx.read();
@@ -39,20 +38,24 @@ describeEachLauncher('the last verified identity of a file is never lost', (laun
     expect((await stat(join(fx.dir, `${IDENTITY}.verified`))).mode & 0o777).toBe(0o600);
 
     reject();
-    const first = await run(['rotate-identity', '-c', fx.dir]);
-    expect(first.code, first.stderr).toBe(8);
-    expect(first.stderr).toContain('The previous identity is kept');
-    expect(first.stderr).toContain('Do not restart the runner');
+    const rejected = await run(['rotate-identity', '-c', fx.dir]);
+    expect(rejected.code, rejected.stderr).toBe(8);
+    expect(rejected.stderr).toContain('nothing was written');
+    expect(await fx.read()).toBe(verified);
+
+    const first = await run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(first.code, first.stderr).toBe(0);
     const unverified = await fx.read();
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(verified);
 
     const between = await run(['status', '-c', fx.dir, '--json']);
-    expect(between.code, between.stderr).toBe(0);
+    // The rejected run's key, set aside by the next rotation: the record of the runner to remove (exit 15).
+    expect(between.code, between.stderr).toBe(15);
+    expect(JSON.parse(between.stdout).possibleOrphans).toEqual([expect.objectContaining({ state: 'set aside', urn: expect.stringMatching(/^urn:dd:apps:on-prem-runner:/), rejected: true })]);
     expect(JSON.parse(between.stdout).lastVerified).toMatchObject({ fingerprint: kidOf(verified), urn: urnOf(verified), is: 'previous' });
 
-    reject();
-    const second = await run(['rotate-identity', '-c', fx.dir]);
-    expect(second.code, second.stderr).toBe(8);
+    const second = await run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+    expect(second.code, second.stderr).toBe(0);
     // The old code put `unverified` here: the verified identity was then on disk nowhere.
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(verified);
     expect(second.stderr).toContain(`${urnOf(unverified)} (in service, never verified) is replaced and not kept`);
@@ -102,28 +105,32 @@ describeEachLauncher('the last verified identity of a Secret is never lost', (la
   });
   const reject = () => cx.enrollment.script('health', { status: 401, body: '{"errors":["Unauthorized"]}' });
 
-  it("rotate-par-identity: two rotations whose check fails keep the verified identity in previous_*; status --secret names it; rollback restores it", async () => {
+  it("rotate-par-identity: a rejected rotation writes nothing; two unverified ones keep the verified identity in previous_*; status --secret names it; rollback restores it", async () => {
     const seed = await cx.rotate([], launcher.options);
     expect(seed.code, seed.stderr).toBe(0);
     const verified = cx.secretData();
     const kid = decodeIdentity({ privateKey: verified.private_key!, urn: verified.urn! }).key.kid;
 
     reject();
-    const first = await cx.rotate([], launcher.options);
-    expect(first.code, first.stderr).toBe(8);
+    const rejected = await cx.rotate([], launcher.options);
+    expect(rejected.code, rejected.stderr).toBe(8);
+    expect([cx.secretData().urn, cx.secretData().private_key]).toEqual([verified.urn, verified.private_key]);
+
+    const first = await cx.rotate(['--no-verify'], launcher.options);
+    expect(first.code, first.stderr).toBe(0);
     const unverified = cx.secretData();
     expect(unverified.previous_urn).toBe(verified.urn);
 
-    reject();
-    const second = await cx.rotate([], launcher.options);
-    expect(second.code, second.stderr).toBe(8);
+    const second = await cx.rotate(['--no-verify'], launcher.options);
+    expect(second.code, second.stderr).toBe(0);
     const after = cx.secretData();
     // The old code kept the first failed run's identity here.
     expect([after.previous_urn, after.previous_private_key]).toEqual([verified.urn, verified.private_key]);
     expect(second.stderr).toContain(`${unverified.urn} (in service, never verified) is replaced and not kept`);
 
     const status = await cx.run(['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, '--json'], launcher.options);
-    expect(status.code, status.stderr).toBe(0);
+    // The rejected run's key, set aside by the next rotation: the record of the runner to remove (exit 15).
+    expect(status.code, status.stderr).toBe(15);
     expect(JSON.parse(status.stdout).lastVerified).toMatchObject({ fingerprint: kid, urn: verified.urn, is: 'previous' });
     const back = await cx.run(['rollback', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig], launcher.options);
     expect(back.code, back.stderr).toBe(0);

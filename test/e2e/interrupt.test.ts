@@ -59,34 +59,49 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     await clean();
   });
 
-  it('SIGTERM after the enrollment, before the write: names the runner, whose key stays pending, exit 143, file untouched', async () => {
+  it('SIGTERM after the enrollment, before the verification: names the runner, whose key stays pending with its URN, exit 143, file untouched; the next run verifies that key and writes it without enrolling', async () => {
     const before = await seeded();
     const run = await interruptAt(rotate(), fx.env, 'after-enroll', ['SIGTERM']);
     expect(run.code, run.stderr).toBe(143);
     const doc = oneDocument(run.stdout);
-    expect(doc).toMatchObject({ status: 'error', code: 'INTERRUPTED', exitCode: 143, details: { step: 'write', phase: 'before', signal: 'SIGTERM' } });
-    expect(doc.message).toMatch(/^stopped by SIGTERM before step "write the new identity": runner urn:dd:apps:on-prem-runner:\S+ was enrolled with Datadog \(key fingerprint \S+\); its private key is kept pending in \S+\.pending, not in service: identity file \S+ otherwise untouched/);
-    expect(doc.hint).toContain('Remove urn:dd:apps:on-prem-runner:');
-    expect(doc.hint).toContain('possible orphan (exit 15)');
-    expect(await fx.read(`${IDENTITY}.pending`)).toContain('"runner_name"');
+    expect(doc).toMatchObject({ status: 'error', code: 'INTERRUPTED', exitCode: 143, details: { step: 'verify', phase: 'before', signal: 'SIGTERM' } });
+    expect(doc.message).toMatch(
+      /^stopped by SIGTERM before step "verify online \(signed health check\)": runner urn:dd:apps:on-prem-runner:\S+ was enrolled with Datadog and not yet verified \(key fingerprint \S+\); nothing was written: its private key is kept pending in \S+\.pending, not in service: identity file \S+ otherwise untouched/,
+    );
+    expect(doc.hint).toContain('The next rotate-identity verifies that same key again and writes it if Datadog accepts it, without enrolling another runner');
+    const enrolled = fx.emulator.runners.at(-1)!;
+    expect(JSON.parse(await fx.read(`${IDENTITY}.pending`))).toMatchObject({ runner_name: enrolled.name, urn: expect.stringContaining(enrolled.runnerId) });
     expect(run.stderr).toContain('error[INTERRUPTED]: stopped by SIGTERM');
     expect(await fx.read()).toBe(before);
     await clean();
+
+    const enrolls = fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+    const next = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(parseIdentityFile(await fx.read()).urn).toContain(enrolled.runnerId);
+    expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrolls);
+    expect((await fx.files()).filter((f) => f.includes('.pending'))).toEqual([]);
   });
 
-  it('SIGINT after the write, before the verification: the new identity is in place, not verified, not restarted', async () => {
+  it('SIGINT after the verification, before the write: nothing written, the proven key pending; the next run writes it without enrolling', async () => {
     const before = await seeded();
-    const run = await interruptAt(rotate(), fx.env, 'before-verify', ['SIGINT']);
+    const run = await interruptAt(rotate(), fx.env, 'before-write', ['SIGINT']);
     expect(run.code, run.stderr).toBe(130);
-    const live = parseIdentityFile(await fx.read());
-    expect(live.urn).not.toBe(parseIdentityFile(before).urn);
-    expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
+    expect(await fx.read()).toBe(before);
+    const enrolled = fx.emulator.runners.at(-1)!;
     const doc = oneDocument(run.stdout);
-    expect(doc.message).toContain(`the new identity ${live.urn}`);
-    expect(doc.message).toContain(`is written to identity file ${join(fx.dir, IDENTITY)}, the previous one kept but not verified; the runner was not restarted`);
-    expect(doc.hint).toContain('status');
-    expect(doc.hint).toContain('--verify');
+    expect(doc).toMatchObject({ details: { step: 'write', phase: 'before' } });
+    expect(doc.message).toContain(`was enrolled with Datadog and the health check accepted it`);
+    expect(doc.message).toContain(`nothing was written: its private key is kept pending in ${join(fx.dir, IDENTITY)}.pending`);
     await clean();
+
+    const enrolls = fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+    const next = await fx.run(['rotate-identity', '-c', fx.dir]);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toContain('this run verifies that key again and writes it if Datadog accepts it, without enrolling another runner');
+    expect(parseIdentityFile(await fx.read()).urn).toContain(enrolled.runnerId);
+    expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
+    expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrolls);
   });
 
   it('SIGINT while the enrollment request is under way: the request is aborted at once, and the message says it was cut off', async () => {
@@ -186,7 +201,7 @@ describe('rotate-par-identity (the cluster agent Secret) stopped by a signal', (
 
   const rotate = () => ['rotate-par-identity', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json'];
 
-  it('SIGINT after the enrollment, before the write: the Secret keeps its identity, the key sent pending in it, exit 130', async () => {
+  it('SIGINT after the enrollment, before the verification: the Secret keeps its identity, the key sent pending in it, exit 130', async () => {
     fx = await clusterFixture();
     expect((await fx.rotate()).code).toBe(0);
     const before = fx.secretData();
@@ -201,18 +216,19 @@ describe('rotate-par-identity (the cluster agent Secret) stopped by a signal', (
     expect(pending).toContain('"runner_name"');
   });
 
-  it('SIGTERM after the write, before the verification: the Secret holds the new identity, exit 143', async () => {
+  it('SIGTERM after the verification, before the write: the Secret keeps its identity, the proven key pending with its URN, exit 143', async () => {
     fx = await clusterFixture();
     expect((await fx.rotate()).code).toBe(0);
-    const previous = fx.secretData().urn;
-    const run = await interruptAt(rotate(), fx.env, 'before-verify', ['SIGTERM']);
+    const before = fx.secretData();
+    const run = await interruptAt(rotate(), fx.env, 'before-write', ['SIGTERM']);
     expect(run.code, run.stderr).toBe(143);
-    const data = fx.secretData();
-    expect(data.urn).not.toBe(previous);
-    expect(data.previous_urn).toBe(previous);
+    const { pending_private_key: pending, ...after } = fx.secretData();
+    expect(after).toEqual(before);
+    const enrolled = fx.enrollment.runners.at(-1)!;
+    expect(JSON.parse(pending!)).toMatchObject({ urn: expect.stringContaining(enrolled.runnerId) });
     const doc = oneDocument(run.stdout);
-    expect(doc.message).toContain(`the new identity ${data.urn}`);
-    expect(doc.message).toContain('but not verified; the runner was not restarted');
+    expect(doc.message).toContain('and the health check accepted it');
+    expect(doc.message).toContain('nothing was written');
   });
 
   it('SIGINT before the enrollment with the Secret missing: nothing is created', async () => {

@@ -50,6 +50,8 @@ describe('rotate-identity happy path', () => {
       identityFile: fx.identityPath,
       backupFile: `${fx.identityPath}.bak`,
       verify: { performed: true, ok: true, status: 200 },
+      // The runner replaced, named as it was enrolled (the verified mark keeps the name): an owned runner, never removed by Datadog.
+      previousRunner: { urn: parseIdentityFile(before).urn, name: fx.emulator.runners.find((r) => parseIdentityFile(before).urn.endsWith(r.runnerId))!.name, removedByDatadog: 'never' },
     });
     expect(typeof out.durationMs).toBe('number');
     expect(text).toMatch(/^\{"private_key":"[A-Za-z0-9_-]+","urn":"urn:dd:apps:on-prem-runner:us1:1234567:[^"]+","hostname":"e2e-host","api_key_hash":"[0-9a-f]{64}"\}$/);
@@ -68,7 +70,7 @@ describe('rotate-identity happy path', () => {
   });
 
   it('prints URN, fingerprint, previous URN, backup and the restart reminder for humans', async () => {
-    await seedIdentity();
+    const before = await seedIdentity();
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
     expect(run.code, run.stderr).toBe(0);
     const record = parseIdentityFile(await fx.read());
@@ -76,7 +78,8 @@ describe('rotate-identity happy path', () => {
     expect(run.stdout).toContain(`fingerprint:  ${decodeIdentity(record).key.kid}`);
     expect(run.stdout).toContain(`backup:       ${fx.identityPath}.bak`);
     expect(run.stdout).toMatch(/next: Restart the Private Action Runner/);
-    expect(run.stdout).toContain('previous runner stays registered in Datadog');
+    const previous = parseIdentityFile(before).urn;
+    expect(run.stdout).toMatch(new RegExp(`previous runner: ${previous} \\("e2e-host-[^"]+"\\) stays registered in Datadog .*Datadog never removes it by itself`));
     expect(run.stdout).toContain(`undo: ${PROGRAM} rollback --identity-file ${fx.identityPath}`);
   });
 
@@ -272,15 +275,21 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(decodeIdentity(parseIdentityFile(await fx.read())).urn.orgId).toBe(1234567);
   });
 
-  it('verification failure: exit 8, both files kept, rollback command printed', async () => {
+  it('a rejected new key (401): exit 8, nothing written, the pending key kept as the record of the runner to remove', async () => {
     const before = await seedIdentity();
+    const filesBefore = await fx.files();
     fx.emulator.script('health', { status: 401, body: '{"errors":["Unauthorized"]}' });
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
     expect(run.code, run.stderr).toBe(8);
     expect(run.stderr).toContain('error[VERIFICATION_FAILED]');
-    expect(run.stderr).toContain(`${PROGRAM} rollback --identity-file ${fx.identityPath}`);
-    expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
-    expect(await fx.read()).not.toBe(before);
+    expect(run.stderr).toContain(`nothing was written to identity file ${fx.identityPath}`);
+    expect(run.stderr).toContain('nothing to roll back');
+    // The live file, its backup and the verified mark are as they were; only the pending key is new.
+    expect(await fx.read()).toBe(before);
+    expect(await fx.files()).toEqual([...filesBefore, `${IDENTITY}.pending`].sort());
+    const rejected = fx.emulator.runners.at(-1)!;
+    expect(JSON.parse(await fx.read(`${IDENTITY}.pending`))).toMatchObject({ urn: expect.stringContaining(rejected.runnerId), verification: 'rejected' });
+    expect(run.stderr).toContain(`Remove urn:dd:apps:on-prem-runner:us1:1234567:${rejected.runnerId} in Datadog`);
   });
 });
 

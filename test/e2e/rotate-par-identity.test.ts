@@ -340,10 +340,11 @@ describe('status --secret and rollback --secret', () => {
 });
 
 describe('unknown outcomes are resolved by reading the Secret back, never guessed', () => {
-  // The rotation's identity update is its second real update: the first keeps the pending key (docs/identity-lifecycle.md §3).
-  const identityUpdate = () => {
+  // The rotation's identity update follows the update that keeps the pending key and, in a run that
+  // verifies, the one that records the enrolled URN with it (docs/identity-lifecycle.md §3).
+  const identityUpdate = (nth = 3) => {
     let seen = 0;
-    return { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === 2 };
+    return { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === nth };
   };
 
   it.each([
@@ -379,9 +380,9 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
 
   it('applied, then the read back fails too → exit 12 OUTCOME_UNKNOWN, which never suggests removing a runner', async () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    fx.kube.faults.failNext(identityUpdate(), { code: 503, afterApply: true });
+    fx.kube.faults.failNext(identityUpdate(2), { code: 503, afterApply: true });
     // From the update on, every read fails too (the read-back is retried on new connections, docs/safety.md): the outcome cannot be told.
-    fx.kube.faults.beforeNext(identityUpdate(), () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 1000 }));
+    fx.kube.faults.beforeNext(identityUpdate(2), () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 1000 }));
     const run = await fx.rotate(['--no-verify']);
     expect(run.code, run.stderr).toBe(12);
     expect(run.stderr).toContain('error[OUTCOME_UNKNOWN]');
@@ -393,7 +394,8 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     const first = fx.secretData().urn;
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    fx.kube.faults.failNext(identityUpdate(), { code: 500, afterApply: true });
+    // rollback --no-verify: the swap is its one update.
+    fx.kube.faults.failNext(identityUpdate(1), { code: 500, afterApply: true });
     const run = await fx.run(['rollback', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--no-verify']);
     expect(run.code, run.stderr).toBe(0);
     expect(fx.secretData().urn).toBe(first);

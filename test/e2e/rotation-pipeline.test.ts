@@ -66,7 +66,8 @@ describe('roll out only after a verification that passed', () => {
     const result = await run(['rotate-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par']);
     expect(result.code, result.stderr).toBe(8);
     expect(result.stderr).toContain('error[VERIFICATION_FAILED]');
-    expect(result.stderr).toContain('the rollout was not started');
+    expect(result.stderr).toContain('The rollout was not started');
+    expect(result.stderr).toContain('nothing was written to identity file');
     expect(templateAnnotations(kube)).toEqual(before);
     expect(writes(kube, 'deployments')).toHaveLength(0);
     // The pre-flight did check the workload before enrolling: a server-side dry run of the patch.
@@ -173,7 +174,7 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout);
-    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'write', 'read-back', 'verify', 'connections', 'rollout']);
+    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'verify', 'write', 'read-back', 'connections', 'rollout']);
     expect(result.stderr).toMatch(/ 6\. enroll +API key accepted by \/api\/v1\/validate, application key accepted by \/api\/v2\/validate_keys; not proven: whether the application key may enroll runners.*; would POST/);
     expect(out.credentials).toEqual({ apiKey: 'accepted', appKey: 'accepted', unproven: [expect.stringContaining('whether the application key may enroll runners')] });
     expect(enrollRequests()).toHaveLength(0);

@@ -120,7 +120,7 @@ describe('rollback', () => {
     expect(run.code, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout) as { dryRun: boolean; urn: string; replacedUrn: string; plan: { step: string; action: string }[] };
     expect(out).toMatchObject({ command: 'rollback', dryRun: true, urn: parseIdentityFile(first).urn, replacedUrn: parseIdentityFile(second).urn, identityFile: fx.identityPath });
-    expect(out.plan.map((p) => p.step)).toEqual(['resolve', 'lock', 'read', 'restore', 'verify']);
+    expect(out.plan.map((p) => p.step)).toEqual(['resolve', 'lock', 'read', 'verify', 'restore']);
     expect(out.plan.find((p) => p.step === 'restore')!.action).toContain(`swap ${fx.identityPath}.bak (${parseIdentityFile(first).urn}) into ${fx.identityPath}`);
     expect(run.stderr).toContain('[dry run] restore the previous identity');
     expect(await fx.read()).toBe(second);

@@ -92,6 +92,50 @@ describe('kill -9 at every failpoint', () => {
   });
 });
 
+describe('kill -9 between the enrollment, the verification and the write (verify, then write)', () => {
+  // The URN is recorded with the pending key before the health check: killed anywhere from there to the
+  // write, nothing live changed, and the next run verifies that same key and writes it without enrolling
+  // (docs/identity-lifecycle.md §3).
+  const points = ['before-verify', 'after-verify', 'before-write'];
+  it.each(points)('rotate-identity killed %s: the file unchanged; the next run writes the pending key, no second enrollment', async (point) => {
+    const fx = await localFixture();
+    try {
+      expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
+      const before = await fx.read();
+      const run = await fx.run(['rotate-identity', '-c', fx.dir], { env: { PAR_IDENTITY_FAILPOINT: point } });
+      const pending = JSON.parse(await fx.read(`${IDENTITY}.pending`)) as { urn?: string };
+      const status = await fx.run(['status', '-c', fx.dir, '--json']);
+      const enrolled = fx.emulator.runners.length;
+      const next = await fx.run(['rotate-identity', '-c', fx.dir]);
+      const held =
+        run.signal === 'SIGKILL' && status.code === 15 && pending.urn !== undefined && next.code === 0 && fx.emulator.runners.length === enrolled && parseIdentityFile(await fx.read()).urn === pending.urn && (await fx.read(`${IDENTITY}.bak`)) === before;
+      record(`rotate killed ${point}`, held);
+      expect(held, `${point}: ${status.stderr}\n${next.stderr}`).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it.each(points)('rotate-par-identity killed %s: the Secret unchanged; the next run writes the pending key, no second enrollment', async (point) => {
+    const fx = await clusterFixture();
+    try {
+      expect((await fx.rotate()).code).toBe(0);
+      const before = fx.secretData();
+      const run = await fx.rotate([], { env: { PAR_IDENTITY_FAILPOINT: point } });
+      const { pending_private_key: pending, ...after } = fx.secretData();
+      const urn = (JSON.parse(pending ?? '{}') as { urn?: string }).urn;
+      const enrolled = fx.enrollment.runners.length;
+      const next = await fx.rotate();
+      const held =
+        run.signal === 'SIGKILL' && JSON.stringify(after) === JSON.stringify(before) && urn !== undefined && next.code === 0 && fx.enrollment.runners.length === enrolled && fx.secretData().urn === urn && fx.secretData().previous_urn === before.urn;
+      record(`rotate-par-identity killed ${point}`, held);
+      expect(held, next.stderr).toBe(true);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
 describe('kill -9 on the Secret path', () => {
   it.each(['after-secret-read', 'after-enroll'])('rotate-par-identity killed %s: the Secret still holds the identity in service', async (point) => {
     const fx = await clusterFixture();

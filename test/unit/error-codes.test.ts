@@ -37,7 +37,7 @@ const construct: Record<string, (code: never) => ParError<ErrorCode>> = {
   EnrollmentError: (code) => new EnrollmentError(code, 'm', 'h'),
   StorageError: (code) => new StorageError(code, 'm', 'h'),
   ConflictError: () => new ConflictError('m', 'h'),
-  VerificationError: () => new VerificationError('m', 'h'),
+  VerificationError: (code) => new VerificationError('m', 'h', {}, code),
   KubernetesError: (code) => new KubernetesError(code, 'm', 'h'),
   RolloutError: (code) => new RolloutError(code, 'm', 'h'),
   InterruptedError: () => new InterruptedError('step'),

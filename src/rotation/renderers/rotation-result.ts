@@ -1,5 +1,5 @@
 import type { CommandResult } from '../../output.js';
-import type { RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
+import type { PreviousRunner, RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
 import { undoCommandOf } from '../command-line.js';
 import type { RotationOptions } from '../options.js';
@@ -14,7 +14,32 @@ import { sanitizeServerString } from '../../sanitize.js';
 
 type RotationRun = Run<RotationOptions>;
 
-const PREVIOUS_RUNNER_NOTE = 'note: The previous runner stays registered in Datadog (and keeps working) until you remove it there.';
+/**
+ * The runner the rotation replaced (the identity in service before it), named by its URN and, when the
+ * verified mark kept it, the name it was enrolled with; none when nothing decodable was replaced.
+ * Whether Datadog removes it by itself (docs/protocol.md §14): only a node-agent runner enrolled
+ * API-key-only (ownerless), after 35 days without contact; the agent enrolls the way its config says
+ * (private_action_runner.api_key_only_enrollment), the config this run enrolled with.
+ */
+function previousRunnerOf(r: RotationRun): PreviousRunner | null {
+  const current = need(r.current, 'current identity');
+  const replaced = current.identity;
+  if (!replaced) return null;
+  const mark = current.lastVerified;
+  const name = mark?.runnerName && mark.fingerprint === replaced.key.kid ? { name: mark.runnerName } : {};
+  const ownerlessNodeRunner = need(r.resolved, 'target').target.kind === 'file' && need(r.ctx, 'enrollment context').apiKeyOnly;
+  return { urn: replaced.record.urn, ...name, removedByDatadog: ownerlessNodeRunner ? 'after-35-days-inactive' : 'never' };
+}
+
+function describePreviousRunner(p: PreviousRunner, safeToRemove: boolean): string {
+  const runner = `${p.urn}${p.name ? ` ("${p.name}")` : ''}`;
+  const fate =
+    p.removedByDatadog === 'after-35-days-inactive'
+      ? 'Datadog deletes it by itself after 35 days without contact (a node-agent runner enrolled API-key-only)'
+      : 'Datadog never removes it by itself (an owned runner, or the cluster agent\'s)';
+  if (safeToRemove) return `previous runner: ${runner}: every Pod runs the new identity, it is now safe to remove in Datadog; ${fate}.`;
+  return `previous runner: ${runner} stays registered in Datadog (and keeps working) until the runner restarts onto the new identity; ${fate}. Remove it there once nothing uses it.`;
+}
 
 function naming(r: RotationRun): RunnerNaming {
   const n = r.preflight?.naming;
@@ -77,8 +102,9 @@ export function skippedResult(r: RotationRun, command: RotationCommand): Command
   };
 }
 
-function rolloutSummary(outcome: RolloutOutcome | undefined): { json: RolloutSummary | null; lines: string[] } {
-  if (!outcome) return { json: null, lines: [PREVIOUS_RUNNER_NOTE] };
+function rolloutSummary(outcome: RolloutOutcome | undefined, previous: PreviousRunner | null): { json: RolloutSummary | null; lines: string[] } {
+  const note = (safe: boolean) => (previous ? [describePreviousRunner(previous, safe)] : []);
+  if (!outcome) return { json: null, lines: note(false) };
   const allNew = outcome.action === 'rolled-out' || outcome.action === 'unchanged';
   return {
     json: {
@@ -91,10 +117,7 @@ function rolloutSummary(outcome: RolloutOutcome | undefined): { json: RolloutSum
       ...(outcome.interruptedRollout ? { interruptedRollout: outcome.interruptedRollout } : {}),
       ...(outcome.strategyChangedMeanwhile ? { strategyChangedMeanwhile: outcome.strategyChangedMeanwhile } : {}),
     },
-    lines: [
-      `  rollout:      ${outcome.target} ${outcome.action}${outcome.surged ? ' (create-before-delete)' : ''}`,
-      allNew ? 'every Pod runs the new identity: the previous runner is now safe to remove in Datadog.' : PREVIOUS_RUNNER_NOTE,
-    ],
+    lines: [`  rollout:      ${outcome.target} ${outcome.action}${outcome.surged ? ' (create-before-delete)' : ''}`, ...note(allNew)],
   };
 }
 
@@ -104,7 +127,8 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
   const written = need(r.written, 'write');
   const verify = r.verify ?? { performed: false };
   const previousUrn = need(r.current, 'current identity').identity?.record.urn ?? null;
-  const rolled = rolloutSummary(r.rolledOut);
+  const previousRunner = previousRunnerOf(r);
+  const rolled = rolloutSummary(r.rolledOut, previousRunner);
   // A created Secret has no previous identity: `rollback` would fail NO_BACKUP (docs/protocol.md §6c).
   const created = written.data.action === 'created' && target.undoCreation !== undefined;
   const undo = undoCommandOf(target, created);
@@ -115,6 +139,7 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
       command,
       urn: next.urn,
       previousUrn,
+      previousRunner,
       fingerprint: next.key.kid,
       ...target.where,
       ...written.data,

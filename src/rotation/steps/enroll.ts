@@ -43,6 +43,7 @@ export const enroll: Step = {
   name: 'enroll',
   title: 'enroll the new key',
   async run(r) {
+    if (r.resumed) return r.report.info(`not enrolling: ${need(r.next, 'new identity').urn} is the runner of the pending key`);
     const ctx = need(r.ctx, 'enrollment context');
     const key = need(r.key, 'key');
     const naming = need(r.preflight, 'pre-flight').naming;
@@ -58,13 +59,22 @@ export const enroll: Step = {
       };
       const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report, { now, onAttemptFailed });
       r.enrolled = enrolled;
-      r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}) };
+      r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}), runnerName: enrolled.runnerName };
     } catch (err) {
       if (target.pending) {
         if (!maybeRegistered && err instanceof ParError && REGISTERED_NOTHING.has(err.code)) await target.pending.clear().catch(() => undefined);
         else r.report.warn(`the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`);
       }
       throw err;
+    }
+    // The pending record names the runner before its health check: a run that cannot prove it (Datadog
+    // unavailable, the run stopped) leaves a key the next run verifies again and writes instead of
+    // enrolling another runner (docs/identity-lifecycle.md §3). Without a verification the write follows at once.
+    if (r.spec.options.verify && target.pending) {
+      const { urn } = r.next;
+      await target.pending.amend({ urn }).catch((err: unknown) => {
+        r.report.warn(`could not record ${urn} with the pending key: ${(err as Error).message}; if this run cannot prove it, the next one sets the key aside instead of verifying it again`);
+      });
     }
   },
   async plan(r) {

@@ -1,22 +1,63 @@
-import { generateIdentityKey } from '../../identity/index.js';
+import { enrollmentPath } from '../../enrollment/index.js';
+import { decodePrivateJwk, generateIdentityKey, parseUrn } from '../../identity/index.js';
+import type { PendingKeyRead } from '../../storage/pending-key.js';
 import { describeOrphan } from '../orphans.js';
-import { need, type Step } from '../run.js';
+import { need, type Run, type Step } from '../run.js';
+
+/**
+ * The pending key of an earlier run that enrolled it and then could not prove it (the health check
+ * unavailable until its deadline, or the run stopped before or during the check): the runner it
+ * registered is known by its URN, and no health check said no. This run verifies that same key again
+ * and writes it if Datadog now accepts it, instead of enrolling another runner (docs/identity-lifecycle.md §3).
+ * Not when the record was rejected, names no URN, or was enrolled at another endpoint than this run's.
+ */
+function resumable(r: Run, found: PendingKeyRead | undefined): PendingKeyRead | undefined {
+  const ctx = need(r.ctx, 'enrollment context');
+  if (!found?.urn || found.rejected) return undefined;
+  // Interrupted after its write: the key is in service or kept as the previous one; the set-aside step removes the record.
+  const current = need(r.current, 'current identity');
+  if ([current.identity?.key.kid, current.previous?.key.kid].includes(found.fingerprint)) return undefined;
+  if (found.enrollmentUrl !== `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}`) return undefined;
+  try {
+    parseUrn(found.urn);
+    return found;
+  } catch {
+    return undefined;
+  }
+}
 
 export const generate: Step = {
   name: 'generate',
   title: 'generate a key',
   async run(r) {
-    // An interrupted run's pending key is never reused: whether the server registered it cannot be
-    // asked, nor how a second enrollment of it would be taken. It is kept aside and reported
+    const { pending } = need(r.resolved, 'target').target;
+    const resume = resumable(r, await pending?.read());
+    if (resume?.urn) {
+      const key = decodePrivateJwk(resume.privateKey);
+      const ctx = need(r.ctx, 'enrollment context');
+      const naming = need(r.preflight, 'pre-flight').naming;
+      const runnerName = resume.runnerName ?? '';
+      r.key = key;
+      r.enrolled = { runnerId: parseUrn(resume.urn).runnerId, runnerName };
+      r.next = { key, urn: resume.urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}), ...(runnerName ? { runnerName } : {}) };
+      r.resumed = true;
+      r.report.info(`an earlier run enrolled ${resume.urn}${runnerName ? ` ("${runnerName}")` : ''} and could not prove it: its key (fingerprint ${key.kid}) is kept pending in ${pending?.where}; this run verifies that key again and writes it if Datadog accepts it, without enrolling another runner`);
+      return;
+    }
+    // Any other pending key is never reused: whether the server registered it cannot be asked (no URN),
+    // or it registered a runner that the health check rejected. It is kept aside and reported
     // (docs/identity-lifecycle.md §3).
-    const aside = await need(r.resolved, 'target').target.pending?.setAside(r.io.now());
-    if (aside) r.report.warn(`a run interrupted after sending a key for enrollment left ${describeOrphan(aside)}`);
+    const aside = await pending?.setAside(r.io.now());
+    if (aside) r.report.warn(`${aside.rejected ? 'a run whose new key the health check rejected' : 'a run interrupted after sending a key for enrollment'} left ${describeOrphan(aside)}`);
     r.key = generateIdentityKey();
   },
   async plan(r) {
     const { pending } = need(r.resolved, 'target').target;
+    const record = await pending?.read();
+    const resume = resumable(r, record);
+    if (resume) return `would verify again the pending key of an earlier run (${resume.urn}, fingerprint ${resume.fingerprint}) and write it if Datadog accepts it, without enrolling another runner`;
     const found = (await pending?.list())?.find((o) => o.state === 'pending');
-    const aside = found ? `; would first keep the pending key of an interrupted run aside (${describeOrphan(found)})` : '';
-    return `would generate a fresh ECDSA P-256 key with node:crypto (kept in memory${pending ? `, and as pending in ${pending.where} while it is enrolled` : ' only'})${aside}`;
+    const aside = found ? `; would first keep the pending key of an earlier run aside (${describeOrphan(found)})` : '';
+    return `would generate a fresh ECDSA P-256 key with node:crypto (kept in memory${pending ? `, and as pending in ${pending.where} while it is enrolled and verified` : ' only'})${aside}`;
   },
 };

@@ -24,7 +24,8 @@ import {
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
 import { isNoSpace, noSpaceError } from '../../storage/file-primitives.js';
-import { listPossibleOrphans, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
+import { amendPendingKey, listPossibleOrphans, readPendingKey, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
+import { verifiedMarkOf } from '../verified-mark.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, PendingKeys, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 import { sanitizeServerString } from '../../sanitize.js';
@@ -119,6 +120,8 @@ export class LocalFileTarget implements IdentityTarget {
     return {
       where: `${path}.pending`,
       keep: (key, meta) => writePendingKey(path, { privateKey: encodePrivateJwk(key), createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl }),
+      amend: (change) => amendPendingKey(path, change),
+      read: () => readPendingKey(path),
       clear: () => removePendingKey(path),
       setAside: async (now) => setAsidePendingKey(path, now, await this.heldFingerprints()),
       list: async () => listPossibleOrphans(path, await this.heldFingerprints()),
@@ -175,12 +178,13 @@ export class LocalFileTarget implements IdentityTarget {
     const keepBackup = current.state === 'corrupt' ? 'aside' : !unverifiedDropped;
     const written = await replaceFileAtomically(this.path, this.serialize(next), { keepBackup });
     const backupFile = written.backupPath ?? null;
-    // Until its check passes, the new identity is the one a later rotation must not keep (docs/identity-lifecycle.md §2).
-    const mark = current.lastVerified;
+    // Proven before the write, the new identity is the verified one; written unproven (--no-verify), it
+    // is the one a later rotation must not keep (docs/identity-lifecycle.md §2).
+    const mark = next.verifiedAt ? verifiedMarkOf(next, next.verifiedAt) : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
     const markWarnings = mark
-      ? await writeVerifiedRecord(this.path, { fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, unverified: next.key.kid }).then(
+      ? await writeVerifiedRecord(this.path, mark).then(
           () => [],
-          (err: unknown) => [`could not note ${next.urn} as not yet verified: ${(err as Error).message}`],
+          (err: unknown) => [next.verifiedAt ? `could not record ${next.urn} as the last verified identity: ${(err as Error).message}` : `could not note ${next.urn} as not yet verified: ${(err as Error).message}`],
         )
       : [];
     const dropped = unverifiedDropped

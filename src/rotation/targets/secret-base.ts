@@ -14,6 +14,8 @@ import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type 
 import { isoString, isRfc3339, systemClock } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
+import { amendPendingRecord, readPendingRecord } from '../../storage/pending-key.js';
+import { verifiedMarkOf } from '../verified-mark.js';
 import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
@@ -141,6 +143,23 @@ export abstract class SecretTargetBase implements IdentityTarget {
         this.rewrite('keeping the pending key in', (data) => {
           data[PENDING_KEY] = pendingRecord(encodePrivateJwk(key), meta);
         }),
+      amend: async (change) => {
+        const now = this.state;
+        const amended = now?.state === 'present' && PENDING_KEY in now.data ? amendPendingRecord(now.data[PENDING_KEY] ?? '', change) : undefined;
+        if (amended) {
+          await this.rewrite(
+            'recording what the run learnt of the pending key in',
+            (data) => {
+              data[PENDING_KEY] = amended;
+            },
+            'The identity in the Secret is unchanged; the pending key stays as it was.',
+          );
+        }
+      },
+      read: async () => {
+        const now = this.state;
+        return now?.state === 'present' && PENDING_KEY in now.data ? readPendingRecord(now.data[PENDING_KEY] ?? '') : undefined;
+      },
       clear: async () => {
         if (this.state?.state === 'present' && PENDING_KEY in this.state.data) {
           await this.rewrite('removing the pending key from', (data) => {
@@ -171,7 +190,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
   }
 
   /** A guarded update of the data alone (no rotated-at stamp); this run's later write is guarded by its result. */
-  private async rewrite(what: string, change: (data: Record<string, string>) => void): Promise<void> {
+  private async rewrite(what: string, change: (data: Record<string, string>) => void, hint = 'Nothing was enrolled; the identity in the Secret is unchanged.'): Promise<void> {
     const state = this.secretState();
     if (state.state !== 'present') return;
     const data = { ...state.data };
@@ -181,7 +200,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
       // `data` is the whole of it: nothing of the old data is merged back (the key removed stays removed).
       written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.secret, data, { ...this.layout, keepOtherKeys: false }), { create: false, dryRun: false });
     } catch (err) {
-      throw kubeFailure(err, `${what} ${this.label}`, 'Nothing was enrolled; the identity in the Secret is unchanged.');
+      throw kubeFailure(err, `${what} ${this.label}`, hint);
     }
     this.state = { ...state, secret: written, resourceVersion: written.metadata?.resourceVersion ?? state.resourceVersion, data };
   }
@@ -256,10 +275,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
     try {
       const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
       // In the same write: the new identity is the one a later rotation must not keep until its check passes.
-      const mark = current.lastVerified;
-      if (mark && body.metadata?.annotations) {
-        body.metadata.annotations[LAST_VERIFIED_ANNOTATION] = JSON.stringify({ fingerprint: mark.fingerprint, urn: mark.urn, verifiedAt: mark.verifiedAt, unverified: next.key.kid });
-      }
+      // Proven before the write, the new identity is the verified one, in the same write (docs/identity-lifecycle.md §1).
+      const mark = next.verifiedAt ? verifiedMarkOf(next, next.verifiedAt) : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
+      if (mark && body.metadata?.annotations) body.metadata.annotations[LAST_VERIFIED_ANNOTATION] = JSON.stringify(mark);
       // A Secret that keeps other keys (Helm) would carry over previous keys that hold no valid identity
       // (the chart's placeholder): only an identity kept above is ever a previous one.
       if (!previousKept && body.data) {
