@@ -3,7 +3,7 @@
 // agent does not reload, none where it does, and both possibilities said where the version is unknown.
 // Pure: no I/O, no printing.
 
-export type ReloadKind = 'urn-change' | 'none' | 'unknown';
+type ReloadKind = 'urn-change' | 'none' | 'unknown';
 
 export interface ReloadBehaviour {
   /** 'urn-change': reloads when an update changes the Secret's `urn`; 'none': reads it at start only. */
@@ -47,6 +47,11 @@ type Triple = [number, number, number];
 function parseVersion(version: string): Triple | undefined {
   const m = /^v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})(?:$|[-+._])/.exec(version);
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+
+/** Whether a version or image tag starts with a release number (7.81.1…), rather than a floating tag. */
+export function isReleaseVersion(version: string): boolean {
+  return parseVersion(version) !== undefined;
 }
 
 function compare(a: Triple, b: Triple): number {

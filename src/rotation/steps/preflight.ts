@@ -19,6 +19,8 @@ export const preflight: Step<RotationOptions> = {
     const ctx = await resolveEnrollmentContext(config, r.spec.options, r.io, r.report, r.requests);
     // Every Datadog request of the run (key checks, enrollment, health check, connections) stops with it.
     r.ctx = r.requests ? { ...ctx, network: { ...ctx.network, signal: r.requests } } : ctx;
+    // This tool's own version says nothing about what the agent does with the change.
+    if (ctx.version.source !== 'par-identity version') target.noteAgentVersion?.(ctx.version.version, ctx.version.source);
     if (r.spec.options.rollout) {
       // The rollout runs on the run's one connection; a Secret target's workload lives beside it.
       const session = await cluster();
