@@ -1,7 +1,7 @@
-// What a running cluster agent does when its identity Secret changes, by its version (docs/protocol.md
-// §6d). The restart advice (`next:`, restartHint) and `status --pods` follow it: a restart where the
-// agent does not reload, none where it does, and both possibilities said where the version is unknown.
-// Pure: no I/O, no printing.
+// What a running cluster agent does when its identity Secret changes, by its version
+// (docs/protocol.md §6d). The restart advice (`next:`, restartHint) and `status --pods` follow it:
+// a restart where the agent does not reload, none where it does, and both possibilities said where
+// the version is unknown. Pure: no I/O, no printing.
 
 type ReloadKind = 'urn-change' | 'none' | 'unknown';
 
