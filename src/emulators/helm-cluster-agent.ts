@@ -29,7 +29,7 @@ type Obj = Record<string, any>;
 
 const HELM_CLUSTER_AGENT = { namespace: 'datadog', name: 'datadog-cluster-agent', keysSecret: 'datadog-secret', identitySecretName: 'datadog-private-action-runner-identity', image: 'gcr.io/datadoghq/cluster-agent:7.81.1' } as const;
 
-/** The keys Secret and the Deployment, in the order to create them. */
+/** The token and keys Secrets and the Deployment, in the order to create them. */
 export function helmClusterAgentObjects(o: HelmClusterAgentOptions): Obj[] {
   const namespace = o.namespace ?? HELM_CLUSTER_AGENT.namespace;
   const name = o.name ?? HELM_CLUSTER_AGENT.name;
@@ -46,9 +46,13 @@ export function helmClusterAgentObjects(o: HelmClusterAgentOptions): Obj[] {
     { name: 'DD_PRIVATE_ACTION_RUNNER_IDENTITY_USE_K8S_SECRET', value: 'true' },
     { name: 'DD_PRIVATE_ACTION_RUNNER_IDENTITY_SECRET_NAME', value: o.identitySecretName ?? HELM_CLUSTER_AGENT.identitySecretName },
     { name: 'DD_KUBE_RESOURCES_NAMESPACE', value: namespace },
+    // Not a PAR setting: the node agents' token, from a Secret the rotator's Role does not grant.
+    { name: 'DD_CLUSTER_AGENT_AUTH_TOKEN', valueFrom: { secretKeyRef: { name, key: 'token' } } },
   ];
   const podLabels = { app: name, 'app.kubernetes.io/component': 'cluster-agent', 'agent.datadoghq.com/component': 'cluster-agent' };
   return [
+    // The chart's cluster-agent token Secret (`<release>-cluster-agent`), as the chart makes it.
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: { token: Buffer.from('0'.repeat(32)).toString('base64') } },
     {
       apiVersion: 'v1',
       kind: 'Secret',

@@ -68,12 +68,12 @@ beforeAll(async () => {
   // (made by a first rotation as admin, in its Pod), and the cluster agent as the Helm chart deploys
   // it: its settings as env, the keys from `datadog-secret`, the enrollment emulator as dd_url.
   expect((await w.rotate(['--no-verify', '--secret-name', IDENTITY])).code).toBe(0);
-  const [keys, deployment] = helmClusterAgentObjects({ namespace: w.ns, name: AGENT, clusterName: 'e2e-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: w.enrollment.url, replicas: 1 });
+  const [token, keys, deployment] = helmClusterAgentObjects({ namespace: w.ns, name: AGENT, clusterName: 'e2e-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: w.enrollment.url, replicas: 1 });
   const pod = deployment!.spec.template.spec;
   pod.nodeSelector = { 'par-test-pool': node };
   pod.terminationGracePeriodSeconds = 0;
   pod.containers[0].readinessProbe = { httpGet: { path: '/ready', port: 5555 } };
-  await cluster.create(keys!, deployment!);
+  await cluster.create(token!, keys!, deployment!);
 });
 afterAll(async () => {
   await cluster?.removeNodes([node]);
