@@ -145,7 +145,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
    * on its Deployment's image win over --agent-version, which wins over a floating image tag.
    */
   noteAgentVersion(version: string, source: string): void {
-    const rank = (s: string, v: string) => (s === 'agent IPC' ? 3 : s.startsWith('image of') && isReleaseVersion(v) ? 2 : s === '--agent-version' ? 1 : 0);
+    const fromImage = (s: string) => s.startsWith('image of') || s === 'cluster agent image';
+    const rank = (s: string, v: string) => (s === 'agent IPC' ? 3 : fromImage(s) && isReleaseVersion(v) ? 2 : s === '--agent-version' ? 1 : 0);
     if (!this.agentVersion || rank(source, version) > rank(this.agentVersion.source, this.agentVersion.version)) this.agentVersion = { version, source };
   }
 
