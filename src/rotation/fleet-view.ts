@@ -79,6 +79,18 @@ function agentImage(pod: V1Pod): string | undefined {
 }
 
 /**
+ * Which identity a Pod runs: the one it started with (the `rollout` annotation), else what its agent
+ * does with a changed Secret (docs/protocol.md §6d). A Pod whose agent reloads is current; one whose
+ * agent may have reloaded is unknown, never reported as running the previous identity.
+ */
+export function podIdentity(fingerprint: string | null, currentFingerprint: string | null, behaviour: ReloadBehaviour): { identity: PodRow['identity']; how: string } {
+  if (currentFingerprint === null) return { identity: behaviour.reloads === 'none' ? 'previous' : 'unknown', how: 'no identity in service' };
+  if (fingerprint === currentFingerprint) return { identity: 'current', how: 'started with it (rollout annotation)' };
+  if (behaviour.reloads === 'urn-change') return { identity: 'current', how: `reloaded: ${behaviour.why}` };
+  return { identity: behaviour.reloads === 'none' ? 'previous' : 'unknown', how: behaviour.why };
+}
+
+/**
  * Which identity each Pod runs. The fingerprint it started with comes from the annotation `rollout`
  * stamps on the template; a Pod that started with another one still runs the current identity when its
  * agent reloads a changed Secret, and may when its version is unknown (docs/protocol.md §6d): such a
@@ -99,9 +111,7 @@ export async function podsOfWorkload(
     const created = pod.metadata?.creationTimestamp;
     const version = agentVersionOfImage(agentImage(pod));
     const behaviour: ReloadBehaviour = readsAtStartOnly ? { reloads: 'none', why: 'it reads the identity from environment variables, set when the container starts' } : reloadBehaviour(version);
-    const startedWithIt = currentFingerprint !== null && fingerprint === currentFingerprint;
-    const identity = startedWithIt || (currentFingerprint !== null && behaviour.reloads === 'urn-change') ? 'current' : behaviour.reloads === 'none' ? 'previous' : 'unknown';
-    const how = startedWithIt ? 'started with it (rollout annotation)' : currentFingerprint === null ? 'no identity in service' : behaviour.why;
+    const { identity, how } = podIdentity(fingerprint, currentFingerprint, behaviour);
     return {
       name: pod.metadata?.name ?? '?',
       node: pod.spec?.nodeName ?? null,
