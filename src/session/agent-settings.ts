@@ -63,7 +63,7 @@ function layered(local: AgentConfig, agent: AgentConfig): AgentConfig {
   };
 }
 
-const shown = (value: string) => sanitizeServerString(value, 120);
+const shown = (value: string) => sanitizeServerString(value, 300);
 const stated = (config: AgentConfig, key: string) => config.sourceOf(key) !== 'default';
 
 /** The env variables a setting's agent value may come from: one it could not read makes the setting not compared. */
@@ -107,7 +107,8 @@ function outcomes(local: Side, agent: Side, agentNamespace: string): { setting: 
     },
     {
       setting: 'site and enrollment endpoint',
-      localStates: stated(local.config, 'site') || stated(local.config, 'dd_url') || local.env[DD_URL_SWITCH] !== undefined,
+      // The switch alone states no endpoint: it only gives dd_url, which the local side then states.
+      localStates: stated(local.config, 'site') || stated(local.config, 'dd_url'),
       local: () => endpoint(local),
       agent: () => endpoint(agent),
     },
