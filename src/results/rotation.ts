@@ -18,7 +18,7 @@ export interface PlanEntry {
 /** X-Datadog-OnPrem-Version sent, and where it came from. */
 export interface AgentVersionChoice {
   version: string;
-  source: 'agent IPC' | '--agent-version' | 'par-identity version';
+  source: 'agent IPC' | '--agent-version' | 'cluster agent image' | 'par-identity version';
   /** Why the agent was not asked or did not answer. */
   note?: string;
 }

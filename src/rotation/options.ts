@@ -16,6 +16,11 @@ interface ConfigLocation {
   cfgPath: string;
   /** Extra agent config files merged over it (`-E`), in order. */
   extraCfg: string[];
+  /**
+   * `-c` was given rather than defaulted. Off-cluster, a command for the cluster agent reads no
+   * default config path: the running agent's settings are used (docs/configuration.md).
+   */
+  cfgPathGiven?: boolean;
 }
 
 /** Which cluster, as kubectl picks it: `kubeconfig`, else KUBECONFIG, the Pod's service account, ~/.kube/config. */
@@ -44,6 +49,10 @@ export interface TargetOptions extends ConfigLocation, KubeLocation {
   agentVersion?: string;
   /** Read the DD_* environment of the running runner process instead of this process's own. */
   envFromRunner?: boolean;
+  /** The cluster agent whose settings are used: `deployment/NAME` (else found by its labels). */
+  agent?: string;
+  /** Go on when a local setting leads to another outcome than the running agent's; the output lists it. */
+  overrideAgentSettings?: boolean;
 }
 
 /**

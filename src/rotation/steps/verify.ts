@@ -54,7 +54,8 @@ function verificationFailed(r: Run, identity: DecodedIdentity, reason: string): 
   const urn = identity.record.urn;
   const created = r.change === 'rotated' && r.written?.data.action === 'created';
   const rollbackCommand = undoCommandOf(target, created);
-  const details = { urn, ...target.where, rollbackCommand };
+  const { clusterAgent: _, ...where } = target.where;
+  const details = { urn, ...where, rollbackCommand };
   if (r.change === 'rotated') {
     const kept = need(r.written, 'write').previousKept;
     return new VerificationError(

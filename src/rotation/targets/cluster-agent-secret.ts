@@ -4,6 +4,7 @@ import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
 import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists, storeClusterId } from '../../kube/index.js';
+import type { ClusterAgentReport } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
@@ -59,8 +60,14 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     private readonly io: Io,
     /** Set for a rotation (which creates a missing Secret); `confirmed`: --create. */
     private readonly create?: { confirmed: boolean },
+    /** Off-cluster: the running agent whose settings the run took (src/session). */
+    agent?: ClusterAgentReport,
   ) {
     super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious, () => io.now());
+    if (agent) {
+      Object.assign(this.where, { clusterAgent: agent });
+      this.noteDeployment([agent.deployment]);
+    }
     this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
     this.kubeFlags = selectors.kube;
   }
