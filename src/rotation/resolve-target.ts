@@ -31,8 +31,9 @@ export interface ResolvedTarget {
 /** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
 export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
   const clusterAgent = kind === 'cluster-secret';
-  // Off-cluster with no -c, this host's default config path is a host agent's, not the cluster agent's: not read.
-  if (clusterAgent && !options.cfgPathGiven && !serviceAccountNamespace(io.env)) {
+  // Off-cluster with no -c, this host's default config path is a host agent's, not the cluster agent's: not
+  // read. Nor in another Pod (the shipped CronJob's) when --agent names the agent whose settings to take.
+  if (clusterAgent && !options.cfgPathGiven && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
     const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
     report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`);
     return config;
@@ -89,8 +90,9 @@ export async function resolveTarget(
     }
   }
   const configNs = config.getString('kube_resources_namespace');
-  // Off-cluster, the cluster agent's settings are its Deployment's (src/session); inside its Pod the config is its own.
-  const offCluster = kind === 'cluster-secret' && !serviceAccountNamespace(io.env);
+  // Off-cluster, the cluster agent's settings are its Deployment's (src/session); inside its Pod the config is its
+  // own. An explicit --agent takes them from that Deployment from anywhere, a CronJob's Pod included (deploy/).
+  const offCluster = kind === 'cluster-secret' && (!serviceAccountNamespace(io.env) || options.agent !== undefined);
   const cluster = clusterAccess(
     { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
     {

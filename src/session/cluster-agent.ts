@@ -46,7 +46,8 @@ export async function resolveAgentSettings(session: ClusterSession, flags: Agent
   const explicit = flags.agent ? parseAgentRef(flags.agent) : undefined;
   const lookup = await findClusterAgent(session.conn.apps(), { ...(explicit ? { explicit } : {}), namespace: session.namespace, namespaceGiven: Boolean(flags.namespace) });
   if (!lookup.found) {
-    if (!flags.cfgPathGiven) throw agentNotFound(lookup.looked);
+    // A refusal is named (which verb on which object), never reported as an agent that is not there.
+    if (!flags.cfgPathGiven) throw agentNotFound(lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked} (${lookup.denied})` : lookup.looked);
     report.warn(`cluster agent not found (${lookup.looked}): going on with the local settings (-c), which nothing could be compared with`);
     return { config: local.config, env: local.env };
   }

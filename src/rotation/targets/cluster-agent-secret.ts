@@ -67,6 +67,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     if (agent) {
       Object.assign(this.where, { clusterAgent: agent });
       this.noteDeployment([agent.deployment]);
+      if (agent.version) this.noteAgentVersion(agent.version, `image of deployment/${agent.deployment.slice(agent.deployment.indexOf('/') + 1)}`);
     }
     this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
     this.kubeFlags = selectors.kube;
