@@ -179,7 +179,7 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
  * the identity env vars (DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY from the user's Secret) only when
  * that one does not exist. The identity in use is then the user's Secret: rotate it.
  */
-async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: TargetOptions, report: Reporter): Promise<ResolvedSecretTarget> {
+export async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: Pick<TargetOptions, 'secretName'>, report: Reporter): Promise<ResolvedSecretTarget> {
   const env = agent.read.identityEnv;
   if (!env?.urn || options.secretName) return resolved;
   const { secretExists } = await import('../kube/index.js');

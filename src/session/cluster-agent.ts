@@ -1,4 +1,5 @@
-import { findClusterAgent, objectReader, parseAgentRef } from '../agent/find-agent.js';
+import { parseAgentRef } from '../agent/agent-ref.js';
+import { findClusterAgent, objectReader } from '../agent/find-agent.js';
 import { readPodTemplate } from '../agent/pod-template.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
@@ -46,8 +47,9 @@ export async function resolveAgentSettings(session: ClusterSession, flags: Agent
   const explicit = flags.agent ? parseAgentRef(flags.agent) : undefined;
   const lookup = await findClusterAgent(session.conn.apps(), { ...(explicit ? { explicit } : {}), namespace: session.namespace, namespaceGiven: Boolean(flags.namespace) });
   if (!lookup.found) {
-    if (!flags.cfgPathGiven) throw agentNotFound(lookup.looked);
-    report.warn(`cluster agent not found (${lookup.looked}): going on with the local settings (-c), which nothing could be compared with`);
+    const looked = lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked}; ${lookup.denied}` : lookup.looked;
+    if (!flags.cfgPathGiven) throw agentNotFound(looked);
+    report.warn(`cluster agent not found (${looked}): going on with the local settings (-c), which nothing could be compared with`);
     return { config: local.config, env: local.env };
   }
   const read = await readPodTemplate(lookup.found, objectReader(session.core));
