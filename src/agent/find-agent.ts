@@ -11,8 +11,8 @@ import type { ObjectRead, ObjectReader } from './pod-template.js';
 
 export type AgentLookup =
   | { found: V1Deployment; how: string }
-  /** None found, or the Deployment could not be read: `looked` says where, and what was refused. */
-  | { found?: undefined; looked: string; denied?: string };
+  /** None found, or the Deployment could not be read: `looked` says where, and what was refused; `seen`: the labelled Deployments listed. */
+  | { found?: undefined; looked: string; denied?: string; seen?: Sightings };
 
 function forbidden(verb: string, what: string): string {
   return `${verb} ${what}: forbidden to this user`;
@@ -52,12 +52,12 @@ export async function findClusterAgent(apps: AppsV1Api, where: { explicit?: stri
     );
   }
   const only = seen.found[0];
-  if (!only) return { looked: seen.unlisted.length ? `${looked} (${seen.unlisted.join('; ')})` : looked, ...(seen.unlisted.length ? { denied: seen.unlisted.join('; ') } : {}) };
+  if (!only) return { looked: seen.unlisted.length ? `${looked} (${seen.unlisted.join('; ')})` : looked, ...(seen.unlisted.length ? { denied: seen.unlisted.join('; ') } : {}), seen };
   const [namespace = '', name = ''] = only.split('/');
   try {
     return { found: await apps.readNamespacedDeployment({ name, namespace }), how: `found by its labels (${looked})` };
   } catch (err) {
-    if (apiStatus(err).code === 403) return { looked: `deployment ${only} (found by its labels)`, denied: forbidden('get', `deployment ${only}`) };
+    if (apiStatus(err).code === 403) return { looked: `deployment ${only} (found by its labels)`, denied: forbidden('get', `deployment ${only}`), seen };
     throw kubeFailure(err, `reading the cluster agent's deployment ${only}`, 'Nothing was enrolled and nothing was changed.');
   }
 }

@@ -146,7 +146,7 @@ export function configOptions(raw: Raw) {
   // Which options were given (not defaulted): the CLI reads it from commander, the API from the call.
   const given = raw.givenOptions as string[] | undefined;
   const cfgPathGiven = given ? given.includes('cfgPath') : raw.cfgPath !== DEFAULT_CFGPATH;
-  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[], ...(cfgPathGiven ? { cfgPathGiven: true } : {}) };
+  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[], cfgPathGiven };
 }
 
 export function localOptions(raw: Raw) {

@@ -11,7 +11,7 @@ import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
-import { DEFAULT_CFGPATH, type TargetOptions } from './options.js';
+import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from './options.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
@@ -32,7 +32,7 @@ export interface ResolvedTarget {
 export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
   const clusterAgent = kind === 'cluster-secret';
   // Off-cluster with no -c, this host's default config path is a host agent's, not the cluster agent's: not read.
-  if (clusterAgent && !options.cfgPathGiven && !serviceAccountNamespace(io.env)) {
+  if (clusterAgent && !configPathGiven(options) && !serviceAccountNamespace(io.env)) {
     const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
     report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`);
     return config;
@@ -114,7 +114,7 @@ export async function resolveTarget(
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
     if (offCluster) {
       const { resolveAgentSettings } = await import('../session/cluster-agent.js');
-      const agent = await resolveAgentSettings(await cluster(), options, { config, env: io.env }, report);
+      const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config, env: io.env }, report);
       config = agent.config;
       io = { ...io, env: agent.env };
       if (checks.requireEnabled) requireSecretStorage(config);
@@ -126,7 +126,7 @@ export async function resolveTarget(
         { ...options, ...(checks.readOnly ? { readOnly: true } : {}), ...(deployment ? { agentNamespace: deployment.namespace } : {}) },
         io,
         report,
-        (s) => findClusterAgentWorkloads(s.conn.apps()),
+        async (s) => (agent.sightings?.found.length ? agent.sightings : findClusterAgentWorkloads(s.conn.apps())),
       );
       const resolved = agent.agent ? await existingSecretLayout(located.session, located.resolved, agent.agent, options, report) : located.resolved;
       const target = new ClusterAgentSecretTarget(config, located.session, resolved, selectors, keepPrevious, io, checks.create, agent.summary);

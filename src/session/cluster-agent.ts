@@ -3,6 +3,7 @@ import { findClusterAgent, objectReader } from '../agent/find-agent.js';
 import { readPodTemplate } from '../agent/pod-template.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
+import type { Sightings } from '../kube/agent-workloads.js';
 import type { Reporter } from '../output.js';
 import type { ClusterAgentReport } from '../results/identity.js';
 import type { ClusterSession } from '../rotation/cluster-session.js';
@@ -20,6 +21,8 @@ export interface AgentResolution {
   env: NodeJS.ProcessEnv;
   agent?: AgentSettings;
   summary?: AgentSummary;
+  /** No agent read: the labelled Deployments that were listed, for a refusal to name where they run. */
+  sightings?: Sightings;
 }
 
 interface AgentFlags {
@@ -50,7 +53,7 @@ export async function resolveAgentSettings(session: ClusterSession, flags: Agent
     const looked = lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked}; ${lookup.denied}` : lookup.looked;
     if (!flags.cfgPathGiven) throw agentNotFound(looked);
     report.warn(`cluster agent not found (${looked}): going on with the local settings (-c), which nothing could be compared with`);
-    return { config: local.config, env: local.env };
+    return { config: local.config, env: local.env, ...(lookup.seen ? { sightings: lookup.seen } : {}) };
   }
   const read = await readPodTemplate(lookup.found, objectReader(session.core));
   const agent: AgentSettings = { read, config: await agentConfigOf(read), how: lookup.how };

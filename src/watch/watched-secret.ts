@@ -4,7 +4,7 @@ import type { ClusterTarget } from '../kube/cluster-connection.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import type { Reporter } from '../output.js';
 import { clusterTargetAccess } from '../rotation/cluster-session.js';
-import type { TargetOptions } from '../rotation/options.js';
+import { configPathGiven, type TargetOptions } from '../rotation/options.js';
 import { existingSecretLayout, loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
 import { serviceAccountNamespace } from '../kube/service-account.js';
 import type { AgentConfig } from '../config/agent-config.js';
@@ -42,7 +42,7 @@ export async function resolveWatchedSecret(
   const explicit = Boolean(options.secretName && options.namespace);
   if (offCluster && !explicit) return followAgent(config, options, io, report);
   // The config's own refusal first: it holds whatever the cluster says. Off-cluster with no -c, no config was read: the flags are the choice.
-  if (!offCluster || options.cfgPathGiven) requireWatchEnabled(config);
+  if (!offCluster || configPathGiven(options)) requireWatchEnabled(config);
   const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), { ...options, readOnly: true }, io, report);
   return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
 }
@@ -52,7 +52,7 @@ async function followAgent(local: AgentConfig, options: Parameters<typeof resolv
   const { clusterAccess } = await import('../rotation/cluster-session.js');
   const { resolveAgentSettings } = await import('../session/cluster-agent.js');
   const cluster = clusterAccess(options, { kubeconfig: local.getString('kubernetes_kubeconfig_path') }, io, report);
-  const agent = await resolveAgentSettings(await cluster(), options, { config: local, env: io.env }, report);
+  const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config: local, env: io.env }, report);
   requireWatchEnabled(agent.config);
   const deployment = agent.agent?.read.deployment;
   const { session, resolved } = await locateClusterSecret(agent.config, cluster, { ...options, readOnly: true, ...(deployment ? { agentNamespace: deployment.namespace } : {}) }, { ...io, env: agent.env }, report);
