@@ -1,5 +1,5 @@
 import type { AppsV1Api, CoreV1Api, V1Deployment } from '@kubernetes/client-node';
-import { ConfigError, UsageError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { findClusterAgentWorkloads, type Sightings } from '../kube/agent-workloads.js';
 import { apiStatus, kubeFailure } from '../kube/kube-errors.js';
 import { sanitizeServerString } from '../sanitize.js';
@@ -11,15 +11,8 @@ import type { ObjectRead, ObjectReader } from './pod-template.js';
 
 export type AgentLookup =
   | { found: V1Deployment; how: string }
-  /** None found, or the Deployment could not be read: `looked` says where, and what was refused. */
-  | { found?: undefined; looked: string; denied?: string };
-
-/** `deployment/NAME` (or `deploy/`, `deployments/`) → NAME. */
-export function parseAgentRef(ref: string): string {
-  const match = /^(?:deployment|deployments|deploy)(?:\.apps)?\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(ref);
-  if (!match?.[1]) throw new UsageError(`--agent must be deployment/NAME (the cluster agent's Deployment), not ${sanitizeServerString(ref, 80)}`);
-  return match[1];
-}
+  /** None found, or the Deployment could not be read: `looked` says where, and what was refused; `seen`: the labelled Deployments listed. */
+  | { found?: undefined; looked: string; denied?: string; seen?: Sightings };
 
 function forbidden(verb: string, what: string): string {
   return `${verb} ${what}: forbidden to this user`;
@@ -59,12 +52,12 @@ export async function findClusterAgent(apps: AppsV1Api, where: { explicit?: stri
     );
   }
   const only = seen.found[0];
-  if (!only) return { looked: seen.unlisted.length ? `${looked} (${seen.unlisted.join('; ')})` : looked, ...(seen.unlisted.length ? { denied: seen.unlisted.join('; ') } : {}) };
+  if (!only) return { looked: seen.unlisted.length ? `${looked} (${seen.unlisted.join('; ')})` : looked, ...(seen.unlisted.length ? { denied: seen.unlisted.join('; ') } : {}), seen };
   const [namespace = '', name = ''] = only.split('/');
   try {
     return { found: await apps.readNamespacedDeployment({ name, namespace }), how: `found by its labels (${looked})` };
   } catch (err) {
-    if (apiStatus(err).code === 403) return { looked: `deployment ${only}`, denied: forbidden('get', `deployment ${only}`) };
+    if (apiStatus(err).code === 403) return { looked: `deployment ${only} (found by its labels)`, denied: forbidden('get', `deployment ${only}`), seen };
     throw kubeFailure(err, `reading the cluster agent's deployment ${only}`, 'Nothing was enrolled and nothing was changed.');
   }
 }

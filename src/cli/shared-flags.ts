@@ -3,7 +3,7 @@ import { wantsColor } from '../output.js';
 import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { ageThreshold, DURATIONS } from './duration-flags.js';
 import type { FlagSpec, Raw } from './spec.js';
-import { agentVersionParser, workloadParser } from './value-parsers.js';
+import { agentRefParser, agentVersionParser, workloadParser } from './value-parsers.js';
 
 // Flag groups several commands share, and the option fields they map to.
 
@@ -39,6 +39,7 @@ export const ENV_FROM_RUNNER_FLAG: FlagSpec = {
 export const AGENT_FLAG: FlagSpec = {
   flags: '--agent <deployment/NAME>',
   option: 'agent',
+  parse: agentRefParser,
   help: 'the cluster agent whose settings are used, deployment/NAME in -n (else the kubeconfig context\'s namespace); else it is found by its labels',
 };
 
@@ -145,7 +146,7 @@ export function configOptions(raw: Raw) {
   // Which options were given (not defaulted): the CLI reads it from commander, the API from the call.
   const given = raw.givenOptions as string[] | undefined;
   const cfgPathGiven = given ? given.includes('cfgPath') : raw.cfgPath !== DEFAULT_CFGPATH;
-  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[], ...(cfgPathGiven ? { cfgPathGiven: true } : {}) };
+  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[], cfgPathGiven };
 }
 
 export function localOptions(raw: Raw) {

@@ -7,6 +7,11 @@ import type { OutputOptions } from '../output-options.js';
 /** The agent's config directory when -c / cfgPath is not given. */
 export const DEFAULT_CFGPATH = '/etc/datadog-agent';
 
+/** -c was given: `cfgPathGiven` when the caller knows (the CLI reads commander's value source), else a path other than the default. */
+export function configPathGiven(options: { cfgPath?: string; cfgPathGiven?: boolean }): boolean {
+  return options.cfgPathGiven ?? (options.cfgPath !== undefined && options.cfgPath !== DEFAULT_CFGPATH);
+}
+
 /** The OS keychain profile when `--profile` / `profile` is not given. */
 export const DEFAULT_PROFILE = 'default';
 

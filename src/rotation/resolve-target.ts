@@ -11,7 +11,7 @@ import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
-import { DEFAULT_CFGPATH, type TargetOptions } from './options.js';
+import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from './options.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
@@ -33,7 +33,7 @@ export async function loadTargetConfig(kind: TargetKind, options: TargetOptions,
   const clusterAgent = kind === 'cluster-secret';
   // Off-cluster with no -c, this host's default config path is a host agent's, not the cluster agent's: not
   // read. Nor in another Pod (the shipped CronJob's) when --agent names the agent whose settings to take.
-  if (clusterAgent && !options.cfgPathGiven && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
+  if (clusterAgent && !configPathGiven(options) && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
     const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
     report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`);
     return config;
@@ -116,7 +116,7 @@ export async function resolveTarget(
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
     if (offCluster) {
       const { resolveAgentSettings } = await import('../session/cluster-agent.js');
-      const agent = await resolveAgentSettings(await cluster(), options, { config, env: io.env }, report);
+      const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config, env: io.env }, report);
       config = agent.config;
       io = { ...io, env: agent.env };
       if (checks.requireEnabled) requireSecretStorage(config);
@@ -128,7 +128,7 @@ export async function resolveTarget(
         { ...options, ...(checks.readOnly ? { readOnly: true } : {}), ...(deployment ? { agentNamespace: deployment.namespace } : {}) },
         io,
         report,
-        (s) => findClusterAgentWorkloads(s.conn.apps()),
+        async (s) => (agent.sightings?.found.length ? agent.sightings : findClusterAgentWorkloads(s.conn.apps())),
       );
       const resolved = agent.agent ? await existingSecretLayout(located.session, located.resolved, agent.agent, options, report) : located.resolved;
       const target = new ClusterAgentSecretTarget(config, located.session, resolved, selectors, keepPrevious, io, checks.create, agent.summary);
@@ -181,7 +181,7 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
  * the identity env vars (DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY from the user's Secret) only when
  * that one does not exist. The identity in use is then the user's Secret: rotate it.
  */
-async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: TargetOptions, report: Reporter): Promise<ResolvedSecretTarget> {
+export async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: Pick<TargetOptions, 'secretName'>, report: Reporter): Promise<ResolvedSecretTarget> {
   const env = agent.read.identityEnv;
   if (!env?.urn || options.secretName) return resolved;
   const { secretExists } = await import('../kube/index.js');

@@ -1,7 +1,9 @@
-import { findClusterAgent, objectReader, parseAgentRef } from '../agent/find-agent.js';
+import { parseAgentRef } from '../agent/agent-ref.js';
+import { findClusterAgent, objectReader } from '../agent/find-agent.js';
 import { readPodTemplate } from '../agent/pod-template.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
+import type { Sightings } from '../kube/agent-workloads.js';
 import type { Reporter } from '../output.js';
 import type { ClusterAgentReport } from '../results/identity.js';
 import type { ClusterSession } from '../rotation/cluster-session.js';
@@ -19,6 +21,8 @@ export interface AgentResolution {
   env: NodeJS.ProcessEnv;
   agent?: AgentSettings;
   summary?: AgentSummary;
+  /** No agent read: the labelled Deployments that were listed, for a refusal to name where they run. */
+  sightings?: Sightings;
 }
 
 interface AgentFlags {
@@ -46,10 +50,10 @@ export async function resolveAgentSettings(session: ClusterSession, flags: Agent
   const explicit = flags.agent ? parseAgentRef(flags.agent) : undefined;
   const lookup = await findClusterAgent(session.conn.apps(), { ...(explicit ? { explicit } : {}), namespace: session.namespace, namespaceGiven: Boolean(flags.namespace) });
   if (!lookup.found) {
-    // A refusal is named (which verb on which object), never reported as an agent that is not there.
-    if (!flags.cfgPathGiven) throw agentNotFound(lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked} (${lookup.denied})` : lookup.looked);
-    report.warn(`cluster agent not found (${lookup.looked}): going on with the local settings (-c), which nothing could be compared with`);
-    return { config: local.config, env: local.env };
+    const looked = lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked}; ${lookup.denied}` : lookup.looked;
+    if (!flags.cfgPathGiven) throw agentNotFound(looked);
+    report.warn(`cluster agent not found (${looked}): going on with the local settings (-c), which nothing could be compared with`);
+    return { config: local.config, env: local.env, ...(lookup.seen ? { sightings: lookup.seen } : {}) };
   }
   const read = await readPodTemplate(lookup.found, objectReader(session.core));
   const agent: AgentSettings = { read, config: await agentConfigOf(read), how: lookup.how };
