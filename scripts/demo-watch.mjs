@@ -37,7 +37,7 @@ function rotate() {
 try {
   await writeFile(
     join(dir, 'datadog-cluster.yaml'),
-    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'cluster_name: demo-cluster', 'kube_resources_namespace: datadog', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'cluster_name: par-lab', 'kube_resources_namespace: datadog', 'private_action_runner:', '  enabled: true', ''].join('\n'),
   );
   console.log(bold(`Kubernetes API emulator ${info.kubeUrl}, enrollment API emulator ${info.enrollmentUrl}`));
   const first = rotate();

@@ -90,6 +90,7 @@ export function rawOf(spec: CommandSpec, options: object): Raw {
   const raw: Raw = { json: true, color: false };
   for (const flag of spec.flags) if (flag.default !== undefined) raw[optionOf(flag)] = Array.isArray(flag.default) ? [...flag.default] : flag.default;
   for (const [key, value] of Object.entries(options)) if (value !== undefined) raw[key] = value;
+  raw.givenOptions = Object.entries(options).filter(([, value]) => value !== undefined).map(([key]) => key);
   return raw;
 }
 

@@ -38,10 +38,10 @@ export interface CommonOptions {
  * says), every one optional with the flag's default, without the ones of the terminal (json, color)
  * and without those the command has no flag for.
  */
-type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | NoFlag>>;
+type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | 'cfgPathGiven' | NoFlag>>;
 
 /** `par-identity rotate-identity`: the local identity file, or with `k8sSecret` a Helm runner's Secret. */
-export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create'> {}
+export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create' | 'agent' | 'overrideAgentSettings'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
 export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
@@ -52,7 +52,7 @@ export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOpt
 // ---- results: the `--json` objects, the very types the commands' renderers build (src/results) ----
 
 export type { Envelope } from '../results/envelope.js';
-export type { FileWhere, IdentitySummary, SecretWhere, TargetKind, TargetWhere, VerifyReport } from '../results/identity.js';
+export type { AgentSettingReport, ClusterAgentReport, FileWhere, IdentitySummary, SecretWhere, TargetKind, TargetWhere, VerifyReport } from '../results/identity.js';
 export type {
   AgentVersionChoice,
   ConnectionsOutcome,

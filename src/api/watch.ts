@@ -44,6 +44,7 @@ export async function startWatch(o: WatchIdentityOptions): Promise<IdentityWatch
     target = await resolveWatchedSecret(
       {
         cfgPath: o.cfgPath ?? WATCH_DEFAULTS.cfgPath,
+        cfgPathGiven: o.cfgPath !== undefined,
         extraCfg: o.extraCfg ?? [],
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
         ...(o.context ? { context: o.context } : {}),

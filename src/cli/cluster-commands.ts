@@ -1,7 +1,7 @@
 import type { RolloutCommandOptions } from '../commands/rollout.js';
 import type { WatchOptions } from '../watch/watch-options.js';
 import { DURATIONS } from './duration-flags.js';
-import { CLUSTER_CONFIG_FLAGS, configOptions, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, outputOptions } from './shared-flags.js';
+import { AGENT_FLAG, agentOptions, CLUSTER_CONFIG_FLAGS, configOptions, KUBE_FLAGS, kubeOptions, OUTPUT_FLAGS, OVERRIDE_AGENT_SETTINGS_FLAG, outputOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { listenParser, processIdParser, signalNameParser } from './value-parsers.js';
 
@@ -60,6 +60,8 @@ export const watch: CommandSpec<WatchOptions> = {
   flags: [
     ...CLUSTER_CONFIG_FLAGS,
     ...KUBE_FLAGS,
+    AGENT_FLAG,
+    OVERRIDE_AGENT_SETTINGS_FLAG,
     { flags: '--output <path>', help: 'keep this identity file up to date (atomic, 0600, previous kept as <path>.bak)' },
     { flags: '--signal <pid>', option: 'signalPid', help: 'after a rotation is written to --output, signal this process', parse: processIdParser('--signal'), conflicts: 'pidfile' },
     { flags: '--pidfile <file>', help: 'like --signal, for the process id held in this file (read at every signal)' },
@@ -87,6 +89,7 @@ export const watch: CommandSpec<WatchOptions> = {
     toOptions: (raw, io) => ({
       ...configOptions(raw),
       ...kubeOptions(raw),
+      ...agentOptions(raw),
       ...outputOptions(raw, io),
       ...(raw.output ? { output: raw.output as string } : {}),
       ...(raw.signalPid !== undefined ? { signalPid: raw.signalPid as number } : {}),

@@ -1,7 +1,7 @@
 import type { RollbackOptions } from '../commands/rollback.js';
 import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
-import { AGENT_VERSION_FLAG, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
+import { AGENT_FLAG, AGENT_VERSION_FLAG, agentOptions, OVERRIDE_AGENT_SETTINGS_FLAG, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { workloadParser } from './value-parsers.js';
 
@@ -20,6 +20,8 @@ export const status: CommandSpec<StatusOptions> = {
     AGENT_VERSION_FLAG,
     ENV_FROM_RUNNER_FLAG,
     ...KUBE_FLAGS,
+    AGENT_FLAG,
+    OVERRIDE_AGENT_SETTINGS_FLAG,
     { flags: '--verify', help: 'also prove online that the server accepts the identity (signed health check)' },
     PROFILE_FLAG('with --verify: keychain profile whose stored site is used when the environment and the config set no site and no API key'),
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for --verify', default: 30, duration: DURATIONS.timeout },
@@ -38,6 +40,7 @@ export const status: CommandSpec<StatusOptions> = {
       ...(raw.pods ? { pods: raw.pods as string | true } : {}),
       ...localOptions(raw),
       ...kubeOptions(raw),
+      ...agentOptions(raw),
       ...outputOptions(raw, io),
       verify: Boolean(raw.verify),
       profile: raw.profile as string,
@@ -56,6 +59,8 @@ export const rollback: CommandSpec<RollbackOptions> = {
     { flags: '--k8s-secret <name>', help: 'restore PREVIOUS_RUNNER_* in the Helm runner Secret instead of the file backup' },
     WAIT_LOCK_FLAG,
     ...KUBE_FLAGS,
+    AGENT_FLAG,
+    OVERRIDE_AGENT_SETTINGS_FLAG,
     { flags: '--no-verify', help: 'restore the previous identity without proving it first (no signed health check)' },
     PROFILE_FLAG('keychain profile whose stored site the health check uses when the environment and the config set no site and no API key'),
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for verification', default: 30, duration: DURATIONS.timeout },
@@ -75,6 +80,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
       ...waitLockOptions(raw),
       ...localOptions(raw),
       ...kubeOptions(raw),
+      ...agentOptions(raw),
       ...outputOptions(raw, io),
       verify: raw.verify !== false,
       profile: raw.profile as string,

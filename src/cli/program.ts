@@ -84,7 +84,9 @@ function addCommand(program: Command, spec: CommandSpec, io: Io): void {
     const flags = Object.fromEntries(spec.flags.map((flag) => [optionOf(flag), parsed[new Option(flag.flags).attributeName()]]));
     // --json, --no-color, -q and -v are the program's: commander takes them before or after the command.
     const globals = program.opts();
-    const raw: Raw = { ...flags, ...positional, json: Boolean(flags.json || globals.json), ...(globals.color === false ? { color: false } : {}), quiet: Boolean(globals.quiet), verbose: Boolean(globals.verbose) };
+    // Which flags were typed (not defaulted): -c given or not decides whether a config path is read (src/session).
+    const givenOptions = spec.flags.filter((flag) => cmd.getOptionValueSource(new Option(flag.flags).attributeName()) === 'cli').map(optionOf);
+    const raw: Raw = { ...flags, ...positional, givenOptions, json: Boolean(flags.json || globals.json), ...(globals.color === false ? { color: false } : {}), quiet: Boolean(globals.quiet), verbose: Boolean(globals.verbose) };
     const level = levelOf(raw);
     await runCommand(spec, raw, level ? { ...io, level } : io);
   });

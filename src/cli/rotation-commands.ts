@@ -1,7 +1,10 @@
 import type { RotationOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
 import {
+  AGENT_FLAG,
+  agentOptions,
   CLUSTER_CONFIG_FLAGS,
+  OVERRIDE_AGENT_SETTINGS_FLAG,
   CONFIG_FLAGS,
   CREDENTIAL_FLAGS,
   configOptions,
@@ -69,6 +72,8 @@ export const rotateParIdentity: CommandSpec<RotationOptions> = {
   flags: [
     ...CLUSTER_CONFIG_FLAGS,
     ...KUBE_FLAGS,
+    AGENT_FLAG,
+    OVERRIDE_AGENT_SETTINGS_FLAG,
     ...CREDENTIAL_FLAGS,
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline of the whole command (every request, enrollment, verification; not the --rollout wait)', default: 120, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and the server-side dry-run update; no enrollment, no write' },
@@ -79,6 +84,7 @@ export const rotateParIdentity: CommandSpec<RotationOptions> = {
     ...OUTPUT_FLAGS,
   ],
   examples: [
+    { what: "Rotate with the running cluster agent's own settings (no local config), checking RBAC first", command: 'par-identity rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog --dry-run' },
     { what: 'Rotate the cluster agent identity Secret from a workstation, checking RBAC first', command: 'par-identity rotate-par-identity --context prod -n datadog --dry-run && par-identity rotate-par-identity --context prod -n datadog' },
     { what: 'Rotate, then restart the cluster agent create-before-delete', command: 'par-identity rotate-par-identity -n datadog --rollout deployment/datadog-cluster-agent' },
   ],
@@ -87,6 +93,7 @@ export const rotateParIdentity: CommandSpec<RotationOptions> = {
     toOptions: (raw, io) => ({
       ...configOptions(raw),
       ...kubeOptions(raw),
+      ...agentOptions(raw),
       ...credentialOptions(raw),
       ...outputOptions(raw, io),
       ...(raw.create ? { create: true } : {}),

@@ -3,7 +3,7 @@ import { wantsColor } from '../output.js';
 import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { ageThreshold, DURATIONS } from './duration-flags.js';
 import type { FlagSpec, Raw } from './spec.js';
-import { agentVersionParser, workloadParser } from './value-parsers.js';
+import { agentRefParser, agentVersionParser, workloadParser } from './value-parsers.js';
 
 // Flag groups several commands share, and the option fields they map to.
 
@@ -33,6 +33,20 @@ export const AGENT_VERSION_FLAG: FlagSpec = {
 export const ENV_FROM_RUNNER_FLAG: FlagSpec = {
   flags: '--env-from-runner',
   help: "read the DD_* environment of the running runner process (root or the agent's user) instead of this shell's",
+};
+
+/** The cluster agent whose settings a run takes (docs/configuration.md, "The running agent's settings"). */
+export const AGENT_FLAG: FlagSpec = {
+  flags: '--agent <deployment/NAME>',
+  option: 'agent',
+  parse: agentRefParser,
+  help: 'the cluster agent whose settings are used, deployment/NAME in -n (else the kubeconfig context\'s namespace); else it is found by its labels',
+};
+
+export const OVERRIDE_AGENT_SETTINGS_FLAG: FlagSpec = {
+  flags: '--override-agent-settings',
+  option: 'overrideAgentSettings',
+  help: "go on when a local setting (-c, -E, DD_* in this shell) leads to another outcome than the running agent's; the output lists what was overridden",
 };
 
 export const PROFILE_FLAG = (help: string): FlagSpec => ({ flags: '--profile <name>', help, default: DEFAULT_PROFILE });
@@ -94,6 +108,11 @@ export function kubeOptions(raw: Raw) {
   return { ...pick('kubeconfig'), ...pick('context'), ...pick('namespace'), ...pick('secretName') };
 }
 
+/** --agent and --override-agent-settings: which cluster agent's settings a run takes, and whether a local one may win. */
+export function agentOptions(raw: Raw) {
+  return { ...(raw.agent ? { agent: raw.agent as string } : {}), ...(raw.overrideAgentSettings ? { overrideAgentSettings: true } : {}) };
+}
+
 export function rolloutOptions(raw: Raw) {
   return {
     ...(raw.rollout ? { rollout: raw.rollout as string } : {}),
@@ -124,7 +143,10 @@ export function waitLockOptions(raw: Raw) {
 
 /** -c and -E: where the agent config is read from, for every command that reads it. */
 export function configOptions(raw: Raw) {
-  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[] };
+  // Which options were given (not defaulted): the CLI reads it from commander, the API from the call.
+  const given = raw.givenOptions as string[] | undefined;
+  const cfgPathGiven = given ? given.includes('cfgPath') : raw.cfgPath !== DEFAULT_CFGPATH;
+  return { cfgPath: raw.cfgPath as string, extraCfg: raw.extraCfg as string[], cfgPathGiven };
 }
 
 export function localOptions(raw: Raw) {

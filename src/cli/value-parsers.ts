@@ -1,3 +1,4 @@
+import { parseAgentRef } from '../agent/agent-ref.js';
 import { UsageError } from '../errors.js';
 import { AGENT_VERSION_FORMAT } from '../host/agent-version-format.js';
 import { parseListenAddress } from '../reload/listen-address.js';
@@ -66,6 +67,9 @@ export const listenParser = flagParser('--listen', 'an address: PORT, :PORT or H
 
 /** HUP, SIGHUP, hup. */
 export const signalNameParser = flagParser('--signal-name', 'a signal name (HUP, USR1, USR2, TERM…)', kept(parseSignalName));
+
+/** --agent deployment/<name>: the cluster agent's Deployment, in -n (else the kubeconfig's namespace). */
+export const agentRefParser = flagParser('--agent', 'deployment/<name> (the cluster agent\'s Deployment)', kept((value) => parseAgentRef(value)));
 
 /** deployment/<name> or daemonset/<name>: the command resolves it in its namespace. */
 export const workloadParser = (flag: string) => flagParser(flag, 'deployment/<name> or daemonset/<name> (also deploy/ and ds/)', kept((value) => parseWorkloadRef(value, 'default')));

@@ -45,7 +45,7 @@ async function loadEmulators(): Promise<typeof EmulatorBundle> {
 
 /** Long-running: prints where the emulators listen at once (a JSON line with --json), stops on SIGINT/SIGTERM. */
 export async function run(options: EmulatorOptions, io: Io): Promise<CommandResult> {
-  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces, prepareLab, labShellLines } = await loadEmulators();
+  const { startEnrollmentEmulator, describeEmulator, startKubeEmulator, seedNamespaces, prepareLab, labShellLines, helmClusterAgentObjects, labClusterAgent } = await loadEmulators();
   const enrollment = await startEnrollmentEmulator({ port: options.port });
   const info: Record<string, unknown> = { enrollmentUrl: enrollment.url, otherHostUrl: enrollment.otherHostUrl };
   const lines = describeEmulator(enrollment);
@@ -58,14 +58,11 @@ export async function run(options: EmulatorOptions, io: Io): Promise<CommandResu
       : undefined;
     const kube = await startKubeEmulator({ port: options.kubePort, ...(simulation ? { simulation } : {}) });
     seedNamespaces(kube, ['default', 'kube-system', 'datadog']);
-    // The cluster agent as the Helm chart labels it, scaled to 0: off-cluster, its label is how a
-    // rotation knows datadog is the agent's namespace (docs/protocol.md §6c).
-    kube.createObject({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'datadog-cluster-agent', namespace: 'datadog', labels: { 'app.kubernetes.io/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm' } },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'datadog-cluster-agent' } }, template: { metadata: { labels: { app: 'datadog-cluster-agent' } }, spec: { containers: [{ name: 'cluster-agent', image: 'datadog/cluster-agent' }] } } },
-    } as never);
+    // The cluster agent as the Helm chart deploys it, scaled to 0, with the lab's settings (site, keys,
+    // cluster name, identity Secret: docs/emulators.md): `rotate-par-identity --agent
+    // deployment/datadog-cluster-agent -n datadog` reads them there, and off-cluster its labels are how
+    // a rotation knows datadog is the agent's namespace (docs/protocol.md §6c).
+    for (const obj of helmClusterAgentObjects(labClusterAgent(enrollment.url))) kube.createObject(obj as never);
     closeKube = () => kube.close();
     info.kubeUrl = kube.url;
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);

@@ -65,13 +65,28 @@ function substituteHandles(node: unknown, values: Map<string, string>): { value:
   return { value: node, resolved: false };
 }
 
+/** A config file's text already in memory (a ConfigMap key mounted in the agent's Pod): `source` names it. */
+export interface ConfigLayer {
+  source: string;
+  text: string;
+}
+
 interface LoadConfigOptions {
-  /** Directory holding the config, or a .yaml file path. */
-  cfgPath: string;
+  /** Directory holding the config, or a .yaml file path; none: no file is read from disk. */
+  cfgPath?: string;
   extraFiles?: string[];
+  /** Files read elsewhere (src/agent: the cluster agent's mounted ConfigMaps), merged in order before extraFiles. */
+  layers?: ConfigLayer[];
   env: NodeJS.ProcessEnv;
   /** Candidate file names in the directory, first existing wins (cluster agent: datadog-cluster.yaml first). */
   fileNames?: string[];
+  /** Where a variable of `env` came from, when it is not this process's (`env DD_SITE of deployment ns/name`). */
+  envSource?: (name: string) => string | undefined;
+  /**
+   * false: ENC[] handles stay as written. The settings of an agent running elsewhere name its own
+   * secret_backend_command, a path in its container: never run here.
+   */
+  secretsBackend?: false;
 }
 
 type Tree = Record<string, unknown>;
@@ -173,9 +188,10 @@ function parseEnvMap(raw: string, name: string): Record<string, unknown> {
 
 export async function loadAgentConfig(options: LoadConfigOptions): Promise<AgentConfig> {
   const fileNames = options.fileNames ?? ['datadog.yaml'];
-  const mainFile = await findMainFile(options.cfgPath, fileNames);
+  const mainFile = options.cfgPath === undefined ? undefined : await findMainFile(options.cfgPath, fileNames);
   const layers: { file: string; tree: Tree }[] = [];
   if (mainFile) layers.push({ file: mainFile, tree: await parseYamlFile(mainFile) });
+  for (const layer of options.layers ?? []) layers.push({ file: layer.source, tree: await readAgentYaml(layer.source, layer.text) });
   for (const extra of options.extraFiles ?? []) {
     if (!(await isFile(extra))) {
       throw new ConfigError('CONFIG_UNREADABLE', `extra config file ${extra} does not exist`, 'Check the path given with -E.', { file: extra });
@@ -189,7 +205,7 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
     for (const name of envNames(key)) {
       const raw = options.env[name];
       // The Go agent skips empty variables (`ok && value != ""`), so DD_X= does not hide the file.
-      if (raw !== undefined && raw !== '') return { value: raw, source: `env ${name}` };
+      if (raw !== undefined && raw !== '') return { value: raw, source: options.envSource?.(name) ?? `env ${name}` };
     }
     for (let i = layers.length - 1; i >= 0; i--) {
       const value = lookup(layers[i]!.tree, key.toLowerCase().split('.'));
@@ -230,7 +246,7 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
     if (name.startsWith('DD_') && !name.startsWith('DD_SECRET_BACKEND') && value) collectHandles(value, name.slice(3).toLowerCase(), `env ${name}`, handles);
   }
   for (const layer of layers) collectHandles(layer.tree, '', layer.file, handles);
-  if (handles.size === 0) return config;
+  if (handles.size === 0 || options.secretsBackend === false) return config;
   try {
     const settings = secretBackendSettings(config);
     // No backend: handles stay, and each use refuses them (credentials.ts) or finds them invalid.

@@ -4,7 +4,8 @@
 
 export { startDemoReplicas, startDemoRunner } from './demo-runner/index.js';
 export { describeEmulator, startEnrollmentEmulator } from './enrollment/index.js';
-export { labShellLines, prepareLab } from './lab.js';
+export { helmClusterAgentObjects } from './helm-cluster-agent.js';
+export { labClusterAgent, labShellLines, prepareLab } from './lab.js';
 export { seedNamespaces, startKubeEmulator } from './kube/index.js';
 
 /** Present only in this bundle: the build test greps the product bundle for it. */

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from './enrollment/options.js';
+import type { HelmClusterAgentOptions } from './helm-cluster-agent.js';
 
 interface Lab {
   dir: string;
@@ -24,6 +25,18 @@ interface Lab {
 /** A POSIX shell word: single-quoted unless plainly safe. */
 const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
 
+/** The lab's cluster-agent settings: the same in datadog-cluster.yaml and in the seeded Helm Deployment. */
+const LAB_CLUSTER = { clusterName: 'par-lab', namespace: 'datadog', identitySecretName: 'private-action-runner-identity' } as const;
+
+/**
+ * The cluster agent `emulator --kube` seeds, in the Helm layout, with the settings of the lab's
+ * datadog-cluster.yaml: the lab's keys in the keys Secret, its cluster name, the enrollment emulator as
+ * dd_url, the identity Secret the lab's config names (the agent's default name).
+ */
+export function labClusterAgent(enrollmentUrl: string): HelmClusterAgentOptions {
+  return { ...LAB_CLUSTER, apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: enrollmentUrl };
+}
+
 export async function prepareLab(enrollmentUrl: string, kube?: { writeKubeconfig(path: string): Promise<void>; kubeconfig?: string }): Promise<Lab> {
   const dir = await mkdtemp(join(tmpdir(), 'par-identity-lab-'));
   const creds = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollmentUrl}`];
@@ -34,7 +47,8 @@ export async function prepareLab(enrollmentUrl: string, kube?: { writeKubeconfig
   const lab: Lab = { dir, config, env, remove: () => rm(dir, { recursive: true, force: true }) };
   if (kube) {
     lab.clusterConfig = join(dir, 'datadog-cluster.yaml');
-    await writeFile(lab.clusterConfig, [...creds, 'cluster_name: par-lab', 'kube_resources_namespace: datadog', 'private_action_runner:', '  enabled: true', ''].join('\n'), { mode: 0o600 });
+    const settings = [`cluster_name: ${LAB_CLUSTER.clusterName}`, `kube_resources_namespace: ${LAB_CLUSTER.namespace}`];
+    await writeFile(lab.clusterConfig, [...creds, ...settings, 'private_action_runner:', '  enabled: true', ''].join('\n'), { mode: 0o600 });
     lab.kubeconfig = kube.kubeconfig ?? join(dir, 'kubeconfig');
     if (!kube.kubeconfig) await kube.writeKubeconfig(lab.kubeconfig);
     env.KUBECONFIG = lab.kubeconfig;
@@ -49,6 +63,13 @@ export function labShellLines(lab: Lab): string[] {
     ...Object.entries(lab.env).map(([name, value]) => `export ${name}=${shellWord(value)}`),
     '# then, for the PAR container (identity file beside the config):',
     '#   par-identity rotate-identity -c "$PAR_LAB/datadog.yaml"',
-    ...(lab.clusterConfig ? ['# and for the cluster agent (the identity Secret in namespace datadog):', '#   par-identity rotate-par-identity -c "$PAR_LAB/datadog-cluster.yaml"'] : []),
+    ...(lab.clusterConfig
+      ? [
+          '# and for the cluster agent (the identity Secret in namespace datadog), with its settings read from',
+          '# the seeded cluster-agent Deployment, or with the same settings from the lab config:',
+          '#   par-identity rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog',
+          '#   par-identity rotate-par-identity -c "$PAR_LAB/datadog-cluster.yaml"',
+        ]
+      : []),
   ];
 }

@@ -32,6 +32,8 @@ interface SecretTargetFlags {
    * not a refusal, and an unknown namespace may still be found by the caller (`undefined` namespace).
    */
   readOnly?: boolean;
+  /** Off-cluster: the namespace of the cluster agent's Deployment, its own Pod's (src/session found it). */
+  agentNamespace?: string;
 }
 
 export function resolveSecretTarget(config: AgentConfig, env: NodeJS.ProcessEnv, flags: SecretTargetFlags): ResolvedSecretTarget & { warnings: string[] } {
@@ -54,9 +56,11 @@ export function resolveSecretTarget(config: AgentConfig, env: NodeJS.ProcessEnv,
       ? [configNs, configSource]
       : saNs
         ? [saNs, 'service-account namespace file (inside the Pod)']
-        : [undefined, undefined];
+        : flags.agentNamespace
+          ? [flags.agentNamespace, "the cluster agent's namespace (its Deployment's; no kube_resources_namespace)"]
+          : [undefined, undefined];
   if (!namespace || !namespaceSource) throw namespaceUnknown();
-  const agentsForSure = configNs ? namespace === configNs : saNs === namespace;
+  const agentsForSure = configNs ? namespace === configNs : (saNs ?? flags.agentNamespace) === namespace;
   return { namespace, namespaceSource, name, nameSource, agentsForSure, configNamespace: Boolean(configNs), warnings };
 }
 

@@ -10,6 +10,36 @@ export interface FileWhere {
 export interface SecretWhere {
   namespace: string;
   secretName: string;
+  /** Off-cluster: the running cluster agent whose settings the run took, and how they compared with the local ones. */
+  clusterAgent?: ClusterAgentReport;
+}
+
+/** One outcome compared between the running agent and this host: values printable, keys only by hash. */
+export interface AgentSettingReport {
+  setting: string;
+  agent: string;
+  agentSource: string;
+  local?: string;
+  localSource?: string;
+  /** same: the local value leads to the agent's outcome; agent: not stated here, the agent's taken; overridden: --override-agent-settings. */
+  outcome: 'same' | 'agent' | 'overridden' | 'mismatch';
+}
+
+/** The cluster agent a run found, the layout its installer made, and its settings with their sources. */
+export interface ClusterAgentReport {
+  /** "namespace/name" of its Deployment. */
+  deployment: string;
+  how: string;
+  layout: 'helm' | 'helm-existing-secret' | 'operator' | 'unknown';
+  /** Its image tag. */
+  version?: string;
+  settings: AgentSettingReport[];
+  /** Its config files: read from a ConfigMap or Secret, or not mounted. */
+  files: string[];
+  /** What could not be read or compared, and why (which verb on which object). */
+  notCompared: string[];
+  /** The settings --override-agent-settings took from this host. */
+  overridden: AgentSettingReport[];
 }
 
 /** The fields every result about a target carries. */

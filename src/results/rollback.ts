@@ -1,6 +1,6 @@
 import type { Envelope, OneOf } from './envelope.js';
 import type { TargetWhere, VerifyReport } from './identity.js';
-import type { PlanEntry } from './rotation.js';
+import type { AgentReload, PlanEntry } from './rotation.js';
 
 /** A rollback that happened: the previous identity is in service, the replaced one is the previous. */
 export type RolledBackResult = Envelope<'rollback', 'ok'> &
@@ -11,6 +11,8 @@ export type RolledBackResult = Envelope<'rollback', 'ok'> &
     replacedUrn: string | null;
     fingerprint: string;
     restartHint: string;
+    /** Cluster agent only: what the running agent does with the restored Secret (docs/protocol.md §6d). */
+    agentReload?: AgentReload;
     /** Rolling back again is the roll forward. */
     rollbackCommand: string;
     verify: VerifyReport;

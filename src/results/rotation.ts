@@ -1,6 +1,14 @@
 import type { Envelope, OneOf } from './envelope.js';
 import type { TargetWhere, VerifyReport } from './identity.js';
 
+/** What the running cluster agent does with a changed identity Secret, and the version that says so. */
+export interface AgentReload {
+  reloads: 'urn-change' | 'none' | 'unknown';
+  why: string;
+  agentVersion: string | null;
+  versionSource: string | null;
+}
+
 /** One step of a dry run: what it checked, what the real step would do. */
 export interface PlanEntry {
   step: string;
@@ -10,7 +18,7 @@ export interface PlanEntry {
 /** X-Datadog-OnPrem-Version sent, and where it came from. */
 export interface AgentVersionChoice {
   version: string;
-  source: 'agent IPC' | '--agent-version' | 'par-identity version';
+  source: 'agent IPC' | '--agent-version' | 'cluster agent image' | 'par-identity version';
   /** Why the agent was not asked or did not answer. */
   note?: string;
 }
@@ -112,6 +120,8 @@ export type RotatedResult = Envelope<RotationCommand, 'ok'> &
     agentVersion: AgentVersionChoice;
     connections: ConnectionsOutcome | null;
     restartHint: string;
+    /** Cluster agent only: what the running agent does with the new Secret (docs/protocol.md §6d). */
+    agentReload?: AgentReload;
     verify: VerifyReport;
     rollout: RolloutSummary | null;
     /** The CLI command that undoes it. */

@@ -127,6 +127,12 @@ export interface PodRow {
   ready: boolean;
   fingerprint: string | null;
   runsCurrent: boolean;
+  /** 'unknown': the agent's version does not tell whether it reloaded the change (docs/protocol.md §6d). */
+  identity: 'current' | 'previous' | 'unknown';
+  /** The agent container's image tag. */
+  agentVersion: string | null;
+  /** Why the Pod is said to run that identity. */
+  how: string;
   ageSeconds: number | null;
 }
 

@@ -39,7 +39,13 @@ export interface EnrollmentContext {
 }
 
 /** `signal`: a stopped run ends a read of the keys from stdin (`--api-key-file -`) at once. */
-export async function resolveEnrollmentContext(config: AgentConfig, flags: CredentialFlags, io: Io, report: Reporter, signal?: AbortSignal): Promise<EnrollmentContext> {
+export async function resolveEnrollmentContext(
+  config: AgentConfig,
+  flags: CredentialFlags & { agentVersionSource?: 'cluster agent image' },
+  io: Io,
+  report: Reporter,
+  signal?: AbortSignal,
+): Promise<EnrollmentContext> {
   const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment');
   const keychain = keychainSource(flags.profile ?? DEFAULT_PROFILE, report);
   const credentials = await resolveCredentials(config, { ...flags, readStdin: () => io.readStdin(signal), keychain }, !apiKeyOnly);
@@ -49,7 +55,11 @@ export async function resolveEnrollmentContext(config: AgentConfig, flags: Crede
   const network = resolveNetworkSettings(config, io.env);
   report.info(network.summary);
   for (const warning of network.warnings) report.warn(warning);
-  const version = await resolveAgentVersion(config, { ...(flags.agentVersion === undefined ? {} : { flag: flags.agentVersion }), toolVersion: VERSION, ipc: { tries: 1 } });
+  // The cluster agent's image tag, off-cluster: no host agent's IPC is asked for another agent's version.
+  const version: AgentVersionChoice =
+    flags.agentVersionSource && flags.agentVersion
+      ? { version: flags.agentVersion, source: flags.agentVersionSource }
+      : await resolveAgentVersion(config, { ...(flags.agentVersion === undefined ? {} : { flag: flags.agentVersion }), toolVersion: VERSION, ipc: { tries: 1 } });
   report.info(`X-Datadog-OnPrem-Version: ${version.version} (${version.source})`);
   report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
   const agentKey = credentials.agentApiKey ?? credentials.apiKey;

@@ -52,12 +52,12 @@ export async function runPodsStatus(kind: TargetKind, workload: string | true, o
   const namespace = typeof target.where.namespace === 'string' ? target.where.namespace : session.namespace;
   if (workload === true && kind === 'helm-secret') throw new UsageError('--pods needs the workload with --k8s-secret, e.g. --pods deployment/<name>');
   const ref = parseWorkloadRef(workload === true ? 'deployment/datadog-cluster-agent' : workload, namespace);
-  const view = await podsOfWorkload(session, ref, fingerprint, io.now());
+  const view = await podsOfWorkload(session, ref, fingerprint, io.now(), kind === 'helm-secret');
   return {
     json: resultJson('status', { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason, ...(view.interruptedRollout ? { interruptedRollout: view.interruptedRollout } : {}) }),
     summary: [
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
-      ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.runsCurrent ? 'current ' : 'OTHER   '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}`),
+      ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.identity === 'current' ? 'current ' : p.identity === 'previous' ? 'OTHER   ' : 'UNKNOWN '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}${p.agentVersion ? `  agent ${p.agentVersion}` : ''}`),
       view.reason,
       ...(view.interruptedRollout ? [`${describeRef(ref)}: ${view.interruptedRollout.message}${view.interruptedRollout.state === 'interrupted' ? ': `par-identity rollout` restores it' : ''}`] : []),
     ],

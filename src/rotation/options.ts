@@ -7,6 +7,11 @@ import type { OutputOptions } from '../output-options.js';
 /** The agent's config directory when -c / cfgPath is not given. */
 export const DEFAULT_CFGPATH = '/etc/datadog-agent';
 
+/** -c was given: `cfgPathGiven` when the caller knows (the CLI reads commander's value source), else a path other than the default. */
+export function configPathGiven(options: { cfgPath?: string; cfgPathGiven?: boolean }): boolean {
+  return options.cfgPathGiven ?? (options.cfgPath !== undefined && options.cfgPath !== DEFAULT_CFGPATH);
+}
+
 /** The OS keychain profile when `--profile` / `profile` is not given. */
 export const DEFAULT_PROFILE = 'default';
 
@@ -16,6 +21,11 @@ interface ConfigLocation {
   cfgPath: string;
   /** Extra agent config files merged over it (`-E`), in order. */
   extraCfg: string[];
+  /**
+   * `-c` was given rather than defaulted. Off-cluster, a command for the cluster agent reads no
+   * default config path: the running agent's settings are used (docs/configuration.md).
+   */
+  cfgPathGiven?: boolean;
 }
 
 /** Which cluster, as kubectl picks it: `kubeconfig`, else KUBECONFIG, the Pod's service account, ~/.kube/config. */
@@ -44,6 +54,10 @@ export interface TargetOptions extends ConfigLocation, KubeLocation {
   agentVersion?: string;
   /** Read the DD_* environment of the running runner process instead of this process's own. */
   envFromRunner?: boolean;
+  /** The cluster agent whose settings are used: `deployment/NAME` (else found by its labels). */
+  agent?: string;
+  /** Go on when a local setting leads to another outcome than the running agent's; the output lists it. */
+  overrideAgentSettings?: boolean;
 }
 
 /**

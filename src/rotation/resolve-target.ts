@@ -4,11 +4,14 @@ import { environmentDifferences, findRunnerProcess, ownerOf, withRunnerEnvironme
 import { describeSightings, namespacesOf, type Sightings } from '../kube/agent-workloads.js';
 import type { Io } from '../io.js';
 import { namespaceUnknown, type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
+import { serviceAccountNamespace } from '../kube/service-account.js';
+import type { AgentSettings } from '../session/agent-settings.js';
+import type { AgentSummary } from '../session/cluster-agent.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
-import { DEFAULT_CFGPATH, type TargetOptions } from './options.js';
+import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from './options.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
@@ -19,11 +22,22 @@ export interface ResolvedTarget {
   config: AgentConfig;
   target: IdentityTarget;
   cluster: ClusterAccess;
+  /** The running cluster agent whose settings the run took (off-cluster, cluster-agent Secret). */
+  agent?: AgentSummary;
+  /** The environment the run's later steps read (the agent's enrollment-endpoint switch included). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
 export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
   const clusterAgent = kind === 'cluster-secret';
+  // Off-cluster with no -c, this host's default config path is a host agent's, not the cluster agent's: not
+  // read. Nor in another Pod (the shipped CronJob's) when --agent names the agent whose settings to take.
+  if (clusterAgent && !configPathGiven(options) && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
+    const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
+    report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`);
+    return config;
+  }
   const config = await loadAgentConfig({
     cfgPath: options.cfgPath,
     extraFiles: options.extraCfg,
@@ -76,12 +90,15 @@ export async function resolveTarget(
     }
   }
   const configNs = config.getString('kube_resources_namespace');
+  // Off-cluster, the cluster agent's settings are its Deployment's (src/session); inside its Pod the config is its
+  // own. An explicit --agent takes them from that Deployment from anywhere, a CronJob's Pod included (deploy/).
+  const offCluster = kind === 'cluster-secret' && (!serviceAccountNamespace(io.env) || options.agent !== undefined);
   const cluster = clusterAccess(
     { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.
-      ...(kind === 'cluster-secret' && configNs ? { namespace: { value: configNs, source: `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})` } } : {}),
+      ...(kind === 'cluster-secret' && !offCluster && configNs ? { namespace: { value: configNs, source: `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})` } } : {}),
     },
     io,
     report,
@@ -97,6 +114,26 @@ export async function resolveTarget(
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
+    if (offCluster) {
+      const { resolveAgentSettings } = await import('../session/cluster-agent.js');
+      const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config, env: io.env }, report);
+      config = agent.config;
+      io = { ...io, env: agent.env };
+      if (checks.requireEnabled) requireSecretStorage(config);
+      const { findClusterAgentWorkloads } = await import('../kube/agent-workloads.js');
+      const deployment = agent.agent?.read.deployment;
+      const located = await locateClusterSecret(
+        config,
+        cluster,
+        { ...options, ...(checks.readOnly ? { readOnly: true } : {}), ...(deployment ? { agentNamespace: deployment.namespace } : {}) },
+        io,
+        report,
+        async (s) => (agent.sightings?.found.length ? agent.sightings : findClusterAgentWorkloads(s.conn.apps())),
+      );
+      const resolved = agent.agent ? await existingSecretLayout(located.session, located.resolved, agent.agent, options, report) : located.resolved;
+      const target = new ClusterAgentSecretTarget(config, located.session, resolved, selectors, keepPrevious, io, checks.create, agent.summary);
+      return { config, cluster, target, env: io.env, ...(agent.summary ? { agent: agent.summary } : {}) };
+    }
     if (checks.requireEnabled) requireSecretStorage(config);
     const { findClusterAgentWorkloads } = await import('../kube/agent-workloads.js');
     const { session, resolved } = await locateClusterSecret(config, cluster, { ...options, ...(checks.readOnly ? { readOnly: true } : {}) }, io, report, (s) => findClusterAgentWorkloads(s.conn.apps()));
@@ -114,7 +151,7 @@ export async function resolveTarget(
 export async function locateClusterSecret<S extends { namespace: string; namespaceSource: string } = ClusterSession>(
   config: AgentConfig,
   cluster: () => Promise<S>,
-  flags: { namespace?: string; secretName?: string; readOnly?: boolean },
+  flags: { namespace?: string; secretName?: string; readOnly?: boolean; agentNamespace?: string },
   io: Io,
   report: Reporter,
   /** Off-cluster without a namespace: the cluster-agent Deployments found by their labels (what status shows, and what a refusal names). */
@@ -137,4 +174,31 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
   const { warnings: _, ...target } = resolved;
   report.info(`secret: ${target.namespace}/${target.name} (namespace from ${target.namespaceSource}, name from ${target.nameSource})`);
   return { session, resolved: target };
+}
+
+/**
+ * Helm's identityFromExistingSecret (docs/configuration.md): the agent reads its own Secret first and
+ * the identity env vars (DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY from the user's Secret) only when
+ * that one does not exist. The identity in use is then the user's Secret: rotate it.
+ */
+export async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: Pick<TargetOptions, 'secretName'>, report: Reporter): Promise<ResolvedSecretTarget> {
+  const env = agent.read.identityEnv;
+  if (!env?.urn || options.secretName) return resolved;
+  const { secretExists } = await import('../kube/index.js');
+  if (await secretExists(session.core, { namespace: resolved.namespace, name: resolved.name })) {
+    report.info(`identity: Secret ${resolved.namespace}/${resolved.name} exists, and the agent takes it before its DD_PRIVATE_ACTION_RUNNER_URN env (identityFromExistingSecret)`);
+    return resolved;
+  }
+  const user = env.urn;
+  if (user.key !== 'urn' || (env.privateKey && (env.privateKey.name !== user.name || env.privateKey.key !== 'private_key'))) {
+    throw new ConfigError(
+      'AGENT_SETTINGS_MISMATCH',
+      `the agent reads its identity from env DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY of ${agent.read.label}, from Secret keys other than urn and private_key of one Secret`,
+      'Nothing was enrolled and nothing was changed. Rotate that identity by hand, or let the agent keep it in its own Secret (selfEnroll).',
+    );
+  }
+  report.warn(
+    `the agent runs with its identity as env vars from Secret ${user.namespace}/${user.name} (identityFromExistingSecret): that Secret is rotated; env vars never change in a running container, so the agent takes the new identity only after a rollout (kubectl rollout restart deployment/${agent.read.deployment.name} -n ${agent.read.deployment.namespace}, or --rollout deployment/${agent.read.deployment.name})`,
+  );
+  return { ...resolved, namespace: user.namespace, name: user.name, nameSource: `env DD_PRIVATE_ACTION_RUNNER_URN of ${agent.read.label} (secretKeyRef; the agent's own Secret ${resolved.name} does not exist)`, agentsForSure: true };
 }

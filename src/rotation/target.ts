@@ -4,7 +4,7 @@ import type { ParError } from '../errors.js';
 import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
 import type { OneOf } from '../results/envelope.js';
 import type { IdentitySummary, TargetKind, TargetWhere } from '../results/identity.js';
-import type { FileWriteFacts, SecretWriteFacts } from '../results/rotation.js';
+import type { AgentReload, FileWriteFacts, SecretWriteFacts } from '../results/rotation.js';
 import type { FileFacts, PossibleOrphan, SecretFacts } from '../results/status.js';
 import type { PendingAmendment, PendingKeyRead } from '../storage/pending-key.js';
 
@@ -168,7 +168,14 @@ export interface IdentityTarget {
   undoCreation?(): string;
   /** The restart command alone when there is one, else the advice. */
   restartCommand(): string;
+  /** The cluster agent's version and its source, learnt during the run (docs/protocol.md §6d). */
+  noteAgentVersion?(version: string, source: string): void;
+  /** False when the running agent loads the change by itself: no restart to print. */
+  restartNeeded?(): boolean;
+  /** What the running agent does with the change, for --json (docs/protocol.md §6d). */
+  reload?(): AgentReload;
 }
+
 
 /** What status and the Secret targets print about an identity: names and fingerprint, never the key. */
 export function summaryOf(identity: DecodedIdentity): IdentitySummary;

@@ -4,8 +4,10 @@ import type { ClusterTarget } from '../kube/cluster-connection.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import type { Reporter } from '../output.js';
 import { clusterTargetAccess } from '../rotation/cluster-session.js';
-import type { TargetOptions } from '../rotation/options.js';
-import { loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
+import { configPathGiven, type TargetOptions } from '../rotation/options.js';
+import { existingSecretLayout, loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
+import { serviceAccountNamespace } from '../kube/service-account.js';
+import type { AgentConfig } from '../config/agent-config.js';
 import { preflightIdentityDirectory } from '../storage/index.js';
 
 // The Secret watch follows, the connection it follows it on, and the checks made before it starts:
@@ -27,17 +29,35 @@ function requireWatchEnabled(config: { getBool(key: string): boolean; sourceOf(k
  * The Secret `watch` follows and the connection to follow it on: the cluster agent config, the
  * run's cluster connection, the Secret's namespace and name, and the check that this config keeps
  * an enabled runner identity in a Secret. Shared with the API's watchIdentity (src/api).
+ * Off-cluster, an explicit --secret-name and -n look nothing up (a sidecar's Role names only the
+ * Secret); without them the running cluster agent is found and its settings used, as the commands do.
  */
 export async function resolveWatchedSecret(
-  options: Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName'>,
+  options: Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'cfgPathGiven' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'agent' | 'overrideAgentSettings'>,
   io: Io,
   report: Reporter,
 ): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
   const config = await loadTargetConfig('cluster-secret', options, io, report);
-  // The config's own refusal first: it holds whatever the cluster says.
-  requireWatchEnabled(config);
+  const offCluster = !serviceAccountNamespace(io.env);
+  const explicit = Boolean(options.secretName && options.namespace);
+  if (offCluster && !explicit) return followAgent(config, options, io, report);
+  // The config's own refusal first: it holds whatever the cluster says. Off-cluster with no -c, no config was read: the flags are the choice.
+  if (!offCluster || configPathGiven(options)) requireWatchEnabled(config);
   const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), { ...options, readOnly: true }, io, report);
   return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
+}
+
+/** Off-cluster without --secret-name and -n: the Secret the running cluster agent reads (src/session). */
+async function followAgent(local: AgentConfig, options: Parameters<typeof resolveWatchedSecret>[0], io: Io, report: Reporter): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
+  const { clusterAccess } = await import('../rotation/cluster-session.js');
+  const { resolveAgentSettings } = await import('../session/cluster-agent.js');
+  const cluster = clusterAccess(options, { kubeconfig: local.getString('kubernetes_kubeconfig_path') }, io, report);
+  const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config: local, env: io.env }, report);
+  requireWatchEnabled(agent.config);
+  const deployment = agent.agent?.read.deployment;
+  const { session, resolved } = await locateClusterSecret(agent.config, cluster, { ...options, readOnly: true, ...(deployment ? { agentNamespace: deployment.namespace } : {}) }, { ...io, env: agent.env }, report);
+  const target = agent.agent ? await existingSecretLayout(session, resolved, agent.agent, options, report) : resolved;
+  return { conn: session.conn, ref: { namespace: target.namespace, name: target.name } };
 }
 
 /** An --output that cannot be written is found now, not at the first rotation. */

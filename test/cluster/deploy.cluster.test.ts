@@ -1,22 +1,34 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
+import { helmClusterAgentObjects } from '../../src/emulators/helm-cluster-agent.js';
 import { decodeIdentity } from '../../src/identity/index.js';
-import { runCli } from '../e2e/run-cli.js';
-import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
+import { BIN, runCli } from '../e2e/run-cli.js';
+import { type AgentWorld, agentWorld } from './agent-world.js';
 import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
 
 // deploy/rotation-cronjob.yaml as an operator installs it: applied server-side with strict field
 // validation, a Job made from the CronJob (`kubectl create job --from=cronjob/...`), then the
-// CronJob's own command run with a token of its ServiceAccount, once with the Role as shipped and
-// once for each verb taken out of it: each missing verb fails the run before anything is enrolled.
+// CronJob's own command (its args; it has no env) run off-cluster, as from a workstation, with a
+// TokenRequest token of its ServiceAccount (`kubectl create token`), against a cluster agent in the
+// Helm chart's layout: once with the Role as shipped and once for each verb taken out of it: each
+// missing verb fails the run before anything is enrolled.
+
+/**
+ * The command names the agent with helper "agent"'s `--agent deployment/NAME` (issue 30): the tests
+ * that run it wait for it, and turn on by themselves once the built binary has it.
+ */
+const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes('--agent ');
 
 const DEPLOY = resolve(import.meta.dirname, '../../deploy');
 const AGENT = 'datadog-cluster-agent';
 const ROTATOR = 'par-identity-rotator';
+/** The identity Secret the manifests name (the Helm chart's identitySecretName). */
+const IDENTITY = 'datadog-private-action-runner-identity';
 let cluster: TestCluster;
 let w: AgentWorld;
 const node = `deploy-${randomBytes(3).toString('hex')}`;
@@ -39,16 +51,12 @@ async function manifests(ns: string): Promise<Doc[]> {
 const cronJob = () => docs.find((d) => d.kind === 'CronJob');
 const role = () => docs.find((d) => d.kind === 'Role');
 
-/** The CronJob container's args and environment, its references resolved as the kubelet would. */
-function cronJobCommand(ns: string): { args: string[]; env: Record<string, string> } {
+/** The CronJob container's args: the whole command, no environment. */
+function cronJobArgs(): string[] {
   const c = cronJob().spec.jobTemplate.spec.template.spec.containers[0];
-  const env: Record<string, string> = {};
-  for (const e of c.env) {
-    if (e.value !== undefined) env[e.name] = e.value;
-    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = ns;
-    else if (e.valueFrom?.secretKeyRef) env[e.name] = e.valueFrom.secretKeyRef.key === 'api-key' ? DEFAULT_API_KEY : DEFAULT_APP_KEY;
-  }
-  return { args: c.args, env };
+  expect(c.env ?? [], 'the CronJob carries no copy of the agent settings').toEqual([]);
+  expect(c.envFrom ?? []).toEqual([]);
+  return c.args;
 }
 
 beforeAll(async () => {
@@ -57,25 +65,15 @@ beforeAll(async () => {
   w = await agentWorld(cluster, 'deploy');
   docs = await manifests(w.ns);
   // The agent's state before the first scheduled run: its identity Secret and cluster-id ConfigMap
-  // (made by a first rotation as admin), and the cluster agent Deployment the CronJob restarts.
-  expect((await w.rotate(['--no-verify'])).code).toBe(0);
-  await cluster.create({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: AGENT, namespace: w.ns },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: AGENT } },
-      template: {
-        metadata: { labels: { app: AGENT } },
-        spec: {
-          nodeSelector: { 'par-test-pool': node },
-          terminationGracePeriodSeconds: 0,
-          containers: [{ name: 'agent', image: 'registry.example/cluster-agent:7', readinessProbe: { httpGet: { path: '/ready', port: 5555 } }, envFrom: [{ secretRef: { name: SECRET } }] }],
-        },
-      },
-    },
-  });
+  // (made by a first rotation as admin, in its Pod), and the cluster agent as the Helm chart deploys
+  // it: its settings as env, the keys from `datadog-secret`, the enrollment emulator as dd_url.
+  expect((await w.rotate(['--no-verify', '--secret-name', IDENTITY])).code).toBe(0);
+  const [token, keys, deployment] = helmClusterAgentObjects({ namespace: w.ns, name: AGENT, clusterName: 'e2e-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: w.enrollment.url, replicas: 1 });
+  const pod = deployment!.spec.template.spec;
+  pod.nodeSelector = { 'par-test-pool': node };
+  pod.terminationGracePeriodSeconds = 0;
+  pod.containers[0].readinessProbe = { httpGet: { path: '/ready', port: 5555 } };
+  await cluster.create(token!, keys!, deployment!);
 });
 afterAll(async () => {
   await cluster?.removeNodes([node]);
@@ -83,29 +81,30 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-/**
- * The file tree and environment of the CronJob's Pod: the service-account directory with a fresh
- * TokenRequest token of the rotator's ServiceAccount, its namespace and the cluster CA, and
- * KUBERNETES_SERVICE_HOST/PORT, so the binary finds the cluster exactly as in-cluster.
- */
-async function rotatorPod(): Promise<Record<string, string>> {
+/** A kubeconfig holding a fresh TokenRequest token of the rotator's ServiceAccount, its context in the test namespace: a workstation's. */
+async function rotatorKubeconfig(): Promise<string> {
   const token = (await cluster.kubectlOk(['create', 'token', ROTATOR, '-n', w.ns, '--duration=1h'])).trim();
-  const admin = (await import('yaml')).parse(await readFile(cluster.adminKubeconfig, 'utf8'));
-  const server = new URL(admin.clusters[0].cluster.server);
-  const root = join(w.dir, 'rotator-pod');
-  const sa = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
-  await mkdir(sa, { recursive: true });
-  await writeFile(join(sa, 'token'), token);
-  await writeFile(join(sa, 'namespace'), w.ns);
-  await writeFile(join(sa, 'ca.crt'), Buffer.from(admin.clusters[0].cluster['certificate-authority-data'], 'base64'));
-  return { PAR_IDENTITY_SA_ROOT: root, KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port };
+  const yaml = await import('yaml');
+  const admin = yaml.parse(await readFile(cluster.adminKubeconfig, 'utf8'));
+  const path = join(w.dir, 'rotator.kubeconfig');
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: admin.clusters[0].cluster }],
+    users: [{ name: ROTATOR, user: { token } }],
+    contexts: [{ name: 'rotator', context: { cluster: 'c', user: ROTATOR, namespace: w.ns } }],
+    'current-context': 'rotator',
+  };
+  await writeFile(path, yaml.stringify(config), { mode: 0o600 });
+  return path;
 }
 
-/** The CronJob's command in its Pod; the Datadog side is the enrollment emulator. */
+/** The CronJob's command from a workstation: no DD_* in the shell, no Pod files; the Datadog side is the enrollment emulator the agent's env names. */
 async function runCronJobCommand() {
-  const { args, env } = cronJobCommand(w.ns);
-  return runCli([...args, '--rollout-timeout', '120s'], {
-    env: { ...w.env, ...(await rotatorPod()), ...env, DD_DD_URL: w.enrollment.url, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' },
+  const workstation = join(w.dir, 'workstation');
+  await mkdir(workstation, { recursive: true });
+  return runCli([...cronJobArgs(), '--rollout-timeout', '120s', '--kubeconfig', await rotatorKubeconfig()], {
+    env: { ...w.env, PAR_IDENTITY_SA_ROOT: workstation, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: undefined },
     timeoutMs: 150_000,
   });
 }
@@ -113,7 +112,7 @@ async function runCronJobCommand() {
 /** Makes the identity in the Secret look 100 days old, so `--if-older-than 90d` rotates. */
 async function ageIdentity() {
   const old = new Date(Date.now() - 100 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
-  await cluster.kubectlOk(['annotate', '--overwrite', 'secret', SECRET, '-n', w.ns, `par-identity.datadoghq.com/rotated-at=${old}`]);
+  await cluster.kubectlOk(['annotate', '--overwrite', 'secret', IDENTITY, '-n', w.ns, `par-identity.datadoghq.com/rotated-at=${old}`]);
 }
 
 describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
@@ -137,8 +136,8 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     await cluster.kubectl(['delete', 'job', 'manual-1', '-n', w.ns, '--cascade=foreground', '--wait=false']);
   });
 
-  it('the CronJob’s command with its ServiceAccount token: skipped while young, then rotates and rolls out', async () => {
-    const before = (await w.secretData()).urn;
+  it.skipIf(!agentFlagShipped)('the CronJob’s command off-cluster with a token of its Role: skipped while young, then rotates and rolls out', async () => {
+    const before = (await w.secretData(IDENTITY)).urn;
     const young = await runCronJobCommand();
     expect(young.code, young.stderr).toBe(0);
     expect(JSON.parse(young.stdout)).toMatchObject({ status: 'skipped' });
@@ -147,7 +146,7 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     const due = await runCronJobCommand();
     expect(due.code, due.stderr).toBe(0);
     expect(w.enrollCalls()).toBe(calls + 1);
-    const after = await w.secretData();
+    const after = await w.secretData(IDENTITY);
     expect(after.urn).not.toBe(before);
     expect(after.previous_urn).toBe(before);
     // Rolled out in the same run: nothing left to restart (the README's promise for --rollout).
@@ -160,6 +159,7 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
 
   // Each rule's verbs, one at a time, taken out of the applied Role.
   const needed = [
+    // --agent: the Deployment and the keys Secret its env names.
     ['secrets', 'get'],
     ['secrets', 'update'],
     ['configmaps', 'get'],
@@ -167,7 +167,7 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     ['deployments', 'patch'],
     ['pods', 'list'],
   ] as const;
-  it.each(needed)('without %s %s in the Role the run fails before anything is enrolled', async (resource, verb) => {
+  it.skipIf(!agentFlagShipped).each(needed)('without %s %s in the Role the run fails before anything is enrolled', async (resource, verb) => {
     const shipped = role();
     const reduced = structuredClone(shipped);
     for (const rule of reduced.rules) if (rule.resources.includes(resource)) rule.verbs = rule.verbs.filter((v: string) => v !== verb);
@@ -176,18 +176,18 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     try {
       // RBAC changes reach the authorizer through its informer: wait until can-i says no.
       await eventually(async () => {
-        const object = { secrets: `secrets/${SECRET}`, configmaps: 'configmaps/datadog-cluster-id', deployments: `deployments/${AGENT}`, pods: 'pods' }[resource];
+        const object = { secrets: `secrets/${IDENTITY}`, configmaps: 'configmaps/datadog-cluster-id', deployments: `deployments/${AGENT}`, pods: 'pods' }[resource];
         const r = await cluster.kubectl(['auth', 'can-i', verb, object, '-n', w.ns, '--as', `system:serviceaccount:${w.ns}:${ROTATOR}`]);
         return r.stdout.trim() === 'no';
       }, `RBAC without ${verb} ${resource}`);
       await ageIdentity();
       const calls = w.enrollCalls();
-      const before = await w.secretData();
+      const before = await w.secretData(IDENTITY);
       const r = await runCronJobCommand();
       expect(r.code, r.stderr).not.toBe(0);
       expect(r.stderr).toMatch(/KUBE_FORBIDDEN|FORBIDDEN|forbidden/);
       expect(w.enrollCalls()).toBe(calls);
-      expect(await w.secretData()).toEqual(before);
+      expect(await w.secretData(IDENTITY)).toEqual(before);
     } finally {
       await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(shipped) });
     }

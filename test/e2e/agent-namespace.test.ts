@@ -55,15 +55,22 @@ describe('the identity Secret goes only where the agent reads it', () => {
   it('a namespace where the cluster agent runs (Helm labels) is certain: created, next: restarts that Deployment, undo: deletes', async () => {
     const run = await fx.rotate(['-n', NS, '--no-verify'], offCluster());
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`cluster agent ${NS}/dd-release-cluster-agent runs in namespace ${NS}`);
+    // The agent's own settings say where it reads (its DD_KUBE_RESOURCES_NAMESPACE, its Pod's namespace).
+    expect(run.stderr).toContain(`it will be created (namespace from --namespace)`);
+    expect(run.stderr).toContain(`cluster agent: deployment ${NS}/dd-release-cluster-agent`);
     expect(run.stdout).toMatch(new RegExp(`next: .*rollout deployment/dd-release-cluster-agent -n ${NS}`));
     expect(run.stdout).toContain(`undo: kubectl -n ${NS} --kubeconfig ${fx.adminKubeconfig} delete secret ${SECRET} (it was created by this run`);
     expect(run.stdout).not.toMatch(/undo: \S+ rollback/);
     expect(fx.secret(SECRET, NS)).toBeDefined();
   });
 
-  it('DD_KUBE_RESOURCES_NAMESPACE is where the agent reads: created there without -n', async () => {
-    const run = await fx.rotate(['--no-verify'], { env: { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: 'other' } });
+  it("DD_KUBE_RESOURCES_NAMESPACE in this shell other than the agent's: refused, unless overridden; then created there without -n", async () => {
+    const env = { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: 'other' };
+    const refused = await fx.rotate(['--no-verify'], { env });
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain('error[AGENT_SETTINGS_MISMATCH]');
+    expect(refused.stderr).toContain(`identity Secret namespace: here other (env DD_KUBE_RESOURCES_NAMESPACE), the agent ${NS}`);
+    const run = await fx.rotate(['--no-verify', '--override-agent-settings'], { env });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`secret: other/${SECRET} (namespace from kube_resources_namespace`);
     expect(fx.secret(SECRET, 'other')).toBeDefined();
@@ -80,8 +87,22 @@ describe('the identity Secret goes only where the agent reads it', () => {
     expect(fx.secret(SECRET, 'default')).toBeUndefined();
   });
 
-  it('off-cluster with no -n and no kube_resources_namespace: refused (never the context namespace), nothing enrolled', async () => {
+  it("off-cluster with no -n: the agent's Deployment gives its namespace, never the context's", async () => {
+    await fx.kube.writeKubeconfig(fx.adminKubeconfig, { token: fx.kube.adminToken, namespace: 'other' });
     const run = await fx.rotate(['--no-verify'], offCluster());
+    expect(run.code, run.stderr).toBe(0);
+    expect(fx.secret(SECRET, NS)).toBeDefined();
+    expect(fx.secret(SECRET, 'other')).toBeUndefined();
+  });
+
+  it("off-cluster with no -n, no kube_resources_namespace, and the agent's Deployment unreadable: refused (never the context namespace), nothing enrolled", async () => {
+    const listOnly = await fx.kubeconfigFor('list-only', [
+      { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'create', 'update'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+    ]);
+    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', listOnly, '--no-verify'], offCluster());
+    expect(run.stderr).toContain(`cluster agent not found (deployment ${NS}/dd-release-cluster-agent (found by its labels); get deployment ${NS}/dd-release-cluster-agent: forbidden to this user)`);
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[NAMESPACE_UNKNOWN]');
     expect(run.stderr).toContain('kubeconfig context');

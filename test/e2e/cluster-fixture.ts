@@ -10,6 +10,8 @@ import { type CliRun, type RunOptions, runCli } from './run-cli.js';
 
 export const NS = 'datadog';
 export const SECRET = 'private-action-runner-identity';
+/** The cluster agent's Deployment the fixture seeds (the Helm chart's `<release>-cluster-agent`). */
+export const AGENT = 'dd-release-cluster-agent';
 
 export interface ClusterFixture {
   dir: string;
@@ -27,14 +29,46 @@ export interface ClusterFixture {
   close(): Promise<void>;
 }
 
-/** A cluster-agent Deployment labelled as the datadog Helm chart labels it (`<release>-cluster-agent`). */
-export function clusterAgentDeployment(namespace: string, name = 'dd-release-cluster-agent', labels: Record<string, string> = { 'app.kubernetes.io/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm' }): never {
+/** A cluster-agent Deployment labelled as the datadog Helm chart labels it (`<release>-cluster-agent`); `container` adds to its cluster-agent container (env, args, mounts). */
+export function clusterAgentDeployment(
+  namespace: string,
+  name = AGENT,
+  labels: Record<string, string> = { 'app.kubernetes.io/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm' },
+  container: Record<string, unknown> = {},
+  volumes: unknown[] = [],
+): never {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace, labels },
-    spec: { replicas: 0, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'cluster-agent', image: 'x' }] } } },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'cluster-agent', image: 'gcr.io/datadoghq/cluster-agent:7.81.0', ...container }], ...(volumes.length ? { volumes } : {}) } },
+    },
   } as never;
+}
+
+/** The keys Secret the Helm chart's env reads (`datadog-secret`, keys api-key and app-key). */
+export const KEYS_SECRET = 'datadog-secret';
+
+/**
+ * The env the Helm chart gives the cluster-agent container, with the fixture's settings: the keys by
+ * secretKeyRef, the namespace by fieldRef, the enrollment emulator as dd_url. `extra` is appended
+ * (a later variable of the same name wins).
+ */
+export function helmAgentEnv(enrollmentUrl: string, extra: Record<string, unknown>[] = []): Record<string, unknown>[] {
+  return [
+    { name: 'DD_API_KEY', valueFrom: { secretKeyRef: { name: KEYS_SECRET, key: 'api-key' } } },
+    { name: 'DD_APP_KEY', valueFrom: { secretKeyRef: { name: KEYS_SECRET, key: 'app-key' } } },
+    { name: 'DD_KUBE_RESOURCES_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'DD_CLUSTER_NAME', value: 'e2e-cluster' },
+    { name: 'DD_DD_URL', value: enrollmentUrl },
+    { name: 'DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS', value: 'true' },
+    { name: 'DD_PRIVATE_ACTION_RUNNER_ENABLED', value: 'true' },
+    { name: 'DD_PRIVATE_ACTION_RUNNER_SELF_ENROLL', value: 'true' },
+    ...extra,
+  ];
 }
 
 export async function clusterFixture(): Promise<ClusterFixture> {
@@ -42,7 +76,9 @@ export async function clusterFixture(): Promise<ClusterFixture> {
   seedNamespaces(kube, ['default', NS, 'other']);
   // The cluster agent as the Helm chart deploys it (its component label): off-cluster, that is how
   // the tool finds the agent's own namespace, where the cluster-id ConfigMap lives (docs/protocol.md §6c).
-  kube.createObject(clusterAgentDeployment(NS));
+  // Its settings are the fixture config's (the Helm layout, docs/configuration.md): a local -c agrees with it.
+  kube.createObject(clusterAgentDeployment(NS, undefined, undefined, { env: helmAgentEnv(enrollment.url) }));
+  kube.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: KEYS_SECRET, namespace: NS }, type: 'Opaque', data: { 'api-key': Buffer.from(DEFAULT_API_KEY).toString('base64'), 'app-key': Buffer.from(DEFAULT_APP_KEY).toString('base64') } } as never);
   const dir = await mkdtemp(join(tmpdir(), 'par-cluster-'));
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
   await kube.writeKubeconfig(adminKubeconfig, { token: kube.adminToken, namespace: NS });

@@ -30,7 +30,8 @@ async function kubeconfigWith(name: string, edit: (cluster: Record<string, unkno
 describe('a hung apiserver', () => {
   it('status --secret --timeout 5 exits 9 KUBE_TIMEOUT naming the call, instead of hanging', async () => {
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets' });
+    // The identity Secret's read (the cluster agent's keys Secret, read before it, answers).
+    const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets', name: SECRET });
     const run = await status(fx.adminKubeconfig, ['--timeout', '5s']);
     // Killed by runCli's 20 s guard, the process would have no exit code.
     expect(run.code, run.stderr).toBe(9);
@@ -51,7 +52,8 @@ describe('--timeout bounds every Kubernetes request of a rotation', () => {
     it(`rotate-par-identity --timeout 5${json ? ' --json' : ''} against a hung apiserver: KUBE_TIMEOUT within what is left of 5 s, nothing enrolled`, async () => {
       expect((await fx.rotate(['--no-verify'])).code).toBe(0);
       const enrolledBefore = fx.enrollment.runners.length;
-      const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets' });
+      // The identity Secret's read (the cluster agent's keys Secret, read before it, answers).
+    const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets', name: SECRET });
       const run = await fx.rotate(['--no-verify', '--timeout', '5s', ...(json ? ['--json'] : [])], { timeoutMs: 20_000 });
       expect(run.code, run.stderr).toBe(9);
       const text = json ? JSON.stringify(JSON.parse(run.stdout)) : run.stderr;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -134,8 +134,13 @@ describe('what watch loads', () => {
     const kubeconfig = join(work, 'kubeconfig');
     await kube.emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
     const output = join(work, 'loaded-watch.json');
+    // As the sidecar runs it, inside the Pod: off-cluster without --secret-name and -n, watch would first
+    // find the cluster agent and read its Deployment with the API classes (docs/commands.md, watch).
+    const sa = join(work, 'podroot/var/run/secrets/kubernetes.io/serviceaccount');
+    await mkdir(sa, { recursive: true });
+    await writeFile(join(sa, 'namespace'), NAMESPACE);
     const child = spawn(process.execPath, ['--require', join(work, 'recorder.cjs'), BIN, 'watch', '-c', work, '--kubeconfig', kubeconfig, '--json'], {
-      env: cleanEnv({ PAR_TEST_LOADED: output, HOME: work }),
+      env: cleanEnv({ PAR_TEST_LOADED: output, HOME: work, PAR_IDENTITY_SA_ROOT: join(work, 'podroot') }),
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     await new Promise<void>((resolve, reject) => {

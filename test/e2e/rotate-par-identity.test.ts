@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeIdentity } from '../../src/identity/index.js';
-import { type ClusterFixture, clusterFixture, NS, SECRET, serviceAccountRoot } from './cluster-fixture.js';
+import { AGENT, type ClusterFixture, clusterFixture, NS, SECRET, serviceAccountRoot } from './cluster-fixture.js';
 import { expectNoSecrets } from './local-fixture.js';
 import { PROGRAM } from './run-cli.js';
 
@@ -267,6 +267,8 @@ describe('namespace and name resolution order', () => {
   it('-n > kube_resources_namespace > service-account namespace, never the context; flag > config > default name', async () => {
     const saRoot = await serviceAccountRoot(fx, 'other');
     await fx.writeConfig('cluster_name: c');
+    // With no cluster agent to take the settings from, -c is the run's config (issue 23's rules).
+    fx.kube.deleteObject('apps/v1', 'Deployment', NS, AGENT);
     // The admin kubeconfig's context names namespace datadog: never taken for the identity Secret.
     const offCluster = await fx.rotate(['--no-verify']);
     expect(offCluster.code, offCluster.stderr).toBe(9);

@@ -149,7 +149,9 @@ describe('one cluster connection per run, resolved like kubectl', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`undo: par-identity rollback --secret -c ${dir} -E ${extra} -n ${NS} --secret-name custom-name --kubeconfig '${kubeconfig}' --context ctx-a`);
     // The restart names the cluster agent's Deployment found by its Helm label.
-    expect(result.stdout).toContain(`next: replicas running \`par-identity watch\` reload it within seconds; others need a restart create-before-delete: par-identity rollout deployment/dd-release-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a`);
+    // Whatever its image says, the agent versions known read at start or are unknown: the restart is given (docs/protocol.md §6d).
+    expect(result.stdout).toContain(`create-before-delete`);
+    expect(result.stdout).toContain(`: par-identity rollout deployment/dd-release-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a; replicas running \`par-identity watch\` reload it within seconds`);
     expect(result.stdout).not.toContain('kubectl');
     // The printed undo command, run as printed, acts on the same Secret: the first run's identity is back.
     const undo = result.stdout.split('\n').find((l) => l.startsWith('undo: '))!.slice('undo: par-identity '.length);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,33 +100,41 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     expect(run.stderr).toContain('spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
   });
 
-  it('the CronJob’s Role grants each verb the rotation needs, on the named objects only', { timeout: 120_000 }, async () => {
-    expect(await canI('get', 'secrets/private-action-runner-identity')).toBe('no');
+  it('the CronJob’s Role grants each verb its command needs (--agent, the rotation, --rollout), on the named objects only', { timeout: 120_000 }, async () => {
+    expect(await canI('get', 'secrets/datadog-private-action-runner-identity')).toBe('no');
     const applied = await kubectl(['apply', '-f', join(DEPLOY, 'rotation-cronjob.yaml')]);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
     const granted = [
-      ['get', 'secrets/private-action-runner-identity'],
-      ['update', 'secrets/private-action-runner-identity'],
-      ['list', 'secrets/private-action-runner-identity'],
-      ['watch', 'secrets/private-action-runner-identity'],
-      ['get', 'configmaps/datadog-cluster-id'],
+      // --agent deployment/datadog-cluster-agent: the Deployment and the keys Secret its env names.
       ['get', 'deployments.apps/datadog-cluster-agent'],
+      ['get', 'secrets/datadog-secret'],
+      // The rotation.
+      ['get', 'secrets/datadog-private-action-runner-identity'],
+      ['update', 'secrets/datadog-private-action-runner-identity'],
+      ['list', 'secrets/datadog-private-action-runner-identity'],
+      ['watch', 'secrets/datadog-private-action-runner-identity'],
+      ['get', 'configmaps/datadog-cluster-id'],
+      ['create', 'events.events.k8s.io'],
+      // --rollout.
       ['patch', 'deployments.apps/datadog-cluster-agent'],
       ['list', 'pods'],
-      ['create', 'events.events.k8s.io'],
     ];
     expect(await answers(granted)).toEqual(granted.map(([verb, what]) => `${verb} ${what}: yes`));
     const refused = [
       ['list', 'secrets'],
       ['watch', 'secrets'],
-      ['get', 'secrets/datadog-secret'],
       ['update', 'secrets/datadog-secret'],
+      ['list', 'secrets/datadog-secret'],
+      ['get', 'secrets/datadog-cluster-agent'],
+      ['get', 'secrets/private-action-runner-identity'],
       ['create', 'secrets'],
-      ['delete', 'secrets/private-action-runner-identity'],
-      ['patch', 'secrets/private-action-runner-identity'],
+      ['delete', 'secrets/datadog-private-action-runner-identity'],
+      ['patch', 'secrets/datadog-private-action-runner-identity'],
       ['get', 'configmaps/other'],
       ['update', 'configmaps/datadog-cluster-id'],
+      ['get', 'deployments.apps/other'],
+      ['list', 'deployments.apps'],
       ['patch', 'deployments.apps/other'],
       ['update', 'deployments.apps/datadog-cluster-agent'],
       ['delete', 'pods'],
@@ -139,21 +147,32 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     // `can-i --list` (a SelfSubjectRulesReview as that user) shows the Role's rules.
     const list = await kubectl(['auth', 'can-i', '--as', SA, '-n', NS, '--list']);
     expect(list.code, list.stderr).toBe(0);
-    expect(list.stdout).toMatch(/secrets\s+\[\]\s+\[private-action-runner-identity\]\s+\[get list watch update\]/);
+    expect(list.stdout).toMatch(/secrets\s+\[\]\s+\[datadog-private-action-runner-identity\]\s+\[get list watch update\]/);
+    expect(list.stdout).toMatch(/secrets\s+\[\]\s+\[datadog-secret\]\s+\[get\]/);
     expect(list.stdout).toMatch(/events\.events\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
     // Nothing outside its namespace.
-    const elsewhere = await kubectl(['auth', 'can-i', '--as', SA, '-n', 'default', 'get', 'secrets/private-action-runner-identity']);
+    const elsewhere = await kubectl(['auth', 'can-i', '--as', SA, '-n', 'default', 'get', 'secrets/datadog-private-action-runner-identity']);
     expect(elsewhere.stdout.trim()).toBe('no');
+  });
+
+  it('the CronJob carries no copy of the agent’s settings: it names the agent, in its own namespace', async () => {
+    const docs = (await readFile(join(DEPLOY, 'rotation-cronjob.yaml'), 'utf8')).split(/^---$/m);
+    const cron = docs.find((d) => /^kind: CronJob$/m.test(d))!;
+    expect(cron).not.toMatch(/DD_[A-Z_]+|env:|envFrom:|my-cluster|datadoghq\.com/);
+    expect(cron).toContain(['- rotate-par-identity', '- --agent', '- deployment/datadog-cluster-agent', '- --if-older-than', '- 90d', '- --rollout', '- deployment/datadog-cluster-agent', '- --json'].map((a) => `                ${a}`).join('\n'));
+    expect(cron).not.toMatch(/ -n\b|--namespace|-c\b/);
   });
 
   it('a bearer token of that ServiceAccount gets exactly what the applied Role grants', async () => {
     // How an e2e test runs the CronJob's command: a token whose user is the ServiceAccount, no grants of its own.
     emu.addToken('rotator-token', { user: SA, rules: [] });
-    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'private-action-runner-identity', namespace: NS }, type: 'Opaque', data: {} });
+    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-private-action-runner-identity', namespace: NS }, type: 'Opaque', data: {} });
     emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-secret', namespace: NS }, type: 'Opaque', data: {} });
-    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/private-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
-    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-secret`, { token: 'rotator-token' })).status).toBe(403);
-    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Dprivate-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
+    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-cluster-agent', namespace: NS }, type: 'Opaque', data: {} });
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-private-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-secret`, { token: 'rotator-token' })).status).toBe(200);
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-cluster-agent`, { token: 'rotator-token' })).status).toBe(403);
+    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Ddatadog-private-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
     expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets`, { token: 'rotator-token' })).status).toBe(403);
   });
 

@@ -112,8 +112,8 @@ describe('the options are the flags (the schemas are read from the command table
   const rotation = { ...program, apiKey: 'a', appKey: 'b', apiKeyFile: '/k', appKeyFile: '/p', profile: 'p', agentVersion: '7.66.0', connections: false, timeoutSeconds: 1, dryRun: true, verify: false, keepPrevious: false, ifOlderThanSeconds: 1, waitLockSeconds: 0, rollout: 'deployment/x', fallback: true, rolloutTimeoutSeconds: 1, signal, cfgPath: '/c', extraCfg: ['/e'], kubeconfig: '/kc', context: 'c', namespace: 'n' };
   const every = {
     rotateIdentity: { ...rotation, identityFile: '/i', k8sSecret: 's', hostname: 'h', envFromRunner: true } satisfies Required<RotateIdentityOptions>,
-    rotateParIdentity: { ...rotation, secretName: 's', create: true } satisfies Required<RotateParIdentityOptions>,
-    status: { ...program, cfgPath: '/c', extraCfg: [], kubeconfig: '/kc', context: 'c', namespace: 'n', identityFile: '/i', secret: true, k8sSecret: 's', secretName: 's', allNamespaces: false, pods: true, hostname: 'h', agentVersion: '7.78.0', envFromRunner: true, verify: true, profile: 'p', timeoutSeconds: 1 } satisfies Required<StatusOptions>,
+    rotateParIdentity: { ...rotation, secretName: 's', create: true, agent: 'deployment/a', overrideAgentSettings: true } satisfies Required<RotateParIdentityOptions>,
+    status: { ...program, cfgPath: '/c', extraCfg: [], kubeconfig: '/kc', context: 'c', namespace: 'n', identityFile: '/i', secret: true, k8sSecret: 's', secretName: 's', allNamespaces: false, pods: true, hostname: 'h', agentVersion: '7.78.0', envFromRunner: true, agent: 'deployment/a', overrideAgentSettings: true, verify: true, profile: 'p', timeoutSeconds: 1 } satisfies Required<StatusOptions>,
     watchIdentity: {
       ...program,
       cfgPath: '/c',

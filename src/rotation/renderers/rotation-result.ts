@@ -146,8 +146,9 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
       ...naming(r),
       agentVersion: need(r.ctx, 'enrollment context').version,
       connections: r.connections ?? null,
-      // A completed --rollout leaves nothing to restart.
-      restartHint: r.rolledOut ? '' : target.restartCommand(),
+      // A completed --rollout leaves nothing to restart, nor does an agent that reloads the change itself.
+      restartHint: r.rolledOut || target.restartNeeded?.() === false ? '' : target.restartCommand(),
+      ...(target.reload ? { agentReload: target.reload() } : {}),
       verify,
       rollout: rolled.json,
       rollbackCommand: undo,

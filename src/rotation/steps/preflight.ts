@@ -16,9 +16,14 @@ export const preflight: Step<RotationOptions> = {
     r.preflight = await target.preflight(need(r.current, 'current identity'));
     for (const note of r.preflight.notes) r.report.info(note);
     for (const warning of r.preflight.warnings) r.report.warn(warning);
-    const ctx = await resolveEnrollmentContext(config, r.spec.options, r.io, r.report, r.requests);
+    // Off-cluster, the cluster agent's version is its image tag (src/agent), not a host agent's IPC answer.
+    const imageVersion = r.resolved?.agent?.version;
+    const flags = imageVersion && r.spec.options.agentVersion === undefined ? { ...r.spec.options, agentVersion: imageVersion, agentVersionSource: 'cluster agent image' as const } : r.spec.options;
+    const ctx = await resolveEnrollmentContext(config, flags, r.io, r.report, r.requests);
     // Every Datadog request of the run (key checks, enrollment, health check, connections) stops with it.
     r.ctx = r.requests ? { ...ctx, network: { ...ctx.network, signal: r.requests } } : ctx;
+    // This tool's own version says nothing about what the agent does with the change.
+    if (ctx.version.source !== 'par-identity version') target.noteAgentVersion?.(ctx.version.version, ctx.version.source);
     if (r.spec.options.rollout) {
       // The rollout runs on the run's one connection; a Secret target's workload lives beside it.
       const session = await cluster();

@@ -14,6 +14,8 @@ export const resolve: Step = {
       ...(spec.access === 'read' ? { readOnly: true } : {}),
       ...(spec.createsMissing ? { create: { confirmed: (spec.options as { create?: boolean }).create === true } } : {}),
     });
+    // The cluster agent's own environment switch (src/session): the later steps read the run's env.
+    if (r.resolved.env) r.io = { ...r.io, env: r.resolved.env };
   },
   async plan(r) {
     await resolve.run(r);

@@ -80,11 +80,13 @@ function verificationFailed(r: Run, identity: DecodedIdentity, role: 'new' | 'pr
   const { target } = need(r.resolved, 'target');
   const urn = identity.record.urn;
   const code = rejected ? 'VERIFICATION_FAILED' : 'VERIFY_UNAVAILABLE';
+  // The agent's settings report is the run's output, not an error detail.
+  const { clusterAgent: _, ...where } = target.where;
   const rollbackCommand = rollbackCommandOf(target);
   const rollout = r.rollout ? ' The rollout was not started.' : '';
   if (role === 'new') {
     const { pending } = target;
-    const details = { urn, fingerprint: identity.key.kid, ...target.where, pendingKey: pending?.where ?? null };
+    const details = { urn, fingerprint: identity.key.kid, ...where, pendingKey: pending?.where ?? null };
     if (rejected) {
       const record = pending
         ? `Datadog registered that runner but does not accept its key: the key stays pending in ${pending.where} as the record of the runner to remove. Remove ${urn} in Datadog; \`${commandLine([programName(), 'status', ...target.selector])}\` lists it as a possible orphan, and the next ${r.spec.command} sets the key aside.`
@@ -101,7 +103,7 @@ function verificationFailed(r: Run, identity: DecodedIdentity, role: 'new' | 'pr
       : `Its key is held nowhere (the Secret did not exist yet): remove ${urn} in Datadog, then try again.`;
     return new VerificationError(`the new identity ${urn} is not proven: ${reason}; nothing was written to ${target.label}`, `Not proven, nothing written: the identity in service is unchanged.${rollout} ${again}`, details, code);
   }
-  const details = { urn, fingerprint: identity.key.kid, ...target.where, rollbackCommand };
+  const details = { urn, fingerprint: identity.key.kid, ...where, rollbackCommand };
   if (role === 'previous') {
     return rejected
       ? new VerificationError(

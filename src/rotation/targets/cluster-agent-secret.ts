@@ -4,12 +4,15 @@ import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
 import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists, storeClusterId } from '../../kube/index.js';
+import type { ClusterAgentReport } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
+import type { AgentReload } from '../../results/rotation.js';
 import { SecretTargetBase } from './secret-base.js';
 import { sanitizeServerString } from '../../sanitize.js';
 import { describeSightings, findClusterAgentWorkloads, findSecretsNamed, namespacesOf } from '../../kube/agent-workloads.js';
+import { agentVersionOfImage, isReleaseVersion, reloadBehaviour } from '../../agent/reload-behaviour.js';
 
 // The cluster agent's identity Secret (docs/protocol.md §6): data keys private_key, urn, orch_cluster_id,
 // api_key_hash, the agent's labels, and previous_* kept beside them (the Go reader ignores extras).
@@ -43,6 +46,10 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   /** The cluster-agent Deployment found by its labels in the Secret's namespace: what a restart names. */
   private agentDeployment: string | undefined;
   private readonly kubeFlags: string[];
+  /** The cluster agent's version and where it was read: decides whether a restart is needed (docs/protocol.md §6d). */
+  private agentVersion: { version: string; source: string } | undefined;
+  /** Set when this run created the Secret: an agent that reloads on an update does not see a creation. */
+  private created = false;
 
   constructor(
     config: AgentConfig,
@@ -53,8 +60,15 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     private readonly io: Io,
     /** Set for a rotation (which creates a missing Secret); `confirmed`: --create. */
     private readonly create?: { confirmed: boolean },
+    /** Off-cluster: the running agent whose settings the run took (src/session). */
+    agent?: ClusterAgentReport,
   ) {
     super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious, () => io.now());
+    if (agent) {
+      Object.assign(this.where, { clusterAgent: agent });
+      this.noteDeployment([agent.deployment]);
+      if (agent.version) this.noteAgentVersion(agent.version, `image of deployment/${agent.deployment.slice(agent.deployment.indexOf('/') + 1)}`);
+    }
     this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
     this.kubeFlags = selectors.kube;
   }
@@ -117,6 +131,50 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     );
   }
 
+  /**
+   * The version the found cluster-agent Deployment runs, from its image tag: best effort (a get RBAC
+   * forbids leaves it unknown, and the advice then says both possibilities).
+   */
+  private async readAgentImage(): Promise<void> {
+    if (!this.agentDeployment || this.agentVersion) return;
+    try {
+      const d = await this.session.conn.apps().readNamespacedDeployment({ name: this.agentDeployment, namespace: this.ref.namespace });
+      const containers = d.spec?.template?.spec?.containers ?? [];
+      const image = (containers.find((c) => c.name === 'cluster-agent') ?? containers[0])?.image;
+      const version = agentVersionOfImage(image);
+      if (version) this.noteAgentVersion(version, `image of deployment/${this.agentDeployment}`);
+    } catch {
+      // Unknown version: the advice says so.
+    }
+  }
+
+  /**
+   * The running agent's version, from whoever knows it best: the agent itself (IPC) or a release number
+   * on its Deployment's image win over --agent-version, which wins over a floating image tag.
+   */
+  noteAgentVersion(version: string, source: string): void {
+    const fromImage = (s: string) => s.startsWith('image of') || s === 'cluster agent image';
+    const rank = (s: string, v: string) => (s === 'agent IPC' ? 3 : fromImage(s) && isReleaseVersion(v) ? 2 : s === '--agent-version' ? 1 : 0);
+    if (!this.agentVersion || rank(source, version) > rank(this.agentVersion.source, this.agentVersion.version)) this.agentVersion = { version, source };
+  }
+
+  /** What the running agent does with the written Secret (docs/protocol.md §6d). */
+  reload(): AgentReload {
+    const b = reloadBehaviour(this.agentVersion?.version);
+    return { ...b, agentVersion: this.agentVersion ? sanitizeServerString(this.agentVersion.version, 64) : null, versionSource: this.agentVersion?.source ?? null };
+  }
+
+  override async write(...args: Parameters<SecretTargetBase['write']>): ReturnType<SecretTargetBase['write']> {
+    const outcome = await super.write(...args);
+    if ('action' in outcome.data && outcome.data.action === 'created') this.created = true;
+    return outcome;
+  }
+
+  /** A restart is needed unless the running agent reloads this change by itself. */
+  restartNeeded(): boolean {
+    return this.created || this.reload().reloads !== 'urn-change';
+  }
+
   /** One Deployment only: with several, the restart keeps the chart's usual name rather than pick one. */
   private noteDeployment(found: string[]): void {
     const [only, ...more] = found;
@@ -127,6 +185,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     // The agent reads its cluster id in its own namespace, which can differ from the Secret's.
     const where = await this.clusterIdNamespace();
     this.clusterIdWhere = where.namespace;
+    await this.readAgentImage();
     const clusterId = await resolveClusterId(this.core, where);
     this.clusterId = clusterId;
     const notes = [`cluster id: ${shownId(clusterId.id)} (${clusterId.source})`];
@@ -177,7 +236,13 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
 
   restartAdvice(): string {
     const restart = this.restartCommand();
-    return `replicas running \`${programName()} watch\` reload it within seconds; others need a restart create-before-delete: ${restart}`;
+    const b = this.reload();
+    const agent = b.agentVersion ? `cluster agent ${b.agentVersion} (${b.versionSource})` : 'the cluster agent';
+    const watch = `replicas running \`${programName()} watch\` reload it within seconds`;
+    if (b.reloads === 'urn-change' && !this.created) return `${agent} reloads the identity when the Secret's urn changes (${b.why}): no restart needed`;
+    if (b.reloads === 'urn-change') return `${agent} reloads only when an existing Secret is updated, and this run created it: restart it create-before-delete: ${restart}`;
+    if (b.reloads === 'none') return `${agent} reads the identity only at start (${b.why}): restart it create-before-delete: ${restart}; ${watch}`;
+    return `${b.why}; so nothing is promised: restart it create-before-delete to be sure: ${restart}; ${watch}`;
   }
 
   /** Undoing a creation is deleting what was created: there is no previous identity to roll back to. */
