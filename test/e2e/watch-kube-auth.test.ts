@@ -6,7 +6,7 @@ import { parse, stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+import { eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, SECRET } from './watch-fixture.js';
 
 // `par-identity watch` (the BUILT binary) authenticates as kubectl does, through the one transport of
 // every command (src/kube/kube-transport.ts): the kubeconfig's token file and exec credential plugin,
@@ -117,7 +117,8 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     const id = newIdentity();
     kube.create(identityData(id));
     const gate = join(dir, 'logged-in');
-    const run = startCli(['watch', '-c', dir, '--kubeconfig', await kubeconfigWithUser({ exec: await gatedPlugin(gate) }), '--json'], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
+    // The sidecar's form: --secret-name and -n look nothing up, so the first request is the watch's own.
+    const run = startCli(['watch', '-c', dir, '-n', NAMESPACE, '--secret-name', SECRET, '--kubeconfig', await kubeconfigWithUser({ exec: await gatedPlugin(gate) }), '--json'], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
     running.push(run.child);
     const events = () =>
       run
