@@ -9,7 +9,7 @@ import type { ObjectRead, ObjectReader } from './pod-template.js';
 // --agent names, else the one Deployment the Helm chart's or the Operator's labels mark. Several and
 // no way to choose: the run stops and names them.
 
-export type AgentLookup =
+type AgentLookup =
   | { found: V1Deployment; how: string }
   /** None found, or the Deployment could not be read: `looked` says where, and what was refused; `seen`: the labelled Deployments listed. */
   | { found?: undefined; looked: string; denied?: string; seen?: Sightings };
