@@ -9,7 +9,7 @@ import type { ObjectRead, ObjectReader } from './pod-template.js';
 // --agent names, else the one Deployment the Helm chart's or the Operator's labels mark. Several and
 // no way to choose: the run stops and names them.
 
-export type AgentLookup =
+type AgentLookup =
   | { found: V1Deployment; how: string }
   /** None found, or the Deployment could not be read: `looked` says where, and what was refused; `seen`: the labelled Deployments listed. */
   | { found?: undefined; looked: string; denied?: string; seen?: Sightings };
@@ -35,11 +35,11 @@ export async function findClusterAgent(apps: AppsV1Api, where: { explicit?: stri
       throw kubeFailure(err, `reading the cluster agent's ${what}`, 'Nothing was enrolled and nothing was changed.');
     }
   }
-  let seen: Sightings = await findClusterAgentWorkloads(apps, where.namespaceGiven ? where.namespace : undefined);
+  let seen: Sightings = await findClusterAgentWorkloads(apps, where.namespaceGiven ? where.namespace : undefined, true);
   let looked = `cluster-agent Deployments (labels app.kubernetes.io/component=cluster-agent, agent.datadoghq.com/component=cluster-agent) ${where.namespaceGiven ? `in namespace ${where.namespace}` : 'in all namespaces'}`;
   if (!where.namespaceGiven && seen.found.length === 0 && seen.unlisted.length > 0) {
     const cut = seen.unlisted.join('; ');
-    seen = await findClusterAgentWorkloads(apps, where.namespace);
+    seen = await findClusterAgentWorkloads(apps, where.namespace, true);
     looked += ` (${cut}), then in namespace ${where.namespace}`;
   }
   if (seen.found.length > 1) {

@@ -9,19 +9,19 @@ import { sanitizeServerString } from '../sanitize.js';
 // Secrets mounted at those paths. Pure: the objects come from a reader the caller gives.
 
 /** The cluster agent's main config when -c does not say otherwise (docs/protocol.md §6c). */
-export const CLUSTER_AGENT_CONFIG = '/etc/datadog-agent/datadog-cluster.yaml';
+const CLUSTER_AGENT_CONFIG = '/etc/datadog-agent/datadog-cluster.yaml';
 
-export type ObjectKind = 'configmap' | 'secret';
+type ObjectKind = 'configmap' | 'secret';
 
 /** One ConfigMap's or Secret's data (Secret values decoded), `missing` (404), or why it could not be read. */
 export type ObjectRead = { data: Record<string, string> } | { missing: true } | { denied: string };
 
 export type ObjectReader = (kind: ObjectKind, namespace: string, name: string) => Promise<ObjectRead>;
 
-export type AgentLayout = 'helm' | 'helm-existing-secret' | 'operator' | 'unknown';
+type AgentLayout = 'helm' | 'helm-existing-secret' | 'operator' | 'unknown';
 
 /** Where a secretKeyRef points: the Secret the identity env vars of `identityFromExistingSecret` read. */
-export interface SecretKeyRef {
+interface SecretKeyRef {
   namespace: string;
   name: string;
   key: string;
@@ -56,7 +56,7 @@ export interface AgentSettingsRead {
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
 /** The container that runs the cluster agent: by name, else by image or command, else the only one. */
-export function clusterAgentContainer(containers: V1Container[]): V1Container | undefined {
+function clusterAgentContainer(containers: V1Container[]): V1Container | undefined {
   return (
     containers.find((c) => c.name === 'cluster-agent') ??
     containers.find((c) => /cluster-agent/.test(c.image ?? '') || [...(c.command ?? []), ...(c.args ?? [])].some((w) => /datadog-cluster-agent/.test(w))) ??

@@ -1,6 +1,6 @@
 import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { sanitizeServerString } from '../sanitize.js';
-import { apiStatus } from './kube-errors.js';
+import { apiStatus, kubeFailure } from './kube-errors.js';
 
 // Where the cluster agent runs, seen from off-cluster (docs/protocol.md §6c): the Deployments
 // the datadog Helm chart and the Datadog Operator label as the cluster agent, and where identity
@@ -26,8 +26,12 @@ function why(err: unknown, what: string): string {
   return `listing ${what} failed (${sanitizeServerString(status?.message ?? (err as Error).message ?? String(err)).slice(0, 200)})`;
 }
 
-/** Cluster-agent Deployments by their Helm/Operator labels, in `namespace` or (undefined) in every namespace. */
-export async function findClusterAgentWorkloads(apps: AppsV1Api, namespace?: string): Promise<Sightings> {
+/**
+ * Cluster-agent Deployments by their Helm/Operator labels, in `namespace` or (undefined) in every
+ * namespace. `strict`: only a refusal (403) is evidence; any other failure (unreachable, credentials,
+ * deadline) is thrown, as the run that needs the agent cannot go on without it.
+ */
+export async function findClusterAgentWorkloads(apps: AppsV1Api, namespace?: string, strict = false): Promise<Sightings> {
   const found = new Set<string>();
   const unlisted: string[] = [];
   const where = namespace ? `in namespace ${namespace}` : 'in all namespaces';
@@ -36,6 +40,7 @@ export async function findClusterAgentWorkloads(apps: AppsV1Api, namespace?: str
       const list = namespace ? await apps.listNamespacedDeployment({ namespace, labelSelector }) : await apps.listDeploymentForAllNamespaces({ labelSelector });
       for (const d of list.items) found.add(`${d.metadata?.namespace}/${d.metadata?.name}`);
     } catch (err) {
+      if (strict && apiStatus(err).code !== 403) throw kubeFailure(err, `listing cluster-agent Deployments ${where}`, 'Nothing was enrolled and nothing was changed.');
       const reason = why(err, `Deployments ${where}`);
       if (!unlisted.includes(reason)) unlisted.push(reason);
     }

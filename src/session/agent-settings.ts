@@ -30,9 +30,9 @@ export interface AgentSettings {
 }
 
 /** One compared outcome: both sides, printable (values sanitised, keys only by hash). */
-export type SettingComparison = AgentSettingReport;
+type SettingComparison = AgentSettingReport;
 
-export interface AgentSettingsOutcome {
+interface AgentSettingsOutcome {
   /** The run's settings: the local value where it states one (same outcome, or overridden), else the agent's. */
   config: AgentConfig;
   /** This shell's environment with the agent's enrollment-endpoint switch when this shell does not set it. */
@@ -91,19 +91,19 @@ function outcomes(local: Side, agent: Side, agentNamespace: string): { setting: 
     const key = config.getString('api_key');
     return [key ? `api_key_hash ${apiKeyHash(key).slice(0, 12)}…` : 'none', config.sourceOf('api_key')];
   };
-  const valueOf = (config: AgentConfig, key: string, fallback: string): [string, string] => [config.getString(key) ?? fallback, config.sourceOf(key)];
+  const settingOf = (config: AgentConfig, key: string, fallback: string): [string, string] => [config.getString(key) ?? fallback, config.sourceOf(key)];
   return [
     {
       setting: 'identity Secret name',
       localStates: stated(local.config, 'private_action_runner.identity_secret_name'),
-      local: () => valueOf(local.config, 'private_action_runner.identity_secret_name', DEFAULT_SECRET_NAME),
-      agent: () => valueOf(agent.config, 'private_action_runner.identity_secret_name', DEFAULT_SECRET_NAME),
+      local: () => settingOf(local.config, 'private_action_runner.identity_secret_name', DEFAULT_SECRET_NAME),
+      agent: () => settingOf(agent.config, 'private_action_runner.identity_secret_name', DEFAULT_SECRET_NAME),
     },
     {
       setting: 'identity Secret namespace',
       localStates: stated(local.config, 'kube_resources_namespace'),
-      local: () => valueOf(local.config, 'kube_resources_namespace', ''),
-      agent: () => (agent.config.getString('kube_resources_namespace') ? valueOf(agent.config, 'kube_resources_namespace', '') : [agentNamespace, "the agent Pod's namespace (no kube_resources_namespace)"]),
+      local: () => settingOf(local.config, 'kube_resources_namespace', ''),
+      agent: () => (agent.config.getString('kube_resources_namespace') ? settingOf(agent.config, 'kube_resources_namespace', '') : [agentNamespace, "the agent Pod's namespace (no kube_resources_namespace)"]),
     },
     {
       setting: 'site and enrollment endpoint',
@@ -115,14 +115,14 @@ function outcomes(local: Side, agent: Side, agentNamespace: string): { setting: 
     {
       setting: 'cluster name (runner name)',
       localStates: stated(local.config, 'cluster_name'),
-      local: () => valueOf(local.config, 'cluster_name', ''),
-      agent: () => valueOf(agent.config, 'cluster_name', "not set: the runner is named after the agent Pod's hostname"),
+      local: () => settingOf(local.config, 'cluster_name', ''),
+      agent: () => settingOf(agent.config, 'cluster_name', "not set: the runner is named after the agent Pod's hostname"),
     },
     { setting: 'API key (api_key_hash)', localStates: stated(local.config, 'api_key'), local: () => apiKey(local.config), agent: () => apiKey(agent.config) },
   ];
 }
 
-export function settingsMismatch(agentLabel: string, mismatches: SettingComparison[]): ConfigError {
+function settingsMismatch(agentLabel: string, mismatches: SettingComparison[]): ConfigError {
   const each = mismatches.map((m) => `${m.setting}: here ${m.local} (${m.localSource}), the agent ${m.agent} (${m.agentSource})`);
   return new ConfigError(
     'AGENT_SETTINGS_MISMATCH',

@@ -16,7 +16,7 @@ import { type AgentSettings, agentConfigOf, describeComparison, mergeAgentSettin
 /** What a run found of the agent, as `status` shows it and a result lists it. */
 export type AgentSummary = ClusterAgentReport;
 
-export interface AgentResolution {
+interface AgentResolution {
   config: AgentConfig;
   env: NodeJS.ProcessEnv;
   agent?: AgentSettings;

@@ -40,9 +40,9 @@ export async function resolveWatchedSecret(
   const config = await loadTargetConfig('cluster-secret', options, io, report);
   const offCluster = !serviceAccountNamespace(io.env);
   const explicit = Boolean(options.secretName && options.namespace);
-  if (offCluster && !explicit) return followAgent(config, options, io, report);
   // The config's own refusal first: it holds whatever the cluster says. Off-cluster with no -c, no config was read: the flags are the choice.
   if (!offCluster || configPathGiven(options)) requireWatchEnabled(config);
+  if (offCluster && !explicit) return followAgent(config, options, io, report);
   const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), { ...options, readOnly: true }, io, report);
   return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
 }

@@ -7,7 +7,7 @@ import { parse, stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
+import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, SECRET, stopProcesses } from './watch-fixture.js';
 
 // Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
 vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
@@ -138,7 +138,8 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     const id = newIdentity();
     kube.create(identityData(id));
     const gate = join(dir, 'logged-in');
-    const run = startCli(['watch', '-c', dir, '--kubeconfig', await kubeconfigWithUser({ exec: await gatedPlugin(gate) }), '--json'], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
+    // The sidecar's form: --secret-name and -n look nothing up, so the first request is the watch's own.
+    const run = startCli(['watch', '-c', dir, '-n', NAMESPACE, '--secret-name', SECRET, '--kubeconfig', await kubeconfigWithUser({ exec: await gatedPlugin(gate) }), '--json'], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
     running.push(run.child);
     const events = () =>
       run
