@@ -1,7 +1,7 @@
 import type { RollbackOptions } from '../commands/rollback.js';
 import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
-import { AGENT_VERSION_FLAG, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
+import { AGENT_VERSION_FLAG, agentChoiceOptions, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, OVERRIDE_AGENT_SETTINGS_FLAG, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { workloadParser } from './value-parsers.js';
 
@@ -60,6 +60,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
     PROFILE_FLAG('keychain profile whose stored site the health check uses when the environment and the config set no site and no API key'),
     { flags: '--timeout <duration>', option: 'timeoutSeconds', help: 'deadline for verification', default: 30, duration: DURATIONS.timeout },
     { flags: '--dry-run', help: 'every read and check (the backup decodes; for a Secret, the server-side dry run of the update) and print every step; no write' },
+    OVERRIDE_AGENT_SETTINGS_FLAG,
     ...OUTPUT_FLAGS,
   ],
   examples: [
@@ -80,6 +81,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
       profile: raw.profile as string,
       timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
+      ...agentChoiceOptions(raw),
     }),
   },
 };

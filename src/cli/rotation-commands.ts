@@ -1,6 +1,8 @@
 import type { RotationOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
 import {
+  agentChoiceOptions,
+  ALLOW_REGION_CHANGE_FLAG,
   CLUSTER_CONFIG_FLAGS,
   CONFIG_FLAGS,
   CREDENTIAL_FLAGS,
@@ -13,6 +15,7 @@ import {
   localOptions,
   OUTPUT_FLAGS,
   outputOptions,
+  OVERRIDE_AGENT_SETTINGS_FLAG,
   ROLLOUT_FLAGS,
   rolloutOptions,
 } from './shared-flags.js';
@@ -37,6 +40,8 @@ export const rotateIdentity: CommandSpec<RotationOptions> = {
     { flags: '--no-keep-previous', help: 'with --k8s-secret: do not keep PREVIOUS_RUNNER_URN / PREVIOUS_RUNNER_PRIVATE_KEY' },
     HOSTNAME_FLAG('the hostname to store, instead of asking the running agent (IPC) or resolving it as the agent does'),
     ENV_FROM_RUNNER_FLAG,
+    OVERRIDE_AGENT_SETTINGS_FLAG,
+    ALLOW_REGION_CHANGE_FLAG,
     ...ROLLOUT_FLAGS,
     ...OUTPUT_FLAGS,
   ],
@@ -53,6 +58,7 @@ export const rotateIdentity: CommandSpec<RotationOptions> = {
       ...credentialOptions(raw),
       ...kubeOptions(raw),
       ...rolloutOptions(raw),
+      ...agentChoiceOptions(raw),
       ...(raw.k8sSecret ? { k8sSecret: raw.k8sSecret as string } : {}),
       keepPrevious: raw.keepPrevious !== false,
       timeoutSeconds: raw.timeoutSeconds as number,
@@ -75,6 +81,8 @@ export const rotateParIdentity: CommandSpec<RotationOptions> = {
     { flags: '--no-verify', help: 'skip the signed health check of the new identity' },
     { flags: '--create', help: "create the Secret when missing even where no cluster agent is found (off-cluster with -n): the namespace must be the agent's" },
     { flags: '--no-keep-previous', help: 'do not keep the previous identity as previous_urn / previous_private_key' },
+    OVERRIDE_AGENT_SETTINGS_FLAG,
+    ALLOW_REGION_CHANGE_FLAG,
     ...ROLLOUT_FLAGS,
     ...OUTPUT_FLAGS,
   ],
@@ -91,6 +99,7 @@ export const rotateParIdentity: CommandSpec<RotationOptions> = {
       ...outputOptions(raw, io),
       ...(raw.create ? { create: true } : {}),
       ...rolloutOptions(raw),
+      ...agentChoiceOptions(raw),
       timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
       verify: raw.verify !== false,

@@ -1,3 +1,4 @@
+import { checkSite } from '../config/endpoint.js';
 import { loadAgentConfig } from '../config/index.js';
 import { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
 import { ConfigError, InterruptedError, stopSignalOf, stoppedBy, UsageError } from '../errors.js';
@@ -58,6 +59,8 @@ async function readKeys(io: Io, signal: AbortSignal | undefined): Promise<Profil
 }
 
 async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> {
+  // A site stored is a site every later run uses: refused before the keys are asked for.
+  if (options.site) checkSite(options.site, '--site');
   // Ctrl-C typed at the prompt is a character there, its own INTERRUPTED (io.ts); a signal from outside ends the read too.
   const keys = await readKeys(io, options.signal).catch((err: unknown) => {
     throw options.signal?.aborted ? stopped(options, 'while the keys were read, before anything was stored') : err;

@@ -1,4 +1,4 @@
-import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveIdentityPath } from '../config/index.js';
+import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveEndpoint, resolveIdentityPath } from '../config/index.js';
 import { ConfigError, KubernetesError, UsageError } from '../errors.js';
 import { environmentDifferences, findRunnerProcess, ownerOf, withRunnerEnvironment } from '../host/runner-process.js';
 import { describeSightings, namespacesOf, type Sightings } from '../kube/agent-workloads.js';
@@ -75,6 +75,8 @@ export async function resolveTarget(
       if (differences.length) runnerWarnings.push(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one: ${differences.join('; ')}. Take its environment with --env-from-runner.`);
     }
   }
+  // A site or dd_url that is no site (a URL in DD_SITE) is refused before any request, lock or read.
+  resolveEndpoint(config, io.env);
   const configNs = config.getString('kube_resources_namespace');
   const cluster = clusterAccess(
     { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },

@@ -47,6 +47,8 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
     current.notes.push('no identity yet: this enrolls a first one');
   }
   if (backup.state === 'ok') current.previous = backup.identity;
+  if (live.state === 'ok' && live.identity.record.unknownFields) current.unknownFields = live.identity.record.unknownFields;
+  if (backup.state === 'ok' && backup.identity.record.unknownFields) current.previousUnknownFields = backup.identity.record.unknownFields;
   return current;
 }
 
