@@ -6,7 +6,7 @@ import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import { commandLine } from '../rotation/command-line.js';
 import { resolveSite } from '../rotation/datadog-site.js';
-import { DEFAULT_PROFILE } from '../rotation/options.js';
+import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { programName } from '../single-executable.js';
 
 export interface CredentialsOptions extends OutputOptions {
@@ -97,7 +97,7 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
   const { stored, unavailable } = await readStored(options.profile);
   checkStop(options, 'while reading');
   // The agent config may run its secrets backend (up to secret_backend_timeout).
-  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env });
+  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env, given: options.cfgPath !== DEFAULT_CFGPATH });
   checkStop(options, 'while reading');
   const fromProfile = `keychain profile ${options.profile}`;
   const set = (field: string) => config.sourceOf(field) !== 'default' && config.getString(field) !== undefined;

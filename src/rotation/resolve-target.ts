@@ -29,6 +29,7 @@ export async function loadTargetConfig(kind: TargetKind, options: TargetOptions,
     extraFiles: options.extraCfg,
     env: io.env,
     ...(clusterAgent ? { fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] } : {}),
+    given: options.cfgPath !== DEFAULT_CFGPATH,
   });
   const looked = clusterAgent ? 'datadog-cluster.yaml or datadog.yaml' : 'datadog.yaml';
   report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no ${looked} in ${options.cfgPath}; environment only`);
@@ -91,7 +92,7 @@ export async function resolveTarget(
   const selectors = { config: configSelector({ ...options, defaultCfgPath: DEFAULT_CFGPATH }), kube: kubeSelector(options) };
   const keepPrevious = options.keepPrevious !== false;
   if (kind === 'file') {
-    if (checks.requireEnabled) requireRunnerEnabled(config);
+    if (checks.requireEnabled) requireRunnerEnabled(config, `datadog.yaml in ${options.cfgPath}`);
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
     const { LocalFileTarget } = await import('./targets/local-file.js');
@@ -99,7 +100,7 @@ export async function resolveTarget(
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
-    if (checks.requireEnabled) requireSecretStorage(config);
+    if (checks.requireEnabled) requireSecretStorage(config, `datadog-cluster.yaml or datadog.yaml in ${options.cfgPath}`);
     const { findClusterAgentWorkloads } = await import('../kube/agent-workloads.js');
     const { session, resolved } = await locateClusterSecret(config, cluster, { ...options, ...(checks.readOnly ? { readOnly: true } : {}) }, io, report, (s) => findClusterAgentWorkloads(s.conn.apps()));
     return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io, checks.create) };
