@@ -9,6 +9,7 @@ import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
 import { DEFAULT_CFGPATH, type TargetOptions } from './options.js';
+import { outcomeDifferences, settleDifferences } from './runner-settings.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
@@ -21,17 +22,21 @@ export interface ResolvedTarget {
   cluster: ClusterAccess;
 }
 
-/** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
-export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
-  const clusterAgent = kind === 'cluster-secret';
-  const config = await loadAgentConfig({
+/** The config of a target kind as the agent would load it with `env`; says nothing. */
+function loadConfigWith(kind: TargetKind, options: TargetOptions, env: NodeJS.ProcessEnv): Promise<AgentConfig> {
+  return loadAgentConfig({
     cfgPath: options.cfgPath,
     extraFiles: options.extraCfg,
-    env: io.env,
-    ...(clusterAgent ? { fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] } : {}),
+    env,
+    ...(kind === 'cluster-secret' ? { fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] } : {}),
     given: options.cfgPath !== DEFAULT_CFGPATH,
   });
-  const looked = clusterAgent ? 'datadog-cluster.yaml or datadog.yaml' : 'datadog.yaml';
+}
+
+/** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
+export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
+  const config = await loadConfigWith(kind, options, io.env);
+  const looked = kind === 'cluster-secret' ? 'datadog-cluster.yaml or datadog.yaml' : 'datadog.yaml';
   report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no ${looked} in ${options.cfgPath}; environment only`);
   return config;
 }
@@ -56,11 +61,17 @@ export async function resolveTarget(
     readOnly?: boolean;
     /** A rotation, which creates a missing Secret: --create confirms a namespace not known to be the agent's. */
     create?: { confirmed: boolean };
+    /** Where the running agent's settings lead elsewhere than this run's: `stop` (a rotation) or `report` (status, rollback). */
+    agentSettings?: 'stop' | 'report';
+    /** --override-agent-settings: go on with this run's settings, listing what is overridden. */
+    overrideAgentSettings?: boolean;
   },
 ): Promise<ResolvedTarget> {
   let io = ioGiven;
   let config = await loadTargetConfig(kind, options, io, report);
-  // The runner process's DD_* environment is the one it reads (docs/protocol.md §4): said when it differs, taken only when asked.
+  // The runner process's DD_* environment is the one it reads (docs/configuration.md, "The running
+  // runner's environment"): taken with --env-from-runner; else a value leading to another outcome
+  // stops a rotation (src/rotation/runner-settings.ts).
   const runnerWarnings: string[] = [];
   if (kind === 'file') {
     const runner = await findRunnerProcess(io.env, await ownerOf(config.file));
@@ -73,7 +84,15 @@ export async function resolveTarget(
       config = await loadTargetConfig(kind, options, io, report);
     } else if (runner.found) {
       const differences = environmentDifferences(runner.found.env, io.env);
-      if (differences.length) runnerWarnings.push(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one: ${differences.join('; ')}. Take its environment with --env-from-runner.`);
+      if (differences.length) {
+        const runnerEnv = withRunnerEnvironment(io.env, runner.found.env);
+        const outcomes = await outcomeDifferences(
+          { here: { config, env: io.env }, runner: { config: await loadConfigWith(kind, options, runnerEnv), env: runnerEnv } },
+          { hostname: options.hostname !== undefined, identityFile: options.identityFile !== undefined, ...(options.agentVersion ? { agentVersion: options.agentVersion } : {}) },
+        );
+        runnerWarnings.push(...settleDifferences(outcomes, runner.found, { stop: checks.agentSettings === 'stop', override: checks.overrideAgentSettings === true }));
+        if (!outcomes.length) report.info(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`);
+      }
     }
   }
   // A site or dd_url that is no site (a URL in DD_SITE) is refused before any request, lock or read.

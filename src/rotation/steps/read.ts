@@ -51,7 +51,8 @@ function describeCurrent(current: CurrentIdentity): string {
  * restoring unless --override-agent-settings, which the output then names.
  */
 function refuseUnknownFields(r: Run, current: CurrentIdentity): void {
-  const rollback = r.spec.command === 'rollback';
+  // A writing run that does not enroll restores the previous identity (rollback).
+  const rollback = r.spec.enrolls !== true;
   const found = [...(current.unknownFields ?? []), ...(rollback ? (current.previousUnknownFields ?? []).map((f) => `${f} (in the backup)`) : [])];
   if (!found.length) return;
   const label = need(r.resolved, 'target').target.label;
