@@ -27,7 +27,7 @@ export interface CurrentIdentity {
   rotatedAt?: string;
   rotatedAtSource?: string;
   /**
-   * Fields of the stored identity this tool does not know (a newer agent's, docs/protocol.md §5/§6):
+   * Fields of the stored identity this tool does not know (a newer agent's; docs/protocol.md §5, docs/protocol.md §6):
    * keys of the identity file's JSON, or data keys of the cluster agent's Secret. A rewrite would drop
    * them, so a rotation or rollback stops unless --override-agent-settings.
    */
