@@ -14,7 +14,7 @@ import { apiKeyHash, regionFromSite } from '../identity/index.js';
 // no outcome is an info line.
 
 /** One outcome the two sides disagree on; values are descriptions (keys only by hash). */
-export interface OutcomeDifference {
+interface OutcomeDifference {
   outcome: string;
   here: string;
   runner: string;
