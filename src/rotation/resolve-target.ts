@@ -72,7 +72,6 @@ export async function resolveTarget(
   // The runner process's DD_* environment is the one it reads (docs/configuration.md, "The running
   // runner's environment"): taken with --env-from-runner; else a value leading to another outcome
   // stops a rotation (src/rotation/runner-settings.ts).
-  const runnerWarnings: string[] = [];
   if (kind === 'file') {
     const runner = await findRunnerProcess(io.env, await ownerOf(config.file));
     if (options.envFromRunner) {
@@ -90,7 +89,7 @@ export async function resolveTarget(
           { here: { config, env: io.env }, runner: { config: await loadConfigWith(kind, options, runnerEnv), env: runnerEnv } },
           { hostname: options.hostname !== undefined, identityFile: options.identityFile !== undefined, ...(options.agentVersion ? { agentVersion: options.agentVersion } : {}) },
         );
-        runnerWarnings.push(...settleDifferences(outcomes, runner.found, { stop: checks.agentSettings === 'stop', override: checks.overrideAgentSettings === true }));
+        for (const warning of settleDifferences(outcomes, runner.found, { stop: checks.agentSettings === 'stop', override: checks.overrideAgentSettings === true })) report.warn(warning);
         if (!outcomes.length) report.info(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`);
       }
     }
@@ -115,7 +114,7 @@ export async function resolveTarget(
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
     const { LocalFileTarget } = await import('./targets/local-file.js');
-    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion, runnerWarnings) };
+    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion) };
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
