@@ -1,7 +1,7 @@
 import type { RollbackOptions } from '../commands/rollback.js';
 import type { StatusOptions } from '../rotation/options.js';
 import { DURATIONS } from './duration-flags.js';
-import { AGENT_FLAG, AGENT_VERSION_FLAG, agentOptions, OVERRIDE_AGENT_SETTINGS_FLAG, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
+import { AGENT_FLAG, AGENT_VERSION_FLAG, agentChoiceOptions, agentOptions, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, OVERRIDE_AGENT_SETTINGS_FLAG, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
 import { workloadParser } from './value-parsers.js';
 
@@ -86,6 +86,7 @@ export const rollback: CommandSpec<RollbackOptions> = {
       profile: raw.profile as string,
       timeoutSeconds: raw.timeoutSeconds as number,
       dryRun: Boolean(raw.dryRun),
+      ...agentChoiceOptions(raw),
     }),
   },
 };

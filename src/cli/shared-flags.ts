@@ -49,6 +49,16 @@ export const OVERRIDE_AGENT_SETTINGS_FLAG: FlagSpec = {
   help: "go on when a local setting (-c, -E, DD_* in this shell) leads to another outcome than the running agent's; the output lists what was overridden",
 };
 
+export const ALLOW_REGION_CHANGE_FLAG: FlagSpec = {
+  flags: '--allow-region-change',
+  help: "enroll even when the site's region is not the region of the identity replaced (its URN); without it such a rotation stops before enrolling",
+};
+
+/** --override-agent-settings and --allow-region-change, as options (absent when not given). */
+export function agentChoiceOptions(raw: Raw) {
+  return { ...(raw.overrideAgentSettings ? { overrideAgentSettings: true } : {}), ...(raw.allowRegionChange ? { allowRegionChange: true } : {}) };
+}
+
 export const PROFILE_FLAG = (help: string): FlagSpec => ({ flags: '--profile <name>', help, default: DEFAULT_PROFILE });
 
 export const CREDENTIAL_FLAGS: FlagSpec[] = [

@@ -1,3 +1,4 @@
+import { checkSite } from '../config/endpoint.js';
 import { loadAgentConfig } from '../config/index.js';
 import { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
 import { ConfigError, InterruptedError, stopSignalOf, stoppedBy, UsageError } from '../errors.js';
@@ -5,7 +6,7 @@ import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import { commandLine } from '../rotation/command-line.js';
 import { resolveSite } from '../rotation/datadog-site.js';
-import { DEFAULT_PROFILE } from '../rotation/options.js';
+import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { programName } from '../single-executable.js';
 
 export interface CredentialsOptions extends OutputOptions {
@@ -58,6 +59,8 @@ async function readKeys(io: Io, signal: AbortSignal | undefined): Promise<Profil
 }
 
 async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> {
+  // A site stored is a site every later run uses: refused before the keys are asked for.
+  if (options.site) checkSite(options.site, '--site');
   // Ctrl-C typed at the prompt is a character there, its own INTERRUPTED (io.ts); a signal from outside ends the read too.
   const keys = await readKeys(io, options.signal).catch((err: unknown) => {
     throw options.signal?.aborted ? stopped(options, 'while the keys were read, before anything was stored') : err;
@@ -94,7 +97,7 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
   const { stored, unavailable } = await readStored(options.profile);
   checkStop(options, 'while reading');
   // The agent config may run its secrets backend (up to secret_backend_timeout).
-  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env });
+  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env, given: options.cfgPath !== DEFAULT_CFGPATH });
   checkStop(options, 'while reading');
   const fromProfile = `keychain profile ${options.profile}`;
   const set = (field: string) => config.sourceOf(field) !== 'default' && config.getString(field) !== undefined;

@@ -87,6 +87,11 @@ interface LoadConfigOptions {
    * secret_backend_command, a path in its container: never run here.
    */
   secretsBackend?: false;
+  /**
+   * The path was chosen (a `-c` other than the default): a directory that does not exist is
+   * CONFIG_NOT_FOUND. The default directory may be absent (a container configured by DD_* alone).
+   */
+  given?: boolean;
 }
 
 type Tree = Record<string, unknown>;
@@ -99,11 +104,17 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
-async function findMainFile(cfgPath: string, fileNames: string[]): Promise<string | undefined> {
+function notFound(path: string, what: string, flag: string): ConfigError {
+  return new ConfigError('CONFIG_NOT_FOUND', `${what} ${path} does not exist`, `Nothing was read or changed. Check the path given with ${flag} (a typo?), then run again.`, { file: path });
+}
+
+async function findMainFile(cfgPath: string, fileNames: string[], given: boolean): Promise<string | undefined> {
   if (/\.ya?ml$/.test(cfgPath)) {
     if (await isFile(cfgPath)) return cfgPath;
-    throw new ConfigError('CONFIG_UNREADABLE', `config file ${cfgPath} does not exist`, 'Check the path given with -c (a directory holding datadog.yaml, or the .yaml file itself).', { file: cfgPath });
+    throw notFound(cfgPath, 'config file', '-c (a directory holding datadog.yaml, or the .yaml file itself)');
   }
+  // A directory named on the command line that is not there is a mistake to say, never "environment only".
+  if (given && !(await stat(cfgPath).catch(() => undefined))) throw notFound(cfgPath, 'config directory', '-c');
   for (const name of fileNames) {
     const candidate = join(cfgPath, name);
     if (await isFile(candidate)) return candidate;
@@ -188,13 +199,13 @@ function parseEnvMap(raw: string, name: string): Record<string, unknown> {
 
 export async function loadAgentConfig(options: LoadConfigOptions): Promise<AgentConfig> {
   const fileNames = options.fileNames ?? ['datadog.yaml'];
-  const mainFile = options.cfgPath === undefined ? undefined : await findMainFile(options.cfgPath, fileNames);
+  const mainFile = options.cfgPath === undefined ? undefined : await findMainFile(options.cfgPath, fileNames, options.given === true);
   const layers: { file: string; tree: Tree }[] = [];
   if (mainFile) layers.push({ file: mainFile, tree: await parseYamlFile(mainFile) });
   for (const layer of options.layers ?? []) layers.push({ file: layer.source, tree: await readAgentYaml(layer.source, layer.text) });
   for (const extra of options.extraFiles ?? []) {
     if (!(await isFile(extra))) {
-      throw new ConfigError('CONFIG_UNREADABLE', `extra config file ${extra} does not exist`, 'Check the path given with -E.', { file: extra });
+      throw notFound(extra, 'extra config file', '-E');
     }
     layers.push({ file: extra, tree: await parseYamlFile(extra) });
   }
@@ -259,8 +270,19 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
   return config;
 }
 
-export function requireRunnerEnabled(config: AgentConfig): void {
+export function requireRunnerEnabled(config: AgentConfig, looked?: string): void {
   if (!config.getBool('private_action_runner.enabled')) {
+    // Nothing read at all: the runner is not known to be disabled, its config was not found.
+    // `looked`: the caller read (or looked for) a local config; the settings of an agent read from its
+    // Deployment need no file (Helm's env alone), and say themselves whether the runner is enabled.
+    if (looked !== undefined && config.files.length === 0 && config.sourceOf('private_action_runner.enabled') === 'default') {
+      throw new ConfigError(
+        'CONFIG_NOT_FOUND',
+        `no agent config found${looked ? ` (looked for ${looked})` : ''}, and DD_PRIVATE_ACTION_RUNNER_ENABLED is not set: nothing says this runner is enabled`,
+        "Nothing was changed. Point -c at the agent's config directory (or its .yaml file), or run where the agent's DD_* environment is set (--env-from-runner on the runner's host).",
+        looked ? { looked } : {},
+      );
+    }
     const raw = config.get('private_action_runner.enabled');
     // "yes" in quotes, or in DD_*, is a string the agent's GetBool cannot parse: say what was read.
     const read = typeof raw === 'boolean' || raw === undefined || raw === null ? 'false' : `${sanitizeServerString(JSON.stringify(raw), 80)}, which the agent reads as false`;

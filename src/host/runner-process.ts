@@ -13,7 +13,7 @@ const RUNNER_EXE_SUFFIX = '/embedded/bin/privateactionrunner';
 /** Keys whose values are never shown: only that they differ, their last 4 characters and a fingerprint. */
 const SECRET_VARIABLES = new Set(['DD_API_KEY', 'DD_APP_KEY']);
 
-interface RunnerProcess {
+export interface RunnerProcess {
   pid: number;
   exe: string;
   /** Its DD_* variables. */

@@ -1,4 +1,5 @@
 import { IdentityDecodeError } from '../errors.js';
+import { sanitizeServerString } from '../sanitize.js';
 import { decodePrivateJwk, type PrivateIdentityKey } from './private-jwk.js';
 import { parseUrn, type RunnerUrn } from './urn.js';
 
@@ -12,6 +13,11 @@ export interface IdentityRecord {
   hostname?: string;
   apiKeyHash?: string;
   orchClusterId?: string;
+  /**
+   * Keys of the file this tool does not know (a newer agent's, docs/protocol.md §5), sorted, names
+   * sanitised; a rewrite would drop them. Absent when there are none.
+   */
+  unknownFields?: string[];
 }
 
 export interface DecodedIdentity {
@@ -34,7 +40,20 @@ function optionalString(obj: Record<string, unknown>, key: string): string | und
   return value === '' ? undefined : value;
 }
 
-/** Parses the file text; unknown keys are ignored as the Go reader does. */
+/** The keys of the identity file this tool reads and writes (docs/protocol.md §5). */
+const KNOWN_FILE_KEYS = new Set(['private_key', 'urn', 'hostname', 'api_key_hash', 'orch_cluster_id']);
+
+/** At most this many unknown names are kept (a hostile file could hold thousands). */
+const MAX_UNKNOWN_SHOWN = 20;
+
+/** Names of `keys` outside `known`, sanitised and bounded, for messages and --json. */
+export function unknownNames(keys: Iterable<string>, known: (key: string) => boolean): string[] {
+  const names = [...keys].filter((k) => !known(k)).sort();
+  const shown = names.slice(0, MAX_UNKNOWN_SHOWN).map((k) => sanitizeServerString(k, 80));
+  return names.length > MAX_UNKNOWN_SHOWN ? [...shown, `… ${names.length - MAX_UNKNOWN_SHOWN} more`] : shown;
+}
+
+/** Parses the file text; unknown keys are ignored as the Go reader does, and named in `unknownFields`. */
 export function parseIdentityFile(text: string): IdentityRecord {
   let parsed: unknown;
   try {
@@ -57,6 +76,8 @@ export function parseIdentityFile(text: string): IdentityRecord {
   if (hostname) record.hostname = hostname;
   if (hash) record.apiKeyHash = hash;
   if (cluster) record.orchClusterId = cluster;
+  const unknown = unknownNames(Object.keys(obj), (k) => KNOWN_FILE_KEYS.has(k));
+  if (unknown.length) record.unknownFields = unknown;
   return record;
 }
 

@@ -5,6 +5,7 @@ export {
   type IdentityRecord,
   parseIdentityFile,
   serializeIdentityFile,
+  unknownNames,
 } from './identity-record.js';
 export {
   decodePrivateJwk,

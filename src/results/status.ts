@@ -74,6 +74,18 @@ export interface SecretFacts {
   clusterId?: string | null;
 }
 
+/** The site the agent reads and the region it gives, against the identity's URN region (docs/configuration.md, "Region"). */
+export interface SiteRegion {
+  site: string;
+  /** Where the site came from: a config file, `env DD_SITE`, `dd_url (…)`, `default`. */
+  source: string;
+  /** The region the agent derives from that site. */
+  region: string;
+  /** The region in the URN of the identity in service. */
+  identityRegion: string;
+  matchesIdentity: boolean;
+}
+
 /** `status` of one target. */
 /** The identity that last passed the signed health check in a rotation or rollback, and where it is now. */
 export interface LastVerified {
@@ -97,6 +109,10 @@ export type IdentityStatusResult = Envelope<'status', 'ok'> &
     possibleOrphans: PossibleOrphan[];
     rollbackCommand: string;
     verify: VerifyReport;
+    /** The site's region against the identity's: a mismatch is a finding (a rotation would move the runner). */
+    siteRegion: SiteRegion;
+    /** Fields of the stored identity this tool does not know (a newer agent's); a rotation or rollback stops on them. */
+    unknownFields: string[];
   };
 
 /** One identity Secret of `status --all-namespaces`. */

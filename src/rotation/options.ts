@@ -113,10 +113,16 @@ export interface RotationOptions extends RunOptions, CredentialFlags {
   connections?: boolean;
   /** --create: create a missing cluster-agent Secret in a namespace not known to be the agent's (docs/protocol.md §6c). */
   create?: boolean;
+  /** Enroll even when the site's region is not the region of the URN replaced (docs/configuration.md, "Region"). */
+  allowRegionChange?: boolean;
+  /** Go on where a local setting leads to another outcome than the running agent's, or the identity holds fields a newer agent wrote; the output lists what was overridden. */
+  overrideAgentSettings?: boolean;
 }
 
 export interface RollbackOptions extends RunOptions {
   dryRun: boolean;
+  /** Restore even an identity holding fields a newer agent wrote, or where a local setting leads to another outcome than the running agent's. */
+  overrideAgentSettings?: boolean;
 }
 
 /** status reads only: it has no dry run and never waits for a lock. */

@@ -45,7 +45,7 @@ function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spe
 
 export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
   // A Helm runner's config is often no more than its credentials: only the other two need it enabled.
-  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true }, io);
+  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true, enrolls: true }, io);
   const plan = await runSteps(ROTATION_STEPS, r);
   if (r.skipped) return skippedResult(r, command);
   return options.dryRun ? rotationPlanResult(r, command, plan) : rotationResult(r, command);

@@ -1,4 +1,4 @@
-import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveIdentityPath } from '../config/index.js';
+import { type AgentConfig, loadAgentConfig, requireRunnerEnabled, resolveEndpoint, resolveIdentityPath } from '../config/index.js';
 import { ConfigError, KubernetesError, UsageError } from '../errors.js';
 import { environmentDifferences, findRunnerProcess, ownerOf, withRunnerEnvironment } from '../host/runner-process.js';
 import { describeSightings, namespacesOf, type Sightings } from '../kube/agent-workloads.js';
@@ -12,6 +12,7 @@ import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
 import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from './options.js';
+import { outcomeDifferences, settleDifferences } from './runner-settings.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
@@ -28,23 +29,28 @@ export interface ResolvedTarget {
   env?: NodeJS.ProcessEnv;
 }
 
+/** The config of a target kind as the agent would load it with `env`; says nothing. */
+function loadConfigWith(kind: TargetKind, options: TargetOptions, env: NodeJS.ProcessEnv): Promise<AgentConfig> {
+  return loadAgentConfig({
+    cfgPath: options.cfgPath,
+    extraFiles: options.extraCfg,
+    env,
+    ...(kind === 'cluster-secret' ? { fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] } : {}),
+    given: configPathGiven(options),
+  });
+}
+
 /** The cluster agent reads datadog-cluster.yaml; a lone datadog.yaml is accepted and named. */
 export async function loadTargetConfig(kind: TargetKind, options: TargetOptions, io: Io, report: Reporter): Promise<AgentConfig> {
-  const clusterAgent = kind === 'cluster-secret';
   // Off-cluster with no -c, this host's default config path is a host agent's, not the cluster agent's: not
   // read. Nor in another Pod (the shipped CronJob's) when --agent names the agent whose settings to take.
-  if (clusterAgent && !configPathGiven(options) && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
+  if (kind === 'cluster-secret' && !configPathGiven(options) && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
     const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
     report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`);
     return config;
   }
-  const config = await loadAgentConfig({
-    cfgPath: options.cfgPath,
-    extraFiles: options.extraCfg,
-    env: io.env,
-    ...(clusterAgent ? { fileNames: ['datadog-cluster.yaml', 'datadog.yaml'] } : {}),
-  });
-  const looked = clusterAgent ? 'datadog-cluster.yaml or datadog.yaml' : 'datadog.yaml';
+  const config = await loadConfigWith(kind, options, io.env);
+  const looked = kind === 'cluster-secret' ? 'datadog-cluster.yaml or datadog.yaml' : 'datadog.yaml';
   report.info(config.file ? `config: ${config.files.join(', ')}` : `config: no ${looked} in ${options.cfgPath}; environment only`);
   return config;
 }
@@ -69,12 +75,17 @@ export async function resolveTarget(
     readOnly?: boolean;
     /** A rotation, which creates a missing Secret: --create confirms a namespace not known to be the agent's. */
     create?: { confirmed: boolean };
+    /** Where the running agent's settings lead elsewhere than this run's: `stop` (a rotation) or `report` (status, rollback). */
+    agentSettings?: 'stop' | 'report';
+    /** --override-agent-settings: go on with this run's settings, listing what is overridden. */
+    overrideAgentSettings?: boolean;
   },
 ): Promise<ResolvedTarget> {
   let io = ioGiven;
   let config = await loadTargetConfig(kind, options, io, report);
-  // The runner process's DD_* environment is the one it reads (docs/protocol.md §4): said when it differs, taken only when asked.
-  const runnerWarnings: string[] = [];
+  // The runner process's DD_* environment is the one it reads (docs/configuration.md, "The running
+  // runner's environment"): taken with --env-from-runner; else a value leading to another outcome
+  // stops a rotation (src/rotation/runner-settings.ts).
   if (kind === 'file') {
     const runner = await findRunnerProcess(io.env, await ownerOf(config.file));
     if (options.envFromRunner) {
@@ -86,9 +97,19 @@ export async function resolveTarget(
       config = await loadTargetConfig(kind, options, io, report);
     } else if (runner.found) {
       const differences = environmentDifferences(runner.found.env, io.env);
-      if (differences.length) runnerWarnings.push(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one: ${differences.join('; ')}. Take its environment with --env-from-runner.`);
+      if (differences.length) {
+        const runnerEnv = withRunnerEnvironment(io.env, runner.found.env);
+        const outcomes = await outcomeDifferences(
+          { here: { config, env: io.env }, runner: { config: await loadConfigWith(kind, options, runnerEnv), env: runnerEnv } },
+          { hostname: options.hostname !== undefined, identityFile: options.identityFile !== undefined, ...(options.agentVersion ? { agentVersion: options.agentVersion } : {}) },
+        );
+        for (const warning of settleDifferences(outcomes, runner.found, { stop: checks.agentSettings === 'stop', override: checks.overrideAgentSettings === true })) report.warn(warning);
+        if (!outcomes.length) report.info(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`);
+      }
     }
   }
+  // A site or dd_url that is no site (a URL in DD_SITE) is refused before any request, lock or read.
+  resolveEndpoint(config, io.env);
   const configNs = config.getString('kube_resources_namespace');
   // Off-cluster, the cluster agent's settings are its Deployment's (src/session); inside its Pod the config is its
   // own. An explicit --agent takes them from that Deployment from anywhere, a CronJob's Pod included (deploy/).
@@ -106,11 +127,11 @@ export async function resolveTarget(
   const selectors = { config: configSelector({ ...options, defaultCfgPath: DEFAULT_CFGPATH }), kube: kubeSelector(options) };
   const keepPrevious = options.keepPrevious !== false;
   if (kind === 'file') {
-    if (checks.requireEnabled) requireRunnerEnabled(config);
+    if (checks.requireEnabled) requireRunnerEnabled(config, `datadog.yaml in ${options.cfgPath}`);
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
     const { LocalFileTarget } = await import('./targets/local-file.js');
-    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion, runnerWarnings) };
+    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion) };
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
@@ -134,7 +155,7 @@ export async function resolveTarget(
       const target = new ClusterAgentSecretTarget(config, located.session, resolved, selectors, keepPrevious, io, checks.create, agent.summary);
       return { config, cluster, target, env: io.env, ...(agent.summary ? { agent: agent.summary } : {}) };
     }
-    if (checks.requireEnabled) requireSecretStorage(config);
+    if (checks.requireEnabled) requireSecretStorage(config, `datadog-cluster.yaml or datadog.yaml in ${options.cfgPath}`);
     const { findClusterAgentWorkloads } = await import('../kube/agent-workloads.js');
     const { session, resolved } = await locateClusterSecret(config, cluster, { ...options, ...(checks.readOnly ? { readOnly: true } : {}) }, io, report, (s) => findClusterAgentWorkloads(s.conn.apps()));
     return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io, checks.create) };

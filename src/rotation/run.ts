@@ -3,6 +3,7 @@ import type { DecodedIdentity, PrivateIdentityKey } from '../identity/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import type { CredentialCheck } from '../results/rotation.js';
+import type { SiteRegion } from '../results/status.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import type { WorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterSession } from './cluster-session.js';
@@ -31,6 +32,8 @@ export interface RunSpec<O extends RunOptions = RunOptions> {
   requireEnabled: boolean;
   /** A rotation creates a missing cluster-agent Secret, only where it is sure to be the agent's (docs/protocol.md §6c). */
   createsMissing?: boolean;
+  /** The run enrolls a new runner (a rotation): what it resolves must lead where the agent's settings do (src/rotation/runner-settings.ts). */
+  enrolls?: boolean;
 }
 
 /** Each field is set by exactly one step. */
@@ -73,6 +76,8 @@ export interface Run<O extends RunOptions = RunOptions> {
   change?: 'rotated' | 'rolled back';
   verify?: VerifyReport;
   rolledOut?: RolloutOutcome;
+  /** status: the site the agent reads against the identity's region. */
+  siteRegion?: SiteRegion;
   /** Set by the read step when --if-older-than finds nothing due: the run stops there, successfully. */
   skipped?: { reason: string; ageSeconds: number | null };
 }

@@ -27,6 +27,14 @@ export interface CurrentIdentity {
   /** When the identity in service was written (RFC 3339), and how we know. */
   rotatedAt?: string;
   rotatedAtSource?: string;
+  /**
+   * Fields of the stored identity this tool does not know (a newer agent's; docs/protocol.md §5, docs/protocol.md §6):
+   * keys of the identity file's JSON, or data keys of the cluster agent's Secret. A rewrite would drop
+   * them, so a rotation or rollback stops unless --override-agent-settings.
+   */
+  unknownFields?: string[];
+  /** The same for the identity a rollback would restore (the file backup). */
+  previousUnknownFields?: string[];
   /** Human lines describing what was read (never key material). */
   notes: string[];
   warnings: string[];

@@ -7,7 +7,7 @@ import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulat
 import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
 import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
-import { parseIdentityFile } from '../../src/identity/index.js';
+import { apiKeyHash, parseIdentityFile } from '../../src/identity/index.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
 
 // The built binary on simulated hosts: it must write and report the hostname the Go agent would
@@ -298,29 +298,77 @@ describe('the running runner process: its DD_* environment is the one it reads',
     return root;
   }
 
-  it('status says what differs (the API key only masked); --env-from-runner takes the runner\'s environment', async () => {
+  it("a runner value with another outcome stops a rotation before enrolling, naming both (keys by hash); --env-from-runner takes the runner's, --override-agent-settings this shell's", async () => {
     await agentConfig();
-    const root = await fakeRunner({ DD_API_KEY: DEFAULT_API_KEY, DD_HOSTNAME: 'from-runner' });
+    // The runner points at the same emulator (the test hook is one of its DD_* too); its key and hostname are not this shell's.
+    const root = await fakeRunner({ DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_API_KEY: DEFAULT_API_KEY, DD_HOSTNAME: 'from-runner' });
     const shellKey = 'shell-api-key-0000000000000000wxyz';
     const env = { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name', DD_API_KEY: shellKey };
+    const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
     try {
+      const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
+      expect(refused.code, refused.stderr).toBe(3);
+      const error = JSON.parse(refused.stdout) as { code: string; message: string; details: { outcomes: string[] } };
+      expect(error.code).toBe('AGENT_SETTINGS_MISMATCH');
+      expect(error.details.outcomes).toEqual(['API key the runner hashes', 'hostname (runner name and the stored hostname)']);
+      expect(error.message).toContain(`API key the runner hashes: here api_key_hash ${apiKeyHash(shellKey).slice(0, 12)}… (from env DD_API_KEY); the runner (pid 4242) api_key_hash ${apiKeyHash(DEFAULT_API_KEY).slice(0, 12)}… (from env DD_API_KEY)`);
+      expect(error.message).toContain('hostname (runner name and the stored hostname): here os-name (OS hostname); the runner (pid 4242) from-runner (config hostname (env DD_HOSTNAME))');
+      expect(refused.stdout + refused.stderr).not.toContain(DEFAULT_API_KEY);
+      expect(refused.stdout + refused.stderr).not.toContain(shellKey);
+      expect(enrolls()).toBe(0);
+      expect(await fx.files()).toEqual(['datadog.yaml']);
+
       const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--env-from-runner'], { env });
       expect(rotated.code, rotated.stderr).toBe(0);
       expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'from-runner', hostnameSource: 'config hostname (env DD_HOSTNAME)' });
       expect(rotated.stdout + rotated.stderr).not.toContain(DEFAULT_API_KEY);
 
-      // Without the flag: this shell's key and hostname, which the runner does not use; said, masked.
+      // status reports the same outcomes (it changes nothing), and predicts what this shell's values would do.
       const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
       const text = status.stdout + status.stderr;
-      expect(text).toContain('the running runner (pid 4242) has another DD_* environment than this one');
-      expect(text).toContain(`DD_API_KEY differs (runner …${DEFAULT_API_KEY.slice(-4)}`);
-      expect(text).toContain('here …wxyz');
-      expect(text).toContain('DD_HOSTNAME is set in the runner only');
+      expect(text).toContain('the running runner reads other settings than this run, with another outcome: API key the runner hashes');
+      expect(text).toContain('hostname (runner name and the stored hostname): here os-name');
       expect(text).not.toContain(DEFAULT_API_KEY);
       expect(text).not.toContain(shellKey);
       expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'os-name', agentWouldReEnroll: true });
       const taken = await fx.run(['status', '-c', fx.dir, '--json', '--env-from-runner'], { env });
       expect(JSON.parse(taken.stdout)).toMatchObject({ hostname: 'from-runner', agentWouldReEnroll: false });
+
+      // --override-agent-settings: this shell's values (here its hostname; the key is the config's, as the runner's), each overridden outcome listed.
+      const overridden = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--override-agent-settings'], { env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+      expect(overridden.code, overridden.stderr).toBe(0);
+      expect(JSON.parse(overridden.stdout)).toMatchObject({ hostname: 'os-name' });
+      expect(overridden.stderr).toContain("warning: --override-agent-settings: overriding the running runner's setting, hostname (runner name and the stored hostname): here os-name (OS hostname); the runner (pid 4242) from-runner");
+      expect(overridden.stderr).not.toContain('API key the runner hashes');
+      expect(overridden.stdout + overridden.stderr).not.toContain(shellKey);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a DD_SITE in this shell that the runner does not have: the endpoint and region differ, named with both sources', async () => {
+    await agentConfig();
+    const root = await fakeRunner({ DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' });
+    try {
+      const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name', DD_SITE: 'datadoghq.eu' } });
+      expect(refused.code, refused.stderr).toBe(3);
+      const error = JSON.parse(refused.stdout) as { code: string; message: string };
+      expect(error.code).toBe('AGENT_SETTINGS_MISMATCH');
+      expect(error.message).toContain(`enrollment endpoint and site region: here ${fx.emulator.url}, site datadoghq.eu (from env DD_SITE), region eu1; the runner (pid 4242) ${fx.emulator.url}, site datadoghq.com (from default), region us1`);
+      expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a DD_* difference that changes no outcome is an info line, and the rotation goes on', async () => {
+    await agentConfig();
+    const root = await fakeRunner({ DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_LOG_LEVEL: 'debug' });
+    try {
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain('the running runner (pid 4242) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): DD_LOG_LEVEL is set in the runner only');
+      expect(run.stderr).not.toContain('warning');
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -1,4 +1,4 @@
-import { chmod, chown, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FaultStep } from '../../src/emulators/enrollment/index.js';
@@ -117,7 +117,10 @@ describe('rotate-identity refuses before enrolling', () => {
   });
 
   it('when no config file is loaded and no --identity-file is given (exit 3)', async () => {
-    const run = await fx.run(['rotate-identity', '-c', join(fx.dir, 'nowhere')], { env: { DD_PRIVATE_ACTION_RUNNER_ENABLED: 'true' } });
+    // A directory that exists and holds no datadog.yaml (one that does not exist is CONFIG_NOT_FOUND).
+    const empty = join(fx.dir, 'empty');
+    await mkdir(empty);
+    const run = await fx.run(['rotate-identity', '-c', empty], { env: { DD_PRIVATE_ACTION_RUNNER_ENABLED: 'true' } });
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('error[IDENTITY_PATH_UNRESOLVED]');
     expect(run.stderr).toContain('--identity-file');

@@ -122,11 +122,11 @@ describe('files: main file, then -E extra files merged over it (later wins)', ()
     expect(config.getString('site')).toBe('datadoghq.com');
   });
 
-  it('a missing -E file is refused with CONFIG_UNREADABLE naming it', async () => {
+  it('a missing -E file is refused with CONFIG_NOT_FOUND naming it', async () => {
     await write('datadog.yaml', 'site: datadoghq.eu\n');
     const missing = join(dir, 'nope.yaml');
     const err = await configError(load({}, [missing]));
-    expect(err.code).toBe('CONFIG_UNREADABLE');
+    expect(err.code).toBe('CONFIG_NOT_FOUND');
     expect(err.exitCode).toBe(3);
     expect(err.message).toBe(`extra config file ${missing} does not exist`);
     expect(err.details).toEqual({ file: missing });
@@ -200,7 +200,23 @@ describe('files: main file, then -E extra files merged over it (later wins)', ()
   });
 
   it('-c pointing at a missing .yaml file is an error, not a silent fall back to defaults', async () => {
-    await expect(loadAgentConfig({ cfgPath: join(dir, 'absent.yaml'), env: {} })).rejects.toMatchObject({ code: 'CONFIG_UNREADABLE' });
+    await expect(loadAgentConfig({ cfgPath: join(dir, 'absent.yaml'), env: {} })).rejects.toMatchObject({ code: 'CONFIG_NOT_FOUND' });
+  });
+
+  it('-c naming a directory that does not exist is CONFIG_NOT_FOUND when given, environment only when it is the default (issue 30 point 5)', async () => {
+    const typo = join(dir, 'datadog-agnet');
+    await expect(loadAgentConfig({ cfgPath: typo, env: {}, given: true })).rejects.toMatchObject({ code: 'CONFIG_NOT_FOUND', message: `config directory ${typo} does not exist` });
+    const envOnly = await loadAgentConfig({ cfgPath: typo, env: { DD_PRIVATE_ACTION_RUNNER_ENABLED: 'true' } });
+    expect(envOnly.files).toEqual([]);
+    // A directory that exists without datadog.yaml stays "environment only".
+    expect((await loadAgentConfig({ cfgPath: dir, env: {}, given: true })).files).toEqual([]);
+  });
+
+  it('no config file and nothing enabling the runner: CONFIG_NOT_FOUND saying where, never RUNNER_DISABLED', async () => {
+    const none = await loadAgentConfig({ cfgPath: join(dir, 'nowhere'), env: {} });
+    expect(() => requireRunnerEnabled(none, 'datadog.yaml in /nowhere')).toThrow(expect.objectContaining({ code: 'CONFIG_NOT_FOUND', message: expect.stringContaining('(looked for datadog.yaml in /nowhere)') }));
+    const disabled = await loadAgentConfig({ cfgPath: join(dir, 'nowhere'), env: { DD_PRIVATE_ACTION_RUNNER_ENABLED: 'false' } });
+    expect(() => requireRunnerEnabled(disabled, 'datadog.yaml in /nowhere')).toThrow(expect.objectContaining({ code: 'RUNNER_DISABLED' }));
   });
 });
 
@@ -343,8 +359,8 @@ describe('requireRunnerEnabled', () => {
     expect(() => requireRunnerEnabled(config)).not.toThrow();
   });
 
-  it('the default (no file, no env) is disabled', async () => {
+  it('no file and no env: not "disabled" but no config found (issue 30 point 5)', async () => {
     const config = await load();
-    expect(() => requireRunnerEnabled(config)).toThrow('private_action_runner.enabled is false (from default)');
+    expect(() => requireRunnerEnabled(config)).toThrow(expect.objectContaining({ code: 'CONFIG_NOT_FOUND' }));
   });
 });

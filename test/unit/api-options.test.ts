@@ -109,7 +109,7 @@ describe('the options are the flags (the schemas are read from the command table
   // (and Required<> one it has that is missing), the comparison below a flag the type lacks.
   const signal = new AbortController().signal;
   const program = { env: {}, onProgress: () => undefined };
-  const rotation = { ...program, apiKey: 'a', appKey: 'b', apiKeyFile: '/k', appKeyFile: '/p', profile: 'p', agentVersion: '7.66.0', connections: false, timeoutSeconds: 1, dryRun: true, verify: false, keepPrevious: false, ifOlderThanSeconds: 1, waitLockSeconds: 0, rollout: 'deployment/x', fallback: true, rolloutTimeoutSeconds: 1, signal, cfgPath: '/c', extraCfg: ['/e'], kubeconfig: '/kc', context: 'c', namespace: 'n' };
+  const rotation = { ...program, apiKey: 'a', appKey: 'b', apiKeyFile: '/k', appKeyFile: '/p', profile: 'p', agentVersion: '7.66.0', connections: false, timeoutSeconds: 1, dryRun: true, verify: false, keepPrevious: false, ifOlderThanSeconds: 1, waitLockSeconds: 0, rollout: 'deployment/x', fallback: true, rolloutTimeoutSeconds: 1, allowRegionChange: true, overrideAgentSettings: true, signal, cfgPath: '/c', extraCfg: ['/e'], kubeconfig: '/kc', context: 'c', namespace: 'n' };
   const every = {
     rotateIdentity: { ...rotation, identityFile: '/i', k8sSecret: 's', hostname: 'h', envFromRunner: true } satisfies Required<RotateIdentityOptions>,
     rotateParIdentity: { ...rotation, secretName: 's', create: true, agent: 'deployment/a', overrideAgentSettings: true } satisfies Required<RotateParIdentityOptions>,

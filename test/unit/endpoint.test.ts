@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
-import { DEFAULT_SITE, resolveEndpoint, siteFromHost } from '../../src/config/endpoint.js';
+import { checkSite, DEFAULT_SITE, resolveEndpoint, siteFromHost, siteProblem } from '../../src/config/endpoint.js';
 import { ConfigError } from '../../src/errors.js';
 import { regionFromSite } from '../../src/identity/urn.js';
 
@@ -102,13 +102,15 @@ describe('resolveEndpoint (docs/protocol.md §3)', () => {
   });
 
   it.each([
-    ['without the hook', {}],
-    ['with the hook', { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' }],
-  ])('a dd_url that is not a URL is CONFIG_VALUE (%s)', async (_name, extra) => {
-    const err = await endpointFor({ DD_DD_URL: 'app.datadoghq.eu', ...extra }).catch((e: unknown) => e);
+    ['without the hook', {}, 'app.datadoghq.eu'],
+    ['with the hook', { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' }, 'app.datadoghq.eu'],
+    ['another scheme', {}, 'ftp://app.datadoghq.eu'],
+    ['no host', { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' }, 'file:///tmp/x'],
+  ])('a dd_url that is not an http(s) URL is SITE_INVALID, naming value and source (%s)', async (_name, extra, ddUrl) => {
+    const err = await endpointFor({ DD_DD_URL: ddUrl, ...extra }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).code).toBe('CONFIG_VALUE');
-    expect((err as ConfigError).message).toBe('dd_url "app.datadoghq.eu" is not a URL');
+    expect((err as ConfigError).code).toBe('SITE_INVALID');
+    expect((err as ConfigError).message).toBe(`dd_url ${JSON.stringify(ddUrl)} (from env DD_DD_URL) is not an http or https URL`);
   });
 
   it('the site of the endpoint gives the URN region', async () => {
@@ -129,5 +131,70 @@ describe('the site stored with the keychain keys (docs/configuration.md §Site)'
   ])('%s', async (_name, env, site, siteSource) => {
     const config = await loadAgentConfig({ cfgPath: dir, env });
     expect(resolveEndpoint(config, env, stored)).toMatchObject({ site, siteSource });
+  });
+});
+
+describe('the site rule: a bare DNS name, as the agent puts it in https://api.<site> (docs/configuration.md, "Site")', () => {
+  it.each(['datadoghq.com', 'datadoghq.eu', 'us3.datadoghq.com', 'us5.datadoghq.com', 'ap1.datadoghq.com', 'ap2.datadoghq.com', 'ddog-gov.com', 'datad0g.com', 'DATADOGHQ.EU', 'datadoghq.com.', 'site.example-corp.internal'])(
+    '%s is a site name',
+    (site) => {
+      expect(siteProblem(site)).toBeUndefined();
+      expect(() => checkSite(site, 'env DD_SITE')).not.toThrow();
+    },
+  );
+
+  it.each([
+    ['https://app.datadoghq.eu', 'it is a URL (scheme and host), not a site name', 'datadoghq.eu'],
+    ['app.datadoghq.eu/', 'it contains a path', 'datadoghq.eu'],
+    ['datadoghq.eu:443', 'it contains a port', 'datadoghq.eu'],
+    ['user@datadoghq.eu', 'it contains a user name', 'datadoghq.eu'],
+    ['datadoghq eu', 'it contains blanks', undefined],
+    ['datadoghq', 'it is a single label, not a domain', undefined],
+    ['-bad.datadoghq.com', 'it is not a DNS name (letters, digits, inner hyphens, dot-separated)', undefined],
+    ['datadoghq..com', 'it is not a DNS name (letters, digits, inner hyphens, dot-separated)', undefined],
+    ['datadoghq_eu.com', 'it is not a DNS name (letters, digits, inner hyphens, dot-separated)', undefined],
+  ])('%s is refused: %s', (site, problem, meant) => {
+    expect(siteProblem(site)).toBe(problem);
+    const err = (() => {
+      try {
+        checkSite(site, 'env DD_SITE');
+      } catch (e) {
+        return e;
+      }
+    })() as ConfigError;
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.code).toBe('SITE_INVALID');
+    expect(err.exitCode).toBe(3);
+    expect(err.message).toContain(`site ${JSON.stringify(site)} (from env DD_SITE) is not a Datadog site name: ${problem}`);
+    if (meant) expect(err.hint).toContain(`(${meant} for this value)`);
+  });
+
+  it('resolveEndpoint refuses a URL in DD_SITE even when dd_url decides the host (issue 30 point 3)', async () => {
+    for (const env of [{ DD_SITE: 'https://app.datadoghq.eu' }, { DD_SITE: 'https://app.datadoghq.eu', DD_DD_URL: 'https://app.datadoghq.eu' }]) {
+      const err = await endpointFor(env).catch((e: unknown) => e);
+      expect((err as ConfigError).code).toBe('SITE_INVALID');
+      expect((err as ConfigError).message).toContain('site "https://app.datadoghq.eu" (from env DD_SITE)');
+    }
+  });
+
+  it('a stored (keychain) site is held to the same rule', async () => {
+    const config = await loadAgentConfig({ cfgPath: dir, env: {} });
+    expect(() => resolveEndpoint(config, {}, { site: 'https://datadoghq.eu', source: 'keychain profile p' })).toThrow('(from keychain profile p)');
+  });
+});
+
+describe('site → URN region (docs/protocol.md §1)', () => {
+  it.each([
+    ['datadoghq.com', 'us1'],
+    ['datadoghq.eu', 'eu1'],
+    ['DATADOGHQ.EU.', 'eu1'],
+    ['us3.datadoghq.com', 'us3'],
+    ['us5.datadoghq.com', 'us5'],
+    ['ap1.datadoghq.com', 'ap1'],
+    ['ap2.datadoghq.com', 'ap2'],
+    ['ddog-gov.com', 'us1'],
+    ['datad0g.com', 'us1'],
+  ])('%s → %s', (site, region) => {
+    expect(regionFromSite(site)).toBe(region);
   });
 });

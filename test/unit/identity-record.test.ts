@@ -47,9 +47,21 @@ describe('serializeIdentityFile: exact bytes (docs/protocol.md §5)', () => {
 });
 
 describe('parseIdentityFile', () => {
-  it('accepts orch_cluster_id and ignores unknown keys (as the Go reader does)', () => {
+  it('accepts orch_cluster_id and reads past unknown keys (as the Go reader does), naming them', () => {
     const text = JSON.stringify({ private_key: A.encoded, urn: URN, orch_cluster_id: 'cluster-uid', future_field: { a: 1 }, hostname: 'h' });
-    expect(parseIdentityFile(text)).toEqual({ privateKey: A.encoded, urn: URN, orchClusterId: 'cluster-uid', hostname: 'h' });
+    expect(parseIdentityFile(text)).toEqual({ privateKey: A.encoded, urn: URN, orchClusterId: 'cluster-uid', hostname: 'h', unknownFields: ['future_field'] });
+  });
+
+  it("names a newer agent's fields (datadog-agent #56545), sorted and sanitised, at most 20 of them", () => {
+    const newer = { authorization_type: 'wif', provider: 'aws', runner_name: 'r', pending: false, intake_mapping_id: 'm', authorization_version: 2 };
+    expect(parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, ...newer })).unknownFields).toEqual(['authorization_type', 'authorization_version', 'intake_mapping_id', 'pending', 'provider', 'runner_name']);
+    const many = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`f${String(i).padStart(2, '0')}`, i]));
+    const fields = parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, ...many, 'evil\u001b[2Jkey': 1 })).unknownFields!;
+    expect(fields).toHaveLength(21);
+    expect(fields.at(-1)).toBe('… 6 more');
+    expect(fields.join('')).not.toContain('\u001b');
+    // The serialised form is the agent's: unknown fields are not written (the rotation refuses without --override-agent-settings).
+    expect(serializeIdentityFile(parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, provider: 'aws' })))).toBe(JSON.stringify({ private_key: A.encoded, urn: URN }));
   });
 
   it('accepts pretty-printed JSON with a trailing newline (what a human may have written)', () => {

@@ -1,6 +1,6 @@
 import { ExitCode } from '../../errors.js';
 import type { CommandResult } from '../../output.js';
-import type { IdentityStatusResult, LastVerified } from '../../results/status.js';
+import type { IdentityStatusResult, LastVerified, SiteRegion } from '../../results/status.js';
 import { ageOf, describeAge } from '../age.js';
 import { rollbackCommandOf } from '../command-line.js';
 import { need, type Run } from '../run.js';
@@ -20,6 +20,11 @@ function describeLastVerified(mark: LastVerified | null): string {
   if (!mark) return 'unknown (no rotation or rollback by par-identity has passed the health check here)';
   const where = mark.is === 'current' ? 'the identity in service' : mark.is === 'previous' ? 'the PREVIOUS identity: the one in service never passed; roll back or rotate' : 'held neither in service nor as previous';
   return `${mark.urn} (fingerprint ${mark.fingerprint}) at ${mark.verifiedAt}: ${where}`;
+}
+
+function describeSiteRegion(found: SiteRegion): string {
+  const base = `${found.site} (from ${found.source}), region ${found.region}`;
+  return found.matchesIdentity ? `${base}: the identity's` : `${base}: NOT the identity's region ${found.identityRegion}`;
 }
 
 /** status of one target: what is in service, what a rollback would restore, the target's facts, the online check. */
@@ -52,11 +57,15 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
       possibleOrphans,
       rollbackCommand: rollbackCommandOf(target),
       verify,
+      siteRegion: need(r.siteRegion, 'site region'),
+      unknownFields: current.unknownFields ?? [],
     },
     summary: [
       `identity: ${now.urn}  (${target.label})`,
       `  org / runner: ${now.orgId} / ${now.runnerId} (region ${now.region})`,
       `  fingerprint:  ${now.fingerprint}`,
+      `  site:         ${describeSiteRegion(need(r.siteRegion, 'site region'))}`,
+      ...(current.unknownFields?.length ? [`  UNKNOWN FIELDS: ${current.unknownFields.join(', ')} (a newer agent's; a rotation or rollback stops unless --override-agent-settings)`] : []),
       `  written:      ${current.rotatedAt ? `${current.rotatedAt} (${describeAge(age ?? 0)} ago; from ${current.rotatedAtSource})` : 'unknown'}`,
       ...facts.lines,
       ...possibleOrphans.map((o) => `  POSSIBLE ORPHAN (${o.state}): ${describeOrphan(o)}`),

@@ -1,5 +1,7 @@
+import { resolveEndpoint } from '../../config/index.js';
 import { KubernetesError, StorageError } from '../../errors.js';
 import { rollbackCommandOf } from '../command-line.js';
+import { describeRegionChange, siteRegionOf } from '../region-check.js';
 import { need, type Step } from '../run.js';
 
 /** status: an identity must be in service; then the target's own facts (file mode, backup, previous_*, labels, re-enroll). */
@@ -25,6 +27,10 @@ export const inspect: Step = {
     }
     r.facts = await target.facts(current);
     for (const warning of r.facts.warnings) r.report.warn(warning);
+    // The site the agent reads (its config and environment; a keychain site is this tool's alone).
+    r.siteRegion = siteRegionOf(resolveEndpoint(need(r.resolved, 'target').config, r.io.env), current.identity);
+    if (!r.siteRegion.matchesIdentity) r.report.warn(`${describeRegionChange(r.siteRegion, current.identity.record.urn)}: a rotation with this site would move the runner (it stops unless --allow-region-change)`);
+    if (current.unknownFields?.length) r.report.warn(`${target.label} holds fields this tool does not know (a newer agent's): ${current.unknownFields.join(', ')}; a rotation or rollback stops unless --override-agent-settings`);
     r.inService = current.identity;
   },
   async plan(r) {

@@ -1,5 +1,6 @@
 import { parseWorkloadRef } from '../../rollout/workload-ref.js';
 import { resolveEnrollmentContext } from '../enrollment-context.js';
+import { checkRegionChange } from '../region-check.js';
 import type { RotationOptions } from '../options.js';
 import { need, type Step } from '../run.js';
 
@@ -20,6 +21,9 @@ export const preflight: Step<RotationOptions> = {
     const imageVersion = r.resolved?.agent?.version;
     const flags = imageVersion && r.spec.options.agentVersion === undefined ? { ...r.spec.options, agentVersion: imageVersion, agentVersionSource: 'cluster agent image' as const } : r.spec.options;
     const ctx = await resolveEnrollmentContext(config, flags, r.io, r.report, r.requests);
+    // The new URN takes the site's region: another region than the URN replaced stops here, before enrolling.
+    const regionChange = checkRegionChange(ctx.endpoint, need(r.current, 'current identity').identity, r.spec.options.allowRegionChange === true);
+    if (regionChange) r.report.warn(regionChange);
     // Every Datadog request of the run (key checks, enrollment, health check, connections) stops with it.
     r.ctx = r.requests ? { ...ctx, network: { ...ctx.network, signal: r.requests } } : ctx;
     // This tool's own version says nothing about what the agent does with the change.

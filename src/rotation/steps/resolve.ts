@@ -13,6 +13,9 @@ export const resolve: Step = {
       ...(r.requests ? { signal: r.requests } : {}),
       ...(spec.access === 'read' ? { readOnly: true } : {}),
       ...(spec.createsMissing ? { create: { confirmed: (spec.options as { create?: boolean }).create === true } } : {}),
+      // A rotation enrolls with what it resolves: a local setting leading elsewhere than the agent's stops it.
+      agentSettings: spec.enrolls ? 'stop' : 'report',
+      ...((spec.options as { overrideAgentSettings?: boolean }).overrideAgentSettings ? { overrideAgentSettings: true } : {}),
     });
     // The cluster agent's own environment switch (src/session): the later steps read the run's env.
     if (r.resolved.env) r.io = { ...r.io, env: r.resolved.env };

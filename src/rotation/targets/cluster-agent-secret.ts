@@ -18,8 +18,8 @@ import { agentVersionOfImage, isReleaseVersion, reloadBehaviour } from '../../ag
 // api_key_hash, the agent's labels, and previous_* kept beside them (the Go reader ignores extras).
 
 /** The cluster agent keeps its identity in a Secret only with identity_use_k8s_secret (default true). */
-export function requireSecretStorage(config: AgentConfig): void {
-  requireRunnerEnabled(config);
+export function requireSecretStorage(config: AgentConfig, looked?: string): void {
+  requireRunnerEnabled(config, looked);
   if (!config.getBool('private_action_runner.identity_use_k8s_secret')) {
     throw new ConfigError(
       'SECRET_STORAGE_DISABLED',

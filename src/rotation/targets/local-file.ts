@@ -49,6 +49,8 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
     current.notes.push('no identity yet: this enrolls a first one');
   }
   if (backup.state === 'ok') current.previous = backup.identity;
+  if (live.state === 'ok' && live.identity.record.unknownFields) current.unknownFields = live.identity.record.unknownFields;
+  if (backup.state === 'ok' && backup.identity.record.unknownFields) current.previousUnknownFields = backup.identity.record.unknownFields;
   return current;
 }
 
@@ -76,8 +78,6 @@ export class LocalFileTarget implements IdentityTarget {
     /** --hostname: overrides the agent's IPC answer and the hostname chain. */
     private readonly hostnameOverride?: string,
     private readonly agentVersion?: string,
-    /** The running runner's environment differs from this one (resolve-target.ts). */
-    private readonly runnerWarnings: string[] = [],
   ) {
     this.path = identityPath.path;
     this.label = `identity file ${this.path}`;
@@ -156,7 +156,7 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   async preflight(): Promise<Preflight> {
-    const warnings = [...(await preflightIdentityDirectory(this.path)).warnings, ...this.runnerWarnings];
+    const warnings = [...(await preflightIdentityDirectory(this.path)).warnings];
     const host = await this.resolveHost();
     // Why the running agent was not the source, when it was not (IPC disabled, no token, refused, "").
     const why = host.source !== 'agent IPC' && host.source !== '--hostname' && host.notes[0] ? [`  ${host.notes[0]}`] : [];
@@ -261,7 +261,7 @@ export class LocalFileTarget implements IdentityTarget {
   async facts(current: CurrentIdentity): Promise<TargetFacts> {
     const live = await readIdentityFile(this.path);
     const backup = await readIdentityFile(backupPathOf(this.path));
-    const warnings: string[] = [...this.runnerWarnings];
+    const warnings: string[] = [];
     const stats = live.state === 'missing' ? undefined : live.stats;
     const file = stats ? { mode: (stats.mode & 0o777).toString(8).padStart(4, '0'), uid: stats.uid, gid: stats.gid } : null;
     if (file && file.mode !== '0600') warnings.push(`${this.path} has mode ${file.mode}; it should be 0600`);

@@ -4,9 +4,9 @@ import type { AgentConfig } from '../../config/index.js';
 import type { AgentFlavor } from '../../enrollment/index.js';
 import { ConflictError, KubernetesError, ParError, StorageError } from '../../errors.js';
 import { failpoint } from '../../failpoint.js';
-import { type DecodedIdentity, encodePrivateJwk } from '../../identity/index.js';
+import { type DecodedIdentity, encodePrivateJwk, unknownNames } from '../../identity/index.js';
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
-import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
+import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, SECRET_KEYS, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
 import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
@@ -16,7 +16,7 @@ import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
 import { amendPendingRecord, readPendingRecord } from '../../storage/pending-key.js';
 import { verifiedMarkOf } from '../verified-mark.js';
-import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
+import { asideEntries, asideKeyOf, isAsideKey, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
@@ -31,6 +31,14 @@ function orphanedRunner(err: ParError, urn: string): ParError {
   if (err instanceof KubernetesError) return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
   return err;
 }
+
+/**
+ * Data keys of the cluster agent's Secret this tool knows: the agent's (docs/protocol.md §6) and its
+ * own (previous_*, the pending key, keys set aside). Any other is a newer agent's: the agent's Secret
+ * is written wholesale, so a write would drop it.
+ */
+const KNOWN_AGENT_SECRET_KEYS = new Set<string>([...Object.values(SECRET_KEYS), PENDING_KEY]);
+const knownAgentSecretKey = (key: string) => KNOWN_AGENT_SECRET_KEYS.has(key) || isAsideKey(key);
 
 /** Written with every rotation and rollback: when the identity in service was put there. */
 const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
@@ -223,6 +231,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
       current.warnings.push(`the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}${state.previous ? ', and the valid previous identity already there stays' : ''}`);
     }
     if (state.previous) current.previous = state.previous;
+    // A Secret that keeps the keys it does not own (the Helm runner's: every key is an env var) loses none.
+    if (!this.layout.keepOtherKeys) {
+      const unknown = unknownNames(Object.keys(state.data), knownAgentSecretKey);
+      if (unknown.length) current.unknownFields = unknown;
+    }
     const lastVerified = lastVerifiedOf(state.secret);
     if (lastVerified) current.lastVerified = lastVerified;
     return current;

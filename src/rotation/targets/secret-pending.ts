@@ -43,7 +43,12 @@ export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, 
   return entries.map(([key, state]) => describePendingRecord(data[key] ?? '', secretKeyLabel(ref, key), state)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
 }
 
+/** A data key of a set-aside key (`orphan_private_key.<stamp>`). */
+export function isAsideKey(key: string): boolean {
+  return key.startsWith(ASIDE_PREFIX);
+}
+
 /** The data keys of set-aside keys, carried over by every write (the cluster agent's layout replaces data whole). */
 export function asideEntries(data: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(data).filter(([k]) => k.startsWith(ASIDE_PREFIX)));
+  return Object.fromEntries(Object.entries(data).filter(([k]) => isAsideKey(k)));
 }
