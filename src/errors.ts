@@ -167,7 +167,7 @@ export const ERROR_CODES = {
   SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },
   NAMESPACE_UNKNOWN: { family: 'KubernetesError', exit: 'kubernetes', meaning: "off-cluster with no -n and no kube_resources_namespace: the agent's namespace is unknown (never a kubeconfig context's)" },
   NAMESPACE_MISMATCH: { family: 'ConfigError', exit: 'config', meaning: '-n differs from kube_resources_namespace, the only namespace where the agent reads its Secret' },
-  AGENT_SETTINGS_MISMATCH: { family: 'ConfigError', exit: 'config', meaning: "a local setting (-c, -E, DD_*) leads to another outcome than the running agent's (its Deployment, or the runner process)" },
+  AGENT_SETTINGS_MISMATCH: { family: 'ConfigError', exit: 'config', meaning: "a local setting (-c, -E, DD_*) leads to another outcome than the running agent's (Deployment or process)" },
   AGENT_NOT_FOUND: { family: 'ConfigError', exit: 'config', meaning: 'no -c given, and no cluster-agent Deployment found (or readable) whose settings to use' },
   AGENT_AMBIGUOUS: { family: 'ConfigError', exit: 'config', meaning: 'several cluster-agent Deployments found: --agent deployment/NAME -n NAMESPACE chooses one' },
   SECRET_CREATE_UNCERTAIN: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the Secret would be created in a namespace not known to be the agent's (no cluster agent there); --create confirms" },

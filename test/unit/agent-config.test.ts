@@ -361,6 +361,8 @@ describe('requireRunnerEnabled', () => {
 
   it('no file and no env: not "disabled" but no config found (issue 30 point 5)', async () => {
     const config = await load();
-    expect(() => requireRunnerEnabled(config)).toThrow(expect.objectContaining({ code: 'CONFIG_NOT_FOUND' }));
+    expect(() => requireRunnerEnabled(config, 'datadog.yaml in /etc/datadog-agent')).toThrow(expect.objectContaining({ code: 'CONFIG_NOT_FOUND' }));
+    // Settings read from a cluster agent's Deployment need no file: nothing enabling the runner there is RUNNER_DISABLED.
+    expect(() => requireRunnerEnabled(config)).toThrow(expect.objectContaining({ code: 'RUNNER_DISABLED' }));
   });
 });

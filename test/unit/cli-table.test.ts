@@ -74,25 +74,25 @@ describe('options objects handed to the command modules (unchanged by the table)
     [
       ['rotate-identity'],
       'rotate-identity.js',
-      { cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, profile: 'default', fallback: false, rolloutTimeoutSeconds: 600, keepPrevious: true, timeoutSeconds: 120, dryRun: false, verify: true },
+      { cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, profile: 'default', fallback: false, rolloutTimeoutSeconds: 600, keepPrevious: true, timeoutSeconds: 120, dryRun: false, verify: true },
     ],
     [
       ['rotate-identity', '--k8s-secret', 'runner', '-n', 'ns', '--timeout', '2m', '--no-verify', '--rollout', 'deployment/x', '--rollout-timeout', '1h', '--api-key-file', '-'],
       'rotate-identity.js',
-      { cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, apiKeyFile: '-', profile: 'default', namespace: 'ns', rollout: 'deployment/x', fallback: false, rolloutTimeoutSeconds: 3600, k8sSecret: 'runner', keepPrevious: true, timeoutSeconds: 120, dryRun: false, verify: false },
+      { cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, apiKeyFile: '-', profile: 'default', namespace: 'ns', rollout: 'deployment/x', fallback: false, rolloutTimeoutSeconds: 3600, k8sSecret: 'runner', keepPrevious: true, timeoutSeconds: 120, dryRun: false, verify: false },
     ],
     [
       ['rotate-par-identity', '-E', 'a.yaml', '-E', 'b.yaml', '--context', 'prod', '--secret-name', 's', '--no-keep-previous', '--json', '--if-older-than', '90d', '--wait-lock', '1m', '--no-connections', '--agent-version', '7.66.0'],
       'rotate-par-identity.js',
-      { cfgPath: '/etc/datadog-agent', extraCfg: ['a.yaml', 'b.yaml'], context: 'prod', secretName: 's', profile: 'default', json: true, color: false, fallback: false, rolloutTimeoutSeconds: 600, timeoutSeconds: 120, dryRun: false, verify: true, keepPrevious: false, ifOlderThanSeconds: 90 * 86_400, waitLockSeconds: 60, connections: false, agentVersion: '7.66.0' },
+      { cfgPath: '/etc/datadog-agent', extraCfg: ['a.yaml', 'b.yaml'], cfgPathGiven: false, context: 'prod', secretName: 's', profile: 'default', json: true, color: false, fallback: false, rolloutTimeoutSeconds: 600, timeoutSeconds: 120, dryRun: false, verify: true, keepPrevious: false, ifOlderThanSeconds: 90 * 86_400, waitLockSeconds: 60, connections: false, agentVersion: '7.66.0' },
     ],
-    [['status', '--verify', '--timeout', '1500ms'], 'status.js', { secret: false, cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: true, profile: 'default', timeoutSeconds: 1.5 }],
-    [['status', '--secret', '-n', 'datadog'], 'status.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], namespace: 'datadog', json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30 }],
-    [['status', '-A', '--hostname', 'h1'], 'status.js', { secret: false, allNamespaces: true, hostname: 'h1', cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30 }],
-    [['status', '--k8s-secret', 'r', '--pods', 'deployment/par'], 'status.js', { secret: false, k8sSecret: 'r', pods: 'deployment/par', cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30 }],
-    [['rollback', '--identity-file', '/x/id.json', '--wait-lock', '30s'], 'rollback.js', { secret: false, waitLockSeconds: 30, cfgPath: '/etc/datadog-agent', extraCfg: [], identityFile: '/x/id.json', json: false, color: false, verify: true, profile: 'default', timeoutSeconds: 30, dryRun: false }],
-    [['rollback', '--secret', '--no-verify', '--dry-run'], 'rollback.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30, dryRun: true }],
-    [['credentials', 'show', '--profile', 'p'], 'credentials.js', { json: false, color: false, action: 'show', profile: 'p', cfgPath: '/etc/datadog-agent', extraCfg: [] }],
+    [['status', '--verify', '--timeout', '1500ms'], 'status.js', { secret: false, cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, verify: true, profile: 'default', timeoutSeconds: 1.5 }],
+    [['status', '--secret', '-n', 'datadog'], 'status.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, namespace: 'datadog', json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30 }],
+    [['status', '-A', '--hostname', 'h1'], 'status.js', { secret: false, allNamespaces: true, hostname: 'h1', cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30 }],
+    [['status', '--k8s-secret', 'r', '--pods', 'deployment/par'], 'status.js', { secret: false, k8sSecret: 'r', pods: 'deployment/par', cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30 }],
+    [['rollback', '--identity-file', '/x/id.json', '--wait-lock', '30s'], 'rollback.js', { secret: false, waitLockSeconds: 30, cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, identityFile: '/x/id.json', json: false, color: false, verify: true, profile: 'default', timeoutSeconds: 30, dryRun: false }],
+    [['rollback', '--secret', '--no-verify', '--dry-run'], 'rollback.js', { secret: true, cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, verify: false, profile: 'default', timeoutSeconds: 30, dryRun: true }],
+    [['credentials', 'show', '--profile', 'p'], 'credentials.js', { json: false, color: false, action: 'show', profile: 'p', cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false }],
     [
       ['rollout', 'ds/par', '-n', 'ns', '--check'],
       'rollout.js',
@@ -104,7 +104,7 @@ describe('options objects handed to the command modules (unchanged by the table)
     [
       ['watch', '--output', '/o', '--signal', '42', '--on-change', 'signal', '--splay', '2s', '--relist-interval', '5m', '--healthz-stale', '90s', '--', 'runner', '-x'],
       'watch.js',
-      { cfgPath: '/etc/datadog-agent', extraCfg: [], json: false, color: false, output: '/o', signalPid: 42, signalName: 'HUP', command: ['runner', '-x'], onChange: 'signal', killTimeoutSeconds: 10, splayMs: 2000, relistIntervalSeconds: 300, healthzStaleSeconds: 90 },
+      { cfgPath: '/etc/datadog-agent', extraCfg: [], cfgPathGiven: false, json: false, color: false, output: '/o', signalPid: 42, signalName: 'HUP', command: ['runner', '-x'], onChange: 'signal', killTimeoutSeconds: 10, splayMs: 2000, relistIntervalSeconds: 300, healthzStaleSeconds: 90 },
     ],
   ])('%j → %s', async (argv, module, options) => {
     const [chosen, got] = await optionsFor(argv);
