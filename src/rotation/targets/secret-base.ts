@@ -14,6 +14,7 @@ import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type 
 import { isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
+import { splitPending } from '../orphans.js';
 import { asideEntries, asideKeyOf, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
@@ -394,7 +395,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const resourceVersion = state.state === 'present' ? state.resourceVersion : null;
     const held = [current.identity?.key.kid, current.previous?.key.kid].filter((k): k is string => Boolean(k));
     return {
-      possibleOrphans: state.state === 'present' ? listSecretOrphans(this.ref, state.data, held) : [],
+      // A live rotation's key is no orphan: the pending record names its holder.
+      ...splitPending(state.state === 'present' ? listSecretOrphans(this.ref, state.data, held, this.now().getTime()) : []),
       data: {
         resourceVersion,
         previous,
