@@ -8,7 +8,7 @@ import { type RunningCli, startCli } from './run-cli.js';
 // child's main thread and resumes it, so they are pending exactly there.
 
 /** Resolves once `pid` is stopped at its `:stop` failpoint (state T in /proc); rejects if it exits first. */
-async function stopped(run: RunningCli): Promise<void> {
+export async function stopped(run: RunningCli): Promise<void> {
   let exited = false;
   void run.exit.then(() => (exited = true));
   for (;;) {
