@@ -23,7 +23,7 @@ export interface RunHolder {
 }
 
 /** How long after its deadline a run on another host still counts as under way (clock skew, the write's last request). */
-export const OTHER_HOST_MARGIN_MS = 2 * 60_000;
+const OTHER_HOST_MARGIN_MS = 2 * 60_000;
 
 function bootId(): string | null {
   try {
@@ -79,7 +79,7 @@ export function decodeHolder(value: unknown): RunHolder | undefined {
 }
 
 /** Whether the holder's run may still be under way, and why (for the operator: which check decided). */
-export interface HolderVerdict {
+interface HolderVerdict {
   lives: boolean;
   /** `process`: the pid was checked on this host; `deadline`: another host (or pid namespace), judged by the run's deadline. */
   checkedBy: 'process' | 'deadline';
