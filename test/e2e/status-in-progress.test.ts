@@ -281,3 +281,32 @@ describe('status during a rotation of the cluster agent Secret', () => {
     expect(parse(all.stdout)).toMatchObject({ status: 'ok', exitCode: 0, findings: [] });
   });
 });
+
+describe('a second rotation of the Secret while one is under way', () => {
+  it('is refused (LOCKED, exit 11) before it enrolls or touches the pending key; the first then completes', async () => {
+    cluster = await clusterFixture();
+    expect((await cluster.rotate(['--no-verify'])).code).toBe(0);
+    const first = await stoppedAfterEnroll(['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'], cluster.env);
+    const pending = cluster.secretData().pending_private_key;
+    const runners = cluster.enrollment.runners.length;
+    for (const dryRun of [true, false]) {
+      const second = await cluster.rotate(['--no-verify', '--json', ...(dryRun ? ['--dry-run'] : [])]);
+      expect(second.code, second.stderr).toBe(11);
+      const error = JSON.parse(second.stdout) as { code: string; message: string; hint: string; details: { pid: number } };
+      expect(error.code).toBe('LOCKED');
+      expect(error.message).toContain(`pid ${first.child.pid} on host ${hostname()} is running`);
+      expect(error.details.pid).toBe(first.child.pid);
+    }
+    // Nothing enrolled, nothing set aside: the first run's key is still its pending key.
+    expect(cluster.enrollment.runners).toHaveLength(runners);
+    expect(cluster.secretData().pending_private_key).toBe(pending);
+    expect(Object.keys(cluster.secretData()).filter((k) => k.startsWith('orphan_private_key.'))).toEqual([]);
+
+    first.child.kill('SIGCONT');
+    expect((await first.exit).code).toBe(0);
+    expect(cluster.secretData().urn).toMatch(new RegExp(`:${cluster.enrollment.runners.at(-1)!.runnerId}$`));
+    const after = await cluster.run(['status', '--secret', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--json']);
+    expect(after.code, after.stderr).toBe(0);
+    expect(parse(after.stdout)).toMatchObject({ status: 'ok', findings: [] });
+  });
+});

@@ -162,7 +162,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
         });
         return { ...found, path: secretKeyLabel(this.ref, aside), state: 'set aside' };
       },
-      list: async () => listSecretOrphans(this.ref, state.data, held),
+      list: async () => listSecretOrphans(this.ref, state.data, held, this.now().getTime()),
     };
   }
 
