@@ -27,6 +27,7 @@ export const ExitCode = {
   reenrollPredicted: 14,
   orphanPossible: 15,
   verifyUnavailable: 16,
+  podsOnOtherIdentity: 17,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -50,8 +51,9 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
   { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
   { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
   { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
-  { code: 15, name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence)' },
+  { code: 15, name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; a key whose rotation is still under way is no orphan)' },
   { code: 16, name: 'verifyUnavailable', meaning: 'the identity could not be proven before --timeout (5xx, timeouts, connection errors): not proven, nothing written, try again' },
+  { code: 17, name: 'podsOnOtherIdentity', meaning: 'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): keep the previous runner; nothing was changed' },
   { code: 130, name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
   { code: 143, name: 'terminated', meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place' },
 ];

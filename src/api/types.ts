@@ -68,7 +68,7 @@ export type {
   RunnerNaming,
   SecretWriteFacts,
 } from '../results/rotation.js';
-export type { AllNamespacesStatusResult, FileFacts, IdentityStatusResult, PodRow, PodsStatusResult, RecoverableIdentity, SecretFacts, SecretRow, SiteRegion, StatusResult } from '../results/status.js';
+export type { AllNamespacesStatusResult, FileFacts, IdentityStatusResult, PendingHolder, PodRow, PodsStatusResult, PossibleOrphan, RecoverableIdentity, SecretFacts, SecretRow, SiteRegion, StatusFinding, StatusResult, StatusWord } from '../results/status.js';
 
 // ---- watchIdentity ----
 

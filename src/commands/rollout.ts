@@ -1,4 +1,4 @@
-import { InterruptedError, ParError, stopSignalOf, stoppedBy } from '../errors.js';
+import { ExitCode, InterruptedError, ParError, stopSignalOf, stoppedBy } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
@@ -15,11 +15,17 @@ export interface RolloutCommandOptions extends OutputOptions, RolloutRequest {
   context?: string;
 }
 
+/**
+ * The check's verdict and findings. A blocker blocks the create-before-delete restart only: `--check`
+ * says BLOCKED (and exits 10, SURGE_BLOCKED); a restart that went ahead with the workload's own
+ * strategy instead (no --surge) says why it did not surge, and what it did.
+ */
 function renderCheck(outcome: RolloutOutcome): string[] {
   const c = outcome.check;
+  const restartedAnyway = c.verdict === 'blocked' && outcome.action !== 'checked';
   return [
-    `${outcome.target}: ${c.verdict}`,
-    ...c.findings.map((f) => `  ${f.severity === 'blocker' ? 'BLOCKED' : f.severity}: ${f.message} [${f.code}]`),
+    restartedAnyway ? `${outcome.target}: a surge is not safe; ${outcome.action === 'dry-run' ? "would restart with the workload's own strategy" : outcome.action === 'unchanged' ? 'nothing to restart' : "restarted with the workload's own strategy"}` : `${outcome.target}: ${c.verdict}`,
+    ...c.findings.map((f) => `  ${f.severity === 'blocker' ? (restartedAnyway ? 'no surge' : 'BLOCKED') : f.severity}: ${f.message} [${f.code}]`),
     `  identity: ${c.identity.ways.join('; ')}${c.identity.restartNeeded ? ' → a restart is needed' : ''}`,
     ...c.nodes.map((n) => `  node ${n.node}: ${n.verdict} (${n.reasons.join(', ')})`),
     ...leftoverLines(outcome),
@@ -110,5 +116,10 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
       ...outcome.fallbackSteps.map((s) => `  fallback on ${s.node}: ${s.deletedPod ? `deleted old Pod ${s.deletedPod} first (best effort)` : `skipped (${s.skipped})`}`),
     );
   }
-  return { json: resultJson('rollout', outcome), summary };
+  // `--check` answers whether a restart can create before it deletes: BLOCKED is a no, with its exit status.
+  const blocked = outcome.action === 'checked' && outcome.check.verdict === 'blocked';
+  if (blocked) summary.push(`exit ${ExitCode.rolloutFailed} (SURGE_BLOCKED): a create-before-delete restart is not safe; fix the BLOCKED conditions, or restart with the workload's own strategy (--no-surge)`);
+  const exitCode = blocked ? ExitCode.rolloutFailed : ExitCode.ok;
+  const json = { ...resultJson('rollout', outcome), ...(blocked ? { status: 'blocked' as const, code: 'SURGE_BLOCKED' as const } : {}), exitCode };
+  return { ...(blocked ? { exitCode } : {}), json, summary };
 }

@@ -3,7 +3,7 @@
 // them. Any layer may import this folder, as it may import src/errors.ts; it imports nothing else.
 
 /** What every --json object starts with (schema version 1: fields are only ever added). */
-export interface Envelope<C extends string = string, S extends 'ok' | 'skipped' = 'ok' | 'skipped'> {
+export interface Envelope<C extends string = string, S extends string = string> {
   schemaVersion: 1;
   status: S;
   command: C;

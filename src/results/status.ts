@@ -34,6 +34,43 @@ export interface PossibleOrphan {
   /** The signed health check answered 401/403 for it: nothing was written; the runner is to be removed in Datadog. */
   rejected?: true;
   decodes: boolean;
+  /**
+   * The run that keeps a `pending` key, when its record names one (docs/identity-lifecycle.md §3):
+   * while it may still be under way the key is listed in `rotationsInProgress`, not as an orphan.
+   */
+  holder?: PendingHolder;
+}
+
+/** Who keeps a pending key, and whether that run may still be under way as status sees it. */
+export interface PendingHolder {
+  host: string;
+  pid: number;
+  /** The run's deadline (its --timeout); null when only the lock on the file names the holder. */
+  deadline: string | null;
+  lives: boolean;
+  /** `process`: checked on this host (pid and its start time); `deadline`: another host or pid namespace; `lock`: a live process holds the file's lock. */
+  checkedBy: 'process' | 'deadline' | 'lock';
+  why: string;
+}
+
+/** What `status` reports, in `--json` `status` (the word of the finding that sets the exit status; `ok` when none). */
+export type StatusWord = 'ok' | 'reenroll-predicted' | 'possible-orphan' | 'rotation-in-progress' | 'pods-on-another-identity';
+
+/** One thing status found, whatever the exit precedence: scripts read the list, not only the exit status. */
+export interface StatusFinding {
+  kind: Exclude<StatusWord, 'ok'>;
+  /** The exit status this finding alone would give (0 for a rotation in progress). */
+  exitCode: number;
+  message: string;
+  /** The file or Secret key concerned (orphans, rotations in progress). */
+  path?: string;
+  fingerprint?: string | null;
+}
+
+/** Fields every `status --json` carries: the word, the exit status, every finding. */
+interface StatusVerdict {
+  exitCode: number;
+  findings: StatusFinding[];
 }
 
 /** A file a crashed or interrupted run left beside the identity, found by reading only (src/storage/leftovers.ts). */
@@ -95,7 +132,8 @@ export interface LastVerified {
   is: 'current' | 'previous' | 'neither';
 }
 
-export type IdentityStatusResult = Envelope<'status', 'ok'> &
+export type IdentityStatusResult = Envelope<'status', Exclude<StatusWord, 'pods-on-another-identity'>> &
+  StatusVerdict &
   IdentitySummary &
   TargetWhere &
   OneOf<FileFacts, SecretFacts> & {
@@ -107,6 +145,8 @@ export type IdentityStatusResult = Envelope<'status', 'ok'> &
     lastVerified: LastVerified | null;
     /** Keys of interrupted enrollments; any makes status exit 15 (orphanPossible). */
     possibleOrphans: PossibleOrphan[];
+    /** Pending keys whose run is still under way (its holder lives): not orphans; status exits 0 for them. */
+    rotationsInProgress: PossibleOrphan[];
     rollbackCommand: string;
     verify: VerifyReport;
     /** The site's region against the identity's: a mismatch is a finding (a rotation would move the runner). */
@@ -128,7 +168,8 @@ export interface SecretRow {
 }
 
 /** `status` with `allNamespaces`. */
-export type AllNamespacesStatusResult = Envelope<'status', 'ok'> & {
+export type AllNamespacesStatusResult = Envelope<'status', 'ok'> &
+  StatusVerdict & {
   allNamespaces: true;
   secrets: SecretRow[];
   /** Namespaces whose Secrets this token may not list: named, never silently skipped. */
@@ -153,7 +194,8 @@ export interface PodRow {
 }
 
 /** `status` with `pods`. */
-export type PodsStatusResult = Envelope<'status', 'ok'> &
+export type PodsStatusResult = Envelope<'status', 'ok' | 'pods-on-another-identity'> &
+  StatusVerdict &
   TargetWhere & {
     workload: string;
     urn: string | null;

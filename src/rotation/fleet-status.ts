@@ -1,9 +1,9 @@
-import { UsageError } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
 import { type Io, ioClock } from '../io.js';
 import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
-import type { AllNamespacesStatusResult, PodsStatusResult } from '../results/status.js';
 import { describeRef, parseWorkloadRef } from '../rollout/index.js';
+import type { AllNamespacesStatusResult, PodsStatusResult, StatusFinding } from '../results/status.js';
 import { describeAge } from './age.js';
 import { clusterAccess } from './cluster-session.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
@@ -32,7 +32,7 @@ export async function runAllNamespacesStatus(options: OutputOptions & TargetOpti
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return {
-    json: resultJson('status', { allNamespaces: true as const, secrets: found.rows, unreadableNamespaces: found.unreadable, how: found.how }),
+    json: resultJson('status', { exitCode: ExitCode.ok, findings: [], allNamespaces: true as const, secrets: found.rows, unreadableNamespaces: found.unreadable, how: found.how }),
     summary: [
       line(header),
       ...rows.map(line),
@@ -53,8 +53,29 @@ export async function runPodsStatus(kind: TargetKind, workload: string | true, o
   if (workload === true && kind === 'helm-secret') throw new UsageError('--pods needs the workload with --k8s-secret, e.g. --pods deployment/<name>');
   const ref = parseWorkloadRef(workload === true ? 'deployment/datadog-cluster-agent' : workload, namespace);
   const view = await podsOfWorkload(session, ref, fingerprint, io.now(), kind === 'helm-secret');
+  // Pods still on another identity, or that may be (an agent version that may or may not reload, no
+  // fingerprint recorded), need the previous runner: a runbook that would remove it must be able to stop
+  // on this, so it has its own exit status. A Pod whose agent reloaded is current (docs/protocol.md §6d).
+  const others = view.pods.filter((p) => p.identity !== 'current');
+  const findings: (StatusFinding & { kind: 'pods-on-another-identity' })[] = others.length ? [{ kind: 'pods-on-another-identity', exitCode: ExitCode.podsOnOtherIdentity, message: view.reason }] : [];
+  const exitCode = findings[0]?.exitCode ?? ExitCode.ok;
   return {
-    json: resultJson('status', { ...target.where, workload: `${ref.kind}/${ref.name}`, fingerprint, urn: current.identity?.record.urn ?? null, pods: view.pods, previousRunnerRemovable: view.previousRemovable, reason: view.reason, ...(view.interruptedRollout ? { interruptedRollout: view.interruptedRollout } : {}) }),
+    ...(exitCode === ExitCode.ok ? {} : { exitCode }),
+    json: {
+      ...resultJson('status', {
+        exitCode,
+        findings,
+        ...target.where,
+        workload: `${ref.kind}/${ref.name}`,
+        fingerprint,
+        urn: current.identity?.record.urn ?? null,
+        pods: view.pods,
+        previousRunnerRemovable: view.previousRemovable,
+        reason: view.reason,
+        ...(view.interruptedRollout ? { interruptedRollout: view.interruptedRollout } : {}),
+      }),
+      status: findings[0]?.kind ?? 'ok',
+    },
     summary: [
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
       ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.identity === 'current' ? 'current ' : p.identity === 'previous' ? 'OTHER   ' : 'UNKNOWN '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}${p.agentVersion ? `  agent ${p.agentVersion}` : ''}`),

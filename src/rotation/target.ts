@@ -7,6 +7,7 @@ import type { IdentitySummary, TargetKind, TargetWhere } from '../results/identi
 import type { AgentReload, FileWriteFacts, SecretWriteFacts } from '../results/rotation.js';
 import type { FileFacts, PossibleOrphan, SecretFacts } from '../results/status.js';
 import type { PendingAmendment, PendingKeyRead } from '../storage/pending-key.js';
+import type { RunHolder } from '../storage/run-holder.js';
 
 // The one interface every place an identity can live implements: the local identity file, the
 // cluster agent's Secret, and the Helm standalone runner's Secret. The steps of the pipeline talk to
@@ -102,8 +103,18 @@ export interface TargetFacts {
   data: OneOf<FileFacts, SecretFacts>;
   /** Keys of interrupted enrollments kept beside this target (docs/identity-lifecycle.md §3). */
   possibleOrphans?: PossibleOrphan[];
+  /** Pending keys whose run is still under way: not orphans (docs/identity-lifecycle.md §3). */
+  rotationsInProgress?: PossibleOrphan[];
   lines: string[];
   warnings: string[];
+}
+
+/** What the pending record says besides the key: the runner it may become, and the run that keeps it (docs/identity-lifecycle.md §3). */
+export interface PendingMeta {
+  createdAt: Date;
+  runnerName: string;
+  enrollmentUrl: string;
+  holder?: RunHolder;
 }
 
 /**
@@ -114,7 +125,7 @@ export interface PendingKeys {
   /** Where the pending key is kept, for messages: `<file>.pending`, or the Secret and its data key. */
   readonly where: string;
   /** Kept durably (fsynced) before the request leaves. */
-  keep(key: PrivateIdentityKey, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): Promise<void>;
+  keep(key: PrivateIdentityKey, meta: PendingMeta): Promise<void>;
   /** Adds what the run learnt to the pending record (the URN after enrolling, a rejection), keeping its other fields; nothing when there is none. */
   amend(change: PendingAmendment): Promise<void>;
   /** The pending record with its key (never printed), when there is one that decodes. */
@@ -123,7 +134,7 @@ export interface PendingKeys {
   clear(): Promise<void>;
   /** The pending key of an interrupted run, moved aside under a name nothing deletes, or undefined. */
   setAside(now: Date): Promise<PossibleOrphan | undefined>;
-  /** Read only: the pending key and those set aside. */
+  /** Read only: the pending key (with its holder, when the record names one) and those set aside. */
   list(): Promise<PossibleOrphan[]>;
 }
 

@@ -1,6 +1,6 @@
 export { replaceFileAtomically, swapIntoService, sweepInterruptedWrites, writePrivateFile } from './atomic-write.js';
 export { backupPathOf, type IdentityFileState, preflightIdentityDirectory, readIdentityFile } from './identity-file.js';
-export { acquireIdentityLock, lockPathOf } from './lock.js';
+export { acquireIdentityLock, liveLockHolder, lockPathOf } from './lock.js';
 export { type Leftover, listLeftovers } from './leftovers.js';
 export { listRecoverableIdentities } from './recovery-files.js';
 export { previousToKeep } from './previous-identity.js';

@@ -86,7 +86,7 @@ export function staleReason(holder: Pick<LockHolder, 'pid' | 'host' | 'procStart
 // of any other form makes the whole lock "not one we wrote", reported and never acted on
 // (docs/security.md §1).
 const NONCE = /^[0-9a-f]{16}$/;
-const HOST = /^[A-Za-z0-9._-]{1,255}$/;
+export const HOST_FIELD = /^[A-Za-z0-9._-]{1,255}$/;
 const SINCE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
 function parseHolder(text: string): LockHolder | undefined {
@@ -95,7 +95,7 @@ function parseHolder(text: string): LockHolder | undefined {
     if (
       Number.isSafeInteger(value.pid) &&
       typeof value.host === 'string' &&
-      HOST.test(value.host) &&
+      HOST_FIELD.test(value.host) &&
       typeof value.since === 'string' &&
       SINCE.test(value.since) &&
       typeof value.nonce === 'string' &&
@@ -291,4 +291,14 @@ export async function acquireIdentityLock(identityPath: string, options: Acquire
       if (typeof current !== 'string' && current.nonce === me.nonce) await unlink(lockPath).catch(() => undefined);
     },
   };
+}
+
+/**
+ * The lock's holder when it is a live process on this host other than this one (status reading while
+ * a rotation holds the lock), else undefined. Read only.
+ */
+export async function liveLockHolder(identityPath: string): Promise<LockHolder | undefined> {
+  const holder = await readHolder(lockPathOf(identityPath));
+  if (typeof holder !== 'object' || holder.host !== hostname() || holder.pid === process.pid) return undefined;
+  return staleReason(holder) === undefined ? holder : undefined;
 }

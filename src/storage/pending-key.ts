@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { decodePrivateJwk } from '../identity/index.js';
 import type { PossibleOrphan } from '../results/status.js';
 import { isoString } from '../time/index.js';
+import { decodeHolder, encodeHolder, judgeHolder, type RunHolder } from './run-holder.js';
 import { writePrivateFile } from './atomic-write.js';
 import { fsyncDirectory, readNoFollow, readOwnedNoFollow } from './file-primitives.js';
 import { utcStamp } from './recovery-files.js';
@@ -21,6 +22,8 @@ interface PendingKeyRecord {
   createdAt: string;
   runnerName: string;
   enrollmentUrl: string;
+  /** The run that keeps it, until it writes or drops it (docs/identity-lifecycle.md §3); records of older versions have none. */
+  holder?: RunHolder;
 }
 
 /**
@@ -60,7 +63,13 @@ export async function writePendingKey(identityPath: string, record: PendingKeyRe
 
 /** The record as kept, in a file or in a Secret's data key: JSON with the key encoded as in the identity file. */
 export function encodePendingRecord(record: PendingKeyRecord): string {
-  return JSON.stringify({ private_key: record.privateKey, created_at: record.createdAt, runner_name: record.runnerName, enrollment_url: record.enrollmentUrl });
+  return JSON.stringify({
+    private_key: record.privateKey,
+    created_at: record.createdAt,
+    runner_name: record.runnerName,
+    enrollment_url: record.enrollmentUrl,
+    ...(record.holder ? { holder: encodeHolder(record.holder) } : {}),
+  });
 }
 
 /**
@@ -128,37 +137,54 @@ export async function removePendingKey(identityPath: string): Promise<void> {
 }
 
 /** A pending or set-aside file, described without its key (under the name `shown`); a file that does not parse still counts. */
-async function describePending(path: string, state: PossibleOrphan['state'], shown = path): Promise<PossibleOrphan | undefined> {
+async function describePending(path: string, state: PossibleOrphan['state'], shown = path, nowMs = Date.now()): Promise<PossibleOrphan | undefined> {
   const content = await readNoFollow(path).catch(() => undefined);
-  return content ? describePendingRecord(content.toString('utf8'), shown, state) : undefined;
+  return content ? describePendingRecord(content.toString('utf8'), shown, state, nowMs) : undefined;
 }
 
-/** One kept record (`path` names the file or the Secret's key), described without its key; one that does not parse still counts. */
-export function describePendingRecord(text: string, path: string, state: PossibleOrphan['state']): PossibleOrphan {
+/**
+ * One kept record (`path` names the file or the Secret's key), described without its key; one that
+ * does not parse still counts. A `pending` record that names its holder says whether that run may
+ * still be under way at `nowMs` (a set-aside one was judged interrupted by the run that moved it).
+ */
+export function describePendingRecord(text: string, path: string, state: PossibleOrphan['state'], nowMs = Date.now()): PossibleOrphan {
   try {
     const value = JSON.parse(text) as Record<string, unknown>;
     const key = decodePrivateJwk(String(value.private_key));
     const createdAt = typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
     const runnerName = typeof value.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(value.runner_name) ? value.runner_name : null;
     const urn = typeof value.urn === 'string' && URN_SHAPE.test(value.urn) ? value.urn : undefined;
-    return { path, state, fingerprint: key.kid, createdAt, runnerName, ...(urn ? { urn } : {}), ...(value.verification === 'rejected' ? { rejected: true } : {}), decodes: true };
+    const holder = state === 'pending' ? decodeHolder(value.holder) : undefined;
+    const judged = holder && judgeHolder(holder, nowMs);
+    return {
+      path,
+      state,
+      fingerprint: key.kid,
+      createdAt,
+      runnerName,
+      ...(urn ? { urn } : {}),
+      ...(value.verification === 'rejected' ? { rejected: true } : {}),
+      decodes: true,
+      ...(holder && judged ? { holder: { host: holder.host, pid: holder.pid, deadline: isoString(new Date(holder.deadlineMs)), lives: judged.lives, checkedBy: judged.checkedBy, why: judged.why } } : {}),
+    };
   } catch {
     return { path, state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
   }
 }
 
 /**
- * Every possible orphan beside the identity: the pending file of an unfinished run, then those set
- * aside, oldest first. A key `held` (the live file's or the backup's) is no orphan. Read only.
+ * Every possible orphan beside the identity: the pending file of an unfinished run (with its holder,
+ * which may still be under way: the caller tells the two apart), then those set aside, oldest first.
+ * A key `held` (the live file's or the backup's) is no orphan. Read only.
  */
-export async function listPossibleOrphans(identityPath: string, held: readonly string[]): Promise<PossibleOrphan[]> {
+export async function listPossibleOrphans(identityPath: string, held: readonly string[], nowMs = Date.now()): Promise<PossibleOrphan[]> {
   const dir = dirname(identityPath);
   const prefix = `${basename(identityPath)}${ASIDE_MARK}`;
   const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).sort();
   const found: PossibleOrphan[] = [];
   // The set-aside names are listed from a directory others may write: shown through the sanitizer.
   for (const [path, state, shown] of [[pendingPathOf(identityPath), 'pending', pendingPathOf(identityPath)] as const, ...names.map((n) => [join(dir, n), 'set aside', shownPath(dir, n)] as const)]) {
-    const described = await describePending(path, state, shown);
+    const described = await describePending(path, state, shown, nowMs);
     if (described && !(described.fingerprint && held.includes(described.fingerprint))) found.push(described);
   }
   return found;

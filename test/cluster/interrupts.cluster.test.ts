@@ -137,6 +137,7 @@ describe(`a Deployment with no room for its surge replica, on the ${CLUSTER_KIND
     expect(human.stdout).toContain('[NO_ROOM]');
     expect(JSON.parse(json.stdout).check).toMatchObject({ verdict: 'blocked', nodes: [expect.objectContaining({ node: tiny, verdict: 'needs fallback' })] });
     expect(human.code).toBe(json.code);
+    expect(json.code).toBe(10);
     const generation = (await live('boxed')).metadata.generation;
     const run = await runCli(rolloutArgs('boxed', '--timeout', '10m'), { env: env(), timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(10);

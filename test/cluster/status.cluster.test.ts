@@ -59,7 +59,8 @@ describe(`status on the ${CLUSTER_KIND} cluster`, () => {
     await cluster.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'datadog-cluster-agent', namespace: w.ns }, spec: { replicas: 2, selector: { matchLabels: { app: 'dca' } }, template: template('dca') } });
     await eventually(async () => (await readyCount('dca')) === 2, '2 Ready cluster agent Pods', 60_000, 250);
     const before = await status('--secret', '--pods');
-    expect(before.code, before.stderr).toBe(0);
+    // Pods on another identity: exit 17 (podsOnOtherIdentity), the previous runner still needed.
+    expect(before.code, before.stderr).toBe(17);
     const stale = JSON.parse(before.stdout) as { pods: { name: string; runsCurrent: boolean }[]; previousRunnerRemovable: boolean };
     expect(stale.pods).toHaveLength(2);
     expect(stale.pods.every((p) => !p.runsCurrent)).toBe(true);
@@ -67,8 +68,9 @@ describe(`status on the ${CLUSTER_KIND} cluster`, () => {
     const rolled = await w.run(['rollout', 'deployment/datadog-cluster-agent', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], { timeoutMs: 120_000 });
     expect(rolled.code, rolled.stderr).toBe(0);
     await eventually(async () => {
-      const view = JSON.parse((await status('--secret', '--pods')).stdout) as { pods: { runsCurrent: boolean }[]; previousRunnerRemovable: boolean };
-      return view.pods.length === 2 && view.pods.every((p) => p.runsCurrent) && view.previousRunnerRemovable;
+      const after = await status('--secret', '--pods');
+      const view = JSON.parse(after.stdout) as { pods: { runsCurrent: boolean }[]; previousRunnerRemovable: boolean };
+      return view.pods.length === 2 && view.pods.every((p) => p.runsCurrent) && view.previousRunnerRemovable && after.code === 0;
     }, 'every Pod on the current identity', 60_000, 250);
   });
 
@@ -76,7 +78,7 @@ describe(`status on the ${CLUSTER_KIND} cluster`, () => {
     await cluster.create({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'datadog-agent', namespace: w.ns }, spec: { selector: { matchLabels: { app: 'agent' } }, template: template('agent') } });
     await eventually(async () => (await readyCount('agent')) === 1, 'the agent Pod Ready', 60_000, 250);
     const run = await status('--secret', '--pods', 'daemonset/datadog-agent');
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(17);
     const view = JSON.parse(run.stdout) as { pods: { name: string; node?: string; runsCurrent: boolean }[] };
     expect(view.pods).toHaveLength(1);
     expect(view.pods[0]!.runsCurrent).toBe(false);

@@ -18,6 +18,9 @@ afterEach(async () => {
 
 const PENDING = `${IDENTITY}.pending`;
 
+// The killed run named itself as the key's holder: status checked its pid on this host and found it gone.
+const DEAD_HOLDER = { host: expect.any(String), pid: expect.any(Number), deadline: expect.any(String), lives: false, checkedBy: 'process', why: expect.stringMatching(/^pid \d+ on host \S+ is gone$/) };
+
 interface StatusJson {
   possibleOrphans: { path: string; state: string; fingerprint: string | null; createdAt: string | null; runnerName: string | null; decodes: boolean }[];
 }
@@ -37,7 +40,7 @@ describe('rotate-identity killed after the enrollment succeeded, before the writ
     expect(fx.emulator.runners).toHaveLength(2);
     expect(await fx.read()).toBe(before);
     const pending = JSON.parse(await fx.read(PENDING)) as Record<string, string>;
-    expect(Object.keys(pending)).toEqual(['private_key', 'created_at', 'runner_name', 'enrollment_url']);
+    expect(Object.keys(pending)).toEqual(['private_key', 'created_at', 'runner_name', 'enrollment_url', 'holder']);
     expect(decodePrivateJwk(pending.private_key!).kid).toBe(fx.emulator.runners[1]!.publicKeyThumbprint);
     expect(pending.runner_name).toBe(fx.emulator.runners[1]!.name);
     expect((await stat(join(fx.dir, PENDING))).mode & 0o777).toBe(0o600);
@@ -52,7 +55,7 @@ describe('rotate-identity killed after the enrollment succeeded, before the writ
     const json = await fx.run(['status', '-c', fx.dir, '--json']);
     expect(json.code, json.stderr).toBe(15);
     const status = JSON.parse(json.stdout) as StatusJson;
-    expect(status.possibleOrphans).toEqual([{ path: join(fx.dir, PENDING), state: 'pending', fingerprint: orphan.publicKeyThumbprint, createdAt: expect.any(String), runnerName: orphan.name, decodes: true }]);
+    expect(status.possibleOrphans).toEqual([{ path: join(fx.dir, PENDING), state: 'pending', fingerprint: orphan.publicKeyThumbprint, createdAt: expect.any(String), runnerName: orphan.name, decodes: true, holder: DEAD_HOLDER }]);
     const human = await fx.run(['status', '-c', fx.dir]);
     expect(human.code).toBe(15);
     expect(human.stdout).toContain(`POSSIBLE ORPHAN (pending): the key ${orphan.publicKeyThumbprint}`);

@@ -419,6 +419,10 @@ describe('rollout of a Deployment', () => {
       const json = await rollout('deployment/par', '--check', '--json');
       expect(human.stdout).toContain('[NO_ROOM]');
       expect(JSON.parse(json.stdout).check.verdict).toBe('blocked');
+      // BLOCKED is a no to the question --check answers: never exit 0 after it.
+      expect(human.stdout).toContain('BLOCKED');
+      expect(json.code).toBe(10);
+      expect(JSON.parse(json.stdout)).toMatchObject({ status: 'blocked', code: 'SURGE_BLOCKED', exitCode: 10 });
       expect(human.code).toBe(json.code);
       const generation = deploy().metadata.generation;
       const run = await rollout('deployment/par', '--timeout', '10m');
@@ -427,6 +431,28 @@ describe('rollout of a Deployment', () => {
       expect(run.stderr).toContain('--fallback');
       expect(deploy().metadata.generation).toBe(generation);
     });
+  });
+
+  it('a blocker other than room (no readinessProbe): --check says BLOCKED and exits 10 (SURGE_BLOCKED); a rollout without --surge restarts with the workload’s own strategy, says why it did not surge, exits 0', async () => {
+    emu.createObject({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'par', namespace: NS },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container({ readinessProbe: undefined })] } } },
+    } as KubeObject);
+    await allReady(2);
+    for (const json of [false, true]) {
+      const check = await rollout('deployment/par', '--check', ...(json ? ['--json'] : []));
+      expect(check.code, check.stderr).toBe(10);
+      if (json) expect(JSON.parse(check.stdout)).toMatchObject({ status: 'blocked', code: 'SURGE_BLOCKED', exitCode: 10, action: 'checked', check: { verdict: 'blocked' } });
+      else expect(check.stdout).toContain('BLOCKED: a container has no readinessProbe');
+    }
+    const run = await rollout('deployment/par', '--timeout', '10m', '--json');
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', exitCode: 0, action: 'rolled-out', surged: false });
+    expect(run.stderr).not.toContain('BLOCKED');
+    expect(run.stderr).toContain("a surge is not safe; restarted with the workload's own strategy");
+    expect(run.stderr).toContain('no surge: a container has no readinessProbe');
   });
 
   it('a missing workload is WORKLOAD_MISSING, exit 10, in both modes', async () => {

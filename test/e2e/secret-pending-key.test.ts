@@ -15,6 +15,9 @@ afterEach(async () => {
   await fx.close();
 });
 
+// The killed run named itself as the key's holder: status checked its pid on this host and found it gone.
+const DEAD_HOLDER = { host: expect.any(String), pid: expect.any(Number), deadline: expect.any(String), lives: false, checkedBy: 'process', why: expect.stringMatching(/^pid \d+ on host \S+ is gone$/) };
+
 interface Orphan {
   path: string;
   state: string;
@@ -40,7 +43,7 @@ describe('rotate-par-identity killed after the enrollment succeeded, before the 
     const data = fx.secretData();
     expect([data.urn, data.private_key]).toEqual([before.urn, before.private_key]);
     const pending = JSON.parse(data.pending_private_key!) as Record<string, string>;
-    expect(Object.keys(pending)).toEqual(['private_key', 'created_at', 'runner_name', 'enrollment_url']);
+    expect(Object.keys(pending)).toEqual(['private_key', 'created_at', 'runner_name', 'enrollment_url', 'holder']);
     const orphan = fx.enrollment.runners.at(-1)!;
     expect(decodePrivateJwk(pending.private_key!).kid).toBe(orphan.publicKeyThumbprint);
     expect(pending.runner_name).toBe(orphan.name);
@@ -52,7 +55,7 @@ describe('rotate-par-identity killed after the enrollment succeeded, before the 
     const found = await status();
     expect(found.code, found.stderr).toBe(15);
     expect((JSON.parse(found.stdout) as { possibleOrphans: Orphan[] }).possibleOrphans).toEqual([
-      { path: `Secret ${NS}/${SECRET} key pending_private_key`, state: 'pending', fingerprint: orphan.publicKeyThumbprint, createdAt: expect.any(String), runnerName: orphan.name, decodes: true },
+      { path: `Secret ${NS}/${SECRET} key pending_private_key`, state: 'pending', fingerprint: orphan.publicKeyThumbprint, createdAt: expect.any(String), runnerName: orphan.name, decodes: true, holder: DEAD_HOLDER },
     ]);
     const human = await status(false);
     expect(human.code).toBe(15);

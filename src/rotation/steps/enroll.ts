@@ -1,6 +1,7 @@
 import { enrollmentPath, runnerNameSuffix, validateApiKey, validateAppKey } from '../../enrollment/index.js';
 import { ParError } from '../../errors.js';
 import type { CredentialCheck } from '../../results/rotation.js';
+import { thisRun } from '../../storage/run-holder.js';
 import { enrollKey } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';
 
@@ -50,8 +51,10 @@ export const enroll: Step = {
     const { target } = need(r.resolved, 'target');
     const now = r.io.now();
     // Kept durably before the request leaves: a crash after the server registered the key and before
-    // the write leaves it where the next run finds it (docs/identity-lifecycle.md §3).
-    await target.pending?.keep(key, { createdAt: now, runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`, enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}` });
+    // the write leaves it where the next run finds it (docs/identity-lifecycle.md §3). The record names
+    // this run and its deadline, so `status` meanwhile says "rotation in progress", not "orphan".
+    const holder = Number.isFinite(r.deadline.atMs) ? { holder: thisRun(r.deadline.atMs) } : {};
+    await target.pending?.keep(key, { createdAt: now, runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`, enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}`, ...holder });
     let maybeRegistered = false;
     try {
       const onAttemptFailed = (outcome: 'unsent' | 'unknown') => {

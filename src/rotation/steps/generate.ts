@@ -1,8 +1,28 @@
 import { enrollmentPath } from '../../enrollment/index.js';
+import { ParError } from '../../errors.js';
 import { decodePrivateJwk, generateIdentityKey, parseUrn } from '../../identity/index.js';
+import type { PossibleOrphan } from '../../results/status.js';
 import type { PendingKeyRead } from '../../storage/pending-key.js';
 import { describeOrphan } from '../orphans.js';
 import { need, type Run, type Step } from '../run.js';
+import type { IdentityTarget } from '../target.js';
+
+/**
+ * A pending key whose run is still under way belongs to that run, not to an orphan to set aside
+ * (docs/identity-lifecycle.md §3): refused as a held lock is. A file's lock already keeps a second run
+ * out; a Secret has no lock file, and its pending record is the only sign of a rotation under way.
+ */
+async function refuseLiveRotation(target: IdentityTarget): Promise<void> {
+  const live = (await target.pending?.list())?.find((o): o is PossibleOrphan & { holder: NonNullable<PossibleOrphan['holder']> } => o.state === 'pending' && o.holder?.lives === true);
+  if (!live) return;
+  const until = live.holder.deadline ? ` (its deadline: ${live.holder.deadline})` : '';
+  throw new ParError(
+    'LOCKED',
+    `${target.label} is being rotated by another run: ${live.holder.why}; it keeps the key ${live.fingerprint} pending in ${live.path}`,
+    `Nothing was changed: ${target.label} is untouched and nothing was enrolled. Wait for that run to end${until}, then run again; \`par-identity status\` says when it is over.`,
+    { pending: live.path, pid: live.holder.pid, host: live.holder.host, ...(live.holder.deadline ? { deadline: live.holder.deadline } : {}) },
+  );
+}
 
 /**
  * The pending key of an earlier run that enrolled it and then could not prove it (the health check
@@ -30,7 +50,10 @@ export const generate: Step = {
   name: 'generate',
   title: 'generate a key',
   async run(r) {
-    const { pending } = need(r.resolved, 'target').target;
+    const { target } = need(r.resolved, 'target');
+    const { pending } = target;
+    // Another run's live pending key first: neither resumed nor set aside under its feet.
+    await refuseLiveRotation(target);
     const resume = resumable(r, await pending?.read());
     if (resume?.urn) {
       const key = decodePrivateJwk(resume.privateKey);
@@ -52,7 +75,10 @@ export const generate: Step = {
     r.key = generateIdentityKey();
   },
   async plan(r) {
-    const { pending } = need(r.resolved, 'target').target;
+    const { target } = need(r.resolved, 'target');
+    const { pending } = target;
+    // Fails where the real run would.
+    await refuseLiveRotation(target);
     const record = await pending?.read();
     const resume = resumable(r, record);
     if (resume) return `would verify again the pending key of an earlier run (${resume.urn}, fingerprint ${resume.fingerprint}) and write it if Datadog accepts it, without enrolling another runner`;

@@ -11,6 +11,7 @@ import {
   type IdentityFileState,
   listLeftovers,
   listRecoverableIdentities,
+  liveLockHolder,
   lockPathOf,
   preflightIdentityDirectory,
   previousToKeep,
@@ -29,6 +30,7 @@ import { verifiedMarkOf } from '../verified-mark.js';
 import type { CurrentIdentity, IdentityTarget, NewIdentity, PendingKeys, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
 import { isoString } from '../../time/index.js';
 import { sanitizeServerString } from '../../sanitize.js';
+import { splitPending } from '../orphans.js';
 
 // The standalone / node runner's identity file (docs/protocol.md §5), replaced atomically with the previous
 // content kept as <file>.bak.
@@ -119,12 +121,13 @@ export class LocalFileTarget implements IdentityTarget {
     const path = this.path;
     return {
       where: `${path}.pending`,
-      keep: (key, meta) => writePendingKey(path, { privateKey: encodePrivateJwk(key), createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl }),
+      keep: (key, meta) =>
+        writePendingKey(path, { privateKey: encodePrivateJwk(key), createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl, ...(meta.holder ? { holder: meta.holder } : {}) }),
       amend: (change) => amendPendingKey(path, change),
       read: () => readPendingKey(path),
       clear: () => removePendingKey(path),
       setAside: async (now) => setAsidePendingKey(path, now, await this.heldFingerprints()),
-      list: async () => listPossibleOrphans(path, await this.heldFingerprints()),
+      list: async () => listPossibleOrphans(path, await this.heldFingerprints(), this.io.now().getTime()),
     };
   }
 
@@ -288,8 +291,10 @@ export class LocalFileTarget implements IdentityTarget {
     const backupWrittenAt = backup.state === 'missing' ? null : isoString(backup.stats.mtime);
     const recoverable = await listRecoverableIdentities(this.path);
     const leftovers = await listLeftovers(this.path);
+    // A live rotation's key is no orphan: its record names its holder; an older record, the lock does.
+    const lockHolder = await liveLockHolder(this.path);
     return {
-      possibleOrphans: await this.pending.list(),
+      ...splitPending(await this.pending.list(), lockHolder && { pid: lockHolder.pid, host: lockHolder.host, path: lockPathOf(this.path) }),
       data: { recoverable, leftovers, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,

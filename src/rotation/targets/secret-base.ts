@@ -17,6 +17,7 @@ import { utcStamp } from '../../storage/recovery-files.js';
 import { amendPendingRecord, readPendingRecord } from '../../storage/pending-key.js';
 import { verifiedMarkOf } from '../verified-mark.js';
 import { asideEntries, asideKeyOf, isAsideKey, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
+import { splitPending } from '../orphans.js';
 
 // What the two Secret-held identities share (the cluster agent's Secret, the Helm runner's Secret):
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
@@ -193,7 +194,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
         });
         return { ...found, path: secretKeyLabel(this.ref, aside), state: 'set aside' };
       },
-      list: async () => listSecretOrphans(this.ref, state.data, held),
+      list: async () => listSecretOrphans(this.ref, state.data, held, this.now().getTime()),
     };
   }
 
@@ -454,7 +455,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const resourceVersion = state.state === 'present' ? state.resourceVersion : null;
     const held = [current.identity?.key.kid, current.previous?.key.kid].filter((k): k is string => Boolean(k));
     return {
-      possibleOrphans: state.state === 'present' ? listSecretOrphans(this.ref, state.data, held) : [],
+      // A live rotation's key is no orphan: the pending record names its holder.
+      ...splitPending(state.state === 'present' ? listSecretOrphans(this.ref, state.data, held, this.now().getTime()) : []),
       data: {
         resourceVersion,
         previous,

@@ -2,6 +2,7 @@ import type { SecretRef } from '../../kube/index.js';
 import type { PossibleOrphan } from '../../results/status.js';
 import { describePendingRecord, encodePendingRecord } from '../../storage/pending-key.js';
 import { isoString } from '../../time/index.js';
+import type { PendingMeta } from '../target.js';
 
 // The pending key of a Secret-held identity (docs/identity-lifecycle.md §3): kept in the identity
 // Secret itself, in a data key the agent never reads (it reads `private_key`/`urn`, or the Helm
@@ -14,8 +15,8 @@ export const PENDING_KEY = 'pending_private_key';
 const ASIDE_PREFIX = 'orphan_private_key.';
 
 /** The same JSON record as the file target's `<identity>.pending`. */
-export function pendingRecord(privateKey: string, meta: { createdAt: Date; runnerName: string; enrollmentUrl: string }): string {
-  return encodePendingRecord({ privateKey, createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl });
+export function pendingRecord(privateKey: string, meta: PendingMeta): string {
+  return encodePendingRecord({ privateKey, createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl, ...(meta.holder ? { holder: meta.holder } : {}) });
 }
 
 export function asideKeyOf(stamp: string, taken: Record<string, string>): string {
@@ -31,8 +32,8 @@ export function secretKeyLabel(ref: SecretRef, key: string): string {
   return `Secret ${ref.namespace}/${ref.name} key ${key}`;
 }
 
-/** The pending key, then those set aside (oldest first); a key `held` (current or previous identity) is no orphan. */
-export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, held: readonly string[]): PossibleOrphan[] {
+/** The pending key (with its holder), then those set aside (oldest first); a key `held` (current or previous identity) is no orphan. */
+export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, held: readonly string[], nowMs = Date.now()): PossibleOrphan[] {
   const entries: Array<[string, PossibleOrphan['state']]> = [
     ...(PENDING_KEY in data ? [[PENDING_KEY, 'pending'] as [string, PossibleOrphan['state']]] : []),
     ...Object.keys(data)
@@ -40,7 +41,7 @@ export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, 
       .sort()
       .map((k) => [k, 'set aside'] as [string, PossibleOrphan['state']]),
   ];
-  return entries.map(([key, state]) => describePendingRecord(data[key] ?? '', secretKeyLabel(ref, key), state)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
+  return entries.map(([key, state]) => describePendingRecord(data[key] ?? '', secretKeyLabel(ref, key), state, nowMs)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
 }
 
 /** A data key of a set-aside key (`orphan_private_key.<stamp>`). */
