@@ -137,7 +137,7 @@ export async function resolveTarget(
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
     if (offCluster) {
       const { resolveAgentSettings } = await import('../session/cluster-agent.js');
-      const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config, env: io.env }, report);
+      const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options), ...(checks.readOnly ? { readOnly: true } : {}) }, { config, env: io.env }, report);
       config = agent.config;
       io = { ...io, env: agent.env };
       if (checks.requireEnabled) requireSecretStorage(config);

@@ -30,6 +30,10 @@ interface AgentFlags {
   namespace?: string;
   /** -c was given (not its default): the run can go on with it when no agent is found. */
   cfgPathGiven?: boolean;
+  /** --secret-name: with -n, the Secret is named outright (an explicit choice, as watch's sidecar makes). */
+  secretName?: string;
+  /** A read (status): it never writes, so an explicitly named Secret is shown even with no agent found. */
+  readOnly?: boolean;
   overrideAgentSettings?: boolean;
 }
 
@@ -51,8 +55,10 @@ export async function resolveAgentSettings(session: ClusterSession, flags: Agent
   const lookup = await findClusterAgent(session.conn.apps(), { ...(explicit ? { explicit } : {}), namespace: session.namespace, namespaceGiven: Boolean(flags.namespace) });
   if (!lookup.found) {
     const looked = lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked}; ${lookup.denied}` : lookup.looked;
-    if (!flags.cfgPathGiven) throw agentNotFound(looked);
-    report.warn(`cluster agent not found (${looked}): going on with the local settings (-c), which nothing could be compared with`);
+    // A status of a Secret named outright (--secret-name and -n) reads it whatever runs: nothing is written.
+    const namedOutright = Boolean(flags.readOnly && flags.secretName && flags.namespace);
+    if (!flags.cfgPathGiven && !namedOutright) throw agentNotFound(looked);
+    report.warn(`cluster agent not found (${looked}): going on with the local settings (${flags.cfgPathGiven ? '-c' : '--secret-name and -n'}), which nothing could be compared with`);
     return { config: local.config, env: local.env, ...(lookup.seen ? { sightings: lookup.seen } : {}) };
   }
   const read = await readPodTemplate(lookup.found, objectReader(session.core));

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clusterAgentDeployment } from '../e2e/cluster-fixture.js';
+import { agreeingAgent } from '../e2e/cluster-fixture.js';
 import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
 import { CLUSTER_KIND, startTestCluster, type TestCluster } from './test-cluster.js';
 
@@ -47,10 +47,10 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
   });
 
   it('a cluster agent found by its Operator labels makes the namespace certain: created there, cluster id beside it, undo deletes', async () => {
-    await cluster.create(clusterAgentDeployment(w.ns, 'datadog-cluster-agent', { 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'datadog-operator' }));
+    for (const object of agreeingAgent(w.ns, w.enrollment.url, { name: 'datadog-cluster-agent', labels: { 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'datadog-operator' } })) await cluster.create(object);
     const run = await w.rotate(['-n', w.ns, '--no-verify', '--json'], offCluster());
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`cluster agent ${w.ns}/datadog-cluster-agent runs in namespace ${w.ns}`);
+    expect(run.stderr).toContain(`cluster agent: deployment ${w.ns}/datadog-cluster-agent (found by its labels`);
     expect(w.enrollCalls()).toBe(1);
     const data = await w.secretData();
     const kubeSystemUid = (await cluster.getJson('namespace', 'kube-system'))!.metadata.uid;
@@ -72,7 +72,7 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
   });
 
   it('status reads where the cluster agent runs (found by its Helm labels), without -n; it never refuses to read', async () => {
-    await cluster.create(clusterAgentDeployment(w.ns));
+    for (const object of agreeingAgent(w.ns, w.enrollment.url)) await cluster.create(object);
     expect((await w.rotate(['-n', w.ns, '--no-verify'], offCluster())).code).toBe(0);
     const status = await w.run(['status', '--secret', '-c', w.dir, '--kubeconfig', cluster.adminKubeconfig, '--json'], offCluster());
     expect(status.code, status.stderr).toBe(0);
@@ -93,7 +93,7 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
   });
 
   it("an id in the agent's datadog-cluster-id that is not 36 bytes is replaced with the kube-system UID, as the agent does; other keys kept", async () => {
-    await cluster.create(clusterAgentDeployment(w.ns));
+    for (const object of agreeingAgent(w.ns, w.enrollment.url)) await cluster.create(object);
     await cluster.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: w.ns }, data: { id: 'cluster-1234', other: 'kept' } });
     const run = await w.rotate(['-n', w.ns, '--no-verify'], offCluster());
     expect(run.code, run.stderr).toBe(0);

@@ -71,14 +71,26 @@ export function helmAgentEnv(enrollmentUrl: string, extra: Record<string, unknow
   ];
 }
 
+/**
+ * A cluster agent whose settings agree with a test's local config (the Helm layout: its env, and its
+ * keys Secret holding the emulator's keys), so that a local -c is compared and found the same
+ * (docs/configuration.md, "The running agent's settings"): the Deployment, then the keys Secret.
+ */
+export function agreeingAgent(namespace: string, enrollmentUrl: string, options: { name?: string; labels?: Record<string, string>; env?: Record<string, unknown>[] } = {}): never[] {
+  const keys = { 'api-key': Buffer.from(DEFAULT_API_KEY).toString('base64'), 'app-key': Buffer.from(DEFAULT_APP_KEY).toString('base64') };
+  return [
+    clusterAgentDeployment(namespace, options.name, options.labels, { env: helmAgentEnv(enrollmentUrl, options.env) }),
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: KEYS_SECRET, namespace }, type: 'Opaque', data: keys } as never,
+  ];
+}
+
 export async function clusterFixture(): Promise<ClusterFixture> {
   const [kube, enrollment] = await Promise.all([startKubeEmulator(), startEnrollmentEmulator()]);
   seedNamespaces(kube, ['default', NS, 'other']);
   // The cluster agent as the Helm chart deploys it (its component label): off-cluster, that is how
   // the tool finds the agent's own namespace, where the cluster-id ConfigMap lives (docs/protocol.md §6c).
   // Its settings are the fixture config's (the Helm layout, docs/configuration.md): a local -c agrees with it.
-  kube.createObject(clusterAgentDeployment(NS, undefined, undefined, { env: helmAgentEnv(enrollment.url) }));
-  kube.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: KEYS_SECRET, namespace: NS }, type: 'Opaque', data: { 'api-key': Buffer.from(DEFAULT_API_KEY).toString('base64'), 'app-key': Buffer.from(DEFAULT_APP_KEY).toString('base64') } } as never);
+  for (const object of agreeingAgent(NS, enrollment.url)) kube.createObject(object);
   const dir = await mkdtemp(join(tmpdir(), 'par-cluster-'));
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
   await kube.writeKubeconfig(adminKubeconfig, { token: kube.adminToken, namespace: NS });

@@ -257,8 +257,9 @@ describe('a CLI --rollout stopped by a signal', () => {
   });
 
   async function world(): Promise<void> {
-    kube = await clusterWithRunner([NS], NS);
     const enrollment = await startEnrollmentEmulator();
+    // The cluster agent runs with the settings of the config below (the Helm layout): the -c agrees with it.
+    kube = await clusterWithRunner([NS], NS, { enrollmentUrl: enrollment.url });
     stopEnrollment = () => enrollment.close();
     dir = await mkdtemp(join(tmpdir(), 'par-interrupt-rollout-'));
     await kube.writeKubeconfig(join(dir, 'kubeconfig'), { token: kube.adminToken, namespace: NS });

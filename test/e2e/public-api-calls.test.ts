@@ -28,7 +28,8 @@ const annotations = () => ((kube.getObject('apps/v1', 'Deployment', NS, 'par') a
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'par-api-calls-'));
   enrollment = await startEnrollmentEmulator();
-  kube = await clusterWithRunner(['default', NS], NS);
+  // The cluster agent runs with the settings of the config below (the Helm layout): the -c agrees with it.
+  kube = await clusterWithRunner(['default', NS], NS, { enrollmentUrl: enrollment.url, env: [{ name: 'DD_CLUSTER_NAME', value: 'e2e' }] });
   kubeconfig = join(dir, 'kubeconfig');
   await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
   await writeFile(join(dir, 'datadog-cluster.yaml'), [`dd_url: ${enrollment.url}`, 'cluster_name: e2e', `kube_resources_namespace: ${NS}`, 'private_action_runner:', '  enabled: true', ''].join('\n'));

@@ -521,8 +521,9 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
     expect(check.check.findings.find((f) => f.code === 'BUDGET')?.message).toBe('budget 1 node(s) at a time (maxUnavailable 1, maxSurge 0)');
     const next = await rollout('daemonset/par', '--json');
     expect(next.code, next.stderr).toBe(0);
-    // Restored first; the killed run's restart had completed meanwhile, so this one has nothing left to do.
-    expect(JSON.parse(next.stdout)).toMatchObject({ interruptedRollout: { state: 'interrupted', action: 'restored' }, action: 'unchanged' });
+    // Restored first; then this run finishes the killed run's restart, or finds it finished by the
+    // controller meanwhile (how far it got depends on the machine's speed, not on the tool).
+    expect(JSON.parse(next.stdout)).toMatchObject({ interruptedRollout: { state: 'interrupted', action: 'restored' }, action: expect.stringMatching(/^(unchanged|rolled-out)$/) });
     expect(ds().spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
     expect(ds().metadata.annotations?.[RECORD]).toBeUndefined();
   });

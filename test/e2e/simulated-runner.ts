@@ -1,16 +1,21 @@
-import { clusterAgentDeployment } from './cluster-fixture.js';
 import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { agreeingAgent, clusterAgentDeployment } from './cluster-fixture.js';
 
 // A simulated cluster with one node and a one-replica `par` Deployment whose Pods become ready
 // quickly: what the rotation-pipeline and API tests roll out onto.
 
-export async function clusterWithRunner(namespaces: string[], namespace: string): Promise<KubeEmulator> {
+/**
+ * `agent`: the cluster agent runs with these settings (the Helm layout, its keys in KEYS_SECRET): a
+ * local -c that states the same agrees with it (docs/configuration.md, "The running agent's settings").
+ */
+export async function clusterWithRunner(namespaces: string[], namespace: string, agent?: { enrollmentUrl: string; env?: Record<string, unknown>[] }): Promise<KubeEmulator> {
   const kube = await startKubeEmulator({
     simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
   });
   seedNamespaces(kube, namespaces);
   // Off-cluster, the cluster agent's labelled Deployment is what places its cluster id (docs/protocol.md §6c).
-  kube.createObject(clusterAgentDeployment(namespace));
+  if (agent) for (const object of agreeingAgent(namespace, agent.enrollmentUrl, agent.env ? { env: agent.env } : {})) kube.createObject(object);
+  else kube.createObject(clusterAgentDeployment(namespace));
   kube.createObject({
     apiVersion: 'apps/v1',
     kind: 'Deployment',

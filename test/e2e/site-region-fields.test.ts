@@ -195,7 +195,8 @@ describe("the cluster agent's Secret and a Helm runner's Secret", () => {
     const urn = fx.secretData().urn!;
     fx.enrollment.reset();
 
-    const region = await fx.rotate(['--json'], { env: { DD_SITE: 'us5.datadoghq.com' } });
+    // The running agent's site is us1: the local DD_SITE is taken over the agent's (else AGENT_SETTINGS_MISMATCH), and then the region check stops it.
+    const region = await fx.rotate(['--json', '--override-agent-settings'], { env: { DD_SITE: 'us5.datadoghq.com' } });
     expect(region.code, region.stderr).toBe(3);
     expect(errorOf(region.stdout)).toMatchObject({ code: 'REGION_CHANGE', message: `the rotation would move the identity from region us1 to us5: site us5.datadoghq.com (from env DD_SITE) is in region us5, but the identity in service (${urn}) is in region us1` });
     expect(enrolls()).toBe(0);

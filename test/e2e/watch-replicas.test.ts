@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type DemoRunner, startDemoReplicas } from '../../src/emulators/demo-runner/index.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { clusterAgentDeployment } from './cluster-fixture.js';
+import { agreeingAgent } from './cluster-fixture.js';
 import { runCli } from './run-cli.js';
 import { BINARY_WAIT_MS, eventually, type KubeFixture, kubeFixture, NAMESPACE, SECRET } from './watch-fixture.js';
 
@@ -23,9 +23,10 @@ let replicas: DemoRunner[] = [];
 
 beforeEach(async () => {
   kube = await kubeFixture();
-  // Off-cluster, the cluster agent's labelled Deployment places its cluster id (docs/protocol.md §6c).
-  kube.emu.createObject(clusterAgentDeployment(NAMESPACE));
   enrollment = await startEnrollmentEmulator();
+  // Off-cluster, the cluster agent's labelled Deployment places its cluster id (docs/protocol.md §6c);
+  // it runs with the settings of the config below, which therefore agrees with it.
+  for (const object of agreeingAgent(NAMESPACE, enrollment.url, { env: [{ name: 'DD_CLUSTER_NAME', value: 'replicas-e2e' }] })) kube.emu.createObject(object);
   dir = await mkdtemp(join(tmpdir(), 'par-replicas-'));
   await writeFile(
     join(dir, 'datadog-cluster.yaml'),

@@ -51,6 +51,9 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   /** Set when this run created the Secret: an agent that reloads on an update does not see a creation. */
   private created = false;
 
+  /** "namespace/name" of the cluster agent's Deployment whose settings the run took, if it did. */
+  private agentRead: string | undefined;
+
   constructor(
     config: AgentConfig,
     session: ClusterSession,
@@ -65,6 +68,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
   ) {
     super(config, session, { namespace: resolved.namespace, name: resolved.name }, CLUSTER_AGENT_LAYOUT, keepPrevious, () => io.now());
     if (agent) {
+      this.agentRead = agent.deployment;
       Object.assign(this.where, { clusterAgent: agent });
       this.noteDeployment([agent.deployment]);
       if (agent.version) this.noteAgentVersion(agent.version, `image of deployment/${agent.deployment.slice(agent.deployment.indexOf('/') + 1)}`);
@@ -114,7 +118,10 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
    */
   private async clusterIdNamespace(): Promise<{ namespace: string; source: string }> {
     const inPod = this.session.conn.agentNamespace;
-    if (inPod) return { namespace: inPod, source: 'service-account namespace file' };
+    if (inPod && !this.agentRead) return { namespace: inPod, source: 'service-account namespace file' };
+    // The agent whose settings the run took (src/session): its Deployment's namespace is its Pod's, with
+    // no list at all (the shipped Role names that Deployment only; deploy/rotation-cronjob.yaml).
+    if (this.agentRead) return { namespace: this.agentRead.slice(0, this.agentRead.indexOf('/')), source: `namespace of cluster agent ${this.agentRead}` };
     // The Secret's namespace first: a namespaced Role can list there, where a cluster-wide list is often forbidden.
     const beside = await findClusterAgentWorkloads(this.session.conn.apps(), this.ref.namespace);
     this.noteDeployment(beside.found);
