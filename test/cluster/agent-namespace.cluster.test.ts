@@ -17,6 +17,11 @@ afterAll(async () => {
   await cluster?.close();
 });
 beforeEach(async () => {
+  // These tests are about finding the cluster agent cluster-wide: none another file left on the shared
+  // real cluster may be found (the emulator is this file's own).
+  for (const label of ['app.kubernetes.io/component=cluster-agent', 'agent.datadoghq.com/component=cluster-agent']) {
+    await cluster.kubectl(['delete', 'deployments', '--all-namespaces', '-l', label, '--wait=false']);
+  }
   w = await agentWorld(cluster, 'ns');
 });
 afterEach(async () => {

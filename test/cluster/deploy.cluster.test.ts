@@ -76,6 +76,8 @@ beforeAll(async () => {
   await cluster.create(token!, keys!, deployment!);
 });
 afterAll(async () => {
+  // Its cluster agent would be found by a later file's cluster-wide look on the shared real cluster.
+  if (w) await cluster?.kubectl(['delete', 'deployments', '--all', '-n', w.ns, '--wait=false']);
   await cluster?.removeNodes([node]);
   await w?.close();
   await cluster?.close();
