@@ -14,7 +14,8 @@ async function openUp(dir: string): Promise<void> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) await openUp(path);
-    else await chmod(path, 0o644);
+    // chmod follows a link: never a mode of the checkout's own files through one.
+    else if (!entry.isSymbolicLink()) await chmod(path, 0o644);
   }
 }
 
@@ -26,7 +27,9 @@ export interface PortableBin {
 export async function portableBin(): Promise<PortableBin> {
   const dir = await mkdtemp(join(tmpdir(), 'par-bin-'));
   for (const part of ['bin', 'dist', 'package.json']) {
-    await cp(join(ROOT, part), join(dir, part), { recursive: true, filter: (src) => !src.endsWith('.map') });
+    // Not dist/bin: the build's links to bin/par-identity.js (the checkout's commands on PATH), which a
+    // copy would point back into the checkout.
+    await cp(join(ROOT, part), join(dir, part), { recursive: true, filter: (src) => !src.endsWith('.map') && src !== join(ROOT, 'dist', 'bin') });
   }
   await openUp(dir);
   return { bin: join(dir, 'bin', 'par-identity.js'), remove: () => rm(dir, { recursive: true, force: true }) };
