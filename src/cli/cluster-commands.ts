@@ -13,7 +13,7 @@ export const rollout: CommandSpec<RolloutCommandOptions> = {
   description: 'restart a Deployment or DaemonSet create-before-delete so every Pod runs the current identity; --check only reports',
   arguments: [{ name: '<workload>', help: 'deployment/<name> or daemonset/<name>' }],
   flags: [
-    { flags: '-n, --namespace <ns>', help: 'namespace of the workload (else the service-account namespace, default)' },
+    { flags: '-n, --namespace <ns>', help: "namespace of the workload (else, as kubectl: the kubeconfig context's, the service-account namespace, default)" },
     { flags: '--kubeconfig <path>', help: 'kubeconfig file (else KUBECONFIG, the service account, ~/.kube/config)' },
     { flags: '--context <name>', help: 'kubeconfig context' },
     { flags: '--check', option: 'checkOnly', help: 'no writes: per workload and per node, can surge / needs fallback / blocked, with reasons' },

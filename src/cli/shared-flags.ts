@@ -72,7 +72,7 @@ export const CREDENTIAL_FLAGS: FlagSpec[] = [
 export const WAIT_LOCK_FLAG: FlagSpec = {
   flags: '--wait-lock <duration>',
   option: 'waitLockSeconds',
-  help: "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11)",
+  help: "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11); a Secret takes no lock file: a concurrent change to it is a CONFLICT",
   duration: DURATIONS.waitLock,
 };
 
@@ -81,7 +81,10 @@ export const HOSTNAME_FLAG = (help: string): FlagSpec => ({ flags: '--hostname <
 export const KUBE_FLAGS: FlagSpec[] = [
   { flags: '--kubeconfig <path>', help: 'kubeconfig file (else KUBECONFIG, kubernetes_kubeconfig_path, the service account, ~/.kube/config)' },
   { flags: '--context <name>', help: 'kubeconfig context' },
-  { flags: '-n, --namespace <ns>', help: 'namespace of the identity Secret (else kube_resources_namespace, the service-account namespace, default)' },
+  {
+    flags: '-n, --namespace <ns>',
+    help: "namespace of the identity Secret; else the cluster agent's is where the running agent reads it (its kube_resources_namespace, else its Pod's), never the context's, and a --k8s-secret the kubeconfig context's",
+  },
   { flags: '--secret-name <name>', help: 'identity Secret name (else private_action_runner.identity_secret_name, private-action-runner-identity)' },
 ];
 
