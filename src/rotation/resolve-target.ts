@@ -163,9 +163,10 @@ export async function resolveTarget(
   const session = await cluster();
   const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
   report.info(`secret: ${ref.namespace}/${ref.name} (namespace from ${session.namespaceSource}; keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);
-  const workloadName = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace).name : undefined;
+  const workload = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace) : undefined;
   const { HelmRunnerSecretTarget } = await import('./targets/helm-runner-secret.js');
-  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workloadName, () => io.now(), io.env) };
+  const checked = workload ? { kind: workload.kind, name: workload.name, override: options.overrideAgentSettings === true } : undefined;
+  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workload?.name, () => io.now(), io.env, checked) };
 }
 
 /** The cluster agent's identity Secret on the run's connection (also what `watch` follows); docs/protocol.md §6c. */

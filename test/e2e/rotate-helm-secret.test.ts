@@ -158,3 +158,39 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
     expect(back.stderr).toContain('error[NO_BACKUP]');
   });
 });
+
+// The runner decides which Secret is its identity: the workload --rollout names must read the Secret
+// rotated (issue 30, docs/protocol.md §6b), else the run stops before enrolling.
+describe('rotate-identity --k8s-secret --rollout: the named workload must read that Secret', () => {
+  const runnerReading = (name: string, secret: string) =>
+    fx.kube.createObject({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: NS },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'runner', image: 'par:1', envFrom: [{ secretRef: { name: secret } }] }] } },
+      },
+    } as never);
+
+  it('a workload reading another Secret: AGENT_SETTINGS_MISMATCH before enrolling; --override-agent-settings goes on and says so', async () => {
+    seedRunnerSecret();
+    runnerReading('other-runner', 'another-secret');
+    const refused = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--rollout', 'deployment/other-runner', '--dry-run', '--json');
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'AGENT_SETTINGS_MISMATCH', message: `deployment/other-runner does not read Secret ${NS}/${NAME}: the Secrets its containers read are another-secret` });
+    expect(fx.enrollment.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
+    const forced = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--rollout', 'deployment/other-runner', '--dry-run', '--override-agent-settings');
+    expect(forced.stderr).not.toContain('error[AGENT_SETTINGS_MISMATCH]');
+    expect(forced.stderr).toContain('rotating it anyway (--override-agent-settings)');
+  });
+
+  it('the workload that reads it passes the check', async () => {
+    seedRunnerSecret();
+    runnerReading('my-runner', NAME);
+    const run = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--rollout', 'deployment/my-runner', '--dry-run');
+    expect(run.stderr).not.toContain('error[AGENT_SETTINGS_MISMATCH]');
+    expect(run.stderr).toContain(`deployment/my-runner reads Secret ${NS}/${NAME}`);
+  });
+});
