@@ -1,5 +1,7 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { apiKeyHash } from '../../src/identity/index.js';
 import { agreeingAgent, clusterAgentDeployment, helmAgentEnv } from '../e2e/cluster-fixture.js';
 import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
 import { CLUSTER_KIND, startTestCluster, type TestCluster } from './test-cluster.js';
@@ -52,6 +54,43 @@ describe(`the running cluster agent decides, on the ${CLUSTER_KIND} cluster`, ()
     expect(run.stderr).toContain('site and enrollment endpoint: here region eu1');
     expect(w.enrollCalls()).toBe(0);
     expect(await cluster.getJson('secret', SECRET, w.ns)).toBeUndefined();
+  });
+
+  it.each([
+    ['identity Secret name (an -E file)', 'private_action_runner:\n  identity_secret_name: elsewhere\n', {}, 'identity Secret name: here elsewhere'],
+    ['cluster name (an -E file)', 'cluster_name: another\n', {}, 'cluster name (runner name): here another'],
+    ['API key (DD_API_KEY in the shell)', '{}\n', { DD_API_KEY: 'a-different-api-key-0000000000000' }, `API key (api_key_hash): here api_key_hash ${apiKeyHash('a-different-api-key-0000000000000').slice(0, 12)}`],
+  ])('%s with another outcome than the agent’s stops before enrolling', async (_, yaml, env, said) => {
+    for (const object of agreeingAgent(w.ns, w.enrollment.url)) await cluster.create(object);
+    const extra = join(w.dir, 'local.yaml');
+    await writeFile(extra, yaml);
+    const run = await noConfig(['-E', extra], env);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stderr).toContain('error[AGENT_SETTINGS_MISMATCH]');
+    expect(run.stderr).toContain(said);
+    expect(run.stderr).not.toContain('a-different-api-key-0000000000000');
+    expect(w.enrollCalls()).toBe(0);
+    expect(await cluster.getJson('secret', SECRET, w.ns)).toBeUndefined();
+  });
+
+  it("Helm identityFromExistingSecret: with no Secret of the agent's own, the user's Secret is rotated, and a rollout is said to be needed", async () => {
+    for (const object of agreeingAgent(w.ns, w.enrollment.url)) await cluster.create(object);
+    // The user's Secret, made as an operator would have (here by a first rotation into that name).
+    expect((await noConfig(['--secret-name', 'user-identity'])).code).toBe(0);
+    const before = (await w.secretData('user-identity')).urn;
+    await cluster.kubectl(['delete', 'deployment', 'dd-release-cluster-agent', '-n', w.ns, '--wait=false']);
+    const env = helmAgentEnv(w.enrollment.url, [
+      { name: 'DD_PRIVATE_ACTION_RUNNER_SELF_ENROLL', value: 'false' },
+      { name: 'DD_PRIVATE_ACTION_RUNNER_URN', valueFrom: { secretKeyRef: { name: 'user-identity', key: 'urn' } } },
+      { name: 'DD_PRIVATE_ACTION_RUNNER_PRIVATE_KEY', valueFrom: { secretKeyRef: { name: 'user-identity', key: 'private_key' } } },
+    ]);
+    await cluster.create(clusterAgentDeployment(w.ns, 'existing-secret-agent', undefined, { env }));
+    const run = await noConfig([]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ secretName: 'user-identity', action: 'updated', clusterAgent: { layout: 'helm-existing-secret' } });
+    expect((await w.secretData('user-identity')).urn).not.toBe(before);
+    expect(await cluster.getJson('secret', SECRET, w.ns)).toBeUndefined();
+    expect(run.stderr).toContain('only after a rollout');
   });
 
   it('Operator: the Secret named in the -E file mounted from its ConfigMap (subPath)', async () => {
