@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { apiKeyHash } from '../../src/identity/index.js';
+import { apiKeyHash, buildUrn, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { agreeingAgent, clusterAgentDeployment, helmAgentEnv } from '../e2e/cluster-fixture.js';
 import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
 import { CLUSTER_KIND, startTestCluster, type TestCluster } from './test-cluster.js';
@@ -117,5 +117,29 @@ describe(`the running cluster agent decides, on the ${CLUSTER_KIND} cluster`, ()
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ secretName: 'op-identity', namespace: w.ns, clusterAgent: { layout: 'operator' } });
     expect(run.stderr).toContain(`identity Secret name: op-identity (configmap ${w.ns}/datadog-clusteragent-privateactionrunner key privateactionrunner.yaml mounted at ${parFile})`);
+  });
+
+  it('standalone chart: --k8s-secret with --rollout of a workload that reads another Secret stops before enrolling; the runner that reads it passes', async () => {
+    const values = { RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }), RUNNER_PRIVATE_KEY: encodePrivateJwk(generateIdentityKey()) };
+    const data = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    await cluster.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'runner-identity', namespace: w.ns }, type: 'Opaque', data });
+    const runner = (name: string, secret: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: w.ns },
+      spec: { replicas: 0, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'runner', image: 'registry.example/par:1', envFrom: [{ secretRef: { name: secret } }] }] } } },
+    });
+    await cluster.create(runner('other-runner', 'another-secret'), runner('my-runner', 'runner-identity'));
+    const rotate = (workload: string) =>
+      w.run(['rotate-identity', '-c', join(w.dir, 'datadog-cluster.yaml'), '--k8s-secret', 'runner-identity', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--rollout', workload, '--dry-run'], {
+        env: { PAR_IDENTITY_SA_ROOT: join(w.dir, 'no-pod') },
+      });
+    const refused = await rotate('deployment/other-runner');
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain(`error[AGENT_SETTINGS_MISMATCH]: deployment/other-runner does not read Secret ${w.ns}/runner-identity: the Secrets its containers read are another-secret`);
+    const passed = await rotate('deployment/my-runner');
+    expect(passed.stderr).not.toContain('AGENT_SETTINGS_MISMATCH');
+    expect(passed.stderr).toContain(`deployment/my-runner reads Secret ${w.ns}/runner-identity`);
+    expect(w.enrollCalls()).toBe(0);
   });
 });
