@@ -90,7 +90,12 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
     expect((JSON.parse(rotated.stdout) as { urn: string }).urn).toMatch(/^urn:dd:apps:on-prem-runner:eu1:/);
     expect(rotated.stderr).toContain(`site datadoghq.eu (keychain profile ${profile}) for the URN region`);
 
-    const fromEnv = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], { env: { DD_SITE: 'us5.datadoghq.com' } });
+    // DD_SITE wins over the keychain's site; a site in another region than the identity in service
+    // is refused before enrolling (issue 30), and moves the runner only when asked to.
+    const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], { env: { DD_SITE: 'us5.datadoghq.com' } });
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ status: 'error', code: 'REGION_CHANGE', exitCode: 3 });
+    const fromEnv = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json', '--allow-region-change'], { env: { DD_SITE: 'us5.datadoghq.com' } });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
     expect((JSON.parse(fromEnv.stdout) as { urn: string }).urn).toMatch(/^urn:dd:apps:on-prem-runner:us5:/);
 
