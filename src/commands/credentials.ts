@@ -4,7 +4,7 @@ import { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROF
 import { ConfigError, InterruptedError, stopSignalOf, stoppedBy, UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
-import { commandLine } from '../rotation/command-line.js';
+import { commandLine } from '../command-line.js';
 import { resolveSite } from '../rotation/datadog-site.js';
 import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { programName } from '../single-executable.js';

@@ -4,7 +4,7 @@ import { type CommandResult, createReporter, type OutputOptions, resultJson } fr
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import { describeRef, parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
 import { clusterAccess } from '../rotation/cluster-session.js';
-import { commandLine, kubeSelector } from '../rotation/command-line.js';
+import { commandLine, kubeSelector } from '../command-line.js';
 import { type RolloutRequest, rolloutWorkload } from '../rotation/rollout-step.js';
 import { programName } from '../single-executable.js';
 

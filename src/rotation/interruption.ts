@@ -1,6 +1,6 @@
 import { InterruptedError, ParError, stopSignalOf } from '../errors.js';
 import { programName } from '../single-executable.js';
-import { commandLine, kubeSelector, rollbackCommandOf } from './command-line.js';
+import { commandLine, kubeSelector, rollbackCommandOf } from '../command-line.js';
 import type { Run, Step } from './run.js';
 
 // What a run stopped by SIGINT/SIGTERM (or the API caller's signal) says: exactly what is in place,

@@ -10,7 +10,7 @@ import type { AgentSummary } from '../session/cluster-agent.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
-import { configSelector, kubeSelector } from './command-line.js';
+import { configSelector, kubeSelector } from '../command-line.js';
 import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from './options.js';
 import { outcomeDifferences, settleDifferences } from './runner-settings.js';
 import type { IdentityTarget, TargetKind } from './target.js';

@@ -1,6 +1,6 @@
 import type { CommandResult } from '../../output.js';
 import type { RollbackPlanResult, RolledBackResult } from '../../results/rollback.js';
-import { rollbackCommandOf } from '../command-line.js';
+import { rollbackCommandOf } from '../../command-line.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
 import { describeVerify } from '../verify-step.js';

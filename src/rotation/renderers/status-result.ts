@@ -2,7 +2,7 @@ import { ExitCode } from '../../errors.js';
 import type { CommandResult } from '../../output.js';
 import type { IdentityStatusResult, LastVerified, PossibleOrphan, SiteRegion, StatusFinding } from '../../results/status.js';
 import { ageOf, describeAge } from '../age.js';
-import { rollbackCommandOf } from '../command-line.js';
+import { rollbackCommandOf } from '../../command-line.js';
 import { need, type Run } from '../run.js';
 import { type CurrentIdentity, summaryOf } from '../target.js';
 import { describeVerify } from '../verify-step.js';

@@ -1,6 +1,6 @@
 import { resolveEndpoint } from '../../config/index.js';
 import { KubernetesError, StorageError } from '../../errors.js';
-import { rollbackCommandOf } from '../command-line.js';
+import { rollbackCommandOf } from '../../command-line.js';
 import { describeRegionChange, siteRegionOf } from '../region-check.js';
 import { need, type Step } from '../run.js';
 

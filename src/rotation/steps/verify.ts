@@ -3,7 +3,7 @@ import { retryPolicyFromEnv } from '../../enrollment/index.js';
 import { VerificationError } from '../../errors.js';
 import { failpoint } from '../../failpoint.js';
 import { type DecodedIdentity, decodeIdentity, encodePrivateJwk } from '../../identity/index.js';
-import { commandLine, rollbackCommandOf } from '../command-line.js';
+import { commandLine, rollbackCommandOf } from '../../command-line.js';
 import { programName } from '../../single-executable.js';
 import { healthCheckInput } from '../enrollment-context.js';
 import { need, type Run, type Step } from '../run.js';

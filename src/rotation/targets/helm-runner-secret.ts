@@ -6,7 +6,7 @@ import { sanitizeServerString } from '../../sanitize.js';
 import type { ClusterSession } from '../cluster-session.js';
 import type { CurrentIdentity, EnrollmentNaming } from '../target.js';
 import { programName } from '../../single-executable.js';
-import { commandLine } from '../command-line.js';
+import { commandLine } from '../../command-line.js';
 import { SecretTargetBase } from './secret-base.js';
 
 // `rotate-identity --k8s-secret NAME`: the standalone runner installed with the Helm chart keeps its

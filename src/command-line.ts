@@ -1,4 +1,4 @@
-import { programName } from '../single-executable.js';
+import { programName } from './single-executable.js';
 
 // Commands printed for the operator to copy (undo:, next:) must act on the very target this run
 // used, so they carry every selecting flag, quoted for a POSIX shell.
