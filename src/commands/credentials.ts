@@ -5,7 +5,7 @@ import { ConfigError, InterruptedError, stopSignalOf, stoppedBy, UsageError } fr
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import { commandLine } from '../command-line.js';
-import { resolveSite } from '../rotation/datadog-site.js';
+import { resolveSite } from '../config/datadog-site.js';
 import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
 import { programName } from '../single-executable.js';
 

@@ -18,7 +18,7 @@ import { apiKeyHash, buildUrn, type DecodedIdentity, type PrivateIdentityKey, pu
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import { VERSION } from '../version.js';
-import { keychainSource, resolveSite } from './datadog-site.js';
+import { keychainSource, resolveSite } from '../config/datadog-site.js';
 import { type CredentialFlags, DEFAULT_PROFILE } from './options.js';
 
 // What every rotating command resolves before it touches the network: endpoint, credentials and

@@ -4,7 +4,7 @@ import { type HealthCheckInput, type RetryPolicy, verifyOnline } from '../enroll
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import type { VerifyReport } from '../results/identity.js';
-import { keychainSource, resolveSite } from './datadog-site.js';
+import { keychainSource, resolveSite } from '../config/datadog-site.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 import { DEFAULT_PROFILE } from './options.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
-import { resolveSite } from '../../src/rotation/datadog-site.js';
+import { resolveSite } from '../../src/config/datadog-site.js';
 
 // The one site rule of every command that talks to Datadog (docs/configuration.md, "Site").
 

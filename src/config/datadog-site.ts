@@ -1,4 +1,4 @@
-import { type AgentConfig, type Endpoint, resolveEndpoint } from '../config/index.js';
+import { type AgentConfig, type Endpoint, resolveEndpoint } from './index.js';
 import type { Reporter } from '../output.js';
 
 // The one rule for the Datadog site (and so the API host) of every command that talks to Datadog,
