@@ -5,7 +5,7 @@ import { toParError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { Envelope } from '../results/envelope.js';
-import type { RotationOptions } from '../rotation/options.js';
+import type { RotationOptions } from '../command-options.js';
 import { apiIo, jsonResult, rawOf } from './options.js';
 import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, StatusOptions, StatusResult } from './types.js';
 

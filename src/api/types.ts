@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import type { KeyObject } from 'node:crypto';
 import type { ParError } from '../errors.js';
 import type { WatchEvent } from '../reload/watch-events.js';
-import type { RotationOptions, StatusOptions as StatusCommandOptions } from '../rotation/options.js';
+import type { RotationOptions, StatusOptions as StatusCommandOptions } from '../command-options.js';
 import type { WatchCounters } from '../results/watch.js';
 import type { WatchOptions } from '../watch/watch-options.js';
 

@@ -1,5 +1,5 @@
 import type { RollbackOptions } from '../commands/rollback.js';
-import type { StatusOptions } from '../rotation/options.js';
+import type { StatusOptions } from '../command-options.js';
 import { DURATIONS } from './duration-flags.js';
 import { AGENT_FLAG, AGENT_VERSION_FLAG, agentChoiceOptions, agentOptions, CONFIG_FLAGS, ENV_FROM_RUNNER_FLAG, HOSTNAME_FLAG, KUBE_FLAGS, kubeOptions, localOptions, OUTPUT_FLAGS, outputOptions, OVERRIDE_AGENT_SETTINGS_FLAG, PROFILE_FLAG, WAIT_LOCK_FLAG, waitLockOptions } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';

@@ -1,4 +1,4 @@
-import type { RotationOptions } from '../rotation/options.js';
+import type { RotationOptions } from '../command-options.js';
 import { DURATIONS } from './duration-flags.js';
 import {
   AGENT_FLAG,

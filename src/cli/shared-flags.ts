@@ -1,6 +1,6 @@
 import type { Io } from '../io.js';
 import { wantsColor } from '../output.js';
-import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
+import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../command-options.js';
 import { ageThreshold, DURATIONS } from './duration-flags.js';
 import type { FlagSpec, Raw } from './spec.js';
 import { agentRefParser, agentVersionParser, workloadParser } from './value-parsers.js';

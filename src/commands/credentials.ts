@@ -6,7 +6,7 @@ import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import { commandLine } from '../command-line.js';
 import { resolveSite } from '../config/datadog-site.js';
-import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../rotation/options.js';
+import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../command-options.js';
 import { programName } from '../single-executable.js';
 
 export interface CredentialsOptions extends OutputOptions {

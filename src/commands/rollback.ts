@@ -1,7 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { RollbackResult } from '../results/rollback.js';
-import type { RollbackOptions as PipelineOptions, SecretChoice } from '../rotation/options.js';
+import type { RollbackOptions as PipelineOptions, SecretChoice } from '../command-options.js';
 import { runRollback } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
 

@@ -1,7 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { RotationResult } from '../results/rotation.js';
-import type { RotationOptions } from '../rotation/options.js';
+import type { RotationOptions } from '../command-options.js';
 import { runRotation } from '../rotation/pipelines.js';
 
 // Standalone / node runner: the local identity file, or with --k8s-secret the Secret of a runner

@@ -1,7 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { AllNamespacesStatusResult, PodsStatusResult, StatusResult } from '../results/status.js';
-import type { StatusOptions } from '../rotation/options.js';
+import type { StatusOptions } from '../command-options.js';
 import { runStatus } from '../rotation/pipelines.js';
 import { targetKindOf } from '../rotation/resolve-target.js';
 

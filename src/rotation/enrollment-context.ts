@@ -19,7 +19,7 @@ import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import { VERSION } from '../version.js';
 import { keychainSource, resolveSite } from '../config/datadog-site.js';
-import { type CredentialFlags, DEFAULT_PROFILE } from './options.js';
+import { type CredentialFlags, DEFAULT_PROFILE } from '../command-options.js';
 
 // What every rotating command resolves before it touches the network: endpoint, credentials and
 // the API key hash the agent will compare on its next start.

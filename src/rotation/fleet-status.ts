@@ -7,7 +7,7 @@ import type { AllNamespacesStatusResult, PodsStatusResult, StatusFinding } from 
 import { describeAge } from './age.js';
 import { clusterAccess } from './cluster-session.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
-import type { TargetOptions } from './options.js';
+import type { TargetOptions } from '../command-options.js';
 import { resolveTarget } from './resolve-target.js';
 import type { TargetKind } from './target.js';
 

@@ -4,7 +4,7 @@ import { type CommandResult, createReporter } from '../output.js';
 import type { RollbackResult } from '../results/rollback.js';
 import type { RotationCommand, RotationResult } from '../results/rotation.js';
 import type { IdentityStatusResult } from '../results/status.js';
-import type { InspectOptions, RollbackOptions, RotationOptions } from './options.js';
+import type { InspectOptions, RollbackOptions, RotationOptions } from '../command-options.js';
 import { rollbackPlanResult, rollbackResult } from './renderers/rollback-result.js';
 import { rotationPlanResult, rotationResult, skippedResult } from './renderers/rotation-result.js';
 import { statusResult } from './renderers/status-result.js';

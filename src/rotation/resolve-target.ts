@@ -11,7 +11,7 @@ import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from '../command-line.js';
-import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from './options.js';
+import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from '../command-options.js';
 import { outcomeDifferences, settleDifferences } from './runner-settings.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 

@@ -8,7 +8,7 @@ import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import type { WorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterSession } from './cluster-session.js';
 import type { EnrollmentContext } from './enrollment-context.js';
-import type { RunOptions } from './options.js';
+import type { RunOptions } from '../command-options.js';
 import type { ResolvedTarget } from './resolve-target.js';
 import type { CurrentIdentity, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from './target.js';
 import type { Deadline } from '../time/index.js';

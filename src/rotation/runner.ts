@@ -1,7 +1,7 @@
 import { stepFailpoint } from '../failpoint.js';
 import type { PlanEntry } from '../results/rotation.js';
 import { interruptedAt } from './interruption.js';
-import type { RunOptions } from './options.js';
+import type { RunOptions } from '../command-options.js';
 import type { Run, Step } from './run.js';
 
 // The one loop every pipeline runs through (rotations, rollback, status): the steps in order, each

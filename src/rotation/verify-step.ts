@@ -6,7 +6,7 @@ import type { Reporter } from '../output.js';
 import type { VerifyReport } from '../results/identity.js';
 import { keychainSource, resolveSite } from '../config/datadog-site.js';
 import type { EnrollmentContext } from './enrollment-context.js';
-import { DEFAULT_PROFILE } from './options.js';
+import { DEFAULT_PROFILE } from '../command-options.js';
 
 export type { VerifyReport };
 

@@ -1,5 +1,5 @@
 import type { OutputOptions } from '../output-options.js';
-import type { TargetOptions } from '../rotation/options.js';
+import type { TargetOptions } from '../command-options.js';
 
 // What `watch` is asked to do (types only: the API's declarations name them too).
 

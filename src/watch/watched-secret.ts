@@ -4,7 +4,7 @@ import type { ClusterTarget } from '../kube/cluster-connection.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import type { Reporter } from '../output.js';
 import { clusterTargetAccess } from '../rotation/cluster-session.js';
-import { configPathGiven, type TargetOptions } from '../rotation/options.js';
+import { configPathGiven, type TargetOptions } from '../command-options.js';
 import { existingSecretLayout, loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
 import { serviceAccountNamespace } from '../kube/service-account.js';
 import type { AgentConfig } from '../config/agent-config.js';

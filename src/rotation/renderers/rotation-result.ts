@@ -2,7 +2,7 @@ import type { CommandResult } from '../../output.js';
 import type { PreviousRunner, RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
 import { undoCommandOf } from '../../command-line.js';
-import type { RotationOptions } from '../options.js';
+import type { RotationOptions } from '../../command-options.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
 import { describeCredentialCheck } from '../steps/enroll.js';

@@ -1,5 +1,5 @@
 import { createRunnerConnections } from '../enrollment-context.js';
-import type { RotationOptions } from '../options.js';
+import type { RotationOptions } from '../../command-options.js';
 import { need, type Step } from '../run.js';
 
 /** The runner's connections, as the agent creates them after enrolling: best effort, never fatal. */

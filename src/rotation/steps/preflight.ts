@@ -1,7 +1,7 @@
 import { parseWorkloadRef } from '../../rollout/workload-ref.js';
 import { resolveEnrollmentContext } from '../enrollment-context.js';
 import { checkRegionChange } from '../region-check.js';
-import type { RotationOptions } from '../options.js';
+import type { RotationOptions } from '../../command-options.js';
 import { need, type Step } from '../run.js';
 
 /**

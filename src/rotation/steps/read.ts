@@ -1,6 +1,6 @@
 import { ConfigError, KubernetesError } from '../../errors.js';
 import { rotationDue } from '../age.js';
-import type { RotationOptions, RunOptions } from '../options.js';
+import type { RotationOptions, RunOptions } from '../../command-options.js';
 import { need, type Run, type Step } from '../run.js';
 import type { CurrentIdentity } from '../target.js';
 

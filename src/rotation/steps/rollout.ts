@@ -1,5 +1,5 @@
 import { Deadline } from '../../time/index.js';
-import type { RotationOptions } from '../options.js';
+import type { RotationOptions } from '../../command-options.js';
 import { need, type Step } from '../run.js';
 
 /** After a verification that passed (or --no-verify): the --rollout workload restarted onto the new identity. */

@@ -1,4 +1,4 @@
-import type { OutputOptions } from '../output-options.js';
+import type { OutputOptions } from './output-options.js';
 
 // What the pipelines take: the options objects src/cli builds from the flags and src/api from a
 // program's call. Types only (and the one default path), so the command table, the API and its
