@@ -5,7 +5,7 @@ import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import { describeRef, parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
 import { clusterAccess } from '../rotation/cluster-session.js';
 import { commandLine, kubeSelector } from '../command-line.js';
-import { type RolloutRequest, rolloutWorkload } from '../rotation/rollout-step.js';
+import { type RolloutRequest, rolloutWorkload } from '../rollout/rollout-workload.js';
 import { programName } from '../single-executable.js';
 
 export interface RolloutCommandOptions extends OutputOptions, RolloutRequest {

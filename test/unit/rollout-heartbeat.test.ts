@@ -2,7 +2,7 @@ import type { V1DaemonSet, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { RolloutApi } from '../../src/rollout/rollout-api.js';
 import { runRollout } from '../../src/rollout/run-rollout.js';
-import { progressPrinter } from '../../src/rotation/rollout-step.js';
+import { progressPrinter } from '../../src/rollout/rollout-workload.js';
 
 // A rollout wait is never silent for more than 10 s (issue 23): driven by the injectable clock, so the
 // test neither sleeps nor depends on the machine's speed. The clock advances 1 s (the default poll) at

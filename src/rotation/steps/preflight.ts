@@ -34,7 +34,7 @@ export const preflight: Step<RotationOptions> = {
       const namespace = typeof target.where.namespace === 'string' ? target.where.namespace : session.namespace;
       const ref = parseWorkloadRef(r.spec.options.rollout, namespace);
       // The roll-out code (and the Kubernetes client it uses) is loaded only for --rollout.
-      const { precheckRollout } = await import('../rollout-step.js');
+      const { precheckRollout } = await import('../../rollout/rollout-workload.js');
       r.report.info(await precheckRollout(session, ref));
       r.rollout = { session, ref };
     }

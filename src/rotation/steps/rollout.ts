@@ -10,7 +10,7 @@ export const rollout: Step<RotationOptions> = {
   async run(r) {
     if (!r.rollout) return;
     const o = r.spec.options;
-    const { rolloutWorkload } = await import('../rollout-step.js');
+    const { rolloutWorkload } = await import('../../rollout/rollout-workload.js');
     // --timeout ends here: the rollout's wait has --rollout-timeout, and undoing its restart after a
     // failure must not be cut short by a deadline already spent.
     r.deadline = Deadline.never(r.deadline.clock);
