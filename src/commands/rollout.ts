@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import { describeRef, parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
-import { clusterAccess } from '../rotation/cluster-session.js';
+import { clusterAccess } from '../session/connection.js';
 import { commandLine, kubeSelector } from '../command-line.js';
 import { type RolloutRequest, rolloutWorkload } from '../rollout/rollout-workload.js';
 import { programName } from '../single-executable.js';

@@ -5,7 +5,7 @@ import { type CommandResult, createReporter, type OutputOptions, resultJson } fr
 import { describeRef, parseWorkloadRef } from '../rollout/index.js';
 import type { AllNamespacesStatusResult, PodsStatusResult, StatusFinding } from '../results/status.js';
 import { describeAge } from './age.js';
-import { clusterAccess } from './cluster-session.js';
+import { clusterAccess } from '../session/connection.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
 import type { TargetOptions } from '../command-options.js';
 import { resolveTarget } from './resolve-target.js';

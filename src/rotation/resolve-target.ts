@@ -9,7 +9,7 @@ import type { AgentSettings } from '../session/agent-settings.js';
 import type { AgentSummary } from '../session/cluster-agent.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
-import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
+import { type ClusterAccess, type ClusterSession, clusterAccess } from '../session/connection.js';
 import { configSelector, kubeSelector } from '../command-line.js';
 import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from '../command-options.js';
 import { outcomeDifferences, settleDifferences } from './runner-settings.js';

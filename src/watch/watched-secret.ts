@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import type { ClusterTarget } from '../kube/cluster-connection.js';
 import type { SecretRef } from '../kube/identity-secret.js';
 import type { Reporter } from '../output.js';
-import { clusterTargetAccess } from '../rotation/cluster-session.js';
+import { clusterTargetAccess } from '../session/connection.js';
 import { configPathGiven, type TargetOptions } from '../command-options.js';
 import { existingSecretLayout, loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
 import { serviceAccountNamespace } from '../kube/service-account.js';
@@ -49,7 +49,7 @@ export async function resolveWatchedSecret(
 
 /** Off-cluster without --secret-name and -n: the Secret the running cluster agent reads (src/session). */
 async function followAgent(local: AgentConfig, options: Parameters<typeof resolveWatchedSecret>[0], io: Io, report: Reporter): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
-  const { clusterAccess } = await import('../rotation/cluster-session.js');
+  const { clusterAccess } = await import('../session/connection.js');
   const { resolveAgentSettings } = await import('../session/cluster-agent.js');
   const cluster = clusterAccess(options, { kubeconfig: local.getString('kubernetes_kubeconfig_path') }, io, report);
   const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config: local, env: io.env }, report);
