@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, readIdentitySecret } from '../kube/index.js';
 import type { Reporter } from '../output.js';
 import { describeRef, type NodeProgress, readWorkloadOrMissing, restartPatch, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from './index.js';
-import type { ClusterSession } from '../session/connection.js';
+import type { ClusterSession } from '../kube/cluster-session.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster
 // connection: used by `rollout` and by the roll-out step of every rotation.

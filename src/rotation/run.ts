@@ -6,7 +6,7 @@ import type { CredentialCheck } from '../results/rotation.js';
 import type { SiteRegion } from '../results/status.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import type { WorkloadRef } from '../rollout/workload-ref.js';
-import type { ClusterSession } from '../session/connection.js';
+import type { ClusterSession } from '../kube/cluster-session.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 import type { RunOptions } from '../command-options.js';
 import type { ResolvedTarget } from './resolve-target.js';

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js';
 import type { Sightings } from '../kube/agent-workloads.js';
 import type { Reporter } from '../output.js';
 import type { ClusterAgentReport } from '../results/identity.js';
-import type { ClusterSession } from './connection.js';
+import type { ClusterSession } from '../kube/cluster-session.js';
 import { type AgentSettings, agentConfigOf, describeComparison, mergeAgentSettings } from './agent-settings.js';
 
 // Off-cluster, a command acting for the cluster agent takes the settings the agent runs with

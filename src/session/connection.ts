@@ -1,6 +1,6 @@
-import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Io } from '../io.js';
-import type { ClusterConnection, ClusterTarget, ResolveClusterOptions } from '../kube/cluster-connection.js';
+import type { ClusterTarget, ResolveClusterOptions } from '../kube/cluster-connection.js';
+import type { ClusterAccess, ClusterSession } from '../kube/cluster-session.js';
 import type { Reporter } from '../output.js';
 
 // One Kubernetes connection per run: resolved the first time a step needs the cluster, then handed
@@ -17,16 +17,6 @@ interface ClusterFlags {
   /** The run's requests signal: a stopped run aborts its Kubernetes requests. */
   signal?: AbortSignal;
 }
-
-export interface ClusterSession {
-  conn: ClusterConnection;
-  core: CoreV1Api;
-  /** -n, else (cluster agent Secret) kube_resources_namespace, else the context's, else the service account's, else default. */
-  namespace: string;
-  namespaceSource: string;
-}
-
-export type ClusterAccess = () => Promise<ClusterSession>;
 
 /** A session on the resolved cluster only, without client-node's API clients (what `watch` uses). */
 interface ClusterTargetSession {

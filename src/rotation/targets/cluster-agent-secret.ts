@@ -5,7 +5,7 @@ import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
 import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists, storeClusterId } from '../../kube/index.js';
 import type { ClusterAgentReport } from '../../results/identity.js';
-import type { ClusterSession } from '../../session/connection.js';
+import type { ClusterSession } from '../../kube/cluster-session.js';
 import { commandLine } from '../../command-line.js';
 import type { CurrentIdentity, EnrollmentNaming, NewIdentity } from '../target.js';
 import type { AgentReload } from '../../results/rotation.js';

@@ -3,7 +3,7 @@ import { resolveHost } from '../../host/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import { apiStatus, HELM_RUNNER_LAYOUT, type SecretRef } from '../../kube/index.js';
 import { sanitizeServerString } from '../../sanitize.js';
-import type { ClusterSession } from '../../session/connection.js';
+import type { ClusterSession } from '../../kube/cluster-session.js';
 import type { CurrentIdentity, EnrollmentNaming } from '../target.js';
 import { programName } from '../../single-executable.js';
 import { commandLine } from '../../command-line.js';

@@ -8,7 +8,7 @@ import { type DecodedIdentity, encodePrivateJwk, unknownNames } from '../../iden
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
 import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, SECRET_KEYS, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
 import type { SecretWhere } from '../../results/identity.js';
-import type { ClusterSession } from '../../session/connection.js';
+import type { ClusterSession } from '../../kube/cluster-session.js';
 import { commandLine } from '../../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type PendingKeys, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
 import { isoString, isRfc3339, systemClock } from '../../time/index.js';
