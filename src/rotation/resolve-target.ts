@@ -13,7 +13,7 @@ import type { ClusterAccess, ClusterSession } from '../kube/cluster-session.js';
 import { clusterAccess } from '../session/connection.js';
 import { configSelector, kubeSelector } from '../command-line.js';
 import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from '../command-options.js';
-import { outcomeDifferences, settleDifferences } from './runner-settings.js';
+import { outcomeDifferences, settleDifferences } from '../session/runner-settings.js';
 import type { IdentityTarget, TargetKind } from './target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each

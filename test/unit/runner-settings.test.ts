@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
 import { ConfigError } from '../../src/errors.js';
 import { apiKeyHash } from '../../src/identity/index.js';
-import { outcomeDifferences, settleDifferences } from '../../src/rotation/runner-settings.js';
+import { outcomeDifferences, settleDifferences } from '../../src/session/runner-settings.js';
 
 // On a host the runner's DD_* values are the agent's: what counts is the outcome they lead to
 // (docs/configuration.md, "The running runner's environment").
