@@ -3,7 +3,7 @@ import type { CommandResult } from '../output.js';
 import type { RollbackResult } from '../results/rollback.js';
 import type { RollbackOptions as PipelineOptions, SecretChoice } from '../command-options.js';
 import { runRollback } from '../rotation/pipelines.js';
-import { targetKindOf } from '../rotation/resolve-target.js';
+import { targetKindOf } from '../session/resolve-target.js';
 
 export interface RollbackOptions extends PipelineOptions, SecretChoice {}
 

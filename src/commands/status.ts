@@ -3,7 +3,7 @@ import type { CommandResult } from '../output.js';
 import type { AllNamespacesStatusResult, PodsStatusResult, StatusResult } from '../results/status.js';
 import type { StatusOptions } from '../command-options.js';
 import { runStatus } from '../rotation/pipelines.js';
-import { targetKindOf } from '../rotation/resolve-target.js';
+import { targetKindOf } from '../session/resolve-target.js';
 
 export function run(options: StatusOptions, io: Io): Promise<CommandResult<StatusResult>> {
   if (options.allNamespaces || options.pods) return fleetStatus(options, io);

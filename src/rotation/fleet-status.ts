@@ -8,7 +8,7 @@ import { describeAge } from './age.js';
 import { clusterAccess } from '../session/connection.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
 import type { TargetOptions } from '../command-options.js';
-import { resolveTarget } from './resolve-target.js';
+import { resolveTarget } from '../session/resolve-target.js';
 import type { TargetKind } from './target.js';
 
 // `status --all-namespaces` and `status --pods [WORKLOAD]`: read-only views for an operator who looks

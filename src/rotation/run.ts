@@ -9,7 +9,7 @@ import type { WorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterSession } from '../kube/cluster-session.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 import type { RunOptions } from '../command-options.js';
-import type { ResolvedTarget } from './resolve-target.js';
+import type { ResolvedTarget } from '../session/resolve-target.js';
 import type { CurrentIdentity, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from './target.js';
 import type { Deadline } from '../time/index.js';
 import type { VerifyReport } from './verify-step.js';

@@ -5,7 +5,7 @@ import type { SecretRef } from '../kube/identity-secret.js';
 import type { Reporter } from '../output.js';
 import { clusterTargetAccess } from '../session/connection.js';
 import { configPathGiven, type TargetOptions } from '../command-options.js';
-import { existingSecretLayout, loadTargetConfig, locateClusterSecret } from '../rotation/resolve-target.js';
+import { existingSecretLayout, loadTargetConfig, locateClusterSecret } from '../session/resolve-target.js';
 import { serviceAccountNamespace } from '../kube/service-account.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { preflightIdentityDirectory } from '../storage/index.js';

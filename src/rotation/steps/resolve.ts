@@ -1,4 +1,4 @@
-import { resolveTarget } from '../resolve-target.js';
+import { resolveTarget } from '../../session/resolve-target.js';
 import { need, type Step } from '../run.js';
 
 /** Options → the agent config, the one target, and the run's cluster access (connected when first needed). */

@@ -5,16 +5,16 @@ import { describeSightings, namespacesOf, type Sightings } from '../kube/agent-w
 import type { Io } from '../io.js';
 import { namespaceUnknown, type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
 import { serviceAccountNamespace } from '../kube/service-account.js';
-import type { AgentSettings } from '../session/agent-settings.js';
-import type { AgentSummary } from '../session/cluster-agent.js';
+import type { AgentSettings } from './agent-settings.js';
+import type { AgentSummary } from './cluster-agent.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterAccess, ClusterSession } from '../kube/cluster-session.js';
-import { clusterAccess } from '../session/connection.js';
+import { clusterAccess } from './connection.js';
 import { configSelector, kubeSelector } from '../command-line.js';
 import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from '../command-options.js';
-import { outcomeDifferences, settleDifferences } from '../session/runner-settings.js';
-import type { IdentityTarget, TargetKind } from './target.js';
+import { outcomeDifferences, settleDifferences } from './runner-settings.js';
+import type { IdentityTarget, TargetKind } from '../rotation/target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
 // target's code is imported for its kind only: a local file run never loads the Secret targets, the
@@ -131,13 +131,13 @@ export async function resolveTarget(
     if (checks.requireEnabled) requireRunnerEnabled(config, `datadog.yaml in ${options.cfgPath}`);
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
-    const { LocalFileTarget } = await import('./targets/local-file.js');
+    const { LocalFileTarget } = await import('../rotation/targets/local-file.js');
     return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion) };
   }
   if (kind === 'cluster-secret') {
-    const { ClusterAgentSecretTarget, requireSecretStorage } = await import('./targets/cluster-agent-secret.js');
+    const { ClusterAgentSecretTarget, requireSecretStorage } = await import('../rotation/targets/cluster-agent-secret.js');
     if (offCluster) {
-      const { resolveAgentSettings } = await import('../session/cluster-agent.js');
+      const { resolveAgentSettings } = await import('./cluster-agent.js');
       const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options), ...(checks.readOnly ? { readOnly: true } : {}) }, { config, env: io.env }, report);
       config = agent.config;
       io = { ...io, env: agent.env };
@@ -165,7 +165,7 @@ export async function resolveTarget(
   const ref = { namespace: session.namespace, name: options.k8sSecret ?? '' };
   report.info(`secret: ${ref.namespace}/${ref.name} (namespace from ${session.namespaceSource}; keys RUNNER_URN, RUNNER_PRIVATE_KEY)`);
   const workload = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace) : undefined;
-  const { HelmRunnerSecretTarget } = await import('./targets/helm-runner-secret.js');
+  const { HelmRunnerSecretTarget } = await import('../rotation/targets/helm-runner-secret.js');
   const checked = workload ? { kind: workload.kind, name: workload.name, override: options.overrideAgentSettings === true } : undefined;
   return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workload?.name, () => io.now(), io.env, checked) };
 }
