@@ -12,7 +12,7 @@ export function run(options: StatusOptions, io: Io): Promise<CommandResult<Statu
 
 /** The fleet views list Secrets and Pods through the Kubernetes client: loaded for them only. */
 async function fleetStatus(options: StatusOptions, io: Io): Promise<CommandResult<AllNamespacesStatusResult | PodsStatusResult>> {
-  const { runAllNamespacesStatus, runPodsStatus } = await import('../rotation/fleet-status.js');
+  const { runAllNamespacesStatus, runPodsStatus } = await import('../status/fleet-status.js');
   if (options.allNamespaces) return runAllNamespacesStatus(options, io);
   return runPodsStatus(targetKindOf(options), options.pods!, options, io);
 }

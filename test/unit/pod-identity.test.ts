@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reloadBehaviour, type ReloadRule } from '../../src/agent/reload-behaviour.js';
-import { podIdentity } from '../../src/rotation/fleet-view.js';
+import { podIdentity } from '../../src/status/fleet-view.js';
 
 // status --pods: which identity a Pod runs, by the fingerprint it started with and what its agent
 // version does with a changed Secret (docs/protocol.md §6d).

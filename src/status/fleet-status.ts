@@ -4,12 +4,12 @@ import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import { describeRef, parseWorkloadRef } from '../rollout/index.js';
 import type { AllNamespacesStatusResult, PodsStatusResult, StatusFinding } from '../results/status.js';
-import { describeAge } from './age.js';
+import { describeAge } from '../rotation/age.js';
 import { clusterAccess } from '../session/connection.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
 import type { TargetOptions } from '../command-options.js';
 import { resolveTarget } from '../session/resolve-target.js';
-import type { TargetKind } from './target.js';
+import type { TargetKind } from '../rotation/target.js';
 
 // `status --all-namespaces` and `status --pods [WORKLOAD]`: read-only views for an operator who looks
 // after many runners, built on the same cluster connection rules as every other command.

@@ -1,9 +1,9 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { CLUSTER_AGENT_LAYOUT, describeSecret, HELM_RUNNER_LAYOUT, kubeFailure, apiStatus } from '../kube/index.js';
 import { assessLeftover, describeRef, FINGERPRINT_ANNOTATION, type LeftoverReport, leftoverReport, rolloutApi, type WorkloadRef } from '../rollout/index.js';
-import { ageOf } from './age.js';
+import { ageOf } from '../rotation/age.js';
 import type { ClusterSession } from '../kube/cluster-session.js';
-import { rotatedAtOf } from './targets/secret-base.js';
+import { rotatedAtOf } from '../rotation/targets/secret-base.js';
 import { isoString } from '../time/index.js';
 import type { PodRow, SecretRow } from '../results/status.js';
 import { agentVersionOfImage, type ReloadBehaviour, reloadBehaviour } from '../agent/reload-behaviour.js';
