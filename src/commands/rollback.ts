@@ -3,10 +3,10 @@ import type { CommandResult } from '../output.js';
 import type { RollbackResult } from '../results/rollback.js';
 import type { RollbackOptions as PipelineOptions, SecretChoice } from '../command-options.js';
 import { runRollback } from '../rotation/pipelines.js';
-import { targetKindOf } from '../session/resolve-target.js';
+import { resolveTarget, targetKindOf } from '../session/resolve-target.js';
 
 export interface RollbackOptions extends PipelineOptions, SecretChoice {}
 
 export function run(options: RollbackOptions, io: Io): Promise<CommandResult<RollbackResult>> {
-  return runRollback(targetKindOf(options), options, io);
+  return runRollback(targetKindOf(options), options, io, resolveTarget);
 }

@@ -3,11 +3,11 @@ import type { CommandResult } from '../output.js';
 import type { AllNamespacesStatusResult, PodsStatusResult, StatusResult } from '../results/status.js';
 import type { StatusOptions } from '../command-options.js';
 import { runStatus } from '../rotation/pipelines.js';
-import { targetKindOf } from '../session/resolve-target.js';
+import { resolveTarget, targetKindOf } from '../session/resolve-target.js';
 
 export function run(options: StatusOptions, io: Io): Promise<CommandResult<StatusResult>> {
   if (options.allNamespaces || options.pods) return fleetStatus(options, io);
-  return runStatus(targetKindOf(options), options, io);
+  return runStatus(targetKindOf(options), options, io, resolveTarget);
 }
 
 /** The fleet views list Secrets and Pods through the Kubernetes client: loaded for them only. */

@@ -8,6 +8,7 @@ import type { InspectOptions, RollbackOptions, RotationOptions } from '../comman
 import { rollbackPlanResult, rollbackResult } from './renderers/rollback-result.js';
 import { rotationPlanResult, rotationResult, skippedResult } from './renderers/rotation-result.js';
 import { statusResult } from './renderers/status-result.js';
+import type { TargetResolver } from './resolved-target.js';
 import type { Run, RunSpec, Step } from './run.js';
 import { runSteps } from './runner.js';
 import { connections } from './steps/connections.js';
@@ -43,22 +44,22 @@ function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spe
   return { spec, io, report: createReporter(io, spec.options), startedMs, deadline: Deadline.after(spec.options.timeoutSeconds * 1000, ioClock(io)) };
 }
 
-export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io): Promise<CommandResult<RotationResult>> {
+export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io, resolveTarget: TargetResolver): Promise<CommandResult<RotationResult>> {
   // A Helm runner's config is often no more than its credentials: only the other two need it enabled.
-  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true, enrolls: true }, io);
+  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true, enrolls: true, resolveTarget }, io);
   const plan = await runSteps(ROTATION_STEPS, r);
   if (r.skipped) return skippedResult(r, command);
   return options.dryRun ? rotationPlanResult(r, command, plan) : rotationResult(r, command);
 }
 
-export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io): Promise<CommandResult<RollbackResult>> {
-  const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false }, io);
+export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io, resolveTarget: TargetResolver): Promise<CommandResult<RollbackResult>> {
+  const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false, resolveTarget }, io);
   const plan = await runSteps(ROLLBACK_STEPS, r);
   return options.dryRun ? rollbackPlanResult(r, plan) : rollbackResult(r);
 }
 
-export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io): Promise<CommandResult<IdentityStatusResult>> {
-  const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false }, io);
+export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io, resolveTarget: TargetResolver): Promise<CommandResult<IdentityStatusResult>> {
+  const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false, resolveTarget }, io);
   await runSteps(statusSteps(options), r);
   return statusResult(r);
 }

@@ -9,7 +9,7 @@ import type { WorkloadRef } from '../rollout/workload-ref.js';
 import type { ClusterSession } from '../kube/cluster-session.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 import type { RunOptions } from '../command-options.js';
-import type { ResolvedTarget } from '../session/resolve-target.js';
+import type { ResolvedTarget, TargetResolver } from './resolved-target.js';
 import type { CurrentIdentity, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from './target.js';
 import type { Deadline } from '../time/index.js';
 import type { VerifyReport } from './verify-step.js';
@@ -34,6 +34,8 @@ export interface RunSpec<O extends RunOptions = RunOptions> {
   createsMissing?: boolean;
   /** The run enrolls a new runner (a rotation): what it resolves must lead where the agent's settings do (src/rotation/runner-settings.ts). */
   enrolls?: boolean;
+  /** The session's target resolution (src/session/resolve-target.ts), handed down by the command: the pipeline never imports the session. */
+  resolveTarget: TargetResolver;
 }
 
 /** Each field is set by exactly one step. */

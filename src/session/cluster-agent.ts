@@ -14,7 +14,7 @@ import { type AgentSettings, agentConfigOf, describeComparison, mergeAgentSettin
 // with what this host states, and reported with their sources.
 
 /** What a run found of the agent, as `status` shows it and a result lists it. */
-export type AgentSummary = ClusterAgentReport;
+type AgentSummary = ClusterAgentReport;
 
 interface AgentResolution {
   config: AgentConfig;

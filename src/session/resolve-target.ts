@@ -6,29 +6,19 @@ import type { Io } from '../io.js';
 import { namespaceUnknown, type ResolvedSecretTarget, resolveSecretTarget } from '../kube/secret-target.js';
 import { serviceAccountNamespace } from '../kube/service-account.js';
 import type { AgentSettings } from './agent-settings.js';
-import type { AgentSummary } from './cluster-agent.js';
 import type { Reporter } from '../output.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
-import type { ClusterAccess, ClusterSession } from '../kube/cluster-session.js';
+import type { ClusterSession } from '../kube/cluster-session.js';
 import { clusterAccess } from './connection.js';
 import { configSelector, kubeSelector } from '../command-line.js';
 import { configPathGiven, DEFAULT_CFGPATH, type TargetOptions } from '../command-options.js';
 import { outcomeDifferences, settleDifferences } from './runner-settings.js';
-import type { IdentityTarget, TargetKind } from '../rotation/target.js';
+import type { ResolveChecks, ResolvedTarget } from '../rotation/resolved-target.js';
+import type { TargetKind } from '../rotation/target.js';
 
 // Options → the one target a run acts on, its agent config, and the run's cluster access. Each
 // target's code is imported for its kind only: a local file run never loads the Secret targets, the
 // Kubernetes code they use, nor the roll-out.
-
-export interface ResolvedTarget {
-  config: AgentConfig;
-  target: IdentityTarget;
-  cluster: ClusterAccess;
-  /** The running cluster agent whose settings the run took (off-cluster, cluster-agent Secret). */
-  agent?: AgentSummary;
-  /** The environment the run's later steps read (the agent's enrollment-endpoint switch included). */
-  env?: NodeJS.ProcessEnv;
-}
 
 /** The config of a target kind as the agent would load it with `env`; says nothing. */
 function loadConfigWith(kind: TargetKind, options: TargetOptions, env: NodeJS.ProcessEnv): Promise<AgentConfig> {
@@ -66,21 +56,7 @@ export async function resolveTarget(
   options: TargetOptions,
   ioGiven: Io,
   report: Reporter,
-  checks: {
-    requireEnabled: boolean;
-    /** What is left of the command's deadline: no Kubernetes request outlives it. */
-    remainingMs?: () => number;
-    /** The run's requests signal (src/rotation/runner.ts): no Kubernetes request outlives a stop. */
-    signal?: AbortSignal;
-    /** status: a namespace mismatch warns, an unknown namespace is looked for (docs/protocol.md §6c). */
-    readOnly?: boolean;
-    /** A rotation, which creates a missing Secret: --create confirms a namespace not known to be the agent's. */
-    create?: { confirmed: boolean };
-    /** Where the running agent's settings lead elsewhere than this run's: `stop` (a rotation) or `report` (status, rollback). */
-    agentSettings?: 'stop' | 'report';
-    /** --override-agent-settings: go on with this run's settings, listing what is overridden. */
-    overrideAgentSettings?: boolean;
-  },
+  checks: ResolveChecks,
 ): Promise<ResolvedTarget> {
   let io = ioGiven;
   let config = await loadTargetConfig(kind, options, io, report);

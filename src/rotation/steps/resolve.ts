@@ -1,4 +1,3 @@
-import { resolveTarget } from '../../session/resolve-target.js';
 import { need, type Step } from '../run.js';
 
 /** Options → the agent config, the one target, and the run's cluster access (connected when first needed). */
@@ -7,7 +6,7 @@ export const resolve: Step = {
   title: 'resolve config and target',
   async run(r) {
     const { spec } = r;
-    r.resolved = await resolveTarget(spec.kind, spec.options, r.io, r.report, {
+    r.resolved = await spec.resolveTarget(spec.kind, spec.options, r.io, r.report, {
       requireEnabled: spec.requireEnabled,
       remainingMs: () => r.deadline.remainingMs(),
       ...(r.requests ? { signal: r.requests } : {}),
