@@ -34,7 +34,7 @@ export interface CommonOptions {
 }
 
 /**
- * A command's own options (src/rotation/options.ts: what its flags fill, in the unit their name
+ * A command's own options (src/command-options.ts: what its flags fill, in the unit their name
  * says), every one optional with the flag's default, without the ones of the terminal (json, color)
  * and without those the command has no flag for.
  */

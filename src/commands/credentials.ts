@@ -102,7 +102,7 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
   const fromProfile = `keychain profile ${options.profile}`;
   const set = (field: string) => config.sourceOf(field) !== 'default' && config.getString(field) !== undefined;
   // The order a rotation follows (docs/configuration.md): env and config first; the profile's site by
-  // the one rule of every run (datadog-site.ts), only with its API key.
+  // the one rule of every run (src/config/datadog-site.ts), only with its API key.
   const site = await resolveSite(config, io.env, undefined, async () => ({ ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.site ? { site: stored.site } : {}), profile: options.profile }));
   const effective = PROFILE_FIELDS.map((field) => {
     if (field === 'site') return { field, source: site.siteSource, value: site.site };

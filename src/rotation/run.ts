@@ -32,7 +32,7 @@ export interface RunSpec<O extends RunOptions = RunOptions> {
   requireEnabled: boolean;
   /** A rotation creates a missing cluster-agent Secret, only where it is sure to be the agent's (docs/protocol.md §6c). */
   createsMissing?: boolean;
-  /** The run enrolls a new runner (a rotation): what it resolves must lead where the agent's settings do (src/rotation/runner-settings.ts). */
+  /** The run enrolls a new runner (a rotation): what it resolves must lead where the agent's settings do (src/session/runner-settings.ts). */
   enrolls?: boolean;
   /** The session's target resolution (src/session/resolve-target.ts), handed down by the command: the pipeline never imports the session. */
   resolveTarget: TargetResolver;

@@ -17,7 +17,7 @@ export async function verifyOnce(input: HealthCheckInput, timeoutSeconds: number
 
 /**
  * Where a run that enrolls nothing (status, rollback) sends its health check: the site a rotation with
- * the same config, environment and profile would use (datadog-site.ts), and the agent config's network.
+ * the same config, environment and profile would use (src/config/datadog-site.ts), and the agent config's network.
  */
 export async function verificationContext(config: AgentConfig, profile: string | undefined, io: Io, report: Reporter): Promise<Pick<EnrollmentContext, 'endpoint' | 'extraHeaders' | 'network'>> {
   const endpoint = await resolveSite(config, io.env, undefined, keychainSource(profile ?? DEFAULT_PROFILE, report));

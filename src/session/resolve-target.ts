@@ -62,7 +62,7 @@ export async function resolveTarget(
   let config = await loadTargetConfig(kind, options, io, report);
   // The runner process's DD_* environment is the one it reads (docs/configuration.md, "The running
   // runner's environment"): taken with --env-from-runner; else a value leading to another outcome
-  // stops a rotation (src/rotation/runner-settings.ts).
+  // stops a rotation (src/session/runner-settings.ts).
   if (kind === 'file') {
     const runner = await findRunnerProcess(io.env, await ownerOf(config.file));
     if (options.envFromRunner) {
