@@ -1,12 +1,12 @@
 import { watch } from '../cli/cluster-commands.js';
-import { type Flag, type Flags, valuesOf } from '../cli/flag.js';
+import { type Flag, type Flags, type Values, valuesOf } from '../cli/flag.js';
 import { status } from '../cli/inspection-commands.js';
 import { rotateIdentity, rotateParIdentity } from '../cli/rotation-commands.js';
 import type { Arguments, CommandInput, CommandSpec } from '../cli/spec.js';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { DurationFlag } from '../time/index.js';
-import type { CommonOptions } from './types.js';
+import type { CommonOptions, RotateIdentityOptions, RotateParIdentityOptions, StatusOptions, WatchIdentityOptions } from './types.js';
 
 // The API's side of what the CLI's flag parsers do, read from the same command definitions: an option
 // is a flag (its name, its kind, its bounds, its default), checked by name and type (a JavaScript
@@ -82,6 +82,23 @@ export const SCHEMAS: Record<'rotateIdentity' | 'rotateParIdentity' | 'status' |
     onError: 'function',
   },
 };
+
+/**
+ * The options a command's flags give an API call: every flag but those of the process (--json,
+ * --no-color), optional, with its value's type. The public types (api/types.ts) are shipped as
+ * declarations without the command table, so they are written there; tsc holds them to this.
+ */
+type FlagOptions<F extends Flags> = { [K in Exclude<keyof F, 'json' | 'color'>]?: NonNullable<Values<F>[K]> };
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type WithoutProgram<O> = Omit<O, keyof CommonOptions | 'apiKey' | 'appKey' | 'signal'>;
+// A flag added, removed or retyped in a command's definition and not in its public type fails here.
+const PUBLIC_TYPES_ARE_THE_FLAGS: [
+  Same<WithoutProgram<RotateIdentityOptions>, FlagOptions<typeof rotateIdentity.flags>>,
+  Same<WithoutProgram<RotateParIdentityOptions>, FlagOptions<typeof rotateParIdentity.flags>>,
+  Same<WithoutProgram<StatusOptions>, FlagOptions<typeof status.flags>>,
+  Same<Omit<WithoutProgram<WatchIdentityOptions>, 'relistIntervalMs' | `on${string}`>, FlagOptions<typeof WATCH_IDENTITY_FLAGS>>,
+] = [true, true, true, true];
+void PUBLIC_TYPES_ARE_THE_FLAGS;
 
 /** The flags' defaults of watch, for watchIdentity (which runs without the command's toOptions). */
 export const WATCH_DEFAULTS = {
