@@ -12,7 +12,7 @@ interface CommandModule<O> {
 }
 
 /** A positional argument; `V` its value's type. */
-interface ArgumentSpec<V = unknown> {
+export interface ArgumentSpec<V = unknown> {
   /** `<action>`, `[command...]`: how help shows it. */
   name: string;
   help: string;

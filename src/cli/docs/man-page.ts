@@ -1,5 +1,5 @@
 import { type Flag, helpLines } from '../flag.js';
-import type { CommandSpec, ProgramSpec } from '../spec.js';
+import type { ArgumentSpec, CommandSpec, ProgramSpec } from '../spec.js';
 import { CONFIG_KEYS, envNameOf } from '../../config/config-keys.js';
 import { shownDefault } from '../duration-flags.js';
 import { exitStatusDocs } from './exit-status.js';
@@ -24,6 +24,8 @@ function flagLines(flag: Flag): string[] {
   return helpLines(flag).flatMap((line, i) => ['.TP', `.B ${esc(line.syntax)}`, esc(`${line.help}${i === 0 ? choices : ''}${def && i === 0 ? ` (default: ${shownDefault(flag)})` : ''}`)]);
 }
 
+const argumentLines = (arg: ArgumentSpec) => ['.TP', `.I ${esc(arg.name)}`, esc(arg.help)];
+
 function commandSection(cmd: CommandSpec): string[] {
   const args = Object.values(cmd.arguments ?? {});
   return [
@@ -32,7 +34,7 @@ function commandSection(cmd: CommandSpec): string[] {
     esc(['[options]', ...args.map((a) => a.name)].join(' ')),
     '.PP',
     esc(cmd.description),
-    ...args.flatMap((a) => ['.TP', `.I ${esc(a.name)}`, esc(a.help)]),
+    ...args.flatMap(argumentLines),
     // The same flags as --help, help flag included.
     ...Object.values(cmd.flags).flatMap(flagLines),
     ...HELP_LINES,
