@@ -6,7 +6,7 @@ import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { Envelope } from '../results/envelope.js';
 import type { RotationOptions } from '../command-options.js';
-import { apiIo, jsonResult, rawOf } from './options.js';
+import { apiIo, inputOf, jsonResult } from './options.js';
 import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, StatusOptions, StatusResult } from './types.js';
 
 // The API's rotate and status: the caller's options go through the command table's own toOptions
@@ -16,7 +16,7 @@ import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, S
 /** toOptions of the command, plus what only a program gives a rotation: the keys themselves and a signal. */
 function rotationOptions(spec: CommandSpec<RotationOptions>, o: RotateIdentityOptions & RotateParIdentityOptions, io: Io): RotationOptions {
   return {
-    ...spec.run.toOptions(rawOf(spec, o), io),
+    ...spec.run.toOptions(inputOf(spec, o), io),
     ...(o.apiKey !== undefined ? { apiKey: o.apiKey } : {}),
     ...(o.appKey !== undefined ? { appKey: o.appKey } : {}),
     // Always a signal, the caller's or one that never aborts: without one the rollout would stop on
@@ -52,5 +52,5 @@ export async function rotateParIdentity(o: RotateParIdentityOptions): Promise<Ro
 export async function status(o: StatusOptions): Promise<StatusResult> {
   const { run } = await import('../commands/status.js');
   const io = apiIo(o);
-  return answer(() => run(statusCommand.run.toOptions(rawOf(statusCommand, o), io), io));
+  return answer(() => run(statusCommand.run.toOptions(inputOf(statusCommand, o), io), io));
 }

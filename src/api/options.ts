@@ -1,16 +1,17 @@
 import { watch } from '../cli/cluster-commands.js';
+import { type Flag, type Flags, type Values, valuesOf } from '../cli/flag.js';
 import { status } from '../cli/inspection-commands.js';
 import { rotateIdentity, rotateParIdentity } from '../cli/rotation-commands.js';
-import { type CommandSpec, type FlagSpec, optionOf, type Raw } from '../cli/spec.js';
+import type { Arguments, CommandInput, CommandSpec } from '../cli/spec.js';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { DurationFlag } from '../time/index.js';
-import type { CommonOptions } from './types.js';
+import type { CommonOptions, RotateIdentityOptions, RotateParIdentityOptions, StatusOptions, WatchIdentityOptions } from './types.js';
 
-// The API's side of what the CLI's flag parsers do, read from the same command table: an option is
-// a flag (its name, its kind, its bounds, its default), checked by name and type (a JavaScript caller
-// has no compiler to catch a typo), then handed to the command's own toOptions as the CLI hands it
-// the parsed flags. Error messages name the option, never its value (it may be a key).
+// The API's side of what the CLI's flag parsers do, read from the same command definitions: an option
+// is a flag (its name, its kind, its bounds, its default), checked by name and type (a JavaScript
+// caller has no compiler to catch a typo), then handed to the command's own toOptions as the CLI
+// hands it the parsed flags. Error messages name the option, never its value (it may be a key).
 
 type Kind = 'string' | 'boolean' | 'strings' | 'function' | 'signal' | 'env' | 'string-or-true' | Bounds;
 
@@ -31,23 +32,30 @@ function boundsOf(d: DurationFlag, unit: 's' | 'ms' = d.unit): Bounds {
   return { min: (d.minMs ?? 0) / unitMs, minInclusive: d.minMs !== undefined, max: d.maxMs / unitMs, unit: unit === 's' ? 'seconds' : 'ms' };
 }
 
-function kindOf(flag: FlagSpec): Kind {
+/** What the API accepts for a flag: what its definition says its value is. */
+function kindOf(flag: Flag): Kind {
   if (flag.duration) return boundsOf(flag.duration);
-  if (flag.repeatable) return 'strings';
-  if (/\[[^\]]+\]/.test(flag.flags)) return 'string-or-true';
-  if (/<[^>]+>/.test(flag.flags)) return 'string';
-  return 'boolean';
+  switch (flag.kind) {
+    case 'switch':
+    case 'negation':
+    case 'tristate':
+      return 'boolean';
+    case 'texts':
+      return 'strings';
+    case 'text-or-true':
+      return 'string-or-true';
+    case 'duration':
+    case 'count':
+      // No API option is a count (only the emulator's flags are), and every duration has its bounds.
+      throw new Error(`command table: ${flag.long} has no bounds for the API`);
+    default:
+      return 'string';
+  }
 }
 
-/** Every flag of the command but those of the process (--json, --no-color, supervision), by option name. */
-function flagSchema(spec: CommandSpec): Schema {
-  return Object.fromEntries(spec.flags.filter((f) => !f.cliOnly).map((f) => [optionOf(f), kindOf(f)]));
-}
-
-function flagOf(spec: CommandSpec, option: string): FlagSpec {
-  const flag = spec.flags.find((f) => optionOf(f) === option);
-  if (!flag) throw new Error(`command table: ${spec.name} has no flag for ${option}`);
-  return flag;
+/** Every flag of the command but those of the process (--json, --no-color), by option name. */
+function flagSchema(flags: Flags): Schema {
+  return Object.fromEntries(Object.entries(flags).filter(([, f]) => !f.cliOnly).map(([option, f]) => [option, kindOf(f)]));
 }
 
 /** What only a program can give: the environment and progress callback of every function. */
@@ -55,16 +63,16 @@ const PROGRAM = { env: 'env', onProgress: 'function' } as const satisfies Schema
 /** The keys themselves (the CLI only reads files), and the caller's AbortSignal. */
 const ROTATION = { ...PROGRAM, apiKey: 'string', appKey: 'string', signal: 'signal' } as const satisfies Schema;
 
-const watchFlags = flagSchema(watch);
-const relistInterval = flagOf(watch, 'relistIntervalSeconds');
+/** watch without the supervision: the Secret, the output file and the splay (the re-list in ms, below). */
+const WATCH_IDENTITY_FLAGS = (({ cfgPath, extraCfg, kubeconfig, context, namespace, secretName, output, splayMs }) => ({ cfgPath, extraCfg, kubeconfig, context, namespace, secretName, output, splayMs }))(watch.flags);
+const relistInterval = watch.flags.relistIntervalSeconds;
 
 export const SCHEMAS: Record<'rotateIdentity' | 'rotateParIdentity' | 'status' | 'watchIdentity', Schema> = {
-  rotateIdentity: { ...flagSchema(rotateIdentity), ...ROTATION },
-  rotateParIdentity: { ...flagSchema(rotateParIdentity), ...ROTATION },
-  status: { ...flagSchema(status), ...PROGRAM },
-  // watch without the supervision: the Secret, the output file, the re-list and the splay.
+  rotateIdentity: { ...flagSchema(rotateIdentity.flags), ...ROTATION },
+  rotateParIdentity: { ...flagSchema(rotateParIdentity.flags), ...ROTATION },
+  status: { ...flagSchema(status.flags), ...PROGRAM },
   watchIdentity: {
-    ...Object.fromEntries(['cfgPath', 'extraCfg', 'kubeconfig', 'context', 'namespace', 'secretName', 'output', 'splayMs'].map((o) => [o, watchFlags[o]!])),
+    ...flagSchema(WATCH_IDENTITY_FLAGS),
     relistIntervalMs: boundsOf(relistInterval.duration!, 'ms'),
     ...PROGRAM,
     signal: 'signal',
@@ -75,23 +83,37 @@ export const SCHEMAS: Record<'rotateIdentity' | 'rotateParIdentity' | 'status' |
   },
 };
 
+/**
+ * The options a command's flags give an API call: every flag but those of the process (--json,
+ * --no-color), optional, with its value's type. The public types (api/types.ts) are shipped as
+ * declarations without the command table, so they are written there; tsc holds them to this.
+ */
+type FlagOptions<F extends Flags> = { [K in Exclude<keyof F, 'json' | 'color'>]?: NonNullable<Values<F>[K]> };
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type WithoutProgram<O> = Omit<O, keyof CommonOptions | 'apiKey' | 'appKey' | 'signal'>;
+// A flag added, removed or retyped in a command's definition and not in its public type fails here.
+const PUBLIC_TYPES_ARE_THE_FLAGS: [
+  Same<WithoutProgram<RotateIdentityOptions>, FlagOptions<typeof rotateIdentity.flags>>,
+  Same<WithoutProgram<RotateParIdentityOptions>, FlagOptions<typeof rotateParIdentity.flags>>,
+  Same<WithoutProgram<StatusOptions>, FlagOptions<typeof status.flags>>,
+  Same<Omit<WithoutProgram<WatchIdentityOptions>, 'relistIntervalMs' | `on${string}`>, FlagOptions<typeof WATCH_IDENTITY_FLAGS>>,
+] = [true, true, true, true];
+void PUBLIC_TYPES_ARE_THE_FLAGS;
+
 /** The flags' defaults of watch, for watchIdentity (which runs without the command's toOptions). */
 export const WATCH_DEFAULTS = {
-  cfgPath: flagOf(watch, 'cfgPath').default as string,
-  relistIntervalMs: (relistInterval.default as number) * 1000,
-  splayMs: flagOf(watch, 'splayMs').default as number,
+  cfgPath: watch.flags.cfgPath.default,
+  relistIntervalMs: relistInterval.default * 1000,
+  splayMs: watch.flags.splayMs.default,
 };
 
 /**
- * The options of an API call as the command's toOptions takes them: the flags' defaults, then what
- * the caller gave, under the same names; answered in the --json shape, never coloured.
+ * The input of the command's toOptions for an API call: each flag's value from the caller's option
+ * of the same name, else the flag's default; answered in the --json shape, never coloured.
  */
-export function rawOf(spec: CommandSpec, options: object): Raw {
-  const raw: Raw = { json: true, color: false };
-  for (const flag of spec.flags) if (flag.default !== undefined) raw[optionOf(flag)] = Array.isArray(flag.default) ? [...flag.default] : flag.default;
-  for (const [key, value] of Object.entries(options)) if (value !== undefined) raw[key] = value;
-  raw.givenOptions = Object.entries(options).filter(([, value]) => value !== undefined).map(([key]) => key);
-  return raw;
+export function inputOf<F extends Flags, A extends Arguments>(spec: CommandSpec<unknown, F, A>, options: object): CommandInput<F, Record<never, never>> {
+  const given = new Map(Object.entries(options).filter(([, value]) => value !== undefined));
+  return { ...valuesOf(spec.flags, (option) => given.get(option)), json: true, color: false, givenOptions: [...given.keys()] };
 }
 
 function describe(kind: Kind): string {

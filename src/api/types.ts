@@ -41,7 +41,7 @@ export interface CommonOptions {
 type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | 'cfgPathGiven' | NoFlag>>;
 
 /** `par-identity rotate-identity`: the local identity file, or with `k8sSecret` a Helm runner's Secret. */
-export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create' | 'agent' | 'overrideAgentSettings'> {}
+export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create' | 'agent'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
 export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}

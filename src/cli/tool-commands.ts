@@ -1,65 +1,64 @@
 import type { CredentialsOptions } from '../commands/credentials.js';
 import type { EmulatorOptions } from '../commands/emulator.js';
-import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG } from './shared-flags.js';
-import type { CommandSpec } from './spec.js';
+import { countFlag, switchFlag, textFlag, withDefault } from './flag.js';
+import { AGENT_CONFIG_FLAGS, configOptions, OUTPUT_FLAGS, outputOptions, PROFILE } from './shared-flags.js';
+import { choiceArgument, defineCommand } from './spec.js';
 import { countParser, portParser } from './value-parsers.js';
 
 // Commands around the rotation: keys in the OS keychain, and the emulators for labs and tests.
 
-const CREDENTIAL_ACTIONS = ['set', 'show', 'delete'] as const;
-
-export const credentials: CommandSpec<CredentialsOptions> = {
+export const credentials = defineCommand({
   name: 'credentials',
   stopsOnSignal: true,
   description: 'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
-  arguments: [{ name: '<action>', help: 'set | show | delete', choices: CREDENTIAL_ACTIONS }],
-  flags: [
-    PROFILE_FLAG('keychain profile'),
-    { flags: '--site <site>', help: 'with set: also store the Datadog site' },
-    cfgpathFlag('with show: agent config whose keys take precedence'),
-    extraCfgFlag('with show: extra agent config file (repeatable)'),
+  arguments: { action: choiceArgument('<action>', 'set | show | delete', ['set', 'show', 'delete']) },
+  flags: {
+    profile: PROFILE,
+    site: textFlag('--site', 'site', 'with set: also store the Datadog site'),
+    // show reports which key a rotation would use: the agent config's ones come before the keychain's.
+    ...AGENT_CONFIG_FLAGS,
     ...OUTPUT_FLAGS,
-  ],
+  },
   examples: [
     { what: 'Store the keys once (asked for without echo, or read from stdin)', command: 'par-identity credentials set --site datadoghq.eu' },
     { what: 'Show which key a rotation would use, and from where (masked)', command: 'par-identity credentials show' },
   ],
-  resultName: (raw) => `credentials ${raw.action as string}`,
+  resultName: (v) => `credentials ${v.action}`,
   run: {
     load: () => import('../commands/credentials.js'),
-    toOptions: (raw, io) => ({
-      ...outputOptions(raw, io),
-      action: raw.action as (typeof CREDENTIAL_ACTIONS)[number],
-      profile: raw.profile as string,
-      ...(raw.site ? { site: raw.site as string } : {}),
-      ...configOptions(raw),
+    toOptions: (v, io): CredentialsOptions => ({
+      ...outputOptions(v, io),
+      action: v.action,
+      profile: v.profile,
+      ...(v.site ? { site: v.site } : {}),
+      ...configOptions(v),
     }),
   },
-};
+});
 
-export const emulator: CommandSpec<EmulatorOptions> = {
+export const emulator = defineCommand({
   name: 'emulator',
   description: 'run the built-in Datadog enrollment API emulator (and, with --kube, the Kubernetes API emulator) until interrupted',
-  flags: [
-    { flags: '--port <n>', help: 'enrollment emulator port (0 = any free port)', default: '0', parse: portParser('--port') },
-    { flags: '--kube', help: 'also start the Kubernetes API emulator' },
-    { flags: '--kube-port <n>', help: 'Kubernetes API emulator port', default: '0', parse: portParser('--kube-port') },
-    { flags: '--kubeconfig-out <path>', help: 'write an admin kubeconfig for the Kubernetes API emulator here' },
-    { flags: '--simulate <nodes>', option: 'simulateNodes', help: 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', default: '0', parse: countParser('--simulate', 1000) },
+  flags: {
+    port: withDefault(countFlag('--port', 'n', 'enrollment emulator port (0 = any free port)', portParser('--port')), 0),
+    kube: switchFlag('--kube', 'also start the Kubernetes API emulator'),
+    kubePort: withDefault(countFlag('--kube-port', 'n', 'Kubernetes API emulator port', portParser('--kube-port')), 0),
+    kubeconfigOut: textFlag('--kubeconfig-out', 'path', 'write an admin kubeconfig for the Kubernetes API emulator here', { completes: 'file' }),
+    simulateNodes: withDefault(countFlag('--simulate', 'nodes', 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', countParser('--simulate', 1000)), 0),
     ...OUTPUT_FLAGS,
-  ],
+  },
   examples: [
     { what: 'A lab: both emulators and a 3-node simulated cluster', command: 'par-identity emulator --kube --simulate 3 --kubeconfig-out ./kubeconfig' },
   ],
   run: {
     load: () => import('../commands/emulator.js'),
-    toOptions: (raw, io) => ({
-      ...outputOptions(raw, io),
-      port: Number(raw.port),
-      kube: Boolean(raw.kube),
-      kubePort: Number(raw.kubePort),
-      simulateNodes: Number(raw.simulateNodes),
-      ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
+    toOptions: (v, io): EmulatorOptions => ({
+      ...outputOptions(v, io),
+      port: v.port,
+      kube: v.kube,
+      kubePort: v.kubePort,
+      simulateNodes: v.simulateNodes,
+      ...(v.kubeconfigOut ? { kubeconfigOut: v.kubeconfigOut } : {}),
     }),
   },
-};
+});

@@ -145,7 +145,7 @@ describe('the options are the flags (the schemas are read from the command table
     expect(SCHEMAS.rotateIdentity.timeoutSeconds).toEqual({ min: 0, minInclusive: false, max: 3600, unit: 'seconds' });
     expect(SCHEMAS.rotateIdentity.waitLockSeconds).toEqual({ min: 0, minInclusive: true, max: 86_400, unit: 'seconds' });
     expect(SCHEMAS.watchIdentity.relistIntervalMs).toEqual({ min: 0, minInclusive: true, max: 86_400_000, unit: 'ms' });
-    expect(spec.flags.find((f) => f.option === 'timeoutSeconds')?.duration).toBeDefined();
+    expect(spec.flags.timeoutSeconds.duration).toBeDefined();
   });
 
   it('without an option the command gets the flag default, through the same toOptions', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { type CommandSpec, flagNames, type ProgramSpec } from '../../src/cli/spec.js';
+import { flagNames, helpLines, textFlag } from '../../src/cli/flag.js';
+import type { CommandSpec, ProgramSpec } from '../../src/cli/spec.js';
 import { PROGRAM } from '../../src/cli/table.js';
 import { renderCompletion } from '../../src/cli/docs/completion.js';
 import { renderManPage } from '../../src/cli/docs/man-page.js';
@@ -126,7 +127,7 @@ describe('every command in the table', () => {
   it.each(PROGRAM.commands.map((c) => [c.name, c] as const))('%s has 1–3 examples that use only its own flags', (name, spec) => {
     expect(spec.examples.length).toBeGreaterThanOrEqual(1);
     expect(spec.examples.length).toBeLessThanOrEqual(3);
-    const known = new Set([...spec.flags.flatMap(flagNames), '-h', '--help']);
+    const known = new Set([...Object.values(spec.flags).flatMap(flagNames), '-h', '--help']);
     for (const example of spec.examples) {
       // The par-identity invocations in the example (a pipeline or && chain may hold others).
       const runs = example.command.match(new RegExp(`par-identity ${name}\\b[^|&)]*`, 'g')) ?? [];
@@ -143,8 +144,8 @@ describe('every command in the table', () => {
     const bash = renderCompletion(PROGRAM, 'bash')!;
     for (const spec of PROGRAM.commands) {
       expect(man).toContain(`.SS ${spec.name}`);
-      for (const flag of spec.flags) {
-        expect(man).toContain(flag.flags);
+      for (const flag of Object.values(spec.flags)) {
+        for (const line of helpLines(flag)) expect(man).toContain(line.syntax);
         for (const name of flagNames(flag)) expect(bash).toContain(name);
       }
       for (const example of spec.examples) expect(man).toContain(example.command);
@@ -154,7 +155,7 @@ describe('every command in the table', () => {
   it('a flag added to the table reaches --help, the man page and the completion', async () => {
     const extra: ProgramSpec = {
       ...PROGRAM,
-      commands: PROGRAM.commands.map((c) => (c.name === 'status' ? { ...c, flags: [...c.flags, { flags: '--brand-new <x>', help: 'a new flag' }] } : c)),
+      commands: PROGRAM.commands.map((c) => (c.name === 'status' ? { ...c, flags: { ...c.flags, brandNew: textFlag('--brand-new', 'x', 'a new flag') } } : c)),
     };
     const io = fakeIo();
     const program = buildProgram(extra, io);

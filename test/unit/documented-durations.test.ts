@@ -64,17 +64,17 @@ describe('documented durations', () => {
   // may be typed (2m, not 120), a bare 0 only where zero means off or none; a default the help text
   // states itself (--healthz-stale's) names its unit too.
   it("every duration flag's default in --help carries its unit", () => {
-    const flags = PROGRAM.commands.flatMap((spec) => spec.flags.filter((f) => f.duration).map((f) => ({ command: spec.name, flag: f })));
+    const flags = PROGRAM.commands.flatMap((spec) => Object.values(spec.flags).filter((f) => f.duration).map((f) => ({ command: spec.name, flag: f })));
     expect(flags.length).toBeGreaterThan(5);
     for (const { command, flag } of flags) {
       if (flag.default !== undefined) {
         const shown = shownDefault(flag);
-        expect(shown === '0' || accepts(flag.duration!.flag, shown), `${command} ${flag.flags}: default ${shown}`).toBe(true);
-        expect(shown, `${command} ${flag.flags}`).toMatch(/^(0|\d+(ms|s|m|h|d))$/);
+        expect(shown === '0' || accepts(flag.duration!.flag, shown), `${command} ${flag.long}: default ${shown}`).toBe(true);
+        expect(shown, `${command} ${flag.long}`).toMatch(/^(0|\d+(ms|s|m|h|d))$/);
       }
       // A number in the help text's own "(default …)" is a duration with its unit, or 0 (an exit status and a factor aside).
       for (const m of flag.help.matchAll(/\(default[^)]*\)/g)) {
-        for (const n of m[0].matchAll(/(?<![\w-]|exit )(\d+)(\w*)(?! ×)/g)) expect(n[1] === '0' || /^(ms|s|m|h|d)$/.test(n[2]!), `${command} ${flag.flags}: ${m[0]}`).toBe(true);
+        for (const n of m[0].matchAll(/(?<![\w-]|exit )(\d+)(\w*)(?! ×)/g)) expect(n[1] === '0' || /^(ms|s|m|h|d)$/.test(n[2]!), `${command} ${flag.long}: ${m[0]}`).toBe(true);
       }
     }
   });

@@ -1,8 +1,9 @@
-import { type FlagSpec, flagNames, type ProgramSpec } from '../spec.js';
+import { type Flag, flagNames } from '../flag.js';
+import type { ProgramSpec } from '../spec.js';
 
 // Completion scripts generated from the command table that also builds --help and the man page. What a
-// flag's value completes to follows from its placeholder: a path (`<path>`, `<file>`, `<dir>`) completes
-// files, `--context` the kubeconfig's contexts, `-n`/`--namespace` the namespaces its contexts name (both
+// flag's value completes to is part of its definition (Flag.completes): files, `--context` the
+// kubeconfig's contexts, `-n`/`--namespace` the namespaces its contexts name (both
 // listed by `par-identity completion contexts|namespaces`, which reads the kubeconfig as kubectl does,
 // `--kubeconfig` of the line being completed included), any other value nothing (never the flags). The
 // first argument of a command with choices (`credentials set|show|delete`, `completion bash|…`) completes
@@ -21,24 +22,21 @@ interface Spec {
   choices: readonly string[];
 }
 
-function kindOf(flag: FlagSpec): ValueKind | undefined {
-  const placeholder = /<([\w-]+)>/.exec(flag.flags)?.[1];
-  if (!placeholder) return undefined;
-  if (['path', 'file', 'dir'].includes(placeholder)) return 'file';
-  const names = flagNames(flag);
-  if (names.includes('--context')) return 'context';
-  if (names.includes('--namespace')) return 'namespace';
-  return 'other';
+/** What the flag's value completes to; undefined for a flag that takes none (`[value]` is optional: none either). */
+function kindOf(flag: Flag): ValueKind | undefined {
+  if (flag.value === undefined || flag.kind === 'text-or-true') return undefined;
+  return flag.completes ?? 'other';
 }
 
 function specs(program: ProgramSpec): Spec[] {
   return program.commands.map((c) => {
     const values = new Map<string, ValueKind>();
-    for (const flag of c.flags) {
+    const flags = Object.values(c.flags);
+    for (const flag of flags) {
       const kind = kindOf(flag);
       if (kind) for (const name of flagNames(flag)) values.set(name, kind);
     }
-    return { name: c.name, description: c.description, flags: [...c.flags.flatMap(flagNames), '-h', '--help'], values, choices: c.arguments?.[0]?.choices ?? [] };
+    return { name: c.name, description: c.description, flags: [...flags.flatMap(flagNames), '-h', '--help'], values, choices: Object.values(c.arguments ?? {})[0]?.choices ?? [] };
   });
 }
 

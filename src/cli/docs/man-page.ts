@@ -1,4 +1,5 @@
-import type { CommandSpec, FlagSpec, ProgramSpec } from '../spec.js';
+import { type Flag, helpLines } from '../flag.js';
+import type { ArgumentSpec, CommandSpec, ProgramSpec } from '../spec.js';
 import { CONFIG_KEYS, envNameOf } from '../../config/config-keys.js';
 import { shownDefault } from '../duration-flags.js';
 import { exitStatusDocs } from './exit-status.js';
@@ -14,25 +15,29 @@ const esc = (text: string) =>
     .replace(/-/g, '\\-')
     .replace(/[^\x00-\x7f]/gu, (ch) => `\\[u${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
 
-const HELP_FLAG: FlagSpec = { flags: '-h, --help', help: 'show help for a command' };
+const HELP_LINES = ['.TP', `.B ${esc('-h, --help')}`, esc('show help for a command')];
 
-function flagLines(flag: FlagSpec): string[] {
+function flagLines(flag: Flag): string[] {
   const def = flag.default !== undefined && !(Array.isArray(flag.default) && flag.default.length === 0);
   const choices = flag.choices ? ` (choices: ${flag.choices.join(', ')})` : '';
-  return ['.TP', `.B ${esc(flag.flags)}`, esc(`${flag.help}${choices}${def ? ` (default: ${shownDefault(flag)})` : ''}`)];
+  // A tristate's default is neither form: only the first line says what happens without both.
+  return helpLines(flag).flatMap((line, i) => ['.TP', `.B ${esc(line.syntax)}`, esc(`${line.help}${i === 0 ? choices : ''}${def && i === 0 ? ` (default: ${shownDefault(flag)})` : ''}`)]);
 }
 
+const argumentLines = (arg: ArgumentSpec) => ['.TP', `.I ${esc(arg.name)}`, esc(arg.help)];
+
 function commandSection(cmd: CommandSpec): string[] {
-  const args = cmd.arguments ?? [];
+  const args = Object.values(cmd.arguments ?? {});
   return [
     `.SS ${esc(cmd.name)}`,
     `.B par\\-identity ${esc(cmd.name)}`,
     esc(['[options]', ...args.map((a) => a.name)].join(' ')),
     '.PP',
     esc(cmd.description),
-    ...args.flatMap((a) => ['.TP', `.I ${esc(a.name)}`, esc(a.help)]),
+    ...args.flatMap(argumentLines),
     // The same flags as --help, help flag included.
-    ...[...cmd.flags, HELP_FLAG].flatMap(flagLines),
+    ...Object.values(cmd.flags).flatMap(flagLines),
+    ...HELP_LINES,
   ];
 }
 
