@@ -2,7 +2,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ConflictError, InterruptedError, ParError, RolloutError, stopSignalOf, stoppedBy } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { EventReason, type EventReasonName, isNotFound } from '../kube/index.js';
-import { Deadline, systemClock } from '../time/index.js';
+import { type Clock, Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck, type Workload } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
@@ -48,6 +48,8 @@ interface RolloutOptions {
   /** Called once, right before the first change (the restart patch): from then on the undo's requests must not be cut. */
   onRestartBegins?: () => void;
   now: () => Date;
+  /** How the wait between polls sleeps: the run's clock's (ioClock), so a test's fake clock drives it; default real time. */
+  sleep?: Clock['sleep'];
   /** Every poll, with the time waited so far (the caller prints a heartbeat from it). */
   onProgress?: (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => void;
   /** Warnings the caller prints (an audit Event that could not be recorded). */
@@ -401,8 +403,8 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     applied = true;
     failpoint('rollout-after-patch');
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
-    // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.
-    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
+    // The deadline runs on the caller's clock (tests pin it), its waits too, capped by it.
+    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: options.sleep ?? systemClock.sleep });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     let polls = 0;
     for (;;) {

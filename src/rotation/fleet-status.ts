@@ -17,9 +17,8 @@ import type { TargetKind } from './target.js';
 const age = (seconds: number | null) => (seconds === null ? '?' : describeAge(seconds));
 
 /** --timeout bounds the whole view, as it bounds a run (docs/architecture.md §Deadlines). */
-function commandDeadline(options: { timeoutSeconds: number }, io: Io): { remainingMs: () => number } {
-  const deadline = Deadline.after(options.timeoutSeconds * 1000, ioClock(io));
-  return { remainingMs: () => deadline.remainingMs() };
+function commandDeadline(options: { timeoutSeconds: number }, io: Io): { deadline: Deadline } {
+  return { deadline: Deadline.after(options.timeoutSeconds * 1000, ioClock(io)) };
 }
 
 export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<AllNamespacesStatusResult>> {

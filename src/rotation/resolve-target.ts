@@ -8,6 +8,7 @@ import { serviceAccountNamespace } from '../kube/service-account.js';
 import type { AgentSettings } from '../session/agent-settings.js';
 import type { AgentSummary } from '../session/cluster-agent.js';
 import type { Reporter } from '../output.js';
+import type { Deadline } from '../time/index.js';
 import { parseWorkloadRef } from '../rollout/workload-ref.js';
 import { type ClusterAccess, type ClusterSession, clusterAccess } from './cluster-session.js';
 import { configSelector, kubeSelector } from './command-line.js';
@@ -67,8 +68,8 @@ export async function resolveTarget(
   report: Reporter,
   checks: {
     requireEnabled: boolean;
-    /** What is left of the command's deadline: no Kubernetes request outlives it. */
-    remainingMs?: () => number;
+    /** The command's deadline: no Kubernetes request outlives it. */
+    deadline?: Deadline;
     /** The run's requests signal (src/rotation/runner.ts): no Kubernetes request outlives a stop. */
     signal?: AbortSignal;
     /** status: a namespace mismatch warns, an unknown namespace is looked for (docs/protocol.md §6c). */
@@ -115,7 +116,7 @@ export async function resolveTarget(
   // own. An explicit --agent takes them from that Deployment from anywhere, a CronJob's Pod included (deploy/).
   const offCluster = kind === 'cluster-secret' && (!serviceAccountNamespace(io.env) || options.agent !== undefined);
   const cluster = clusterAccess(
-    { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
+    { ...options, ...(checks.deadline ? { deadline: checks.deadline } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.

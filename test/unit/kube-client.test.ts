@@ -13,6 +13,7 @@ import { noProxyExempts, proxyFor } from '../../src/kube/kube-proxy.js';
 import { KubeTransport, kubeServerUrl } from '../../src/kube/kube-transport.js';
 import { confirmUsable, type KubeCluster, type KubeExecConfig, type KubeUser, parseKubeconfig } from '../../src/kube/kubeconfig.js';
 import { readLines } from '../../src/reload/strict-watch.js';
+import { Deadline } from '../../src/time/index.js';
 
 // The parts of the Kubernetes client the conformance test (test/e2e/kubeconfig-conformance.test.ts)
 // cannot reach through kubectl: what kubectl does not do (plugin limits, answer caps), rules shown on
@@ -149,7 +150,7 @@ describe('the exec plugin: limits kubectl does not have', () => {
     const pidFile = join(dir, 'hanging.pid');
     const exec = await plugin('hanging', `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`);
     // 3 s, not less: a loaded machine may take most of a second just to start the plugin's Node.
-    const err = await runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false, remainingMs: () => 3000 }).catch((e: unknown) => e);
+    const err = await runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false, deadline: Deadline.after(3000) }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'KUBE_CREDENTIALS', exitCode: 9, message: expect.stringMatching(/no credential within 3(\.0)? s \(the command deadline\); the plugin was stopped/) });
     const pid = Number(await readFile(pidFile, 'utf8'));
     await expect.poll(() => pidGone(pid)).toBe(true);

@@ -11,7 +11,7 @@ import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../cluster-session.js';
 import { commandLine } from '../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type PendingKeys, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
-import { isoString, isRfc3339, systemClock } from '../../time/index.js';
+import { Deadline, isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
 import { amendPendingRecord, readPendingRecord } from '../../storage/pending-key.js';
@@ -361,7 +361,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
    */
   private async readOnNewConnections(): Promise<IdentitySecretState> {
     const conn = this.session.conn;
-    const remaining = () => conn.limits.remainingMs?.() ?? Number.POSITIVE_INFINITY;
+    // The run's deadline, its clock included: the waits between reads are on the run's clock.
+    const deadline = conn.limits.deadline ?? Deadline.never();
+    const remaining = () => deadline.remainingMs();
     let waitMs = SETTLE_FIRST_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
       conn.transport().dropIdleConnections();
@@ -372,7 +374,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
         const definite = typeof status === 'number' && status >= 400 && status < 500 && status !== 429;
         if (definite || attempt >= SETTLE_ATTEMPTS || remaining() <= waitMs || conn.limits.signal?.aborted) throw err;
       }
-      await systemClock.sleep(waitMs, conn.limits.signal);
+      await deadline.sleep(waitMs, conn.limits.signal);
       waitMs = Math.min(waitMs * 2, SETTLE_MAX_WAIT_MS);
     }
   }
