@@ -9,7 +9,8 @@ import { KubeAuth } from '../../src/kube/kube-auth.js';
 import { makeClient } from '../../src/kube/kube-clients.js';
 import { kubeFailure } from '../../src/kube/kube-errors.js';
 import { MAX_EXEC_OUTPUT_BYTES, runExecPlugin } from '../../src/kube/kube-exec-plugin.js';
-import { noProxyExempts, proxyFor } from '../../src/kube/kube-proxy.js';
+import { proxyFor } from '../../src/kube/kube-proxy.js';
+import { goNoProxyExempts } from '../../src/net/no-proxy.js';
 import { KubeTransport, kubeServerUrl } from '../../src/kube/kube-transport.js';
 import { confirmUsable, type KubeCluster, type KubeExecConfig, type KubeUser, parseKubeconfig } from '../../src/kube/kubeconfig.js';
 import { readLines } from '../../src/reload/strict-watch.js';
@@ -113,7 +114,7 @@ describe('proxies as Go picks them', () => {
     ['', '127.3.4.5', '443', true],
     ['', '[::1]', '443', true],
   ])('NO_PROXY=%j, %s:%s exempt: %s', (noProxy, host, port, exempt) => {
-    expect(noProxyExempts(noProxy, host, port)).toBe(exempt);
+    expect(goNoProxyExempts(noProxy, host, port)).toBe(exempt);
   });
 
   it('proxy-url before the environment; HTTPS_PROXY before https_proxy; HTTP_PROXY for http servers, not under CGI; a bare host:port is http', () => {
