@@ -3,7 +3,8 @@
 // count. The bundle entries' exports are kept (src/cli.ts: bin/ and scripts/ import them from dist/;
 // src/api.ts and the types it re-exports with `export type *`, src/api/types.ts: the package's API;
 // src/emulators/bundle.ts: `par-identity emulator` and the demo scripts import dist/emulators.js;
-// src/cli/fast-help.ts: bundled into dist/help.js, which the launcher and the single executable's entry import).
+// src/cli/fast-help.ts: bundled into dist/help.js, which the launcher and the single executable's entry import;
+// src/launcher-error.ts: bundled into dist/launcher-error.js, which the launcher imports on a Node too old).
 // Usage: node scripts/unused-exports.mjs   (exit 1 when something is unused)
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -15,7 +16,7 @@ const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sy
 const scripts = readdirSync(join(root, 'scripts')).filter((f) => f.endsWith('.mjs')).map((f) => join(root, 'scripts', f));
 const program = ts.createProgram([...config.fileNames, ...scripts], { ...config.options, allowJs: true, checkJs: false });
 const checker = program.getTypeChecker();
-const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'src/emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts')]);
+const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'src/emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts'), join(root, 'src/launcher-error.ts')]);
 // Command modules are loaded with import() through a typed loader: their `run` is always used.
 const isCommandRun = (file, name) => file.startsWith(join(root, 'src/commands/')) && name === 'run';
 
