@@ -6,7 +6,7 @@
 /** The schema version of every --json object (fields are only ever added). */
 export const SCHEMA_VERSION = 1;
 
-export interface ErrorEnvelopeFields {
+interface ErrorEnvelopeFields {
   code: string;
   exitCode: number;
   message: string;

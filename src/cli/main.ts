@@ -14,6 +14,7 @@ import { PROGRAM } from './table.js';
  * dry run (kubectl's default). Any other value is refused naming the forms (commander alone would
  * answer "unknown option '--dry-run' (Did you mean --dry-run?)").
  */
+// exported for tests: kubectl's --dry-run forms, checked without a process
 export function kubectlDryRun(own: string[]): string[] {
   return own.flatMap((word) => {
     const value = /^--dry-run=(.*)$/.exec(word)?.[1];

@@ -162,6 +162,7 @@ export async function agentVersion(endpoint: IpcEndpoint, options?: IpcOptions):
 }
 
 /** pkg/version Version.String(): N.N.N[-Pre][+Meta][(+|.)commit.Commit]. */
+// exported for tests: pkg/version's String() forms, checked one by one
 export function formatAgentVersion(v: Record<string, unknown>): string | undefined {
   const num = (k: string) => (typeof v[k] === 'number' && Number.isInteger(v[k]) && (v[k] as number) >= 0 ? (v[k] as number) : undefined);
   const str = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : '');

@@ -6,6 +6,7 @@ import type { KubeTransport } from './kube-transport.js';
 // (kube-transport.ts): the generated code builds each request and reads each answer; sending it,
 // authentication, TLS, proxies and the size cap are the transport's, the same for every command.
 
+// exported for tests: the test holds it to client-go's 30 s
 export const DEFAULT_KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface RequestLimits {

@@ -16,6 +16,7 @@ import type { KubeCluster, KubeExecConfig } from './kubeconfig.js';
 const EXEC_PLUGIN_TIMEOUT_MS = 60_000;
 const EXEC_PLUGIN_INTERACTIVE_TIMEOUT_MS = 5 * 60_000;
 /** An ExecCredential is a few KiB (a token, or a certificate and key). */
+// exported for tests: the test's plugin writes past it
 export const MAX_EXEC_OUTPUT_BYTES = 1024 * 1024;
 const MAX_EXEC_STDERR_BYTES = 64 * 1024;
 

@@ -54,6 +54,7 @@ interface KubeTransportOptions {
  * cluster has a CA or skips verification or the user has a client certificate, else http; a path
  * prefix is kept, a trailing slash is not.
  */
+// exported for tests: client-go's DefaultServerURL forms, checked without a connection
 export function kubeServerUrl(cluster: KubeCluster, user?: KubeUser): URL {
   let text = cluster.server;
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {

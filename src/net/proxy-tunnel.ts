@@ -10,7 +10,7 @@ import { expandV6 } from './ip.js';
 // for an https proxy: a process that never needs TLS does not pay for OpenSSL's TLS side.
 
 /** An http(s) proxy, as the callers resolve it: its credentials already made a header. */
-export interface ConnectProxy {
+interface ConnectProxy {
   protocol: string;
   hostname: string;
   port: number;

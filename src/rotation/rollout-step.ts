@@ -51,6 +51,7 @@ async function secretFingerprint(session: ClusterSession, namespace: string, nam
  */
 const HEARTBEAT_MS = 9_000;
 
+// exported for tests: the heartbeat's timing, checked with a fake clock
 export function progressPrinter(io: Pick<Io, 'isTTY'>, report: Reporter) {
   let last = '';
   let lastNote = '';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, kubeFailure, requestSignal } from '../../src/kube/index.js';
+import { kubeFailure } from '../../src/kube/index.js';
+import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, requestSignal } from '../../src/kube/kube-clients.js';
 import { effectiveTimeout } from '../../src/kube/kube-clients.js';
 import { type Clock, Deadline } from '../../src/time/index.js';
 
