@@ -52,7 +52,7 @@ export const status: CommandSpec<StatusOptions> = {
 export const rollback: CommandSpec<RollbackOptions> = {
   name: 'rollback',
   stopsOnSignal: true,
-  description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
+  description: "swap the previous identity back in atomically (the file's <file>.bak; with --secret or --k8s-secret, the Secret's previous keys); the replaced one becomes the previous",
   flags: [
     ...CONFIG_FLAGS,
     { flags: '--secret', help: "restore previous_* in the cluster agent's identity Secret instead of the file backup" },
