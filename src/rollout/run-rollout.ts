@@ -200,9 +200,14 @@ function interruptedRollout(options: RolloutOptions, phase: 'before' | 'during',
       : `${plural(replaced, 'new Pod')} (${progress.some((r) => r.newReady) ? 'some Ready' : 'none Ready yet'})`;
   return make(
     `during the rollout of ${what}, ${Math.round(elapsedMs / 1000)} s in`,
-    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, which the controller puts back onto the original template; not restarted: ${plural(kept, 'Pod')} still running as ${kept === 1 ? 'it was, with the identity it' : 'they were, with the identity they'} started with`,
+    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, which the controller puts back onto the original template; not restarted: ${notRestarted(kept)}`,
     { restartedPods: replaced, notRestartedPods: kept, elapsedMs },
   );
+}
+
+/** The Pods a stopped rollout did not restart: "2 Pods still running as they were, with the identity they started with". */
+function notRestarted(kept: number): string {
+  return kept === 1 ? '1 Pod still running as it was, with the identity it started with' : `${kept} Pods still running as they were, with the identity they started with`;
 }
 
 /** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
