@@ -146,6 +146,20 @@ function withStrategy(kind: WorkloadRef['kind'], w: Workload, fields: StrategyFi
 
 type RestartMode = 'surge' | 'own' | 'delete-first';
 
+/** How a restart went, as its audit Event says it. */
+function restartHow(surged: boolean, mode: RestartMode): string {
+  if (surged) return 'create-before-delete (surge, original strategy restored afterwards)';
+  if (mode === 'delete-first') return 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)';
+  return "the workload's own strategy";
+}
+
+/** What this run did about an earlier rollout's leftover before going on. */
+const LEFTOVER_DONE: Record<LeftoverReport['action'], string> = {
+  restored: 'restored first: the original strategy is back and the record removed',
+  'record-removed': 'its record removed',
+  reported: 'nothing restored',
+};
+
 function decideSurge(check: RolloutCheck, options: RolloutOptions): RestartMode {
   const blockers = check.findings.filter((f) => f.severity === 'blocker');
   if (options.surge === false) return 'own';
@@ -341,7 +355,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       options.onWarning?.(`${found.message}; a rollout restores it first`);
     } else {
       leftoverDone = await recoverLeftover(api, options, workload, found);
-      options.onWarning?.(`${leftoverDone.message}; ${leftoverDone.action === 'restored' ? 'restored first: the original strategy is back and the record removed' : leftoverDone.action === 'record-removed' ? 'its record removed' : 'nothing restored'}, then this rollout goes on`);
+      options.onWarning?.(`${leftoverDone.message}; ${LEFTOVER_DONE[leftoverDone.action]}, then this rollout goes on`);
       ({ check, workload } = await inspect(api, options));
       base.check = check;
       original = strategyOf(options.ref.kind, workload);
@@ -400,7 +414,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   let strategyChangedMeanwhile: StrategyFields | undefined;
   let completed = false;
   let applied = false;
-  const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : mode === 'delete-first' ? 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)' : "the workload's own strategy";
+  const how = restartHow(surged, mode);
   const identity = options.fingerprint ? `identity fingerprint ${options.fingerprint}` : 'identity fingerprint unknown';
   try {
     failpoint('rollout-before-patch');
