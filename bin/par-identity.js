@@ -1,19 +1,16 @@
 #!/usr/bin/env node
 // The launcher runs on whatever `node` is first on PATH. It checks the version before anything an old
 // Node lacks is imported (a static import of a missing export fails at link time, before any line
-// runs), so this file has no static import and uses only syntax every Node since 14 parses.
-// NODE_UNSUPPORTED_EXIT is the exit status of ERROR_CODES.NODE_UNSUPPORTED (`unavailable`); a test
-// checks the two agree.
-const NODE_UNSUPPORTED_EXIT = 13;
+// runs), so this file has no static import and uses only syntax every Node since 14 parses. The error,
+// its exit status and its --json object come from dist/launcher-error.js (src/launcher-error.ts, built
+// for any Node): exit statuses are written in src/errors.ts only.
 const NEEDED_MAJOR = 24;
 if (Number(process.versions.node.split('.')[0]) < NEEDED_MAJOR) {
-  const message = `par-identity needs Node.js ${NEEDED_MAJOR} or newer; this is Node.js ${process.version}. Nothing was changed.`;
-  const hint = `Put Node.js ${NEEDED_MAJOR}+ first on PATH, or use the single executable par-identity-linux-x64, which carries its own Node (built by npm run build:sea in a checkout).`;
-  if (process.argv.includes('--json')) {
-    process.stdout.write(`${JSON.stringify({ schemaVersion: 1, status: 'error', code: 'NODE_UNSUPPORTED', exitCode: NODE_UNSUPPORTED_EXIT, message, hint })}\n`);
-  }
-  process.stderr.write(`error[NODE_UNSUPPORTED]: ${message} ${hint}\n`);
-  process.exit(NODE_UNSUPPORTED_EXIT);
+  const { nodeUnsupported } = await import('../dist/launcher-error.js');
+  const failure = nodeUnsupported(process.version, NEEDED_MAJOR, process.argv.includes('--json'));
+  if (failure.stdout) process.stdout.write(failure.stdout);
+  process.stderr.write(failure.stderr);
+  process.exit(failure.exitCode);
 }
 
 // A pure help or version request (`--help`, `help <command>`, `<command> -h`, `--version`…, nothing else

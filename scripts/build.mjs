@@ -14,6 +14,7 @@
 // - types/, the API's declarations: emitted by tsc from src/api.ts, and only the files its
 //   declarations import (checked: nothing outside them, no package but node:*), so nothing dangles.
 // - emulators.js, the emulator bundle, loaded by `par-identity emulator` only (never by the product).
+// - launcher-error.js, the launcher's error for a Node too old (src/launcher-error.ts), built for any Node.
 // - help.js, the help texts (and the version line) the launcher prints for `--help`, `help <command>`,
 //   `<command> -h`… without importing par-identity.js, rendered by par-identity.js itself below, with
 //   the rule that picks them (src/cli/fast-help.ts).
@@ -169,6 +170,18 @@ await build({
   platform: 'node',
   target: productOptions.target,
   outfile: fileURLToPath(new URL('../dist/help.js', import.meta.url)),
+  logLevel: 'warning',
+});
+// The launcher's one error of its own (a Node too old to run the product): its exit status and --json
+// object from the error table and the one envelope builder (src/launcher-error.ts), in a module every
+// Node since 14 parses, which the launcher imports only on such a Node.
+await build({
+  entryPoints: { 'launcher-error': 'src/launcher-error.ts' },
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node14',
+  outdir: 'dist',
   logLevel: 'warning',
 });
 // The commands a checkout puts on PATH (the README's lab: `export PATH="$PWD/dist/bin:$PATH"`) with nothing

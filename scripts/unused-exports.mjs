@@ -3,8 +3,12 @@
 // count. The bundle entries' exports are kept (src/cli.ts: bin/ and scripts/ import them from dist/;
 // src/api.ts and the types it re-exports with `export type *`, src/api/types.ts: the package's API;
 // src/emulators/bundle.ts: `par-identity emulator` and the demo scripts import dist/emulators.js;
-// src/cli/fast-help.ts: bundled into dist/help.js, which the launcher and the single executable's entry import).
-// Usage: node scripts/unused-exports.mjs   (exit 1 when something is unused)
+// src/cli/fast-help.ts: bundled into dist/help.js, which the launcher and the single executable's entry import;
+// src/launcher-error.ts: bundled into dist/launcher-error.js, which the launcher imports on a Node too old).
+// An export that only tests import is reported too ("used only by tests"): either the product uses it,
+// or it is not exported (or not there at all), or a comment right above it says why a test needs it,
+// `// exported for tests: <why>` (issue 32: 103 such exports hid behind the tests that import them).
+// Usage: node scripts/unused-exports.mjs   (exit 1 when something is reported)
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
@@ -15,18 +19,22 @@ const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sy
 const scripts = readdirSync(join(root, 'scripts')).filter((f) => f.endsWith('.mjs')).map((f) => join(root, 'scripts', f));
 const program = ts.createProgram([...config.fileNames, ...scripts], { ...config.options, allowJs: true, checkJs: false });
 const checker = program.getTypeChecker();
-const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'src/emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts')]);
+const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'src/emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts'), join(root, 'src/launcher-error.ts')]);
 // Command modules are loaded with import() through a typed loader: their `run` is always used.
 const isCommandRun = (file, name) => file.startsWith(join(root, 'src/commands/')) && name === 'run';
 
+/** Symbols the product (src/, scripts/) uses, and those tests use. */
 const used = new Set();
+const usedByTests = new Set();
 const mine = (sf) => !sf.isDeclarationFile && !sf.fileName.includes('/node_modules/');
+const isTest = (file) => file.startsWith(join(root, 'test/'));
 
 function markChain(symbol, fromFile) {
+  const into = isTest(fromFile) ? usedByTests : used;
   let s = symbol;
   for (let hops = 0; s && hops < 20; hops++) {
     const decl = s.declarations?.[0];
-    if (decl && decl.getSourceFile().fileName !== fromFile) used.add(s);
+    if (decl && decl.getSourceFile().fileName !== fromFile) into.add(s);
     if (!(s.flags & ts.SymbolFlags.Alias)) break;
     try {
       s = checker.getImmediateAliasedSymbol(s);
@@ -54,18 +62,39 @@ for (const sf of program.getSourceFiles().filter(mine)) {
   visit(sf);
 }
 
+// The emulators are servers for the tests (and `par-identity emulator`): what tests import of them is their purpose.
+const EMULATORS = join(root, 'src/emulators/');
+const FOR_TESTS = /\/\/ exported for tests: \S/;
+
+/** The declaration's own comments, its statement's, or the line right above it say `// exported for tests: <why>`. */
+function justifiedForTests(sf, decl) {
+  if (!decl) return false;
+  let statement = decl;
+  while (statement.parent && !ts.isSourceFile(statement.parent)) statement = statement.parent;
+  for (const node of [decl, statement]) {
+    for (const range of ts.getLeadingCommentRanges(sf.text, node.getFullStart()) ?? []) {
+      if (FOR_TESTS.test(sf.text.slice(range.pos, range.end))) return true;
+    }
+  }
+  const line = sf.getLineAndCharacterOfPosition(decl.getStart()).line;
+  return line > 0 && FOR_TESTS.test(sf.text.split('\n')[line - 1] ?? '');
+}
+
 const unused = [];
+const testsOnly = [];
 for (const sf of program.getSourceFiles().filter(mine)) {
   if (!sf.fileName.startsWith(join(root, 'src/')) || ENTRIES.has(sf.fileName)) continue;
   const moduleSymbol = checker.getSymbolAtLocation(sf);
   if (!moduleSymbol) continue;
   for (const exp of checker.getExportsOfModule(moduleSymbol)) {
     if (used.has(exp) || isCommandRun(sf.fileName, exp.getName())) continue;
-    const line = sf.getLineAndCharacterOfPosition(exp.declarations?.[0]?.getStart() ?? 0).line + 1;
-    unused.push(`${relative(root, sf.fileName)}:${line} ${exp.getName()}`);
+    const decl = exp.declarations?.[0];
+    const where = `${relative(root, sf.fileName)}:${sf.getLineAndCharacterOfPosition(decl?.getStart() ?? 0).line + 1} ${exp.getName()}`;
+    if (!usedByTests.has(exp)) unused.push(where);
+    else if (!sf.fileName.startsWith(EMULATORS) && !justifiedForTests(sf, decl)) testsOnly.push(`${where} (used only by tests; say why with \`// exported for tests: <why>\` above it, or un-export it)`);
   }
 }
-unused.sort();
-for (const u of unused) console.log(u);
-console.error(`${unused.length} unused export(s)`);
-process.exitCode = unused.length > 0 ? 1 : 0;
+const reported = [...unused, ...testsOnly].sort();
+for (const u of reported) console.log(u);
+console.error(`${unused.length} unused export(s), ${testsOnly.length} used only by tests without a comment saying why`);
+process.exitCode = reported.length > 0 ? 1 : 0;

@@ -34,29 +34,31 @@ export const ExitCode = {
 
 type ExitCodeName = keyof typeof ExitCode;
 
-/** The exit-code contract, as documented in README and the man page. */
-export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string }[] = [
-  { code: 0, name: 'ok', meaning: 'success (for a dry run: every check passed)' },
-  { code: 1, name: 'internal', meaning: 'unexpected failure (a bug): nothing is half-written, see the message' },
-  { code: 2, name: 'usage', meaning: 'unknown command or flag, or an invalid flag value' },
-  { code: 3, name: 'config', meaning: 'agent config unreadable or invalid, runner disabled, credentials missing' },
-  { code: 4, name: 'credentialsRejected', meaning: 'the Datadog API rejected the API/application key (HTTP 401/403)' },
-  { code: 5, name: 'enrollmentFailed', meaning: 'enrollment refused, bad response, redirect refused, TLS untrusted, or deadline exceeded' },
-  { code: 6, name: 'conflict', meaning: 'someone else changed the identity meanwhile; nothing was overwritten' },
-  { code: 7, name: 'storage', meaning: 'identity file or backup missing, corrupt, or not writable' },
-  { code: 8, name: 'verificationFailed', meaning: 'the server rejected the identity (HTTP 401/403 to the signed health check): a rotation or rollback wrote nothing where a runner reads it' },
-  { code: 9, name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, timed out, or misconfigured' },
-  { code: 10, name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
-  { code: 11, name: 'locked', meaning: 'another run holds the lock on this target (or a rollout that may still run has the workload’s strategy changed); nothing was changed' },
-  { code: 12, name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
-  { code: 13, name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
-  { code: 14, name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
-  { code: 15, name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; a key whose rotation is still under way is no orphan)' },
-  { code: 16, name: 'verifyUnavailable', meaning: 'the identity could not be proven before --timeout (5xx, timeouts, connection errors): not proven, nothing written, try again' },
-  { code: 17, name: 'podsOnOtherIdentity', meaning: 'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): keep the previous runner; nothing was changed' },
-  { code: 130, name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
-  { code: 143, name: 'terminated', meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place' },
-];
+/** The exit-code contract, as documented in README and the man page; each number is ExitCode's (written once, above). */
+export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string }[] = (
+  [
+    { name: 'ok', meaning: 'success (for a dry run: every check passed)' },
+    { name: 'internal', meaning: 'unexpected failure (a bug): nothing is half-written, see the message' },
+    { name: 'usage', meaning: 'unknown command or flag, or an invalid flag value' },
+    { name: 'config', meaning: 'agent config unreadable or invalid, runner disabled, credentials missing' },
+    { name: 'credentialsRejected', meaning: 'the Datadog API rejected the API/application key (HTTP 401/403)' },
+    { name: 'enrollmentFailed', meaning: 'enrollment refused, bad response, redirect refused, TLS untrusted, or deadline exceeded' },
+    { name: 'conflict', meaning: 'someone else changed the identity meanwhile; nothing was overwritten' },
+    { name: 'storage', meaning: 'identity file or backup missing, corrupt, or not writable' },
+    { name: 'verificationFailed', meaning: 'the server rejected the identity (HTTP 401/403 to the signed health check): a rotation or rollback wrote nothing where a runner reads it' },
+    { name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, timed out, or misconfigured' },
+    { name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
+    { name: 'locked', meaning: 'another run holds the lock on this target (or a rollout that may still run has the workload’s strategy changed); nothing was changed' },
+    { name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
+    { name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
+    { name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
+    { name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; a key whose rotation is still under way is no orphan)' },
+    { name: 'verifyUnavailable', meaning: 'the identity could not be proven before --timeout (5xx, timeouts, connection errors): not proven, nothing written, try again' },
+    { name: 'podsOnOtherIdentity', meaning: 'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): keep the previous runner; nothing was changed' },
+    { name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
+    { name: 'terminated', meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place' },
+  ] as { name: ExitCodeName; meaning: string }[]
+).map((row) => ({ code: ExitCode[row.name], ...row }));
 
 /** The class a code is thrown with (ParError itself for codes without a family of their own). */
 type ErrorFamily =

@@ -5,6 +5,7 @@
 // where no fault can be injected into the server) and resumes it with SIGCONT. FAILPOINTS lists
 // every name, in the order a run reaches them.
 
+// exported for tests: the crash tests kill the process at each point by name
 export const FAILPOINTS = {
   enroll: ['after-enroll'],
   // Between the signed health check's answer and what the run does with it (mark the pending key rejected, write).

@@ -9,6 +9,11 @@ export interface Io {
   stderr(text: string): void;
   env: NodeJS.ProcessEnv;
   now(): Date;
+  /**
+   * How the run waits (retry backoff, Retry-After, polls); unset: real time. A test that moves now()
+   * by hand sets it too, so a run's retries take no real time (ioClock).
+   */
+  sleep?: Clock['sleep'];
   /** stderr is a terminal (progress and colour go there). */
   isTTY: boolean;
   /** All of stdin ('' on a terminal). `signal` ends the read at once (a run stopped by SIGINT/SIGTERM): it rejects with InterruptedError. */
@@ -96,7 +101,7 @@ export function processIo(): Io {
   };
 }
 
-/** The run's clock: "now" is the Io's (tests move it), waits are the one clock's. */
+/** The run's clock: "now" is the Io's (tests move it), waits the Io's when it has its own, else the system clock's. */
 export function ioClock(io: Io): Clock {
-  return { now: () => io.now().getTime(), sleep: systemClock.sleep };
+  return { now: () => io.now().getTime(), sleep: io.sleep ?? systemClock.sleep };
 }

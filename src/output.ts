@@ -1,3 +1,4 @@
+import { errorEnvelope, SCHEMA_VERSION } from './error-envelope.js';
 import { type ParError, toParError } from './errors.js';
 import type { Io } from './io.js';
 import type { OutputOptions } from './output-options.js';
@@ -10,7 +11,7 @@ import { maskHeldSecrets } from './secrets-held.js';
 
 export type { OutputOptions };
 
-export const SCHEMA_VERSION = 1;
+export { SCHEMA_VERSION };
 
 
 /** What a command answers: the --json object (what the API returns; its types are src/results) and the human summary. */
@@ -68,17 +69,7 @@ export function renderResult(result: CommandResult, io: Io, options: OutputOptio
 export function renderError(err: unknown, io: Io, options: OutputOptions & { command?: string }): number {
   const e: ParError = toParError(err);
   if (options.json) {
-    const payload = {
-      schemaVersion: SCHEMA_VERSION,
-      status: 'error',
-      ...(options.command ? { command: options.command } : {}),
-      code: e.code,
-      exitCode: e.exitCode,
-      message: e.message,
-      hint: e.hint,
-      ...(Object.keys(e.details).length ? { details: e.details } : {}),
-    };
-    io.stdout(`${maskHeldSecrets(JSON.stringify(payload))}\n`);
+    io.stdout(`${maskHeldSecrets(JSON.stringify(errorEnvelope(e, options.command)))}\n`);
   }
   io.stderr(`${paint(options.color, 31, `error[${e.code}]:`)} ${maskHeldSecrets(e.message)}\n${paint(options.color, 2, 'next:')} ${maskHeldSecrets(e.hint)}\n`);
   return e.exitCode;

@@ -81,11 +81,6 @@ export function hasUnprintable(value: string): boolean {
   return ANY_UNPRINTABLE.test(value);
 }
 
-/** True when a string would be printed unchanged (useful to reject rather than clean an identifier). */
-export function isPrintable(value: string, maxLength = DEFAULT_MAX_LENGTH): boolean {
-  return sanitizeServerString(value, maxLength) === value;
-}
-
 /**
  * A value from outside shown back in a message (`kty is "…"`, `data.type is "…"`): JSON-quoted as
  * before, then through the sanitizer and a short cap. JSON.stringify escapes C0 controls but not C1

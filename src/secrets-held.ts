@@ -85,6 +85,7 @@ export function maskHeldSecrets(text: string, options: { cutOff?: boolean } = {}
 }
 
 /** Every value registered so far is forgotten (tests only). */
+// exported for tests: each test starts with no secret held
 export function forgetHeldSecrets(): void {
   held.clear();
   forms = [];

@@ -1,5 +1,8 @@
 import { basename } from 'node:path';
-import { isSea } from 'node:sea';
+
+// node:sea through getBuiltinModule, not a static import: src/errors.ts needs programName, and the
+// launcher's old-Node error (src/launcher-error.ts, built for any Node) bundles errors.ts; an import of
+// node:sea, which Node before 20.12 does not have, would fail it before the error could be told.
 
 /**
  * True inside the Node single executable (dist/sea/par-identity-linux-*): there the bundle is one
@@ -7,7 +10,7 @@ import { isSea } from 'node:sea';
  * bundle cannot be loaded.
  */
 export function runningAsSingleExecutable(): boolean {
-  return isSea();
+  return process.getBuiltinModule('node:sea').isSea();
 }
 
 /**

@@ -65,6 +65,7 @@ function clusterAgentContainer(containers: V1Container[]): V1Container | undefin
 }
 
 /** The tag of an image reference, when it looks like a version (7.81.0, 7.81.0-rc.1, v1.2.3). */
+// exported for tests: which image tags read as versions, checked without a Pod
 export function imageVersion(image: string | undefined): string | undefined {
   if (!image) return undefined;
   const noDigest = image.split('@')[0] ?? '';
@@ -78,6 +79,7 @@ export function imageVersion(image: string | undefined): string | undefined {
  * $(VAR) as the kubelet expands it (third_party/forked/golang/expansion): a defined variable is
  * replaced, $$ is a literal $, an undefined reference is kept as written.
  */
+// exported for tests: the kubelet's $(VAR) rules, checked case by case
 export function expandKubeletRefs(input: string, vars: (name: string) => string | undefined): string {
   let out = '';
   for (let i = 0; i < input.length; i++) {
@@ -108,6 +110,7 @@ export function expandKubeletRefs(input: string, vars: (name: string) => string 
 }
 
 /** -c / --cfgpath and -E / --extracfgpath of an argv, in order (`-E x`, `-E=x`, `-Ex`, `--extracfgpath=x`). */
+// exported for tests: every argv form of -c/-E, checked without building a Pod
 export function configFlagsOf(argv: string[]): { cfgPath?: string; extra: string[] } {
   let cfgPath: string | undefined;
   const extra: string[] = [];

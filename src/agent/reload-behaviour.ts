@@ -13,6 +13,7 @@ export interface ReloadBehaviour {
 }
 
 /** A half-open range of released versions [from, below) and what those versions do. */
+// exported for tests: the tests build rows of the table's shape
 export interface ReloadRule {
   from: string;
   below?: string;
@@ -26,6 +27,7 @@ export interface ReloadRule {
  * rollout restart, and the informer that reloads on a `urn` change was proposed in #52006, closed
  * unmerged. Versions after the last one read are not assumed either way.
  */
+// exported for tests: the test checks the shipped table (no gap, no overlap) and extends it
 export const RELOAD_TABLE: readonly ReloadRule[] = [
   {
     from: '0.0.0',

@@ -71,7 +71,7 @@ export const status = defineCommand({
 export const rollback = defineCommand({
   name: 'rollback',
   stopsOnSignal: true,
-  description: 'swap the backup identity (<file>.bak) back in atomically; the replaced one becomes the backup',
+  description: "swap the previous identity back in atomically (the file's <file>.bak; with --secret or --k8s-secret, the Secret's previous keys); the replaced one becomes the previous",
   flags: {
     ...CONFIG_FLAGS,
     secret: SECRET,

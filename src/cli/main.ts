@@ -1,7 +1,8 @@
 import { CommanderError } from 'commander';
 import { processIo } from '../io.js';
-import { UsageError, usageHint } from '../errors.js';
-import { renderError, SCHEMA_VERSION, wantsColor } from '../output.js';
+import { errorEnvelope } from '../error-envelope.js';
+import { ExitCode, UsageError, usageHint } from '../errors.js';
+import { renderError, wantsColor } from '../output.js';
 import { sanitizeServerString } from '../sanitize.js';
 import { VERSION } from '../version.js';
 import { buildProgram, withCommandHint } from './program.js';
@@ -13,6 +14,7 @@ import { PROGRAM } from './table.js';
  * dry run (kubectl's default). Any other value is refused naming the forms (commander alone would
  * answer "unknown option '--dry-run' (Did you mean --dry-run?)").
  */
+// exported for tests: kubectl's --dry-run forms, checked without a process
 export function kubectlDryRun(own: string[]): string[] {
   return own.flatMap((word) => {
     const value = /^--dry-run=(.*)$/.exec(word)?.[1];
@@ -54,11 +56,13 @@ export async function main(argvGiven: string[] = process.argv): Promise<void> {
     if (err instanceof CommanderError) {
       // Help and version exit 0; every other commander complaint is a usage error (exit 2). commander
       // has said it on stderr already; --json still gets its one document.
-      process.exitCode = err.exitCode === 0 ? 0 : 2;
-      if (json && err.exitCode !== 0) {
-        const message = sanitizeServerString(err.message.replace(/^error: /, ''));
-        io.stdout(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, status: 'error', ...(command ? { command } : {}), code: 'USAGE', exitCode: 2, message, hint: usageHint(command) })}\n`);
+      if (err.exitCode === 0) {
+        process.exitCode = ExitCode.ok;
+        return;
       }
+      const usage = new UsageError(sanitizeServerString(err.message.replace(/^error: /, '')), usageHint(command));
+      process.exitCode = usage.exitCode;
+      if (json) io.stdout(`${JSON.stringify(errorEnvelope(usage, command))}\n`);
       return;
     }
     process.exitCode = renderError(withCommandHint(err, command), io, { json, color: wantsColor(io, own.includes('--no-color')), ...(command ? { command } : {}) });

@@ -1,4 +1,4 @@
-import { InterruptedError, type StopSignal } from '../errors.js';
+import { ExitCode, InterruptedError, type StopSignal } from '../errors.js';
 
 // SIGINT/SIGTERM during a command that changes something (rotate-identity, rotate-par-identity,
 // rollback, rollout, credentials): the first one aborts the run's signal, which the command honours at
@@ -9,7 +9,7 @@ import { InterruptedError, type StopSignal } from '../errors.js';
 // error first (so --json still prints one document) and the lock's exit hook removes the lock.
 // Commands with their own stop handling (watch, emulator) do not use it.
 
-const EXIT: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143 };
+const EXIT: Record<StopSignal, number> = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated };
 
 interface SignalStop {
   /** Aborted by the first signal; its reason is an AbortError naming the signal (`stopSignal`). */

@@ -20,11 +20,26 @@ export interface RolloutCommandOptions extends OutputOptions, RolloutRequest {
  * says BLOCKED (and exits 10, SURGE_BLOCKED); a restart that went ahead with the workload's own
  * strategy instead (no --surge) says why it did not surge, and what it did.
  */
+/** What a restart that could not surge did instead, by the run's action. */
+const WITHOUT_SURGE: Record<RolloutOutcome['action'], string> = {
+  checked: '',
+  'dry-run': "would restart with the workload's own strategy",
+  unchanged: 'nothing to restart',
+  'rolled-out': "restarted with the workload's own strategy",
+};
+
+/** "rolled out create-before-delete (surge); original strategy restored", and what became of the strategy. */
+function rolledOutLine(outcome: RolloutOutcome): string {
+  const how = outcome.surged ? 'create-before-delete (surge)' : "with the workload's own strategy";
+  const strategy = outcome.strategyRestored ? '; original strategy restored' : outcome.strategyChangedMeanwhile ? '; strategy left as someone changed it meanwhile' : '';
+  return `rolled out ${how}${strategy}`;
+}
+
 function renderCheck(outcome: RolloutOutcome): string[] {
   const c = outcome.check;
   const restartedAnyway = c.verdict === 'blocked' && outcome.action !== 'checked';
   return [
-    restartedAnyway ? `${outcome.target}: a surge is not safe; ${outcome.action === 'dry-run' ? "would restart with the workload's own strategy" : outcome.action === 'unchanged' ? 'nothing to restart' : "restarted with the workload's own strategy"}` : `${outcome.target}: ${c.verdict}`,
+    restartedAnyway ? `${outcome.target}: a surge is not safe; ${WITHOUT_SURGE[outcome.action]}` : `${outcome.target}: ${c.verdict}`,
     ...c.findings.map((f) => `  ${f.severity === 'blocker' ? (restartedAnyway ? 'no surge' : 'BLOCKED') : f.severity}: ${f.message} [${f.code}]`),
     `  identity: ${c.identity.ways.join('; ')}${c.identity.restartNeeded ? ' → a restart is needed' : ''}`,
     ...c.nodes.map((n) => `  node ${n.node}: ${n.verdict} (${n.reasons.join(', ')})`),
@@ -112,7 +127,7 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   if (outcome.action === 'unchanged') summary.push('unchanged: every Pod already runs this identity fingerprint');
   if (outcome.action === 'rolled-out') {
     summary.push(
-      `rolled out ${outcome.surged ? 'create-before-delete (surge)' : "with the workload's own strategy"}${outcome.strategyRestored ? '; original strategy restored' : outcome.strategyChangedMeanwhile ? '; strategy left as someone changed it meanwhile' : ''}`,
+      rolledOutLine(outcome),
       ...outcome.fallbackSteps.map((s) => `  fallback on ${s.node}: ${s.deletedPod ? `deleted old Pod ${s.deletedPod} first (best effort)` : `skipped (${s.skipped})`}`),
     );
   }

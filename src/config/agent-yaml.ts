@@ -24,6 +24,7 @@ const MAX_DEPTH = 10_000;
  * decodes in a document of more than 1000, aliases may drive at most 99% of the decodes of a small
  * document, falling to 10% from 4 000 000 decodes: a "billion laughs" file is refused, not expanded.
  */
+// exported for tests: yaml.v2's alias bound, checked at its edges
 export function excessiveAliasing(aliasDecodes: number, decodes: number): boolean {
   if (aliasDecodes <= 100 || decodes <= 1000) return false;
   const low = 400_000;
@@ -221,6 +222,7 @@ function goPrint(value: unknown, isFloat: boolean): string {
 }
 
 /** The library path: the tree, and how many nodes yaml.v2 would decode for it (tests: linear in size). */
+// exported for tests: the tests count its decodes (linear in size)
 export function decodeWithLibrary(path: string, text: string, yaml: YamlModule): { tree: Tree; decodes: number } {
   let lineCounter: LineCounter = new yaml.LineCounter();
   const parse = (source: string) => {

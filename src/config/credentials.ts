@@ -25,6 +25,7 @@ export interface Credentials {
   agentApiKey?: Credential;
 }
 
+// exported for tests: the tests build sources of this shape
 export interface CredentialSources {
   /** Key values handed over by a program (the API's apiKey/appKey options); never from argv. */
   apiKey?: string;

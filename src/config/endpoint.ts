@@ -6,6 +6,7 @@ import type { AgentConfig } from './agent-config.js';
 // told which base URL is used.
 
 const SITE_FROM_HOST = /(?:^|\.)([a-z]{2,}\d{1,2}\.)?(datad(?:oghq|0g)\.(?:com|eu)|ddog-gov\.com)\.?$/;
+// exported for tests: the test holds the default to the agent's
 export const DEFAULT_SITE = 'datadoghq.com';
 
 export interface Endpoint {
@@ -17,6 +18,7 @@ export interface Endpoint {
   how: string;
 }
 
+// exported for tests: every host form the agent reads a site from
 export function siteFromHost(host: string): string | undefined {
   const match = SITE_FROM_HOST.exec(host.toLowerCase());
   if (!match) return undefined;
@@ -31,6 +33,7 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
  * `https://api.<site>` as it stands (docs/protocol.md §3), so a site is a bare DNS name of two labels
  * or more (an optional final dot): no scheme, port, path, user or blank.
  */
+// exported for tests: each refused site, checked with its reason
 export function siteProblem(site: string): string | undefined {
   if (/\s/.test(site)) return 'it contains blanks';
   if (site.includes('://')) return 'it is a URL (scheme and host), not a site name';

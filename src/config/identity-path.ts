@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
 
+// exported for tests: the test holds the name to the agent's
 export const IDENTITY_FILE_NAME = 'privateactionrunner_private_identity.json';
 
 export interface IdentityPath {

@@ -3,6 +3,7 @@
 // odd statuses) is worth another try. 429 is the one 4xx retried here, honouring Retry-After: it
 // asks for exactly that. Redirects are refused.
 
+// exported for tests: the test's table is typed by it
 export type StatusClass = 'ok' | 'credentials' | 'redirect' | 'permanent' | 'retry';
 
 export function classifyStatus(status: number): StatusClass {

@@ -42,6 +42,7 @@ export function effectiveAllowlist(configured: string[], defaultActionsEnabled: 
   return [...configured, ...(flavor === 'cluster_agent' ? ['com.datadoghq.kubernetes.core.getPod'] : ['com.datadoghq.remoteaction.rshell.runCommand'])];
 }
 
+// exported for tests: the allowlist to connections rule, checked without a server
 export function connectionsToCreate(allowlist: string[], configDir: string): ConnectionDefinition[] {
   const all: ConnectionDefinition[] = [
     { fqnPrefix: 'com.datadoghq.kubernetes', integrationType: 'Kubernetes', credentials: { type: 'KubernetesServiceAccount' } },
@@ -55,6 +56,7 @@ export function connectionsToCreate(allowlist: string[], configDir: string): Con
 }
 
 /** The JSON:API body as the agent marshals it (client mode: no id; attribute order of the Go struct; map keys sorted). */
+// exported for tests: the body compared byte for byte with the agent's
 export function connectionBody(definition: ConnectionDefinition, runnerId: string, runnerName: string, tags: string[]): string {
   const credentials = Object.fromEntries(Object.entries(definition.credentials).sort(([a], [b]) => (a < b ? -1 : 1)));
   return JSON.stringify({

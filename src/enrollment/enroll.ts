@@ -6,12 +6,12 @@ import { type EnrollmentResult, parseEnrollmentResponse, serverMessage } from '.
 import type { NetworkSettings } from '../config/network-settings.js';
 import { ResponseTooLargeError } from '../http-body.js';
 import { type HttpResponse, describeNetworkError, exchange, networkErrorCode } from './http-exchange.js';
-import { type Attempt, type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
+import { type Attempt, type Deadline, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil } from '../time/index.js';
 import { TLS_HINT, tlsCertificateErrorCode } from './tls-errors.js';
 
 interface EnrollOptions {
-  timeoutMs: number;
-  clock?: Clock;
+  /** The run's deadline (--timeout), its clock included: every attempt and every wait stays within it. */
+  deadline: Deadline;
   policy?: RetryPolicy;
   /** Progress for the operator: one line per retry, never containing keys. */
   onRetry?: (attempt: number, reason: string, waitMs: number) => void;
@@ -63,7 +63,10 @@ function failFromResponse(res: HttpResponse, endpoint: string): never {
 
 /** Enrolls once per call; retries reuse the very same request, hence the same public key. */
 export async function enroll(input: EnrollmentInput, options: EnrollOptions): Promise<EnrollOutcome> {
-  const clock = options.clock ?? systemClock;
+  const { deadline } = options;
+  const { clock } = deadline;
+  // What was left when enrolling began: the time the failure message names.
+  const budgetMs = deadline.remainingMs();
   const request = buildEnrollmentRequest(input);
   const endpoint = request.url;
   const attempt = async (_n: number, remainingMs: number): Promise<Attempt<EnrollmentResult>> => {
@@ -101,8 +104,7 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
     return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   };
   const outcome = await retryUntil(attempt, {
-    deadlineMs: clock.now() + options.timeoutMs,
-    clock,
+    deadline,
     policy: options.policy ?? defaultRetryPolicy,
     signal: options.network?.signal,
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
@@ -110,7 +112,7 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
   if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint, runnerName: request.runnerName };
   throw new EnrollmentError(
     'ENROLL_TIMEOUT',
-    `enrollment did not succeed within ${Math.round(options.timeoutMs / 1000)} s (${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,
+    `enrollment did not succeed within ${Math.round(budgetMs / 1000)} s (${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,
     `${NOTHING_WRITTEN} Check network access to the API (proxy: HTTPS_PROXY/NO_PROXY), or raise --timeout, then run again.`,
     { attempts: outcome.attempts, lastReason: outcome.lastReason ?? null },
   );

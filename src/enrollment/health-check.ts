@@ -4,7 +4,7 @@ import { signRunnerJwt } from '../identity/runner-jwt.js';
 import { classifyStatus } from './classify-status.js';
 import { type AgentFlavor, setHeaders } from './enrollment-request.js';
 import { describeNetworkError, exchange } from './http-exchange.js';
-import { type Clock, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil, systemClock } from '../time/index.js';
+import { type Deadline, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, retryUntil } from '../time/index.js';
 import { type RunnerPlatform, runtimeHeaders } from './runner-headers.js';
 import { tlsCertificateErrorCode } from './tls-errors.js';
 
@@ -60,12 +60,15 @@ export async function healthCheckOnce(input: HealthCheckInput, now: Date, timeou
   return { status: res.status, body: res.body, ...(retryAfter ? { retryAfter } : {}) };
 }
 
-/** Retries transient failures within the deadline; a 401/403 is a definite "not accepted". */
-export async function verifyOnline(
-  input: HealthCheckInput,
-  options: { timeoutMs: number; clock?: Clock; policy?: RetryPolicy },
-): Promise<HealthCheckResult> {
-  const clock = options.clock ?? systemClock;
+/**
+ * Retries transient failures within the deadline (the run's, its clock included); a 401/403 is a
+ * definite "not accepted".
+ */
+export async function verifyOnline(input: HealthCheckInput, options: { deadline: Deadline; policy?: RetryPolicy }): Promise<HealthCheckResult> {
+  const { deadline } = options;
+  const { clock } = deadline;
+  // What was left when checking began: the time the failure reason names.
+  const budgetMs = deadline.remainingMs();
   let lastStatus: number | undefined;
   const outcome = await retryUntil<HealthCheckResult>(
     async (n, remaining) => {
@@ -86,14 +89,14 @@ export async function verifyOnline(
         return { done: false, reason: describeNetworkError(err) };
       }
     },
-    { deadlineMs: clock.now() + options.timeoutMs, clock, policy: options.policy ?? defaultRetryPolicy, signal: input.network?.signal },
+    { deadline, policy: options.policy ?? defaultRetryPolicy, signal: input.network?.signal },
   );
   if (outcome.value) return outcome.value;
   return {
     ok: false,
     rejected: false,
     ...(lastStatus === undefined ? {} : { status: lastStatus }),
-    reason: `no successful health check within ${Math.round(options.timeoutMs / 1000)} s (last: ${outcome.lastReason ?? 'none'})`,
+    reason: `no successful health check within ${Math.round(budgetMs / 1000)} s (last: ${outcome.lastReason ?? 'none'})`,
     attempts: outcome.attempts,
   };
 }

@@ -1,12 +1,13 @@
-import { type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
-import { isIP, type Socket } from 'node:net';
-import { DEFAULT_NETWORK, type NetworkSettings, type ProxyTarget } from '../config/network-settings.js';
+import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
+import { isIP } from 'node:net';
+import { DEFAULT_NETWORK, type NetworkSettings } from '../config/network-settings.js';
 import { ResponseTooLargeError, readBoundedBody } from '../http-body.js';
+import { connectTunnel } from '../net/proxy-tunnel.js';
 import { proxyFor } from './proxy-choice.js';
 
 // One HTTP exchange over node:http/https (no undici: its import alone cost ~70 ms of a rotation):
 // no redirect following (a redirect must never carry the API key to another host), a hard cap on
-// the response body, the agent's proxy settings (a CONNECT tunnel for https), and TLS verification
+// the response body, the agent's proxy settings (a CONNECT tunnel for https: src/net/proxy-tunnel.ts), and TLS verification
 // passed explicitly so NODE_TLS_REJECT_UNAUTHORIZED cannot turn it off. Extra CAs come from
 // NODE_EXTRA_CA_CERTS through node's TLS defaults. node:https and node:tls are loaded for an https
 // URL or proxy only: loading them (OpenSSL's TLS side) costs a process about 4 MiB, which a
@@ -22,34 +23,9 @@ export interface HttpResponse {
   body: string;
 }
 
-class ProxyRefusedError extends Error {
-  constructor(proxy: ProxyTarget, status: number) {
-    super(`proxy ${proxy.display} answered HTTP ${status} to CONNECT`);
-  }
-}
-
 function tlsOptions(network: NetworkSettings, host: string) {
   // SNI carries names only (RFC 6066); an IP literal is verified against the certificate's IP SANs.
   return { rejectUnauthorized: network.tls.rejectUnauthorized, minVersion: network.tls.minVersion, ...(isIP(host) ? {} : { servername: host }) };
-}
-
-/** Opens a tunnel through the proxy to host:port and returns the raw socket (TLS is layered by the caller). */
-async function openTunnel(proxy: ProxyTarget, host: string, port: string, network: NetworkSettings, signal: AbortSignal): Promise<Socket> {
-  const httpsRequest = proxy.protocol === 'https:' ? (await https()).request : undefined;
-  return new Promise((resolve, reject) => {
-    const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-    const headers: Record<string, string> = { Host: authority };
-    if (proxy.authorization) headers['Proxy-Authorization'] = proxy.authorization;
-    const options: RequestOptions = { host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: authority, headers, signal, agent: false };
-    const req = httpsRequest ? httpsRequest({ ...options, ...tlsOptions(network, proxy.hostname) }) : httpRequest(options);
-    req.once('connect', (res: IncomingMessage, socket: Socket) => {
-      if (res.statusCode === 200) return resolve(socket);
-      socket.destroy();
-      reject(new ProxyRefusedError(proxy, res.statusCode ?? 0));
-    });
-    req.once('error', reject);
-    req.end();
-  });
 }
 
 async function send(method: string, url: URL, headers: Record<string, string>, body: string | undefined, network: NetworkSettings, signal: AbortSignal): Promise<IncomingMessage> {
@@ -60,7 +36,7 @@ async function send(method: string, url: URL, headers: Record<string, string>, b
   let req: ClientRequest;
   if (url.protocol === 'https:') {
     if (proxy) {
-      const raw = await openTunnel(proxy, hostname, port, network, signal);
+      const raw = await connectTunnel(proxy, hostname, Number(port), tlsOptions(network, proxy.hostname), signal);
       const { connect: tlsConnect } = await import('node:tls');
       const secure = tlsConnect({ socket: raw, ...tlsOptions(network, hostname) });
       req = httpRequest({ ...base, host: hostname, port, path: url.pathname + url.search, createConnection: () => secure });

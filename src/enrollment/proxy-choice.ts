@@ -1,42 +1,17 @@
-import { BlockList, isIP } from 'node:net';
 import type { NetworkSettings, ProxyTarget } from '../config/network-settings.js';
+import { exactNoProxyMatch, goNoProxyExempts } from '../net/no-proxy.js';
 
-// Which proxy (if any) a request goes through. The agent compares no_proxy entries with the URL's
-// host[:port] exactly; with no_proxy_nonexact_match it follows Go's httpproxy rules: `*`, IPs and
-// CIDRs, and domain suffixes (`example.com` and `.example.com` both match sub.example.com).
-
-function nonExactMatch(entry: string, hostname: string, port: string): boolean {
-  if (entry === '*') return true;
-  let host = entry.toLowerCase();
-  let entryPort = '';
-  const hostPort = /^(.*):(\d+)$/.exec(host);
-  if (hostPort && !host.includes('/') && isIP(host) !== 6) {
-    host = hostPort[1]!;
-    entryPort = hostPort[2]!;
-  }
-  if (entryPort && entryPort !== port) return false;
-  const target = hostname.toLowerCase();
-  if (host.includes('/')) {
-    const [net, bits] = host.split('/');
-    const family = isIP(net!);
-    if (!family || isIP(target) !== family) return false;
-    const list = new BlockList();
-    list.addSubnet(net!, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
-    return list.check(target, family === 4 ? 'ipv4' : 'ipv6');
-  }
-  if (isIP(host)) return host === target;
-  const bare = host.replace(/^\*?\./, '');
-  return target === bare || target.endsWith(`.${bare}`);
-}
+// Which proxy (if any) a request goes through, as the agent decides (pkg/util/http/transport.go): its
+// no_proxy entries match the URL's exact host[:port]; with no_proxy_nonexact_match the whole choice is
+// Go's httpproxy: `*`, IPs and CIDRs, domain suffixes, and localhost/loopback never proxied. Both rules
+// live in src/net/no-proxy.ts, the one NO_PROXY matcher (kubectl's NO_PROXY uses the second).
 
 export function proxyFor(url: URL, network: NetworkSettings): ProxyTarget | undefined {
   const target = url.protocol === 'https:' ? network.proxy.https : network.proxy.http;
   if (!target) return undefined;
-  const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  for (const entry of network.proxy.noProxy) {
-    if (entry === url.host || entry === hostname) return undefined;
-    if (network.proxy.nonExact && nonExactMatch(entry, hostname, port)) return undefined;
+  if (network.proxy.nonExact) {
+    const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+    return goNoProxyExempts(network.proxy.noProxy, url.hostname, port) ? undefined : target;
   }
-  return target;
+  return exactNoProxyMatch(network.proxy.noProxy, url) ? undefined : target;
 }

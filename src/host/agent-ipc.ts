@@ -1,5 +1,5 @@
 import { boundedExchange } from './bounded-exchange.js';
-import { isIP } from 'node:net';
+import { isLoopback } from '../net/ip.js';
 import { dirname, join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { readUnlessPlanted } from '../storage/plantable-file.js';
@@ -21,14 +21,6 @@ interface IpcEndpoint {
 }
 
 type IpcSetup = { ok: true; endpoint: IpcEndpoint } | { ok: false; reason: string };
-
-function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  if (isIP(bare) === 6) return bare === '::1';
-  return false;
-}
 
 function pemBlocks(text: string, kind: RegExp): string {
   return (text.match(/-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----/g) ?? []).filter((b) => kind.test(b.split('\n')[0]!)).join('\n');
@@ -170,6 +162,7 @@ export async function agentVersion(endpoint: IpcEndpoint, options?: IpcOptions):
 }
 
 /** pkg/version Version.String(): N.N.N[-Pre][+Meta][(+|.)commit.Commit]. */
+// exported for tests: pkg/version's String() forms, checked one by one
 export function formatAgentVersion(v: Record<string, unknown>): string | undefined {
   const num = (k: string) => (typeof v[k] === 'number' && Number.isInteger(v[k]) && (v[k] as number) >= 0 ? (v[k] as number) : undefined);
   const str = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : '');

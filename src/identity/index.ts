@@ -3,7 +3,6 @@ export {
   type DecodedIdentity,
   decodeIdentity,
   type IdentityRecord,
-  parseIdentityFile,
   serializeIdentityFile,
   unknownNames,
 } from './identity-record.js';

@@ -51,6 +51,7 @@ function publicCoordinates(publicKey: KeyObject): { x: string; y: string } {
   return { x: fixedCoordinate(jwk.x, 'x'), y: fixedCoordinate(jwk.y, 'y') };
 }
 
+// exported for tests: the kid checked against pinned RFC 7638 thumbprints
 export function thumbprintOf(publicKey: KeyObject): string {
   const { x, y } = publicCoordinates(publicKey);
   // RFC 7638: required members only, lexicographic order, no whitespace.

@@ -7,6 +7,7 @@ import type { RunnerUrn } from './urn.js';
 // WebCrypto, whose modules (plus jose's own chunk) cost a rotation about 3 MiB of peak RSS for one
 // signature; the tokens are the same (test/unit/runner-jwt.test.ts verifies them with jose).
 
+// exported for tests: the test checks exp - iat against it
 export const JWT_LIFETIME_SECONDS = 60;
 
 const HEADER = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'JWT', cty: 'JWT' })).toString('base64url');

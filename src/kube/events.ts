@@ -54,6 +54,7 @@ export type RecordEventResult =
   | { recorded: false; reason: EventReasonName; forbidden: boolean; warning: string };
 
 /** The one call we make, so tests and callers can pass a client-node EventsV1Api or a fake. */
+// exported for tests: the tests pass a fake of this shape
 export type EventsWriter = Pick<EventsV1Api, 'createNamespacedEvent'>;
 
 const NOTE_LIMIT = 1024;
@@ -85,6 +86,7 @@ export interface IdentitySummary {
  * The note for an identity change: new and previous URN and RFC 7638 fingerprint, nothing else.
  * Values that do not look like a URN or a fingerprint are not echoed (they could be anything).
  */
+// exported for tests: the note's wording, checked alone
 export function identityNote(verb: string, current: IdentitySummary, previous: IdentitySummary, extra?: string): string {
   const parts = [
     `${verb}: fingerprint ${show(current.fingerprint, FINGERPRINT)} (urn ${show(current.urn, URN)})`,
@@ -120,6 +122,7 @@ function reference(s: EventSubject) {
 }
 
 /** metav1.MicroTime wants exactly six fractional digits (toISOString gives three, which the apiserver refuses). */
+// exported for tests: MicroTime's six digits, checked without an apiserver
 export function microTime(date: Date): string {
   return isoString(date).replace(/\.(\d{3})Z$/, '.$1000Z');
 }
@@ -136,6 +139,7 @@ async function writerFor(target: ClusterConnection | EventsWriter): Promise<Even
   return target.client(k8s.EventsV1Api);
 }
 
+// exported for tests: the Event's fields, checked without an apiserver
 export function buildEvent(input: RecordEventInput, options: RecordEventOptions = {}): EventsV1Event {
   const now = (options.now ?? (() => new Date()))();
   const note = eventText(input.note, NOTE_LIMIT);

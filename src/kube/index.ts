@@ -13,11 +13,7 @@ export {
   writeIdentitySecret,
 } from './identity-secret.js';
 export { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, type ResolvedSecretTarget } from './secret-target.js';
-export {
-  type ClusterConnection,
-  resolveCluster,
-} from './cluster-connection.js';
-export { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, requestSignal } from './kube-clients.js';
+export type { ClusterConnection } from './cluster-connection.js';
 export { apiStatus, isNotFound, kubeFailure } from './kube-errors.js';
 export {
   EventReason,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { KubernetesError } from '../errors.js';
 import { holdSecret } from '../secrets-held.js';
+import type { Deadline } from '../time/index.js';
 import { type ExecCredentialResult, runExecPlugin } from './kube-exec-plugin.js';
 import type { KubeCluster, KubeUser } from './kubeconfig.js';
 import { KubeconfigError } from './kubeconfig.js';
@@ -48,8 +49,8 @@ interface KubeAuthOptions {
   env: NodeJS.ProcessEnv;
   /** Our stdin is a terminal (an exec plugin may then be interactive). */
   stdinIsTerminal?: boolean;
-  /** The command's remaining time, when it has a deadline. */
-  remainingMs?: () => number;
+  /** The command's deadline, when it has one. */
+  deadline?: Deadline;
   now?: () => number;
 }
 
@@ -205,7 +206,7 @@ export class KubeAuth {
     this.execRun ??= runExecPlugin(this.user!.exec!, this.cluster, this.caData, {
       env: this.options.env,
       stdinIsTerminal: this.options.stdinIsTerminal ?? false,
-      ...(this.options.remainingMs ? { remainingMs: this.options.remainingMs } : {}),
+      ...(this.options.deadline ? { deadline: this.options.deadline } : {}),
     }).finally(() => {
       this.execRun = undefined;
     });

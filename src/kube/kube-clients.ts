@@ -1,17 +1,19 @@
 import type { Configuration, RequestContext } from '@kubernetes/client-node';
+import type { Deadline } from '../time/index.js';
 import type { KubeTransport } from './kube-transport.js';
 
 // Deadlines of every Kubernetes request, and client-node's typed API classes fed by our transport
 // (kube-transport.ts): the generated code builds each request and reads each answer; sending it,
 // authentication, TLS, proxies and the size cap are the transport's, the same for every command.
 
+// exported for tests: the test holds it to client-go's 30 s
 export const DEFAULT_KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface RequestLimits {
   /** Per-request timeout; default 30 s. */
   requestTimeoutMs?: number;
-  /** Time left before the command's own deadline, in ms; a request never outlives it. */
-  remainingMs?: () => number;
+  /** The command's own deadline (--timeout), on the run's clock; a request never outlives it. */
+  deadline?: Deadline;
   /** Aborts every request of the command at once (a run stopped by SIGINT/SIGTERM). */
   signal?: AbortSignal;
 }
@@ -30,7 +32,7 @@ export class KubeRequestTimeout extends Error {
 /** The timeout one request gets now: the per-request timeout, cut to what is left of the command's deadline. */
 export function effectiveTimeout(limits: RequestLimits): { ms: number; limitedBy: KubeRequestTimeout['limitedBy'] } {
   const perRequest = limits.requestTimeoutMs ?? DEFAULT_KUBE_REQUEST_TIMEOUT_MS;
-  const remaining = limits.remainingMs?.();
+  const remaining = limits.deadline?.remainingMs();
   if (remaining !== undefined && remaining < perRequest) return { ms: Math.max(0, Math.floor(remaining)), limitedBy: 'command deadline' };
   return { ms: perRequest, limitedBy: 'request timeout' };
 }

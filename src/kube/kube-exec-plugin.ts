@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createSecureContext } from 'node:tls';
 import { KubernetesError } from '../errors.js';
 import { sanitizeServerString } from '../sanitize.js';
+import type { Deadline } from '../time/index.js';
 import type { KubeCluster, KubeExecConfig } from './kubeconfig.js';
 
 // An exec credential plugin run as kubectl runs it (client-go plugin/pkg/client/auth/exec; facts in
@@ -15,6 +16,7 @@ import type { KubeCluster, KubeExecConfig } from './kubeconfig.js';
 const EXEC_PLUGIN_TIMEOUT_MS = 60_000;
 const EXEC_PLUGIN_INTERACTIVE_TIMEOUT_MS = 5 * 60_000;
 /** An ExecCredential is a few KiB (a token, or a certificate and key). */
+// exported for tests: the test's plugin writes past it
 export const MAX_EXEC_OUTPUT_BYTES = 1024 * 1024;
 const MAX_EXEC_STDERR_BYTES = 64 * 1024;
 
@@ -30,8 +32,8 @@ interface ExecRunOptions {
   env: NodeJS.ProcessEnv;
   /** Our stdin is a terminal: IfAvailable and Always plugins may talk to the operator. */
   stdinIsTerminal: boolean;
-  /** The command's remaining time, when it has a deadline: the plugin never outlives it. */
-  remainingMs?: () => number;
+  /** The command's deadline, when it has one: the plugin never outlives it. */
+  deadline?: Deadline;
 }
 
 function credentialError(message: string, exec: KubeExecConfig, details: Record<string, string | number | null> = {}): KubernetesError {
@@ -117,7 +119,7 @@ export function runExecPlugin(exec: KubeExecConfig, cluster: KubeCluster, caData
   for (const { name, value } of exec.env) env[name] = value;
   env.KUBERNETES_EXEC_INFO = JSON.stringify({ kind: 'ExecCredential', apiVersion: exec.apiVersion, spec });
   const limit = interactive ? EXEC_PLUGIN_INTERACTIVE_TIMEOUT_MS : EXEC_PLUGIN_TIMEOUT_MS;
-  const remaining = options.remainingMs?.();
+  const remaining = options.deadline?.remainingMs();
   const timeoutMs = Math.max(0, Math.floor(remaining !== undefined && remaining < limit ? remaining : limit));
   const limitedBy = remaining !== undefined && remaining < limit ? 'the command deadline' : 'its time limit';
 

@@ -7,13 +7,14 @@ import { VERSION } from '../version.js';
 import { KubeAuth, type RequestCredentials } from './kube-auth.js';
 import { type RequestLimits, requestSignal } from './kube-clients.js';
 import { KubeApiStatus } from './kube-errors.js';
-import { type ProxyChoice, proxyFor, tunnel } from './kube-proxy.js';
+import { tunnel } from '../net/proxy-tunnel.js';
+import { type ProxyChoice, proxyFor } from './kube-proxy.js';
 import { type KubeCluster, KubeconfigError, type KubeUser } from './kubeconfig.js';
 import { quotedServerValue } from '../sanitize.js';
 
 // THE way par-identity talks to a Kubernetes API server, for every command (typed API calls through
 // client-node's generated classes, kube-clients.ts, and `watch`'s list and watch): one keep-alive
-// connection pool per cluster, kubectl's authentication (kube-auth.ts) and proxies (kube-proxy.ts),
+// connection pool per cluster, kubectl's authentication (kube-auth.ts) and proxies (kube-proxy.ts, through src/net/proxy-tunnel.ts),
 // and a size cap on every answer read into memory. docs/kubernetes-client.md says why it is ours and
 // not client-node's.
 
@@ -53,6 +54,7 @@ interface KubeTransportOptions {
  * cluster has a CA or skips verification or the user has a client certificate, else http; a path
  * prefix is kept, a trailing slash is not.
  */
+// exported for tests: client-go's DefaultServerURL forms, checked without a connection
 export function kubeServerUrl(cluster: KubeCluster, user?: KubeUser): URL {
   let text = cluster.server;
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
@@ -122,7 +124,7 @@ export class KubeTransport {
     this.auth = new KubeAuth(options.cluster, options.user, {
       env: options.env,
       ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
-      ...(options.limits.remainingMs ? { remainingMs: options.limits.remainingMs } : {}),
+      ...(options.limits.deadline ? { deadline: options.limits.deadline } : {}),
     });
     this.proxy = proxyFor(this.server, options.cluster.proxyUrl, options.env);
     // TCP keep-alive probes after 30 s, as client-go's dialer.

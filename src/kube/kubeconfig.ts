@@ -224,6 +224,7 @@ function uniqueNames<T extends { name: string }>(items: T[], list: string): T[] 
 }
 
 /** Parses kubeconfig text of a file in `root` (its folder, for relative paths). */
+// exported for tests: YAML 1.1 typing checked on text, without files
 export async function parseKubeconfig(text: string, root: string): Promise<KubeconfigData> {
   if (text.replace(/^\uFEFF/, '').trim() === '') return empty();
   const yaml = commonJs(await import('yaml'));

@@ -23,6 +23,7 @@ export interface ChildExit {
   error?: Error;
 }
 
+// exported for tests: the shell's 128 + signal rule, checked alone
 export function exitStatusOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
   return 128 + (signal ? (constants.signals[signal] ?? 0) : 0);

@@ -11,6 +11,7 @@ import { strictWatch, type WatchCallback, type WatchDone } from './strict-watch.
 // from its resourceVersion after a watch that ended cleanly or timed out waiting for its answer, and
 // on any other error stops; the supervisor restarts it.
 
+// exported for tests: the fake informers implement it
 export interface SecretInformerHooks {
   /** The Secret was added or changed (from the list or the watch). */
   upsert(secret: V1Secret): void;

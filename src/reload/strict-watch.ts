@@ -76,6 +76,7 @@ function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
  * modules are half a MiB of an idle watcher's memory, for a split on newlines. A line longer than
  * `maxLine` characters is not kept: `onTooLong` is called instead and the stream is left alone.
  */
+// exported for tests: line splitting and the line cap, checked on streams
 export function readLines(stream: Readable, onLine: (line: string) => void, onEnd: () => void, maxLine = Number.POSITIVE_INFINITY, onTooLong: () => void = () => undefined): void {
   let pending = '';
   let sawReturn = false;

@@ -19,6 +19,7 @@ export type { FallbackStep };
 const PINNED_ELSEWHERE = [/^node\(s\) didn't match Pod's node affinity\/selector$/, /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/];
 
 /** Only a lack of cpu/memory on the node the Pod is pinned to (other nodes are expected affinity mismatches). */
+// exported for tests: the scheduler messages it accepts, one by one
 export function onlyCapacityShortage(message: string | undefined): boolean {
   if (!message) return false;
   const match = /nodes are available: (.*)$/s.exec(message);
@@ -40,6 +41,7 @@ function pendingUnschedulable(pod: V1Pod): string | undefined {
   return cond?.status === 'False' && cond.reason === 'Unschedulable' ? cond.message : undefined;
 }
 
+// exported for tests: each way a Pod is pinned to a node
 export function targetNode(pod: V1Pod): string | undefined {
   const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   for (const term of terms) {

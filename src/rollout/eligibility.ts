@@ -42,6 +42,7 @@ export interface RolloutCheck {
 
 export type Workload = V1Deployment | V1DaemonSet;
 
+// exported for tests: the tests build views of this shape
 export interface ClusterView {
   kind: WorkloadKind;
   workload: Workload;
@@ -72,6 +73,7 @@ function isTerminal(pod: V1Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 
+// exported for tests: Kubernetes' rounding rules, checked alone
 export function scaledIntOrPercent(value: number | string | undefined, total: number, fallback: number | string, roundUp: boolean): number {
   const v = value ?? fallback;
   if (typeof v === 'number') return v;
@@ -125,6 +127,7 @@ function podSpecFindings(spec: V1PodSpec | undefined, labels: Record<string, str
   return findings;
 }
 
+// exported for tests: each way a Pod spec reads the Secret
 export function identityUse(spec: V1PodSpec | undefined, secretNames: string[]): IdentityUse {
   const named = (name: string | undefined) => name !== undefined && secretNames.includes(name);
   const ways: string[] = [];

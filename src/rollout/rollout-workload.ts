@@ -1,5 +1,5 @@
 import { decodePrivateJwk } from '../identity/index.js';
-import type { Io } from '../io.js';
+import { type Io, ioClock } from '../io.js';
 import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, readIdentitySecret } from '../kube/index.js';
 import type { Reporter } from '../output.js';
 import { describeRef, type NodeProgress, readWorkloadOrMissing, restartPatch, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from './index.js';
@@ -51,6 +51,7 @@ async function secretFingerprint(session: ClusterSession, namespace: string, nam
  */
 const HEARTBEAT_MS = 9_000;
 
+// exported for tests: the heartbeat's timing, checked with a fake clock
 export function progressPrinter(io: Pick<Io, 'isTTY'>, report: Reporter) {
   let last = '';
   let lastNote = '';
@@ -104,6 +105,7 @@ export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef,
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.onRestartBegins ? { onRestartBegins: request.onRestartBegins } : {}),
     now: () => io.now(),
+    sleep: ioClock(io).sleep,
     onProgress: progressPrinter(io, report),
     onWarning: (message) => report.warn(message),
     ...(request.eventInstance ? { eventInstance: request.eventInstance } : {}),

@@ -2,7 +2,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ConflictError, InterruptedError, ParError, RolloutError, stopSignalOf, stoppedBy } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { EventReason, type EventReasonName, isNotFound } from '../kube/index.js';
-import { Deadline, systemClock } from '../time/index.js';
+import { type Clock, Deadline, systemClock } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck, type Workload } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
@@ -48,6 +48,8 @@ interface RolloutOptions {
   /** Called once, right before the first change (the restart patch): from then on the undo's requests must not be cut. */
   onRestartBegins?: () => void;
   now: () => Date;
+  /** How the wait between polls sleeps: the run's clock's (ioClock), so a test's fake clock drives it; default real time. */
+  sleep?: Clock['sleep'];
   /** Every poll, with the time waited so far (the caller prints a heartbeat from it). */
   onProgress?: (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => void;
   /** Warnings the caller prints (an audit Event that could not be recorded). */
@@ -144,6 +146,20 @@ function withStrategy(kind: WorkloadRef['kind'], w: Workload, fields: StrategyFi
 
 type RestartMode = 'surge' | 'own' | 'delete-first';
 
+/** How a restart went, as its audit Event says it. */
+function restartHow(surged: boolean, mode: RestartMode): string {
+  if (surged) return 'create-before-delete (surge, original strategy restored afterwards)';
+  if (mode === 'delete-first') return 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)';
+  return "the workload's own strategy";
+}
+
+/** What this run did about an earlier rollout's leftover before going on. */
+const LEFTOVER_DONE: Record<LeftoverReport['action'], string> = {
+  restored: 'restored first: the original strategy is back and the record removed',
+  'record-removed': 'its record removed',
+  reported: 'nothing restored',
+};
+
 function decideSurge(check: RolloutCheck, options: RolloutOptions): RestartMode {
   const blockers = check.findings.filter((f) => f.severity === 'blocker');
   if (options.surge === false) return 'own';
@@ -198,9 +214,14 @@ function interruptedRollout(options: RolloutOptions, phase: 'before' | 'during',
       : `${plural(replaced, 'new Pod')} (${progress.some((r) => r.newReady) ? 'some Ready' : 'none Ready yet'})`;
   return make(
     `during the rollout of ${what}, ${Math.round(elapsedMs / 1000)} s in`,
-    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, which the controller puts back onto the original template; not restarted: ${plural(kept, 'Pod')} still running as ${kept === 1 ? 'it was, with the identity it' : 'they were, with the identity they'} started with`,
+    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, which the controller puts back onto the original template; not restarted: ${notRestarted(kept)}`,
     { restartedPods: replaced, notRestartedPods: kept, elapsedMs },
   );
+}
+
+/** The Pods a stopped rollout did not restart: "2 Pods still running as they were, with the identity they started with". */
+function notRestarted(kept: number): string {
+  return kept === 1 ? '1 Pod still running as it was, with the identity it started with' : `${kept} Pods still running as they were, with the identity they started with`;
 }
 
 /** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
@@ -334,7 +355,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       options.onWarning?.(`${found.message}; a rollout restores it first`);
     } else {
       leftoverDone = await recoverLeftover(api, options, workload, found);
-      options.onWarning?.(`${leftoverDone.message}; ${leftoverDone.action === 'restored' ? 'restored first: the original strategy is back and the record removed' : leftoverDone.action === 'record-removed' ? 'its record removed' : 'nothing restored'}, then this rollout goes on`);
+      options.onWarning?.(`${leftoverDone.message}; ${LEFTOVER_DONE[leftoverDone.action]}, then this rollout goes on`);
       ({ check, workload } = await inspect(api, options));
       base.check = check;
       original = strategyOf(options.ref.kind, workload);
@@ -393,7 +414,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   let strategyChangedMeanwhile: StrategyFields | undefined;
   let completed = false;
   let applied = false;
-  const how = surged ? 'create-before-delete (surge, original strategy restored afterwards)' : mode === 'delete-first' ? 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)' : "the workload's own strategy";
+  const how = restartHow(surged, mode);
   const identity = options.fingerprint ? `identity fingerprint ${options.fingerprint}` : 'identity fingerprint unknown';
   try {
     failpoint('rollout-before-patch');
@@ -401,8 +422,8 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     applied = true;
     failpoint('rollout-after-patch');
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
-    // The deadline runs on the caller's clock (tests pin it); waits are real timers, capped by it.
-    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: systemClock.sleep });
+    // The deadline runs on the caller's clock (tests pin it), its waits too, capped by it.
+    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: options.sleep ?? systemClock.sleep });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     let polls = 0;
     for (;;) {

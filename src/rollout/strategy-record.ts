@@ -87,6 +87,7 @@ function fieldsOf(value: unknown): StrategyFields | undefined {
 }
 
 /** The record on `w`: undefined when there is none, 'unreadable' when the annotation is not one we wrote. */
+// exported for tests: unreadable annotations, checked without a workload API
 export function readRecord(kind: WorkloadKind, w: Workload): StrategyRecord | 'unreadable' | undefined {
   const raw = w.metadata?.annotations?.[ORIGINAL_STRATEGY_ANNOTATION];
   if (raw === undefined) return undefined;

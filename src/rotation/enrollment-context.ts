@@ -17,6 +17,7 @@ import { failpoint } from '../failpoint.js';
 import { apiKeyHash, buildUrn, type DecodedIdentity, type PrivateIdentityKey, publicKeyPem, regionFromSite } from '../identity/index.js';
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
+import type { Deadline } from '../time/index.js';
 import { VERSION } from '../version.js';
 import { keychainSource, resolveSite } from '../config/datadog-site.js';
 import { type CredentialFlags, DEFAULT_PROFILE } from '../command-options.js';
@@ -106,7 +107,8 @@ export async function enrollKey(
   ctx: EnrollmentContext,
   key: PrivateIdentityKey,
   naming: { flavor: AgentFlavor; runnerNamePrefix: string; hostname?: string; clusterId?: string },
-  timeoutMs: number,
+  /** The run's deadline: what is left of --timeout, on the run's clock. */
+  deadline: Deadline,
   io: Io,
   report: Reporter,
   /** The time the runner name is made of (the pending key records the same name), and a callback on each failed attempt. */
@@ -114,7 +116,7 @@ export async function enrollKey(
 ): Promise<{ urn: string; runnerId: string; runnerName: string }> {
   const { flavor, ...names } = naming;
   const enrolled = await enroll(enrollmentInput(ctx, key, flavor, names, at.now ?? io.now()), {
-    timeoutMs,
+    deadline,
     policy: retryPolicyFromEnv(io.env),
     network: ctx.network,
     ...(at.onAttemptFailed ? { onAttemptFailed: at.onAttemptFailed } : {}),

@@ -13,6 +13,15 @@ function statusCommand(r: Run): string {
   return commandLine([programName(), 'status', ...(target?.selector ?? [])]);
 }
 
+/**
+ * What to do in Datadog about a runner a stopped run may have registered: remove it by its URN when
+ * the enrollment answered, else look for it by the name this run gave it.
+ */
+function removeRunnerAdvice(r: Run): string {
+  if (r.enrolled && r.next) return `Remove ${r.next.urn} in Datadog (On-Prem Runners)`;
+  return `If Datadog now lists a runner named ${r.preflight?.naming.runnerNamePrefix ?? '<hostname>'}-<UTC time> created by this run, remove it there`;
+}
+
 /** `phase`: stopped at the boundary before `step`, or while `step` ran (a request of it was aborted). */
 export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', cause?: unknown): InterruptedError {
   const signal = stopSignalOf(r.spec.options.signal);
@@ -78,7 +87,7 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
     const registered = r.enrolled && r.next ? `runner ${r.next.urn} was enrolled with Datadog` : 'the enrollment request was cut off, so Datadog may or may not have registered a runner';
     return make(
       `${registered} (key fingerprint ${r.key.kid}); its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
-      `\`${statusCommand(r)}\` lists it as a possible orphan (exit 15) and the next ${r.spec.command} sets it aside. ${r.enrolled && r.next ? `Remove ${r.next.urn} in Datadog (On-Prem Runners)` : `If Datadog now lists a runner named ${r.preflight?.naming.runnerNamePrefix ?? '<hostname>'}-<UTC time> created by this run, remove it there`}, then remove the pending key as status says.`,
+      `\`${statusCommand(r)}\` lists it as a possible orphan (exit 15) and the next ${r.spec.command} sets it aside. ${removeRunnerAdvice(r)}, then remove the pending key as status says.`,
     );
   }
 

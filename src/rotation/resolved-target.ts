@@ -1,3 +1,4 @@
+import type { Deadline } from '../time/index.js';
 import type { TargetOptions } from '../command-options.js';
 import type { AgentConfig } from '../config/index.js';
 import type { Io } from '../io.js';
@@ -23,8 +24,8 @@ export interface ResolvedTarget {
 /** What a run asks of the resolution besides the options. */
 export interface ResolveChecks {
   requireEnabled: boolean;
-  /** What is left of the command's deadline: no Kubernetes request outlives it. */
-  remainingMs?: () => number;
+  /** The command's deadline: no Kubernetes request outlives it. */
+  deadline?: Deadline;
   /** The run's requests signal (src/rotation/runner.ts): no Kubernetes request outlives a stop. */
   signal?: AbortSignal;
   /** status: a namespace mismatch warns, an unknown namespace is looked for (docs/protocol.md §6c). */

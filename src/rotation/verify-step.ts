@@ -4,14 +4,16 @@ import { type HealthCheckInput, type RetryPolicy, verifyOnline } from '../enroll
 import type { Io } from '../io.js';
 import type { Reporter } from '../output.js';
 import type { VerifyReport } from '../results/identity.js';
+import type { Deadline } from '../time/index.js';
 import { keychainSource, resolveSite } from '../config/datadog-site.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 import { DEFAULT_PROFILE } from '../command-options.js';
 
 export type { VerifyReport };
 
-export async function verifyOnce(input: HealthCheckInput, timeoutSeconds: number, policy: RetryPolicy): Promise<Extract<VerifyReport, { performed: true }>> {
-  const result = await verifyOnline(input, { timeoutMs: timeoutSeconds * 1000, policy });
+/** One verification within the run's deadline (what the steps before it left of --timeout). */
+export async function verifyOnce(input: HealthCheckInput, deadline: Deadline, policy: RetryPolicy): Promise<Extract<VerifyReport, { performed: true }>> {
+  const result = await verifyOnline(input, { deadline, policy });
   return { performed: true, ...result };
 }
 

@@ -2,6 +2,7 @@ import type { Io } from '../io.js';
 import type { ClusterTarget, ResolveClusterOptions } from '../kube/cluster-connection.js';
 import type { ClusterAccess, ClusterSession } from '../kube/cluster-session.js';
 import type { Reporter } from '../output.js';
+import type { Deadline } from '../time/index.js';
 
 // One Kubernetes connection per run: resolved the first time a step needs the cluster, then handed
 // to every later step (Secret, cluster-id ConfigMap, audit Events, rollout), so a run can never write
@@ -12,8 +13,8 @@ interface ClusterFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
-  /** What is left of the command's deadline (--timeout), when it has one: no Kubernetes request outlives it. */
-  remainingMs?: () => number;
+  /** The command's deadline (--timeout), when it has one: no Kubernetes request outlives it. */
+  deadline?: Deadline;
   /** The run's requests signal: a stopped run aborts its Kubernetes requests. */
   signal?: AbortSignal;
 }
@@ -41,7 +42,7 @@ function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io
     ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
     env: io.env,
     stdinIsTerminal: io.stdinIsTTY,
-    ...(flags.remainingMs || flags.signal ? { limits: { ...(flags.remainingMs ? { remainingMs: flags.remainingMs } : {}), ...(flags.signal ? { signal: flags.signal } : {}) } } : {}),
+    ...(flags.deadline || flags.signal ? { limits: { ...(flags.deadline ? { deadline: flags.deadline } : {}), ...(flags.signal ? { signal: flags.signal } : {}) } } : {}),
   };
 }
 

@@ -92,7 +92,7 @@ export async function resolveTarget(
   // own. An explicit --agent takes them from that Deployment from anywhere, a CronJob's Pod included (deploy/).
   const offCluster = kind === 'cluster-secret' && (!serviceAccountNamespace(io.env) || options.agent !== undefined);
   const cluster = clusterAccess(
-    { ...options, ...(checks.remainingMs ? { remainingMs: checks.remainingMs } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
+    { ...options, ...(checks.deadline ? { deadline: checks.deadline } : {}), ...(checks.signal ? { signal: checks.signal } : {}) },
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.
@@ -180,6 +180,12 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
  * the identity env vars (DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY from the user's Secret) only when
  * that one does not exist. The identity in use is then the user's Secret: rotate it.
  */
+/** identityFromExistingSecret: the user's Secret is rotated, and env vars reach the agent only with a rollout of its Deployment. */
+function envIdentityNeedsRollout(secret: { namespace: string; name: string }, deployment: { namespace: string; name: string }): string {
+  const restart = `kubectl rollout restart deployment/${deployment.name} -n ${deployment.namespace}, or --rollout deployment/${deployment.name}`;
+  return `the agent runs with its identity as env vars from Secret ${secret.namespace}/${secret.name} (identityFromExistingSecret): that Secret is rotated; env vars never change in a running container, so the agent takes the new identity only after a rollout (${restart})`;
+}
+
 export async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: Pick<TargetOptions, 'secretName'>, report: Reporter): Promise<ResolvedSecretTarget> {
   const env = agent.read.identityEnv;
   if (!env?.urn || options.secretName) return resolved;
@@ -196,8 +202,6 @@ export async function existingSecretLayout(session: ClusterSession, resolved: Re
       'Nothing was enrolled and nothing was changed. Rotate that identity by hand, or let the agent keep it in its own Secret (selfEnroll).',
     );
   }
-  report.warn(
-    `the agent runs with its identity as env vars from Secret ${user.namespace}/${user.name} (identityFromExistingSecret): that Secret is rotated; env vars never change in a running container, so the agent takes the new identity only after a rollout (kubectl rollout restart deployment/${agent.read.deployment.name} -n ${agent.read.deployment.namespace}, or --rollout deployment/${agent.read.deployment.name})`,
-  );
+  report.warn(envIdentityNeedsRollout(user, agent.read.deployment));
   return { ...resolved, namespace: user.namespace, name: user.name, nameSource: `env DD_PRIVATE_ACTION_RUNNER_URN of ${agent.read.label} (secretKeyRef; the agent's own Secret ${resolved.name} does not exist)`, agentsForSure: true };
 }

@@ -3,7 +3,7 @@ import { type Io, ioClock } from '../io.js';
 import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import { describeRef, parseWorkloadRef } from '../rollout/index.js';
-import type { AllNamespacesStatusResult, PodsStatusResult, StatusFinding } from '../results/status.js';
+import type { AllNamespacesStatusResult, PodRow, PodsStatusResult, StatusFinding } from '../results/status.js';
 import { describeAge } from '../rotation/age.js';
 import { clusterAccess } from '../session/connection.js';
 import { identitySecretsEverywhere, podsOfWorkload } from './fleet-view.js';
@@ -16,10 +16,17 @@ import type { TargetKind } from '../rotation/target.js';
 
 const age = (seconds: number | null) => (seconds === null ? '?' : describeAge(seconds));
 
+const IDENTITY_COLUMN: Record<PodRow['identity'], string> = { current: 'current ', previous: 'OTHER   ', unknown: 'UNKNOWN ' };
+
+/** One Pod of `status --pods`: name, readiness, whose identity it runs, its fingerprint and age, where and which agent. */
+function podLine(p: PodRow): string {
+  const where = `${p.node ? `  node ${p.node}` : ''}${p.agentVersion ? `  agent ${p.agentVersion}` : ''}`;
+  return `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${IDENTITY_COLUMN[p.identity]} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${where}`;
+}
+
 /** --timeout bounds the whole view, as it bounds a run (docs/architecture.md §Deadlines). */
-function commandDeadline(options: { timeoutSeconds: number }, io: Io): { remainingMs: () => number } {
-  const deadline = Deadline.after(options.timeoutSeconds * 1000, ioClock(io));
-  return { remainingMs: () => deadline.remainingMs() };
+function commandDeadline(options: { timeoutSeconds: number }, io: Io): { deadline: Deadline } {
+  return { deadline: Deadline.after(options.timeoutSeconds * 1000, ioClock(io)) };
 }
 
 export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<AllNamespacesStatusResult>> {
@@ -78,7 +85,7 @@ export async function runPodsStatus(kind: TargetKind, workload: string | true, o
     },
     summary: [
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
-      ...view.pods.map((p) => `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${p.identity === 'current' ? 'current ' : p.identity === 'previous' ? 'OTHER   ' : 'UNKNOWN '} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${p.node ? `  node ${p.node}` : ''}${p.agentVersion ? `  agent ${p.agentVersion}` : ''}`),
+      ...view.pods.map(podLine),
       view.reason,
       ...(view.interruptedRollout ? [`${describeRef(ref)}: ${view.interruptedRollout.message}${view.interruptedRollout.state === 'interrupted' ? ': `par-identity rollout` restores it' : ''}`] : []),
     ],

@@ -83,6 +83,7 @@ function agentImage(pod: V1Pod): string | undefined {
  * does with a changed Secret (docs/protocol.md §6d). A Pod whose agent reloads is current; one whose
  * agent may have reloaded is unknown, never reported as running the previous identity.
  */
+// exported for tests: each pairing of fingerprints and reload behaviours
 export function podIdentity(fingerprint: string | null, currentFingerprint: string | null, behaviour: ReloadBehaviour): { identity: PodRow['identity']; how: string } {
   if (currentFingerprint === null) return { identity: behaviour.reloads === 'none' ? 'previous' : 'unknown', how: 'no identity in service' };
   if (fingerprint === currentFingerprint) return { identity: 'current', how: 'started with it (rollout annotation)' };

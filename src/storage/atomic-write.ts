@@ -114,11 +114,6 @@ export async function sweepInterruptedWrites(path: string, now = new Date()): Pr
   return result;
 }
 
-/** The names of the temp files the sweep removed (kept for callers that only report those). */
-export async function removeStaleTemps(path: string): Promise<string[]> {
-  return (await sweepInterruptedWrites(path)).removed;
-}
-
 /**
  * Replaces `path` with `content`. When `path` exists its exact bytes are first kept as `<path>.bak`
  * (0600) — or, with `keepBackup: 'aside'`, as `<path>.corrupt-<stamp>` leaving .bak untouched (a live

@@ -30,6 +30,7 @@ import { pidAlive, procStartOf } from './pid.js';
 // Every field is validated before use (docs/locking.md §1): the nonce becomes part of a file name, so a
 // lock whose nonce is not exactly the hex form written here names no holder and is never acted on.
 
+// exported for tests: the tests write holders of this shape
 export interface LockHolder {
   pid: number;
   host: string;
@@ -164,6 +165,7 @@ async function createExclusive(path: string, holder: LockHolder): Promise<boolea
  * Removes the stale instance `stale` of `path` if we win its takeover file; false when another
  * process is taking it over (the caller polls again). Exported for the unit tests of a late taker.
  */
+// exported for tests: the race of two runs removing one stale lock
 export async function removeStale(path: string, stale: LockHolder, me: LockHolder, depth = 0): Promise<boolean> {
   const guard = `${path}${TAKEOVER_MARK}${stale.nonce}`;
   if (!(await createExclusive(guard, me))) {

@@ -151,6 +151,7 @@ export async function listRecoverableIdentities(identityPath: string): Promise<R
  * Makes a recovery file the backup (finishes a rollback interrupted after its first rename). Refused
  * when the current backup is an identity found nowhere else, so nothing is ever lost by it.
  */
+// exported for tests: a crash between its two renames, replayed
 export async function adoptRecoveryAsBackup(identityPath: string, recoveryPath: string): Promise<void> {
   const backupPath = `${identityPath}.bak`;
   const stats = await lstat(recoveryPath).catch(() => undefined);

@@ -1,5 +1,5 @@
-import { type Clock, MAX_TIMER_MS } from './clock.js';
-import { Deadline } from './deadline.js';
+import { MAX_TIMER_MS } from './clock.js';
+import type { Deadline } from './deadline.js';
 
 // Bounded retries: the Go agent retries forever; we keep its classification and backoff shape
 // (1 s doubling to 30 s, with jitter) but stop at a deadline and honour Retry-After within it.
@@ -50,13 +50,14 @@ interface RetryOutcome<T> {
 /**
  * Runs attempt() until it is done or the next wait would reach the deadline: a backoff or a
  * Retry-After longer than the time left ends the loop at once rather than sleeping into the deadline.
+ * The deadline is the run's (its clock included), so every wait is on the run's clock: a test with a
+ * fake clock drives the whole loop.
  */
 export async function retryUntil<T>(
   attempt: (n: number, remainingMs: number) => Promise<Attempt<T>>,
-  options: { deadlineMs: number; clock: Clock; policy: RetryPolicy; onRetry?: (n: number, reason: string, waitMs: number) => void; signal?: AbortSignal | undefined },
+  options: { deadline: Deadline; policy: RetryPolicy; onRetry?: (n: number, reason: string, waitMs: number) => void; signal?: AbortSignal | undefined },
 ): Promise<RetryOutcome<T>> {
-  const { policy } = options;
-  const deadline = Deadline.at(options.deadlineMs, options.clock);
+  const { policy, deadline } = options;
   let lastReason: string | undefined;
   for (let n = 1; ; n++) {
     options.signal?.throwIfAborted();

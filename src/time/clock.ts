@@ -4,6 +4,7 @@
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A delay setTimeout handles as written: NaN and negatives wait 0, longer ones are cut to MAX_TIMER_MS. */
+// exported for tests: the timer bounds (NaN, negative, overflow), checked alone
 export function timerDelay(ms: number): number {
   if (!(ms > 0)) return 0;
   return Math.min(ms, MAX_TIMER_MS);

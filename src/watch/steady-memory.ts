@@ -14,6 +14,7 @@ import { releaseStartupMemory } from './startup-memory.js';
  * any code can turn them off: docs/architecture.md, "Start-up and memory"); a unit test holds its list
  * equal to this one.
  */
+// exported for tests: the test holds bin/'s WATCH_V8_FLAGS equal to it
 export const COMPILERS_OFF_FLAGS: readonly string[] = ['--no-maglev', '--no-turbofan'];
 
 /**
@@ -40,6 +41,7 @@ export function commandWord(args: readonly string[]): string | undefined {
 }
 
 /** Quiet time after the last request before the collection, so a burst of changes costs one. */
+// exported for tests: the test moves fake timers in fractions of it
 export const RELEASE_DELAY_MS = 1000;
 
 /**

@@ -2,7 +2,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FAILPOINTS } from '../../src/failpoint.js';
-import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
+import { decodeIdentity } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // kill -9 at every failpoint of rotate-identity and rollback (the built binary): afterwards a complete

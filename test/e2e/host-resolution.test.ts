@@ -7,7 +7,8 @@ import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulat
 import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
 import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
-import { apiKeyHash, parseIdentityFile } from '../../src/identity/index.js';
+import { apiKeyHash } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
 
 // The built binary on simulated hosts: it must write and report the hostname the Go agent would

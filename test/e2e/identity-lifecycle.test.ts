@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey, parseIdentityFile, serializeIdentityFile } from '../../src/identity/index.js';
+import { buildUrn, decodeIdentity, encodePrivateJwk, generateIdentityKey, serializeIdentityFile } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // docs/identity-lifecycle.md §2: the last identity that passed the health check is never pushed out

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
-import { parseIdentityFile } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { acquireIdentityLock } from '../../src/storage/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';

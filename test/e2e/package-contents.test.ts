@@ -33,6 +33,7 @@ describe('npm pack contents', () => {
       'dist/api.js',
       'dist/emulators.js',
       'dist/help.js',
+      'dist/launcher-error.js',
       'dist/par-identity.js',
       'dist/types/api.d.ts',
       'dist/types/api/types.d.ts',

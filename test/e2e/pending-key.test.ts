@@ -1,7 +1,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodePrivateJwk, parseIdentityFile } from '../../src/identity/index.js';
+import { decodePrivateJwk } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 
 // A crash between a successful enrollment and the write (kill -9 at after-enroll, the built binary):

@@ -3,7 +3,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
-import { parseIdentityFile } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { expectNoSecrets, type LocalFixture, localFixture } from './local-fixture.js';
 
 // The built binary with the agent's keys behind ENC[] handles and a real secret_backend_command.

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildUrn, encodePrivateJwk, generateIdentityKey, parseIdentityFile } from '../../src/identity/index.js';
+import { buildUrn, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { type ClusterFixture, clusterFixture, NS, SECRET } from './cluster-fixture.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 

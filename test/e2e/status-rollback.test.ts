@@ -1,6 +1,6 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseIdentityFile } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { expectNoSecrets, IDENTITY, type LocalFixture, localFixture, secretsIn } from './local-fixture.js';
 
 let fx: LocalFixture;

@@ -1,7 +1,8 @@
 import { chmod, chown } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeIdentity, parseIdentityFile } from '../../src/identity/index.js';
+import { decodeIdentity } from '../../src/identity/index.js';
+import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { NOBODY, ROOT, ROOT_ONLY } from './attacker.js';
 import { type ClusterFixture, clusterFixture } from './cluster-fixture.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';

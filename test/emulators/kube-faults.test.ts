@@ -5,7 +5,8 @@ import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeEmulator } from '../../src/emulators/kube/index.js';
 import type { ParError } from '../../src/errors.js';
-import { kubeFailure, resolveCluster } from '../../src/kube/index.js';
+import { kubeFailure } from '../../src/kube/index.js';
+import { resolveCluster } from '../../src/kube/cluster-connection.js';
 import { call, kubeConfigFor, parseErrorBody, RawWatch, secret, startSeeded, until } from './kube-helpers.js';
 
 let emu: KubeEmulator;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StorageError } from '../../src/errors.js';
-import { removeStaleTemps, replaceFileAtomically } from '../../src/storage/atomic-write.js';
+import { replaceFileAtomically, sweepInterruptedWrites } from '../../src/storage/atomic-write.js';
 
 // rename is wrapped so a test can make one specific rename fail; every other call is the real one.
 vi.mock('node:fs/promises', async (importOriginal) => {
@@ -177,7 +177,7 @@ describe('replaceFileAtomically', () => {
   });
 });
 
-describe('removeStaleTemps', () => {
+describe('sweepInterruptedWrites: the temps it removes', () => {
   it('removes temps of dead processes (and our own), keeps live processes\' temps and unrelated files', async () => {
     const names = {
       deadTemp: `.${NAME}.tmp-${DEAD_PID}-abcd1234`,
@@ -192,12 +192,12 @@ describe('removeStaleTemps', () => {
       editorSwap: `.${NAME}.swp`,
     };
     for (const n of Object.values(names)) await writeFile(join(dir, n), n);
-    const removed = await removeStaleTemps(path);
+    const { removed } = await sweepInterruptedWrites(path);
     expect(removed.sort()).toEqual([names.deadTemp, names.deadBackupTemp, names.ownTemp, names.noPid].sort());
     expect(await listing()).toEqual([names.liveTemp, names.initTemp, names.live, names.backup, names.otherFileTemp, names.editorSwap].sort());
   });
 
   it('a missing directory is nothing to clean', async () => {
-    expect(await removeStaleTemps(join(dir, 'absent', NAME))).toEqual([]);
+    expect((await sweepInterruptedWrites(join(dir, 'absent', NAME))).removed).toEqual([]);
   });
 });

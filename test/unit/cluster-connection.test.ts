@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ClusterConnection, resolveCluster } from '../../src/kube/index.js';
+import type { ClusterConnection } from '../../src/kube/index.js';
+import { resolveCluster } from '../../src/kube/cluster-connection.js';
 import { findKubectl } from '../emulators/kube-helpers.js';
 
 // The connection is chosen as kubectl chooses it. Where kubectl is installed (always in CI),

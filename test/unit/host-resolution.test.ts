@@ -6,7 +6,10 @@ import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../src/emulator
 import { generateIpcCertificate } from '../../src/emulators/agent-ipc/ipc-certificate.js';
 import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../src/emulators/cloud-metadata/index.js';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
-import { formatAgentVersion, type HostProbes, hostnameProblem, predictReenroll, resolveHost } from '../../src/host/index.js';
+import { predictReenroll, resolveHost } from '../../src/host/index.js';
+import { formatAgentVersion } from '../../src/host/agent-ipc.js';
+import type { HostProbes } from '../../src/host/host-probes.js';
+import { hostnameProblem } from '../../src/host/hostname-validation.js';
 import { apiKeyHash } from '../../src/identity/api-key-hash.js';
 
 let dir: string;

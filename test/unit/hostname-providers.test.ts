@@ -7,7 +7,8 @@ import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulat
 import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
 import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
 import type { ContainerLimits } from '../../src/host/container-hostname.js';
-import { type HostProbes, resolveHost, systemProbes } from '../../src/host/index.js';
+import { resolveHost } from '../../src/host/index.js';
+import { type HostProbes, systemProbes } from '../../src/host/host-probes.js';
 
 // The providers of the agent's chain beyond the cloud ones (container: docker, kubelet; EC2 on ECS;
 // EC2 from DMI), called through resolveHost against loopback emulators; the rest of the host is fake.

@@ -13,6 +13,7 @@ import { exchange } from '../../src/enrollment/http-exchange.js';
 import { ResponseTooLargeError } from '../../src/http-body.js';
 import { proxyFor } from '../../src/enrollment/proxy-choice.js';
 import { tlsCertificateErrorCode } from '../../src/enrollment/tls-errors.js';
+import { type Clock, Deadline } from '../../src/time/index.js';
 import { type LoopbackProxy, startLoopbackProxy } from '../fixtures/loopback-proxy.js';
 
 let tlsServer: Server;
@@ -171,11 +172,45 @@ describe('exchange over node:http(s)', () => {
   it('enroll: a TLS certificate error is TLS_UNTRUSTED (exit 5), tried once, with the NODE_EXTRA_CA_CERTS hint', async () => {
     const err = (await enroll(
       { baseUrl: tlsUrl, apiKey: 'k', appKey: 'a', apiKeyOnly: false, flavor: 'private_action_runner', runnerNamePrefix: 'h', hostname: 'h', publicKeyPem: 'x', version: '1.0.0', extraHeaders: {}, now: new Date() },
-      { timeoutMs: 10_000, policy: { initialDelayMs: 1, maxDelayMs: 1, random: () => 0 } },
+      { deadline: Deadline.after(10_000), policy: { initialDelayMs: 1, maxDelayMs: 1, random: () => 0 } },
     ).catch((e: unknown) => e)) as { code: string; exitCode: number; hint: string; message: string };
     expect(err.code).toBe('TLS_UNTRUSTED');
     expect(err.exitCode).toBe(5);
     expect(err.hint).toContain('NODE_EXTRA_CA_CERTS');
     expect(err.message).toMatch(/TLS certificate of 127\.0\.0\.1:\d+ not trusted \((SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO)/);
+  });
+});
+
+describe('enroll waits on the run\'s clock', () => {
+  it('every retry wait is the deadline clock\'s: a fake clock runs the whole loop without real sleeping', async () => {
+    const busy = createHttpServer((_req, res) => {
+      res.writeHead(503, { 'Retry-After': '2' });
+      res.end();
+    });
+    const url = await listen(busy, 'http');
+    let now = Date.UTC(2025, 0, 2);
+    const sleeps: number[] = [];
+    const clock: Clock = {
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    };
+    try {
+      const started = Date.now();
+      const err = (await enroll(
+        { baseUrl: url, apiKey: 'k', appKey: 'a', apiKeyOnly: false, flavor: 'private_action_runner', runnerNamePrefix: 'h', hostname: 'h', publicKeyPem: 'x', version: '1.0.0', extraHeaders: {}, now: new Date(now) },
+        { deadline: Deadline.after(10_000, clock), policy: { initialDelayMs: 1_000, maxDelayMs: 30_000, random: () => 0 } },
+      ).catch((e: unknown) => e)) as { code: string; message: string };
+      expect(err.code).toBe('ENROLL_TIMEOUT');
+      // Retry-After 2 s over backoffs of 0.5, 1, 2 s; the fourth wait (4 s) would reach the deadline.
+      expect(sleeps).toEqual([2_000, 2_000, 2_000]);
+      expect(err.message).toContain('within 10 s (4 attempts; last: HTTP 503)');
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      busy.closeAllConnections();
+      await new Promise((r) => busy.close(r));
+    }
   });
 });

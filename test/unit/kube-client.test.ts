@@ -9,10 +9,12 @@ import { KubeAuth } from '../../src/kube/kube-auth.js';
 import { makeClient } from '../../src/kube/kube-clients.js';
 import { kubeFailure } from '../../src/kube/kube-errors.js';
 import { MAX_EXEC_OUTPUT_BYTES, runExecPlugin } from '../../src/kube/kube-exec-plugin.js';
-import { noProxyExempts, proxyFor } from '../../src/kube/kube-proxy.js';
+import { proxyFor } from '../../src/kube/kube-proxy.js';
+import { goNoProxyExempts } from '../../src/net/no-proxy.js';
 import { KubeTransport, kubeServerUrl } from '../../src/kube/kube-transport.js';
 import { confirmUsable, type KubeCluster, type KubeExecConfig, type KubeUser, parseKubeconfig } from '../../src/kube/kubeconfig.js';
 import { readLines } from '../../src/reload/strict-watch.js';
+import { Deadline, systemClock } from '../../src/time/index.js';
 
 // The parts of the Kubernetes client the conformance test (test/e2e/kubeconfig-conformance.test.ts)
 // cannot reach through kubectl: what kubectl does not do (plugin limits, answer caps), rules shown on
@@ -112,7 +114,7 @@ describe('proxies as Go picks them', () => {
     ['', '127.3.4.5', '443', true],
     ['', '[::1]', '443', true],
   ])('NO_PROXY=%j, %s:%s exempt: %s', (noProxy, host, port, exempt) => {
-    expect(noProxyExempts(noProxy, host, port)).toBe(exempt);
+    expect(goNoProxyExempts(noProxy, host, port)).toBe(exempt);
   });
 
   it('proxy-url before the environment; HTTPS_PROXY before https_proxy; HTTP_PROXY for http servers, not under CGI; a bare host:port is http', () => {
@@ -144,12 +146,15 @@ const pidGone = (pid: number) => {
   }
 };
 
+/** A clock that stands still: the deadline has exactly the 3 s it was made with when the plugin starts. */
+const STILL = { now: () => 0, sleep: systemClock.sleep };
+
 describe('the exec plugin: limits kubectl does not have', () => {
   it('is stopped when it gives no credential in time (here the command deadline), and says so', async () => {
     const pidFile = join(dir, 'hanging.pid');
     const exec = await plugin('hanging', `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`);
     // 3 s, not less: a loaded machine may take most of a second just to start the plugin's Node.
-    const err = await runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false, remainingMs: () => 3000 }).catch((e: unknown) => e);
+    const err = await runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false, deadline: Deadline.after(3000, STILL) }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'KUBE_CREDENTIALS', exitCode: 9, message: expect.stringMatching(/no credential within 3(\.0)? s \(the command deadline\); the plugin was stopped/) });
     const pid = Number(await readFile(pidFile, 'utf8'));
     await expect.poll(() => pidGone(pid)).toBe(true);

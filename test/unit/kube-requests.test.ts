@@ -1,19 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, kubeFailure, requestSignal } from '../../src/kube/index.js';
+import { kubeFailure } from '../../src/kube/index.js';
+import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS, KubeRequestTimeout, requestSignal } from '../../src/kube/kube-clients.js';
 import { effectiveTimeout } from '../../src/kube/kube-clients.js';
+import { type Clock, Deadline } from '../../src/time/index.js';
+
+/** A clock that stands still at 0: a deadline's remaining time is what it was made with. */
+const fixed: Clock = { now: () => 0, sleep: async () => undefined };
 
 describe('per-request Kubernetes timeout', () => {
   it('is 30 s by default, overridable, and never beyond what is left of the command deadline', () => {
     expect(DEFAULT_KUBE_REQUEST_TIMEOUT_MS).toBe(30_000);
     expect(effectiveTimeout({})).toEqual({ ms: 30_000, limitedBy: 'request timeout' });
     expect(effectiveTimeout({ requestTimeoutMs: 5_000 })).toEqual({ ms: 5_000, limitedBy: 'request timeout' });
-    expect(effectiveTimeout({ remainingMs: () => 60_000 })).toEqual({ ms: 30_000, limitedBy: 'request timeout' });
-    expect(effectiveTimeout({ remainingMs: () => 1_234.5 })).toEqual({ ms: 1_234, limitedBy: 'command deadline' });
-    expect(effectiveTimeout({ remainingMs: () => -5 })).toEqual({ ms: 0, limitedBy: 'command deadline' });
+    expect(effectiveTimeout({ deadline: Deadline.after(60_000, fixed) })).toEqual({ ms: 30_000, limitedBy: 'request timeout' });
+    expect(effectiveTimeout({ deadline: Deadline.after(1_234.5, fixed) })).toEqual({ ms: 1_234, limitedBy: 'command deadline' });
+    expect(effectiveTimeout({ deadline: Deadline.at(-5, fixed) })).toEqual({ ms: 0, limitedBy: 'command deadline' });
   });
 
   it('a passed deadline aborts at once with KubeRequestTimeout; an outer abort is kept', () => {
-    const signal = requestSignal({ remainingMs: () => 0 });
+    const signal = requestSignal({ deadline: Deadline.after(0) });
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toBeInstanceOf(KubeRequestTimeout);
     const outer = new AbortController();

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import type { Clock } from '../../src/time/index.js';
-import type { SecretInformer, SecretInformerFactory, SecretInformerHooks } from '../../src/reload/index.js';
+import type { SecretInformer, SecretInformerFactory, SecretInformerHooks } from '../../src/reload/secret-informer.js';
 
 // A clock whose sleeps end only when a test says so, and informers a test drives by hand.
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IdentityDecodeError, KubernetesError } from '../../src/errors.js';
-import { eventToJson, ReloadMetrics, type WatchEvent } from '../../src/reload/index.js';
+import { eventToJson, type WatchEvent } from '../../src/reload/index.js';
+import { ReloadMetrics } from '../../src/reload/reload-metrics.js';
 
 const at = (s: number) => new Date(s * 1000);
 

@@ -1,7 +1,8 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeApiStatus } from '../../src/kube/kube-errors.js';
-import { InformerSupervisor, type ListReason } from '../../src/reload/index.js';
+import { InformerSupervisor } from '../../src/reload/informer-supervisor.js';
+import type { ListReason } from '../../src/reload/watch-events.js';
 import { FakeClock, fakeInformers, settle } from './reload-fakes.js';
 
 // Restart backoff, its reset, the periodic re-list and stop(), with a clock the test advances.

@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { IdentityTracker, type TrackerDecision } from '../../src/reload/index.js';
+import { IdentityTracker, type TrackerDecision } from '../../src/reload/identity-tracker.js';
 import { identityData, newIdentity, type TestIdentity, secretData } from '../fixtures/test-identities.js';
 
 // What a replica does with each observation of its Secret (docs/protocol.md §8), decision by decision.

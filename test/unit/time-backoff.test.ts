@@ -3,6 +3,7 @@ import {
   type Attempt,
   backoffDelay,
   type Clock,
+  Deadline,
   defaultRetryPolicy,
   parseRetryAfter,
   type RetryPolicy,
@@ -96,7 +97,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
         seen.push([n, remaining]);
         return n < 4 ? fail(`HTTP 50${n}`) : { done: true, value: 'ok' };
       },
-      { deadlineMs: T0 + 60_000, clock, policy: policy(1), onRetry },
+      { deadline: Deadline.at(T0 + 60_000, clock), policy: policy(1), onRetry },
     );
     expect(outcome).toEqual({ value: 'ok', attempts: 4, timedOut: false });
     expect(clock.sleeps).toEqual([1_000, 2_000, 4_000]);
@@ -115,7 +116,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
 
   it('a success on the first try never sleeps', async () => {
     const clock = fakeClock();
-    const outcome = await retryUntil(async () => ({ done: true, value: 42 }), { deadlineMs: T0 + 1, clock, policy: policy(1) });
+    const outcome = await retryUntil(async () => ({ done: true, value: 42 }), { deadline: Deadline.at(T0 + 1, clock), policy: policy(1) });
     expect(outcome).toEqual({ value: 42, attempts: 1, timedOut: false });
     expect(clock.sleeps).toEqual([]);
   });
@@ -123,7 +124,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
   it('stops before a wait that would cross the deadline, reporting the last reason', async () => {
     const clock = fakeClock();
     // waits 1 s, 2 s, 4 s, 8 s = 15 s; the next (16 s) would end at 31 s > 30 s.
-    const outcome = await retryUntil(async (n) => fail(`reason ${n}`), { deadlineMs: T0 + 30_000, clock, policy: policy(1) });
+    const outcome = await retryUntil(async (n) => fail(`reason ${n}`), { deadline: Deadline.at(T0 + 30_000, clock), policy: policy(1) });
     expect(outcome).toEqual({ attempts: 5, timedOut: true, lastReason: 'reason 5' });
     expect(clock.sleeps).toEqual([1_000, 2_000, 4_000, 8_000]);
     expect(clock.now()).toBe(T0 + 15_000);
@@ -131,7 +132,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
 
   it('a wait that would end exactly at the deadline is not taken', async () => {
     const clock = fakeClock();
-    const outcome = await retryUntil(async (n) => fail(`r${n}`), { deadlineMs: T0 + 3_000, clock, policy: policy(1) });
+    const outcome = await retryUntil(async (n) => fail(`r${n}`), { deadline: Deadline.at(T0 + 3_000, clock), policy: policy(1) });
     // 1 s wait (ends at 1 s), then a 2 s wait would end at exactly 3 s: stop.
     expect(outcome).toEqual({ attempts: 2, timedOut: true, lastReason: 'r2' });
     expect(clock.sleeps).toEqual([1_000]);
@@ -140,7 +141,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
   it('never runs an attempt at or after the deadline', async () => {
     const clock = fakeClock();
     const attempt = vi.fn(async () => fail('x'));
-    const outcome = await retryUntil(attempt, { deadlineMs: T0, clock, policy: policy(1) });
+    const outcome = await retryUntil(attempt, { deadline: Deadline.at(T0, clock), policy: policy(1) });
     expect(outcome).toEqual({ attempts: 0, timedOut: true });
     expect(attempt).not.toHaveBeenCalled();
   });
@@ -152,7 +153,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
         clock.advance(10_000);
         return fail('slow');
       },
-      { deadlineMs: T0 + 10_500, clock, policy: policy(0) },
+      { deadline: Deadline.at(T0 + 10_500, clock), policy: policy(0) },
     );
     expect(outcome).toEqual({ attempts: 1, timedOut: true, lastReason: 'slow' });
     expect(clock.sleeps).toEqual([]);
@@ -166,7 +167,7 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
         if (n === 2) return fail('HTTP 503', 10);
         return { done: true, value: 'ok' };
       },
-      { deadlineMs: T0 + 60_000, clock, policy: policy(1) },
+      { deadline: Deadline.at(T0 + 60_000, clock), policy: policy(1) },
     );
     expect(outcome).toEqual({ value: 'ok', attempts: 3, timedOut: false });
     expect(clock.sleeps).toEqual([5_000, 2_000]);
@@ -174,20 +175,20 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
 
   it('a Retry-After beyond the deadline stops at once instead of waiting', async () => {
     const clock = fakeClock();
-    const outcome = await retryUntil(async () => fail('HTTP 503', 120_000), { deadlineMs: T0 + 60_000, clock, policy: policy(0) });
+    const outcome = await retryUntil(async () => fail('HTTP 503', 120_000), { deadline: Deadline.at(T0 + 60_000, clock), policy: policy(0) });
     expect(outcome).toEqual({ attempts: 1, timedOut: true, lastReason: 'HTTP 503' });
     expect(clock.sleeps).toEqual([]);
   });
 
   it('jitter 0 gives half waits', async () => {
     const clock = fakeClock();
-    await retryUntil(async (n) => (n < 4 ? fail('x') : { done: true, value: 'ok' }), { deadlineMs: T0 + 60_000, clock, policy: policy(0) });
+    await retryUntil(async (n) => (n < 4 ? fail('x') : { done: true, value: 'ok' }), { deadline: Deadline.at(T0 + 60_000, clock), policy: policy(0) });
     expect(clock.sleeps).toEqual([500, 1_000, 2_000]);
   });
 
   it('long runs reach the 30 s cap and stay there', async () => {
     const clock = fakeClock();
-    const outcome = await retryUntil(async () => fail('down'), { deadlineMs: T0 + 200_000, clock, policy: policy(1) });
+    const outcome = await retryUntil(async () => fail('down'), { deadline: Deadline.at(T0 + 200_000, clock), policy: policy(1) });
     expect(clock.sleeps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000, 30_000]);
     expect(outcome).toEqual({ attempts: 11, timedOut: true, lastReason: 'down' });
   });
@@ -205,8 +206,7 @@ describe('Retry-After and the deadline', () => {
   it('a huge Retry-After within a long deadline is never slept on: the loop stops with the attempts made', async () => {
     const clock = fakeClock();
     const outcome = await retryUntil(async () => ({ done: false, reason: 'HTTP 429', retryAfterMs: parseRetryAfter('99999999999', clock.now()) }), {
-      deadlineMs: T0 + 3_600_000,
-      clock,
+      deadline: Deadline.at(T0 + 3_600_000, clock),
       policy: policy(0),
     });
     expect(outcome).toEqual({ attempts: 1, timedOut: true, lastReason: 'HTTP 429' });

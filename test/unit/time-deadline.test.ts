@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type Clock, Deadline, MAX_TIMER_MS, systemClock, timerDelay } from '../../src/time/index.js';
+import { type Clock, Deadline, systemClock } from '../../src/time/index.js';
+import { MAX_TIMER_MS, timerDelay } from '../../src/time/clock.js';
 
 /** Time moves only when the code under test sleeps or the test advances it. */
 function fakeClock(start = 1_000_000): Clock & { sleeps: number[]; advance(ms: number): void } {

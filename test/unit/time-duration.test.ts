@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { DAY_MS, type DurationFlag, durationMs, formatDuration, HOUR_MS, MAX_TIMER_MS, parseDurationFlag } from '../../src/time/index.js';
+import { DAY_MS, type DurationFlag, durationMs, formatDuration, HOUR_MS, parseDurationFlag } from '../../src/time/index.js';
+import { MAX_TIMER_MS } from '../../src/time/clock.js';
 
 const seconds: DurationFlag = { flag: '--timeout', unit: 's', maxMs: HOUR_MS };
 const millis: DurationFlag = { flag: '--poll-interval', unit: 'ms', minMs: 10, maxMs: DAY_MS };

@@ -5,9 +5,13 @@ import { ERROR_CODES, type ErrorCode, EXIT_CODE_DOCS, ExitCode } from '../../err
 // docs/output.md the full one (every error code) between the markers below; scripts/sync-readme.mjs
 // rewrites both and test/unit/readme-sync.test.ts fails when either is out of step.
 
+// exported for tests: readme-sync finds the generated block by it
 export const README_EXIT_CODES_START = '<!-- exit-codes:start (generated from src/errors.ts by scripts/sync-readme.mjs) -->';
+// exported for tests: readme-sync finds the generated block by it
 export const README_EXIT_CODES_END = '<!-- exit-codes:end -->';
+// exported for tests: readme-sync finds the generated block by it
 export const BRIEF_EXIT_CODES_START = '<!-- exit-codes-brief:start (generated from src/errors.ts by scripts/sync-readme.mjs) -->';
+// exported for tests: readme-sync finds the generated block by it
 export const BRIEF_EXIT_CODES_END = '<!-- exit-codes-brief:end -->';
 
 interface ExitStatusDoc {
@@ -29,6 +33,7 @@ export function exitStatusDocs(): ExitStatusDoc[] {
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 /** The Markdown between the README markers (markers included). */
+// exported for tests: readme-sync compares README's block with it
 export function renderReadmeExitCodes(): string {
   const docs = exitStatusDocs();
   const lines = [
@@ -48,6 +53,7 @@ export function renderReadmeExitCodes(): string {
 }
 
 /** The brief table (markers included): an exit status and what it means, for the operator's guide. */
+// exported for tests: readme-sync compares the guide's block with it
 export function renderBriefExitCodes(): string {
   return [
     BRIEF_EXIT_CODES_START,

@@ -60,7 +60,7 @@ export const enroll: Step = {
       const onAttemptFailed = (outcome: 'unsent' | 'unknown') => {
         if (outcome === 'unknown') maybeRegistered = true;
       };
-      const { urn, ...enrolled } = await enrollKey(ctx, key, naming, remainingMs(r), r.io, r.report, { now, onAttemptFailed });
+      const { urn, ...enrolled } = await enrollKey(ctx, key, naming, r.deadline, r.io, r.report, { now, onAttemptFailed });
       r.enrolled = enrolled;
       r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}), runnerName: enrolled.runnerName };
     } catch (err) {

@@ -8,7 +8,7 @@ export const resolve: Step = {
     const { spec } = r;
     r.resolved = await spec.resolveTarget(spec.kind, spec.options, r.io, r.report, {
       requireEnabled: spec.requireEnabled,
-      remainingMs: () => r.deadline.remainingMs(),
+      deadline: r.deadline,
       ...(r.requests ? { signal: r.requests } : {}),
       ...(spec.access === 'read' ? { readOnly: true } : {}),
       ...(spec.createsMissing ? { create: { confirmed: (spec.options as { create?: boolean }).create === true } } : {}),

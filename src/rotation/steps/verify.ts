@@ -45,9 +45,8 @@ export const verify: Step = {
     const { target, config } = need(r.resolved, 'target');
     const { identity } = candidate;
     const ctx = r.ctx ?? withRequests(r, await verificationContext(config, r.spec.options.profile, r.io, r.report));
-    // --timeout bounds the whole command: the check gets what the steps before it left.
-    const timeoutSeconds = r.deadline.remainingMs() / 1000;
-    const result = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), timeoutSeconds, retryPolicyFromEnv(r.io.env));
+    // --timeout bounds the whole command: the check gets what the steps before it left, on the run's clock.
+    const result = await verifyOnce(healthCheckInput(ctx, identity, target.flavor, r.io), r.deadline, retryPolicyFromEnv(r.io.env));
     r.verify = result;
     // Killed here, the answer is lost: a rotation's pending record still names the runner, and the next run verifies it again.
     failpoint('after-verify');

@@ -3,7 +3,7 @@ import { programName } from '../../single-executable.js';
 import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
-import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, secretExists, storeClusterId } from '../../kube/index.js';
+import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, type SecretRef, secretExists, storeClusterId } from '../../kube/index.js';
 import type { ClusterAgentReport } from '../../results/identity.js';
 import type { ClusterSession } from '../../kube/cluster-session.js';
 import { commandLine } from '../../command-line.js';
@@ -35,6 +35,11 @@ export function requireSecretStorage(config: AgentConfig, looked?: string): void
  */
 function shownId(id: string): string {
   return sanitizeServerString(id, 64);
+}
+
+/** Why a missing Secret is not created: nothing says its namespace is the cluster agent's. */
+function namespaceNotTheAgents(ref: SecretRef, namespaceSource: string): string {
+  return `Secret ${ref.namespace}/${ref.name} does not exist, and namespace ${ref.namespace} (from ${namespaceSource}) is not known to be the cluster agent's: no cluster-agent Deployment (Helm/Operator labels) there, no kube_resources_namespace, not inside its Pod.`;
 }
 
 export class ClusterAgentSecretTarget extends SecretTargetBase {
@@ -105,7 +110,7 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     const secrets = await findSecretsNamed(this.core, ref.name);
     throw new KubernetesError(
       'SECRET_CREATE_UNCERTAIN',
-      `Secret ${ref.namespace}/${ref.name} does not exist, and namespace ${ref.namespace} (from ${resolved.namespaceSource}) is not known to be the cluster agent's: no cluster-agent Deployment (Helm/Operator labels) there, no kube_resources_namespace, not inside its Pod. ${describeSightings('cluster-agent Deployments', workloads)}; ${describeSightings(`identity Secrets named ${ref.name}`, secrets)}`,
+      `${namespaceNotTheAgents(ref, resolved.namespaceSource)} ${describeSightings('cluster-agent Deployments', workloads)}; ${describeSightings(`identity Secrets named ${ref.name}`, secrets)}`,
       `Nothing was enrolled and nothing was changed. Pass -n <the namespace the cluster agent runs in>; or, if ${ref.namespace} is where the agent reads its Secret, add --create.`,
       { namespace: ref.namespace, clusterAgents: workloads.found, identitySecrets: secrets.found },
     );

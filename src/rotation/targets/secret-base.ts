@@ -11,11 +11,12 @@ import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../../kube/cluster-session.js';
 import { commandLine } from '../../command-line.js';
 import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type PendingKeys, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
-import { isoString, isRfc3339, systemClock } from '../../time/index.js';
+import { Deadline, isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
 import { amendPendingRecord, readPendingRecord } from '../../storage/pending-key.js';
 import { verifiedMarkOf } from '../verified-mark.js';
+import { keptPreviousLine, secretWriteOutcomeUnknown, unverifiedNotKeptWarning } from './secret-messages.js';
 import { asideEntries, asideKeyOf, isAsideKey, listSecretOrphans, PENDING_KEY, pendingRecord, secretKeyLabel } from './secret-pending.js';
 import { splitPending } from '../orphans.js';
 
@@ -321,14 +322,12 @@ export abstract class SecretTargetBase implements IdentityTarget {
       notes: after.notes,
       warnings: [
         ...outcomeWarnings,
-        ...(previousKept && unverifiedDropped
-          ? [`${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${layout.previousUrn} keeps ${kept?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`]
-          : []),
+        ...(previousKept && unverifiedDropped ? [unverifiedNotKeptWarning(unverifiedDropped.record.urn, layout, kept?.record.urn)] : []),
         ...after.warnings,
         ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
-        ...(previousKept ? [`  kept:         ${kept?.record.urn} as ${layout.previousUrn} / ${layout.previousPrivateKey}${current.identity ? (unverifiedDropped ? ' (the last verified one; the current one never passed verification)' : '') : ' (the current one did not decode; the previous is kept)'}`] : []),
+        ...(previousKept ? [keptPreviousLine(kept?.record.urn, layout, { currentDecodes: current.identity !== undefined, unverifiedDropped: unverifiedDropped !== undefined })] : []),
         `  secret:       ${this.ref.namespace}/${this.ref.name} ${created ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
       ],
     };
@@ -345,12 +344,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const unchanged = after !== undefined && (after.state === 'missing' ? before.state === 'missing' : before.state === 'present' && after.resourceVersion === before.resourceVersion);
     if (unchanged) return undefined;
     const check = commandLine([programName(), 'status', ...this.selector]);
-    throw new ParError(
-      'OUTCOME_UNKNOWN',
-      `${what} in ${this.label} may or may not have been applied: the API answered "${failure.message}" and ${after ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back'}`,
-      `Check before acting: \`${check}\` (or kubectl -n ${this.ref.namespace} get secret ${this.ref.name}). ${enrolledUrn ? `If it shows ${enrolledUrn}, the rotation is in place; if not, ${enrolledUrn} is enrolled but stored nowhere. Do not remove any runner in Datadog until you have checked which one the Secret holds.` : 'Do not remove any runner in Datadog until you have checked which one the Secret holds.'}`,
-      { ...(enrolledUrn ? { enrolledUrn } : {}), namespace: this.ref.namespace, secretName: this.ref.name },
-    );
+    throw secretWriteOutcomeUnknown({ what, label: this.label, apiAnswer: failure.message, readBack: after !== undefined, check, ref: this.ref, enrolledUrn });
   }
 
   /**
@@ -361,7 +355,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
    */
   private async readOnNewConnections(): Promise<IdentitySecretState> {
     const conn = this.session.conn;
-    const remaining = () => conn.limits.remainingMs?.() ?? Number.POSITIVE_INFINITY;
+    // The run's deadline, its clock included: the waits between reads are on the run's clock.
+    const deadline = conn.limits.deadline ?? Deadline.never();
+    const remaining = () => deadline.remainingMs();
     let waitMs = SETTLE_FIRST_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
       conn.transport().dropIdleConnections();
@@ -372,7 +368,7 @@ export abstract class SecretTargetBase implements IdentityTarget {
         const definite = typeof status === 'number' && status >= 400 && status < 500 && status !== 429;
         if (definite || attempt >= SETTLE_ATTEMPTS || remaining() <= waitMs || conn.limits.signal?.aborted) throw err;
       }
-      await systemClock.sleep(waitMs, conn.limits.signal);
+      await deadline.sleep(waitMs, conn.limits.signal);
       waitMs = Math.min(waitMs * 2, SETTLE_MAX_WAIT_MS);
     }
   }
