@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Regenerates src/emulators/kube/protobuf-schema.ts: the protobuf field numbers, JSON names and
+// Regenerates emulators/kube/protobuf-schema.ts: the protobuf field numbers, JSON names and
 // types of the messages kubectl's typed commands send as protobuf, read from the struct tags of
 // the Go API types (k8s.io/api and k8s.io/apimachinery, as in a Go module cache):
 //
 //   node scripts/kube-protobuf-schema.mjs ~/go/pkg/mod/k8s.io/api@v0.37.2 ~/go/pkg/mod/k8s.io/apimachinery@v0.37.2 \
-//     > src/emulators/kube/protobuf-schema.ts
+//     > emulators/kube/protobuf-schema.ts
 //
 // Each message is one line of space-separated fields `number:jsonName:type[:flags]`. Types: s
 // string, i integer, b bool, d double, y bytes (base64 in JSON), T metav1.Time, Q

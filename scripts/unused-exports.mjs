@@ -1,8 +1,8 @@
-// Lists exports of src/ that no other file imports (src/, test/, scripts/), with the TypeScript
+// Lists exports of src/ and emulators/ that no other file imports (src/, emulators/, test/, scripts/), with the TypeScript
 // checker: imports, re-exports, `(await import(...)).name` and destructured dynamic imports all
 // count. The bundle entries' exports are kept (src/cli.ts: bin/ and scripts/ import them from dist/;
 // src/api.ts and the types it re-exports with `export type *`, src/api/types.ts: the package's API;
-// src/emulators/bundle.ts: `par-identity emulator` and the demo scripts import dist/emulators.js;
+// emulators/bundle.ts: `par-identity emulator` and the demo scripts import dist/emulators.js;
 // src/cli/fast-help.ts: bundled into dist/help.js, which the launcher and the single executable's entry import).
 // Usage: node scripts/unused-exports.mjs   (exit 1 when something is unused)
 import { readdirSync } from 'node:fs';
@@ -15,7 +15,7 @@ const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sy
 const scripts = readdirSync(join(root, 'scripts')).filter((f) => f.endsWith('.mjs')).map((f) => join(root, 'scripts', f));
 const program = ts.createProgram([...config.fileNames, ...scripts], { ...config.options, allowJs: true, checkJs: false });
 const checker = program.getTypeChecker();
-const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'src/emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts')]);
+const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts')]);
 // Command modules are loaded with import() through a typed loader: their `run` is always used.
 const isCommandRun = (file, name) => file.startsWith(join(root, 'src/commands/')) && name === 'run';
 
@@ -56,7 +56,7 @@ for (const sf of program.getSourceFiles().filter(mine)) {
 
 const unused = [];
 for (const sf of program.getSourceFiles().filter(mine)) {
-  if (!sf.fileName.startsWith(join(root, 'src/')) || ENTRIES.has(sf.fileName)) continue;
+  if (!(sf.fileName.startsWith(join(root, 'src/')) || sf.fileName.startsWith(join(root, 'emulators/'))) || ENTRIES.has(sf.fileName)) continue;
   const moduleSymbol = checker.getSymbolAtLocation(sf);
   if (!moduleSymbol) continue;
   for (const exp of checker.getExportsOfModule(moduleSymbol)) {

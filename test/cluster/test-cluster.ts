@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { type KubeEmulator, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 
 // One suite, two clusters (docs/control-plane.md): the tests in test/cluster/ talk to "the cluster"
 // through an admin kubeconfig and kubectl only, so the same test runs against the Kubernetes API

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-runner.js';
 import { interruptAt, stopped } from './interrupt-at.js';

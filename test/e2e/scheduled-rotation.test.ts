@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { buildUrn, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-runner.js';
 import { spawnSync } from 'node:child_process';
-import { helmClusterAgentObjects } from '../../src/emulators/helm-cluster-agent.js';
+import { helmClusterAgentObjects } from '../../emulators/helm-cluster-agent.js';
 import { BIN, type CliRun, runCli } from './run-cli.js';
 
 // deploy/rotation-cronjob.yaml for real: applied with kubectl to the emulator, then the CronJob's own

@@ -1,4 +1,4 @@
-import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { agreeingAgent, clusterAgentDeployment } from './cluster-fixture.js';
 
 // A simulated cluster with one node and a one-replica `par` Deployment whose Pods become ready

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { call } from './kube-helpers.js';
 import { kubectlIn, kubectlPath, kubectlRequired } from './kubectl-runner.js';
 

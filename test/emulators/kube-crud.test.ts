@@ -1,6 +1,6 @@
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator } from '../../emulators/kube/index.js';
 import { call, deployment, type Wire, kubeConfigFor, parseErrorBody, secret, startSeeded } from './kube-helpers.js';
 
 let emu: KubeEmulator;

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTROLLER_REVISION_HASH_LABEL, type Pod } from '../../src/emulators/kube/simulation/index.js';
+import { CONTROLLER_REVISION_HASH_LABEL, type Pod } from '../../emulators/kube/simulation/index.js';
 import { findKubectl } from './kube-helpers.js';
 import {
   daemonSet,

@@ -1,7 +1,7 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/emulators/kube/index.js';
-import { POD_TEMPLATE_HASH_LABEL, type Pod } from '../../src/emulators/kube/simulation/index.js';
+import type { KubeObject } from '../../emulators/kube/index.js';
+import { POD_TEMPLATE_HASH_LABEL, type Pod } from '../../emulators/kube/simulation/index.js';
 import { kubeConfigFor } from './kube-helpers.js';
 import { deployment, deploymentRolledOut, isReady, nodes, podsOf, restart, type SimCluster, startCluster, status, stopCluster, trackReadiness } from './kube-sim-helpers.js';
 

@@ -5,8 +5,8 @@ import {
   type KubeObject,
   seedNamespaces,
   startKubeEmulator,
-} from '../../src/emulators/kube/index.js';
-import type { Pod } from '../../src/emulators/kube/simulation/index.js';
+} from '../../emulators/kube/index.js';
+import type { Pod } from '../../emulators/kube/simulation/index.js';
 
 export interface SimCluster {
   emu: KubeEmulator;

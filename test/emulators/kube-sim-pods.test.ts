@@ -1,7 +1,7 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
-import type { Pod } from '../../src/emulators/kube/simulation/index.js';
+import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
+import type { Pod } from '../../emulators/kube/simulation/index.js';
 import { kubeConfigFor, parseErrorBody, RawWatch } from './kube-helpers.js';
 import { isReady, nodes, type SimCluster, startCluster, stopCluster } from './kube-sim-helpers.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
-import type { Pod, SimNodeSpec } from '../../src/emulators/kube/simulation/index.js';
+import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
+import type { Pod, SimNodeSpec } from '../../emulators/kube/simulation/index.js';
 import { isReady, nodes, type SimCluster, startCluster, stopCluster } from './kube-sim-helpers.js';
 
 let cluster: SimCluster | undefined;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator } from '../../emulators/kube/index.js';
 import { call, startSeeded } from './kube-helpers.js';
 import { daemonSet, deployment } from './kube-sim-helpers.js';
 

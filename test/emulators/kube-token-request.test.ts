@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { KubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator } from '../../emulators/kube/index.js';
 import { call, secret, startSeeded } from './kube-helpers.js';
 import { type KubectlRun, kubectlIn, kubectlPath, kubectlRequired } from './kubectl-runner.js';
 

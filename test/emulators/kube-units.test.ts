@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { jsonPatch, mergePatch, strategicMergePatch } from '../../src/emulators/kube/patch.js';
-import { decodeProtobuf } from '../../src/emulators/kube/protobuf.js';
-import { labelsMatch, parseFieldSelector, parseLabelSelector } from '../../src/emulators/kube/selectors.js';
-import { ApiError } from '../../src/emulators/kube/status-errors.js';
-import { base64ErrorOffset } from '../../src/emulators/kube/validation.js';
+import { jsonPatch, mergePatch, strategicMergePatch } from '../../emulators/kube/patch.js';
+import { decodeProtobuf } from '../../emulators/kube/protobuf.js';
+import { labelsMatch, parseFieldSelector, parseLabelSelector } from '../../emulators/kube/selectors.js';
+import { ApiError } from '../../emulators/kube/status-errors.js';
+import { base64ErrorOffset } from '../../emulators/kube/validation.js';
 
 describe('base64 checks (Go encoding/json []byte rules)', () => {
   it('accepts padded standard base64 and ignores newlines', () => {

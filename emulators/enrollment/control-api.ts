@@ -3,7 +3,7 @@
  * process (`par-identity emulator`) can be inspected and scripted from shell demos with curl.
  * Its own requests are not logged: they would pollute the log the demo asserts on.
  */
-import { maskSecret } from '../../credentials/index.js';
+import { maskSecret } from '../../src/credentials/index.js';
 import type { FaultStep } from './fault-script.js';
 import { parseScriptRequest } from './fault-script.js';
 import type { Reply } from './reply.js';

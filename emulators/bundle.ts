@@ -3,10 +3,7 @@
 // emulator code (nor demo-runner, nor the known-good enrollment requests) ships inside the product.
 
 export { startDemoReplicas, startDemoRunner } from './demo-runner/index.js';
-export { describeEmulator, startEnrollmentEmulator } from './enrollment/index.js';
-export { helmClusterAgentObjects } from './helm-cluster-agent.js';
-export { labClusterAgent, labShellLines, prepareLab } from './lab.js';
-export { seedNamespaces, startKubeEmulator } from './kube/index.js';
+export { startEmulators } from './run-emulators.js';
 
 /** Present only in this bundle: the build test greps the product bundle for it. */
 export const EMULATOR_BUNDLE_MARKER = 'par-identity-emulator-bundle:6f1c2a';

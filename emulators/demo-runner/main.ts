@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { clusterTargetFromConfig } from '../../kube/cluster-connection.js';
-import { parseKubeconfigFile } from '../../kube/kubeconfig.js';
+import { clusterTargetFromConfig } from '../../src/kube/cluster-connection.js';
+import { parseKubeconfigFile } from '../../src/kube/kubeconfig.js';
 import { type DemoRunner, type DemoRunnerStats, startDemoReplicas } from './demo-runner.js';
 
 // Entry point that starts N demo replicas in one process, for scripts (the demo, the bench):

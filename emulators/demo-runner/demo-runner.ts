@@ -1,7 +1,7 @@
-import { type AgentFlavor, detectPlatform, healthCheckOnce, type HealthCheckInput } from '../../enrollment/index.js';
-import type { ClusterTarget } from '../../kube/cluster-connection.js';
-import { type IdentityWatch, type WatchIdentityOptions, watchIdentity } from '../../reload/index.js';
-import { VERSION } from '../../version.js';
+import { type AgentFlavor, detectPlatform, healthCheckOnce, type HealthCheckInput } from '../../src/enrollment/index.js';
+import type { ClusterTarget } from '../../src/kube/cluster-connection.js';
+import { type IdentityWatch, type WatchIdentityOptions, watchIdentity } from '../../src/reload/index.js';
+import { VERSION } from '../../src/version.js';
 
 // A replica that proves hot reload: it follows the identity Secret with the watcher library and
 // sends a signed-JWT health check to the enrollment emulator every `intervalMs`, signing each call

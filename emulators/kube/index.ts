@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { writePrivateFile } from '../../storage/index.js';
+import { writePrivateFile } from '../../src/storage/index.js';
 import { FaultController } from './faults.js';
 import { defaultKinds, type KindRegistry, keyOf, servedForm } from './kinds.js';
 import { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
