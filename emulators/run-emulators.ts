@@ -17,11 +17,7 @@ export const startEmulators: EmulatorBundle['startEmulators'] = async (options) 
   let closeKube: (() => Promise<void>) | undefined;
   let kubeForLab: Parameters<typeof prepareLab>[1];
   if (options.kube) {
-    // Kubernetes time runs 10× faster than the wall clock so a demo rollout takes seconds.
-    const simulation = options.simulateNodes
-      ? { nodes: Array.from({ length: options.simulateNodes }, (_, i) => ({ name: `node-${i + 1}`, cpu: '2', memory: '4Gi' })), secondMs: 100, tickMs: 100, kubelet: { startDelayMs: 300, readyDelayMs: 400 } }
-      : undefined;
-    const kube = await startKubeEmulator({ port: options.kubePort, ...(simulation ? { simulation } : {}) });
+    const kube = await startKubeEmulator({ port: options.kubePort });
     seedNamespaces(kube, ['default', 'kube-system', 'datadog']);
     // The cluster agent as the Helm chart deploys it, scaled to 0, with the lab's settings (site, keys,
     // cluster name, identity Secret: docs/emulators.md): `rotate-par-identity --agent
@@ -31,7 +27,6 @@ export const startEmulators: EmulatorBundle['startEmulators'] = async (options) 
     closeKube = () => kube.close();
     info.kubeUrl = kube.url;
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);
-    if (simulation) lines.push(`  simulated cluster: ${simulation.nodes.map((n) => n.name).join(', ')} (2 cpu, 4Gi each; 1 Kubernetes second = 100 ms)`);
     if (options.kubeconfigOut) {
       // Written by the caller (the product's own file writer and its errors), not here.
       await options.writeKubeconfig(options.kubeconfigOut, kube.kubeconfig({ token: kube.adminToken, namespace: 'datadog' })).catch(async (err: unknown) => {

@@ -10,7 +10,6 @@ import { Authorizer, type Grant } from './rbac.js';
 import { type DeleteOptions, Registry } from './registry.js';
 import { createRequestHandler, type RecordedRequest } from './server.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
-import { type ClusterSimulation, type ClusterSimulationOptions, startClusterSimulation } from './simulation/index.js';
 import { Store } from './store.js';
 import { clientCaCert, clientCertFor, servingCert } from './tls.js';
 import type { ChangeEvent, KubeObject, PolicyRule } from './types.js';
@@ -20,7 +19,6 @@ export { KUBE_EMULATOR_DNS_NAME } from './tls.js';
 import { WatchHub } from './watch.js';
 
 export type { RecordedRequest } from './server.js';
-export type { ClusterSimulation, ClusterSimulationOptions } from './simulation/index.js';
 export type { KubeObject, PolicyRule } from './types.js';
 
 export interface KubeEmulatorOptions {
@@ -39,12 +37,6 @@ export interface KubeEmulatorOptions {
    */
   tls?: boolean;
   /**
-   * Runs a simulated cluster (nodes, scheduler, kubelets, Deployment/ReplicaSet/DaemonSet/Job
-   * controllers) inside the emulator; `true` for the defaults. Off unless asked for. With it,
-   * the namespaces default and kube-system exist from the start, as in a cluster.
-   */
-  simulation?: boolean | ClusterSimulationOptions;
-  /**
    * Accept client certificates signed by the emulator's client CA (the apiserver's --client-ca-file):
    * the common name is the user, each organisation a group. Off unless asked for (making the CA costs
    * an openssl run). Certificates come from issueClientCertificate().
@@ -62,7 +54,7 @@ export interface KubeEmulator {
   /** Stops listening, ends open watches and cuts remaining connections. Idempotent. */
   close(): Promise<void>;
   /**
-   * Direct store access for test setup and simulated controllers: no authentication, but the
+   * Direct store access for test setup: no authentication, but the
    * same rules as the API (uid, creationTimestamp, resourceVersion, generation, defaults,
    * validation, namespace must exist). Unlike an API create or main-resource update, the
    * status given is kept. Failures throw ApiError carrying the Status the API would answer.
@@ -102,8 +94,6 @@ export interface KubeEmulator {
   kinds: KindRegistry;
   /** Number of watch streams currently open. */
   readonly openWatches: number;
-  /** The cluster simulation running in this emulator (the `simulation` option, or the first startClusterSimulation); close() stops it. */
-  simulation: ClusterSimulation | undefined;
 }
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -175,7 +165,6 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   let closed: Promise<void> | undefined;
 
   const emulator: KubeEmulator = {
-    simulation: undefined,
     url,
     adminToken,
     caCert: cert?.cert,
@@ -189,7 +178,6 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       return hub.size;
     },
     close() {
-      emulator.simulation?.stop();
       closed ??= new Promise<void>((resolve) => {
         hub.endAll();
         server.close(() => resolve());
@@ -242,10 +230,6 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
       return store.subscribe(listener);
     },
   };
-  if (opts.simulation) {
-    seedNamespaces(emulator, ['default']);
-    emulator.simulation = startClusterSimulation(emulator, opts.simulation === true ? {} : opts.simulation);
-  }
   return emulator;
 }
 

@@ -1,6 +1,3 @@
-/** An intstr.IntOrString as JSON carries it: a number, or a string such as "25%". */
-type IntOrString = number | string;
-
 const PERCENT = /^[0-9]+%$/;
 
 /** validation.IsValidPercent's message (apimachinery). */
@@ -27,20 +24,6 @@ export function intOrPercentValue(value: unknown): number {
   if (typeof value === 'number') return Math.trunc(value);
   if (typeof value === 'string' && /^[+-]?\d+$/.test(value)) return Number.parseInt(value, 10);
   return 0;
-}
-
-/**
- * intstr.GetScaledValueFromIntOrPercent: an int as is, a percentage of `total` rounded up or down.
- * Throws for strings that are not percentages, as the Go function returns an error.
- */
-export function scaledValue(value: IntOrString | undefined | null, total: number, roundUp: boolean): number {
-  if (value === undefined || value === null) throw new Error('nil value for IntOrString');
-  if (typeof value === 'number') return Math.trunc(value);
-  if (!value.endsWith('%')) throw new Error(`invalid value for IntOrString: invalid type: string is not a percentage`);
-  const n = Number(value.slice(0, -1));
-  if (!Number.isInteger(n)) throw new Error(`invalid value for IntOrString: invalid value ${JSON.stringify(value)}`);
-  const exact = (n * total) / 100;
-  return roundUp ? Math.ceil(exact) : Math.floor(exact);
 }
 
 /**

@@ -116,7 +116,7 @@ export function servedForm(info: KindInfo, obj: KubeObject): KubeObject {
   return info.storage ? info.storage.fromStorage(obj) : obj;
 }
 
-/** The kinds our product and the planned cluster simulation touch. Field labels follow each kind's GetAttrs in the apiserver. */
+/** The kinds the product and the lab touch. Field labels follow each kind's GetAttrs in the apiserver. */
 export function defaultKinds(): KindRegistry {
   const r = new KindRegistry();
   r.register({

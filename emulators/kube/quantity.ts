@@ -21,8 +21,3 @@ export function milliValue(text: unknown): number {
   return v === undefined ? 0 : Math.ceil(v * 1000 - 1e-9);
 }
 
-/** Quantity.Value(): rounded up to a whole unit. */
-export function wholeValue(text: unknown): number {
-  const v = parseQuantity(text);
-  return v === undefined ? 0 : Math.ceil(v - 1e-9);
-}

@@ -21,7 +21,7 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** 'status' for the /status subresource. */
   subresource?: string;
-  /** Direct store writes (test setup, simulated controllers) keep the status they are given. */
+  /** Direct store writes (test setup) keep the status they are given. */
   trusted?: boolean;
   /** The fieldValidation query parameter: Strict rejects unknown fields, Warn reports them, Ignore drops them. */
   fieldValidation?: string;
@@ -37,7 +37,7 @@ export interface DeleteOptions {
    * terminationGracePeriodSeconds; 0 removes it at once (what a kubelet sends when it is done).
    */
   gracePeriodSeconds?: number;
-  /** Foreground and Background both leave dependents to the garbage collector (a simulation's, if any). */
+  /** Foreground and Background both leave dependents to a garbage collector (the emulator runs none). */
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   /** The deprecated form of propagationPolicy: Orphan. */
   orphanDependents?: boolean;
@@ -177,7 +177,7 @@ export class Registry {
     applyDefaults(info, obj);
     prepareTemplateGeneration(info, obj);
     generateJobSelector(info, obj);
-    // Trusted writers (simulated controllers, test setup) may seed a status; otherwise it starts as the apiserver sets it.
+    // Trusted writers (test setup, test fixtures) may seed a status; otherwise it starts as the apiserver sets it.
     if (!(opts.trusted && obj['status'] !== undefined)) prepareForCreate(info, obj);
     validate(info, obj);
     this.admitNamespace(info, obj);

@@ -182,10 +182,6 @@ export class FieldError {
   }
 }
 
-export function isApiError(e: unknown): e is ApiError {
-  return e instanceof ApiError;
-}
-
 /** The apiserver's answer for a path no resource is served at. */
 export function notFoundPath(): ApiError {
   return failure(404, 'NotFound', 'the server could not find the requested resource');

@@ -266,7 +266,7 @@ export function statusOnly(next: KubeObject, old: KubeObject): KubeObject {
 }
 
 /** The annotation apps/v1 DaemonSets carry their (internal) spec.templateGeneration in. */
-export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
+const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
 
 /**
  * What the registry strategies set on every create and main-resource update regardless of who

@@ -2,7 +2,7 @@ import type { CredentialsOptions } from '../commands/credentials.js';
 import type { EmulatorOptions } from '../commands/emulator.js';
 import { cfgpathFlag, configOptions, extraCfgFlag, OUTPUT_FLAGS, outputOptions, PROFILE_FLAG } from './shared-flags.js';
 import type { CommandSpec } from './spec.js';
-import { countParser, portParser } from './value-parsers.js';
+import { portParser } from './value-parsers.js';
 
 // Commands around the rotation: keys in the OS keychain, and the emulators for labs and tests.
 
@@ -45,11 +45,10 @@ export const emulator: CommandSpec<EmulatorOptions> = {
     { flags: '--kube', help: 'also start the Kubernetes API emulator' },
     { flags: '--kube-port <n>', help: 'Kubernetes API emulator port', default: '0', parse: portParser('--kube-port') },
     { flags: '--kubeconfig-out <path>', help: 'write an admin kubeconfig for the Kubernetes API emulator here' },
-    { flags: '--simulate <nodes>', option: 'simulateNodes', help: 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', default: '0', parse: countParser('--simulate', 1000) },
     ...OUTPUT_FLAGS,
   ],
   examples: [
-    { what: 'A lab: both emulators and a 3-node simulated cluster', command: 'par-identity emulator --kube --simulate 3 --kubeconfig-out ./kubeconfig' },
+    { what: 'A lab: both emulators and an admin kubeconfig for kubectl', command: 'par-identity emulator --kube --kubeconfig-out ./kubeconfig' },
   ],
   run: {
     load: () => import('../commands/emulator.js'),
@@ -58,7 +57,6 @@ export const emulator: CommandSpec<EmulatorOptions> = {
       port: Number(raw.port),
       kube: Boolean(raw.kube),
       kubePort: Number(raw.kubePort),
-      simulateNodes: Number(raw.simulateNodes),
       ...(raw.kubeconfigOut ? { kubeconfigOut: raw.kubeconfigOut as string } : {}),
     }),
   },

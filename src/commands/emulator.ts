@@ -10,8 +10,6 @@ export interface EmulatorOptions extends OutputOptions {
   kube: boolean;
   kubePort: number;
   kubeconfigOut?: string;
-  /** Nodes of a simulated cluster (scheduler, controllers, kubelets); 0 = API only. */
-  simulateNodes: number;
 }
 
 /**

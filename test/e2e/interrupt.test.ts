@@ -12,7 +12,7 @@ import { type ClusterFixture, clusterFixture, SECRET } from './cluster-fixture.j
 import { interruptAt } from './interrupt-at.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 import { startCli } from './run-cli.js';
-import { clusterWithRunner } from './simulated-runner.js';
+import { clusterWithRunner } from './runner-cluster.js';
 
 // SIGINT/SIGTERM end a run truthfully (issue 23, "Bounded in time, truthful when interrupted"): the
 // run is stopped by SIGSTOP at a named boundary (PAR_IDENTITY_FAILPOINT=<point>:stop), the test sends

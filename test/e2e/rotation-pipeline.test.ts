@@ -7,7 +7,7 @@ import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';
 import { type CliRun, runCli } from './run-cli.js';
-import { clusterWithRunner } from './simulated-runner.js';
+import { clusterWithRunner } from './runner-cluster.js';
 
 // The step order every rotation goes through (issue 12): roll out only after a verification that
 // passed, one cluster connection for the Secret and the rollout, and dry runs that fail for every

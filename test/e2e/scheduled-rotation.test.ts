@@ -10,6 +10,7 @@ import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-ru
 import { spawnSync } from 'node:child_process';
 import { helmClusterAgentObjects } from '../../emulators/helm-cluster-agent.js';
 import { BIN, type CliRun, runCli } from './run-cli.js';
+import { storedDeploymentRollouts } from './stored-deployment.js';
 
 // deploy/rotation-cronjob.yaml for real: applied with kubectl to the emulator, then the CronJob's own
 // command (its args, no env: every setting comes from the cluster agent's Helm-layout Deployment) run
@@ -35,7 +36,7 @@ let podRoot: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'par-cron-'));
   [kube, enrollment] = await Promise.all([
-    startKubeEmulator({ simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } } }),
+    startKubeEmulator(),
     startEnrollmentEmulator(),
   ]);
   seedNamespaces(kube, [NS]);
@@ -57,6 +58,9 @@ beforeEach(async () => {
   kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: '11111111-2222-3333-4444-555555555555' } } as KubeObject);
   // The cluster agent as the Helm chart deploys it, with its keys Secret `datadog-secret`.
   for (const obj of helmClusterAgentObjects({ namespace: NS, clusterName: 'my-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: enrollment.url, replicas: 1 })) kube.createObject(obj as KubeObject);
+  // Its rollouts finish with stored Pods (the emulator runs no controllers; the real CronJob run, its
+  // Job and Pods: test/cluster/deploy.cluster.test.ts).
+  storedDeploymentRollouts(kube, NS, 'datadog-cluster-agent');
   // The ServiceAccount's token: what it may do is what the applied Role grants.
   kube.addToken('cron-token', { user: `system:serviceaccount:${NS}:${SA}`, rules: [] });
   saKubeconfig = join(dir, 'sa.kubeconfig');

@@ -1,17 +1,17 @@
 import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { agreeingAgent, clusterAgentDeployment } from './cluster-fixture.js';
+import { storedDeploymentRollouts } from './stored-deployment.js';
 
-// A simulated cluster with one node and a one-replica `par` Deployment whose Pods become ready
-// quickly: what the rotation-pipeline and API tests roll out onto.
+// The Kubernetes emulator with a one-replica `par` Deployment whose rollouts finish a moment after
+// each restart (stored Pods, test/e2e/stored-deployment.ts): what the rotation-pipeline and API
+// tests roll out onto.
 
 /**
  * `agent`: the cluster agent runs with these settings (the Helm layout, its keys in KEYS_SECRET): a
  * local -c that states the same agrees with it (docs/configuration.md, "The running agent's settings").
  */
 export async function clusterWithRunner(namespaces: string[], namespace: string, agent?: { enrollmentUrl: string; env?: Record<string, unknown>[] }): Promise<KubeEmulator> {
-  const kube = await startKubeEmulator({
-    simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } },
-  });
+  const kube = await startKubeEmulator();
   seedNamespaces(kube, namespaces);
   // Off-cluster, the cluster agent's labelled Deployment is what places its cluster id (docs/protocol.md §6c).
   if (agent) for (const object of agreeingAgent(namespace, agent.enrollmentUrl, agent.env ? { env: agent.env } : {})) kube.createObject(object);
@@ -29,5 +29,6 @@ export async function clusterWithRunner(namespaces: string[], namespace: string,
       },
     },
   } as KubeObject);
+  storedDeploymentRollouts(kube, namespace, 'par');
   return kube;
 }
