@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { decodeProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
 import { badRequest, failure } from './status-errors.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -30,8 +29,15 @@ export function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
 }
 
+/**
+ * JSON or YAML bodies only: the fake speaks no protobuf, which kubectl's typed `create` subcommands
+ * send; they get the apiserver's 415 for an unknown format.
+ */
 export function parseBody(buf: Buffer, type: string): unknown {
-  if (type === PROTOBUF_MEDIA_TYPE) return buf.length === 0 ? undefined : decodeProtobuf(buf);
+  if (buf.length === 0) return undefined;
+  if (!(type === 'application/json' || type.includes('yaml') || type.endsWith('+json'))) {
+    throw failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
+  }
   const text = buf.toString('utf8');
   if (text.trim() === '') return undefined;
   try {

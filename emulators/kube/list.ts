@@ -4,7 +4,6 @@ import { apiVersionOf, type KindInfo, keyOf } from './kinds.js';
 import { type FieldRequirement, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { badRequest, expired, failure, tooLargeResourceVersion } from './status-errors.js';
 import type { Store } from './store.js';
-import { toTable, wantsTable } from './tables.js';
 import type { KubeObject } from './types.js';
 import { selects, withTypeMeta } from './watch.js';
 
@@ -45,7 +44,6 @@ export function serveList(
   q: URLSearchParams,
   info: KindInfo,
   namespace: string | undefined,
-  accept: string | undefined,
 ): void {
   const fields = parseFieldSelector(q.get('fieldSelector'));
   checkFieldSelector(info, fields);
@@ -87,12 +85,6 @@ export function serveList(
     metadata['continue'] = encodeContinue({ rv: atRv, start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` });
     metadata['remainingItemCount'] = items.length - limit;
     items = items.slice(0, limit);
-  }
-  if (wantsTable(accept)) {
-    const table = toTable(info, items.map((o) => withTypeMeta(info, o)), { includeObject: q.get('includeObject') ?? 'Metadata' });
-    table['metadata'] = metadata;
-    sendJson(res, 200, table);
-    return;
   }
   sendJson(res, 200, {
     kind: `${info.kind}List`,

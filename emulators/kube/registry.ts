@@ -12,7 +12,7 @@ import {
   statusSuccess,
 } from './status-errors.js';
 import type { Store } from './store.js';
-import { applyDefaults, generateJobSelector, keepStatus, prepareForCreate, prepareTemplateGeneration, statusOnly } from './strategy.js';
+import { applyDefaults, keepStatus, prepareForCreate, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
 import { checkMicroTimes } from './event-versions.js';
 import { checkSecretEncoding, unknownFields, validate } from './validation.js';
@@ -32,25 +32,8 @@ export interface WriteOptions {
 export interface DeleteOptions {
   dryRun?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
-  /**
-   * Pods only: seconds before a bound Pod may be removed. Unset means the Pod's
-   * terminationGracePeriodSeconds; 0 removes it at once (what a kubelet sends when it is done).
-   */
-  gracePeriodSeconds?: number;
-  /** Foreground and Background both leave dependents to a garbage collector (the emulator runs none). */
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  /** The deprecated form of propagationPolicy: Orphan. */
-  orphanDependents?: boolean;
-}
-
-/**
- * Whether a delete orphans the object's dependents. Unset, it is the kind's default: batch/v1
- * Jobs keep their Pods (the job strategy's OrphanDependents, for compatibility), all else cascades.
- */
-function orphansDependents(info: KindInfo, opts: DeleteOptions): boolean {
-  if (opts.propagationPolicy !== undefined) return opts.propagationPolicy === 'Orphan';
-  if (opts.orphanDependents !== undefined) return opts.orphanDependents;
-  return info.group === 'batch' && info.kind === 'Job';
+  // gracePeriodSeconds and propagationPolicy are accepted and ignored: with no kubelet and no garbage
+  // collector, a delete removes the object at once and leaves its dependents where they are.
 }
 
 interface DeleteResult {
@@ -175,8 +158,6 @@ export class Registry {
     if (info.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     applyDefaults(info, obj);
-    prepareTemplateGeneration(info, obj);
-    generateJobSelector(info, obj);
     // Trusted writers (test setup, test fixtures) may seed a status; otherwise it starts as the apiserver sets it.
     if (!(opts.trusted && obj['status'] !== undefined)) prepareForCreate(info, obj);
     validate(info, obj);
@@ -220,7 +201,6 @@ export class Registry {
       next.metadata.namespace = old.metadata.namespace;
       if (!info.namespaced) delete next.metadata.namespace;
       applyDefaults(info, next);
-      prepareTemplateGeneration(info, next, old);
       if (!opts.trusted) keepStatus(info, next, old);
     }
     // System-owned metadata always comes from the stored object.
@@ -272,10 +252,6 @@ export class Registry {
       );
     }
     const key = keyOf(info);
-    if (info.kind === 'Pod') {
-      const grace = podGracePeriod(old, opts.gracePeriodSeconds);
-      if (grace > 0) return this.deleteGracefully(info, old, grace, opts);
-    }
     if ((old.metadata.finalizers ?? []).length > 0) {
       // Finalizers hold the object: it only gets a deletionTimestamp until they are removed.
       if (old.metadata.deletionTimestamp && (old.metadata.deletionGracePeriodSeconds ?? 0) === 0) return { body: old, deleted: false };
@@ -290,7 +266,6 @@ export class Registry {
     }
     if (!opts.dryRun) {
       if (info.kind === 'Namespace') this.purgeNamespace(name);
-      else if (orphansDependents(info, opts)) this.orphanDependents(old);
       this.store.commit(key, 'DELETED', old);
     }
     if (info.returnDeletedObject) return { body: old, deleted: true };
@@ -305,41 +280,6 @@ export class Registry {
     };
   }
 
-  /**
-   * Graceful deletion (pod strategy BeforeDelete): the Pod gets a deletionTimestamp grace seconds
-   * ahead and stays, Terminating, until its kubelet deletes it with grace 0. A second delete may
-   * only shorten the grace period.
-   */
-  private deleteGracefully(info: KindInfo, old: KubeObject, grace: number, opts: DeleteOptions): DeleteResult {
-    const current = old.metadata.deletionGracePeriodSeconds;
-    if (old.metadata.deletionTimestamp && current !== undefined && current <= grace) return { body: old, deleted: false };
-    const marked = structuredClone(old);
-    marked.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    marked.metadata.deletionGracePeriodSeconds = grace;
-    if (!old.metadata.deletionTimestamp && info.tracksGeneration) marked.metadata.generation = (old.metadata.generation ?? 1) + 1;
-    if (opts.dryRun) return { body: marked, deleted: false };
-    return { body: this.store.commit(keyOf(info), 'MODIFIED', marked), deleted: false };
-  }
-
-  /**
-   * Stands in for the garbage collector's orphan finalizer: every object that names `owner` among
-   * its ownerReferences loses that reference, so nothing collects it once the owner is gone.
-   */
-  private orphanDependents(owner: KubeObject): void {
-    const uid = owner.metadata.uid;
-    for (const info of this.kinds.all()) {
-      if (!info.stored || info.storage) continue;
-      for (const obj of this.store.list(keyOf(info), owner.metadata.namespace)) {
-        const refs = obj.metadata.ownerReferences ?? [];
-        if (!refs.some((r) => r['uid'] === uid)) continue;
-        const next = structuredClone(obj);
-        next.metadata.ownerReferences = refs.filter((r) => r['uid'] !== uid);
-        if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
-        this.store.commit(keyOf(info), 'MODIFIED', next);
-      }
-    }
-  }
-
   /** Stands in for the namespace controller, which empties a namespace before it goes away. */
   private purgeNamespace(namespace: string): void {
     for (const info of this.kinds.all()) {
@@ -349,17 +289,4 @@ export class Registry {
       }
     }
   }
-}
-
-/**
- * The pod strategy's CheckGracefulDelete: the requested grace period or the Pod's own, but 0 for
- * a Pod that is not bound to a node or has already terminated; negative values become 1.
- */
-function podGracePeriod(pod: KubeObject, requested: number | undefined): number {
-  const spec = (pod['spec'] ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
-  const phase = (pod['status'] as { phase?: string } | undefined)?.phase;
-  let period = requested ?? spec.terminationGracePeriodSeconds ?? 0;
-  if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') period = 0;
-  if (period < 0) period = 1;
-  return period;
 }

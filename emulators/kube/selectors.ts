@@ -139,22 +139,6 @@ function unescapeValue(v: string): string {
   return v.replace(/\\(.)/g, '$1');
 }
 
-/** A metav1.LabelSelector (matchLabels and matchExpressions). */
-export interface LabelSelectorSpec {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
-}
-
-/** metav1.LabelSelectorAsSelector + Matches. An empty selector matches everything. */
-export function labelSelectorMatches(selector: LabelSelectorSpec, labels: Record<string, string> | undefined): boolean {
-  const reqs: LabelRequirement[] = Object.entries(selector.matchLabels ?? {}).map(([key, v]) => ({ key, op: '=', values: [v] }));
-  for (const e of selector.matchExpressions ?? []) {
-    const op = e.operator === 'In' ? 'in' : e.operator === 'NotIn' ? 'notin' : e.operator === 'Exists' ? 'exists' : '!';
-    reqs.push({ key: e.key, op, values: e.values ?? [] });
-  }
-  return labelsMatch(reqs, labels);
-}
-
 export function parseFieldSelector(text: string | null | undefined): FieldRequirement[] {
   if (!text) return [];
   const out: FieldRequirement[] = [];

@@ -12,10 +12,9 @@ import type { DeleteOptions, Registry, WriteOptions } from './registry.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { applyScale, toScale } from './scale.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import { ApiError, badRequest, FieldError, failure, forbidden, internalError, invalid, notFoundPath, unauthorized } from './status-errors.js';
+import { ApiError, badRequest, failure, forbidden, internalError, notFoundPath, unauthorized } from './status-errors.js';
 import type { Store } from './store.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
-import { toTable, wantsTable } from './tables.js';
 import { createTokenRequest } from './token-request.js';
 import type { KubeObject } from './types.js';
 import { selects, serveWatch, type WatchHub, withTypeMeta } from './watch.js';
@@ -275,31 +274,23 @@ async function serveResource(
   }
   if (ri.subresource && !(ri.subresource === 'status' && info.hasStatus)) throw notFoundPath();
   const name = ri.pathName;
-  const accept = req.headers.accept;
   const dryRun = dryRunOf(q.getAll('dryRun'));
 
   switch (ri.verb) {
     case 'get': {
       if (!name) throw notFoundPath();
-      const obj = withTypeMeta(info, ctx.registry.get(info, namespace, name));
-      if (wantsTable(accept)) {
-        sendJson(res, 200, toTable(info, [obj], { includeObject: q.get('includeObject') ?? 'Metadata', resourceVersion: obj.metadata.resourceVersion }));
-        return;
-      }
-      sendJson(res, 200, obj);
+      // JSON only, never a Table (kubectl then prints its own columns): the fake serves what clients decode.
+      sendJson(res, 200, withTypeMeta(info, ctx.registry.get(info, namespace, name)));
       return;
     }
     case 'list':
-      return serveList(ctx.store, res, q, info, namespace, accept);
+      return serveList(ctx.store, res, q, info, namespace);
     case 'watch': {
       const fields = parseFieldSelector(q.get('fieldSelector'));
       if (ri.verbViaPath && name) fields.push({ field: 'metadata.name', op: '=', value: name });
       checkFieldSelector(info, fields);
       const labels = parseLabelSelector(q.get('labelSelector'));
       const timeout = q.get('timeoutSeconds');
-      const table = wantsTable(accept);
-      let first = true;
-      const includeObject = q.get('includeObject') ?? 'Metadata';
       serveWatch(
         ctx.store,
         ctx.hub,
@@ -313,12 +304,6 @@ async function serveResource(
           allowBookmarks: ['true', '1'].includes(q.get('allowWatchBookmarks') ?? ''),
           timeoutSeconds: timeout ? Number(timeout) : undefined,
           sendInitialEvents: ['true', '1'].includes(q.get('sendInitialEvents') ?? ''),
-          render: (obj) => {
-            if (!table) return obj;
-            const t = toTable(info, [obj], { includeObject, resourceVersion: obj.metadata.resourceVersion, withColumns: first });
-            first = false;
-            return t;
-          },
         },
         ctx.bookmarkIntervalMs,
       );
@@ -341,7 +326,6 @@ async function serveResource(
       return servePatch(ctx, req, res, info, namespace, name, ri.subresource, { dryRun, ...validationOpts(q, res) });
     case 'delete': {
       const opts = deleteOptions(parseBody(await readBody(req), mediaType(req)), q, dryRun);
-      warnOrphaningDefault(info, opts, res);
       const result = ctx.registry.delete(info, namespace, name, opts);
       const body = result.body.kind === 'Status' ? result.body : withTypeMeta(info, result.body as KubeObject);
       sendJson(res, 200, body);
@@ -349,7 +333,6 @@ async function serveResource(
     }
     case 'deletecollection': {
       const opts = deleteOptions(parseBody(await readBody(req), mediaType(req)), q, dryRun);
-      warnOrphaningDefault(info, opts, res);
       const fields = parseFieldSelector(q.get('fieldSelector'));
       checkFieldSelector(info, fields);
       const labels = parseLabelSelector(q.get('labelSelector'));
@@ -435,15 +418,6 @@ function validationOpts(q: URLSearchParams, res: ServerResponse): { fieldValidat
   };
 }
 
-/** The job registry's warning when a Job delete leaves the propagation to batch/v1's orphaning default. */
-function warnOrphaningDefault(info: KindInfo, opts: DeleteOptions, res: ServerResponse): void {
-  if (info.kind !== 'Job' || opts.propagationPolicy !== undefined || opts.orphanDependents !== undefined) return;
-  const text = 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning';
-  res.appendHeader('Warning', `299 - ${JSON.stringify(text)}`);
-}
-
-const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'];
-
 function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): DeleteOptions {
   const opts: DeleteOptions = { dryRun };
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
@@ -452,25 +426,6 @@ function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): Dele
   const uid = (pre['uid'] as string | undefined) ?? q.get('preconditions.uid') ?? undefined;
   const rv = (pre['resourceVersion'] as string | undefined) ?? q.get('preconditions.resourceVersion') ?? undefined;
   if (uid || rv) opts.preconditions = { ...(uid ? { uid } : {}), ...(rv ? { resourceVersion: rv } : {}) };
-  const grace = b['gracePeriodSeconds'] ?? q.get('gracePeriodSeconds') ?? undefined;
-  if (grace !== undefined && grace !== null && grace !== '') {
-    const n = Number(grace);
-    if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(grace)}`);
-    opts.gracePeriodSeconds = n;
-  }
-  const policy = b['propagationPolicy'] ?? q.get('propagationPolicy') ?? undefined;
-  const orphan = b['orphanDependents'] ?? q.get('orphanDependents') ?? undefined;
-  // ValidateDeleteOptions.
-  const errs: FieldError[] = [];
-  if (policy !== undefined && policy !== null && orphan !== undefined && orphan !== null) {
-    errs.push(new FieldError('FieldValueInvalid', 'propagationPolicy', 'orphanDependents and deletionPropagation cannot be both set', String(policy)));
-  }
-  if (policy !== undefined && policy !== null && !PROPAGATION_POLICIES.includes(String(policy))) {
-    errs.push(new FieldError('FieldValueNotSupported', 'propagationPolicy', 'supported values: "Foreground", "Background", "Orphan", "nil"', String(policy)));
-  }
-  if (errs.length > 0) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', errs);
-  if (policy !== undefined && policy !== null) opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  if (orphan !== undefined && orphan !== null) opts.orphanDependents = orphan === true || orphan === 'true';
   return opts;
 }
 

@@ -128,22 +128,6 @@ export function statusSuccess(details: StatusDetails): Status & { status: 'Succe
   };
 }
 
-/** A bad value that prints as Go does (%#v of a struct), not as a quoted string. */
-export class GoValue {
-  constructor(private readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
-}
-
-/** %#v of a map[string]string: keys sorted, as fmt prints maps. */
-export function goStringMap(m: Record<string, string> | undefined): GoValue {
-  const entries = Object.keys(m ?? {})
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(m![k])}`);
-  return new GoValue(`map[string]string{${entries.join(', ')}}`);
-}
-
 /** One field.Error, rendered like apimachinery's field.Error.Error(). */
 export class FieldError {
   constructor(

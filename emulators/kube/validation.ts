@@ -1,9 +1,6 @@
-import { validateAppsStrategy } from './apps-validation.js';
 import { CORE_EVENT_FIELDS, EVENTS_V1_FIELDS, validateEvent } from './event-versions.js';
-import { validateCronJob, validateJob } from './batch-validation.js';
 import { validateRbac } from './rbac-objects.js';
 import type { KindInfo } from './kinds.js';
-import { labelsMatch } from './selectors.js';
 import { badRequest, FieldError, invalid } from './status-errors.js';
 import type { KubeObject } from './types.js';
 
@@ -107,53 +104,6 @@ function secretSize(data: Record<string, string>): number {
   return total;
 }
 
-function selectorOf(obj: KubeObject): { matchLabels?: Record<string, string> } | undefined {
-  const spec = obj['spec'] as Record<string, unknown> | undefined;
-  return spec?.['selector'] as { matchLabels?: Record<string, string> } | undefined;
-}
-
-function validateWorkload(obj: KubeObject, old: KubeObject | undefined, errs: FieldError[]): void {
-  const spec = (obj['spec'] ?? {}) as Record<string, unknown>;
-  const selector = selectorOf(obj);
-  if (!selector || (!selector.matchLabels && !(selector as Record<string, unknown>)['matchExpressions'])) {
-    errs.push(new FieldError('FieldValueRequired', 'spec.selector', ''));
-  }
-  const template = (spec['template'] ?? {}) as { metadata?: { labels?: Record<string, string> } };
-  const labels = template.metadata?.labels;
-  if (selector?.matchLabels) {
-    const reqs = Object.entries(selector.matchLabels).map(([key, v]) => ({ key, op: '=' as const, values: [v] }));
-    if (!labelsMatch(reqs, labels)) {
-      errs.push(
-        new FieldError('FieldValueInvalid', 'spec.template.metadata.labels', '`selector` does not match template `labels`', labels ?? {}),
-      );
-    }
-  }
-  const replicas = spec['replicas'];
-  if (replicas !== undefined && (typeof replicas !== 'number' || replicas < 0 || !Number.isInteger(replicas))) {
-    errs.push(new FieldError('FieldValueInvalid', 'spec.replicas', 'must be greater than or equal to 0', replicas as number));
-  }
-  if (old && JSON.stringify(selectorOf(old)) !== JSON.stringify(selector)) {
-    errs.push(new FieldError('FieldValueInvalid', 'spec.selector', 'field is immutable', JSON.stringify(selector)));
-  }
-}
-
-function validatePod(obj: KubeObject, old: KubeObject | undefined, errs: FieldError[]): void {
-  const spec = obj['spec'] as Record<string, unknown> | undefined;
-  const containers = spec?.['containers'];
-  if (!Array.isArray(containers) || containers.length === 0) {
-    errs.push(new FieldError('FieldValueRequired', 'spec.containers', ''));
-  } else {
-    containers.forEach((c: Record<string, unknown>, i) => {
-      if (!c?.['name']) errs.push(new FieldError('FieldValueRequired', `spec.containers[${i}].name`, ''));
-      if (!c?.['image']) errs.push(new FieldError('FieldValueRequired', `spec.containers[${i}].image`, ''));
-    });
-  }
-  const oldNode = (old?.['spec'] as Record<string, unknown> | undefined)?.['nodeName'];
-  if (old && oldNode && oldNode !== spec?.['nodeName']) {
-    errs.push(new FieldError('FieldValueForbidden', 'spec', 'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'));
-  }
-}
-
 /** Validation after defaulting, as the registry strategies' Validate / ValidateUpdate do. */
 export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): void {
   const errs: FieldError[] = [];
@@ -193,25 +143,18 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
       }
       break;
     }
+    // Workloads (Deployment, DaemonSet, ReplicaSet, ControllerRevision, Pod, Job, CronJob) are stored
+    // as written: their validation is the real apiserver's, tested on the real control plane.
     case 'Deployment':
     case 'DaemonSet':
-      validateWorkload(obj, old, errs);
-      validateAppsStrategy(info.kind, obj, errs);
-      break;
     case 'ReplicaSet':
-      validateWorkload(obj, old, errs);
-      break;
+    case 'ControllerRevision':
     case 'Pod':
-      validatePod(obj, old, errs);
+    case 'Job':
+    case 'CronJob':
       break;
     case 'Event':
       validateEvent(obj, info.group === 'events.k8s.io', errs);
-      break;
-    case 'Job':
-      validateJob(obj, old, errs);
-      break;
-    case 'CronJob':
-      validateCronJob(obj, errs);
       break;
     default:
       validateRbac(info.kind, obj, old, errs);

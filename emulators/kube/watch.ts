@@ -14,8 +14,6 @@ interface WatchRequest {
   allowBookmarks: boolean;
   timeoutSeconds?: number;
   sendInitialEvents?: boolean;
-  /** Turns each event's object into what goes on the wire (e.g. a Table row). */
-  render: (obj: KubeObject) => unknown;
 }
 
 type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -110,7 +108,7 @@ export function serveWatch(store: Store, hub: WatchHub, res: ServerResponse, w: 
     res.write(`${JSON.stringify({ type, object })}\n`);
   };
   const sendObject = (type: WatchEventType, obj: KubeObject): void => {
-    send(type, w.render(withTypeMeta(w.info, obj)));
+    send(type, withTypeMeta(w.info, obj));
     lastRv = Math.max(lastRv, Number(obj.metadata.resourceVersion ?? 0));
   };
   const bookmark = (annotations?: Record<string, string>): void => {

@@ -9,6 +9,7 @@ import { helmClusterAgentObjects } from '../../emulators/helm-cluster-agent.js';
 import { decodeIdentity } from '../../src/identity/index.js';
 import { BIN, runCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld } from './agent-world.js';
+import { canI } from '../emulators/access-review.js';
 import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster, issueToken, workloadsRun } from './test-cluster.js';
 
 // deploy/rotation-cronjob.yaml as an operator installs it: applied server-side with strict field
@@ -179,8 +180,8 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
       // RBAC changes reach the authorizer through its informer: wait until can-i says no.
       await eventually(async () => {
         const object = { secrets: `secrets/${IDENTITY}`, configmaps: 'configmaps/datadog-cluster-id', deployments: `deployments/${AGENT}`, pods: 'pods' }[resource];
-        const r = await cluster.kubectl(['auth', 'can-i', verb, object, '-n', w.ns, '--as', `system:serviceaccount:${w.ns}:${ROTATOR}`]);
-        return r.stdout.trim() === 'no';
+        const run = (args: string[], stdin: string) => cluster.kubectl(args, { stdin });
+        return (await canI(run, verb, object, { namespace: w.ns, as: `system:serviceaccount:${w.ns}:${ROTATOR}` })) === 'no';
       }, `RBAC without ${verb} ${resource}`);
       await ageIdentity();
       const calls = w.enrollCalls();

@@ -36,7 +36,7 @@ function settle(kube: KubeEmulator, namespace: string, name: string, newPodsRead
   const selector = d.spec.selector.matchLabels as Record<string, string>;
   const ours = kube.listObjects('v1', 'Pod', namespace).filter((p) => Object.entries(selector).every(([k, v]) => p.metadata.labels?.[k] === v));
   const old = ours.filter((p) => p.metadata.labels?.['pod-template-hash'] !== hash);
-  if (newPodsReady) for (const pod of old) kube.deleteObject('v1', 'Pod', namespace, pod.metadata.name!, { gracePeriodSeconds: 0 });
+  if (newPodsReady) for (const pod of old) kube.deleteObject('v1', 'Pod', namespace, pod.metadata.name!);
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   for (let i = ours.filter((p) => p.metadata.labels?.['pod-template-hash'] === hash).length; i < replicas; i++) {
     kube.createObject({
