@@ -247,6 +247,47 @@ describe('rollout of a Deployment', () => {
     expect(deploy().metadata.generation).toBe(generation);
   });
 
+  it('DaemonSet: --fallback without node rights is refused before any change, naming the ClusterRole', async () => {
+    // A DaemonSet as its controller leaves it on n1..n3, stored: the refusal comes before any change.
+    const ds = emu.createObject({
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'par', namespace: NS },
+      spec: { selector: { matchLabels: { app: 'par' } }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
+      status: { observedGeneration: 1, desiredNumberScheduled: 3, currentNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3 },
+    } as KubeObject);
+    for (const node of ['n1', 'n2', 'n3']) {
+      emu.createObject({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `par-${node}`, namespace: NS, labels: { app: 'par', 'controller-revision-hash': 'r1' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'par', uid: ds.metadata.uid, controller: true }] },
+        spec: { nodeName: node, containers: [container()] },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+      } as KubeObject);
+    }
+    const generation = ds.metadata.generation;
+    const limited = join(dir, 'ds-role.kubeconfig');
+    emu.addToken('ds-role', {
+      user: `system:serviceaccount:${NS}:rollout`,
+      namespace: NS,
+      rules: [
+        { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['par'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'patch', 'delete'] },
+      ],
+    });
+    await emu.writeKubeconfig(limited, { token: 'ds-role', namespace: NS });
+    const run = await runCli(['rollout', 'daemonset/par', '--fallback', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(10);
+    expect(run.stderr).toContain('error[FALLBACK_UNAVAILABLE]');
+    expect(run.stderr).toContain('par-identity-rollout-capacity');
+    expect(emu.getObject('apps/v1', 'DaemonSet', NS, 'par')!.metadata.generation).toBe(generation);
+    // --check with the same token says what it could not check.
+    const check = await runCli(['rollout', 'daemonset/par', '--check', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain('[CAPACITY_UNCHECKED]');
+    expect(check.stdout).toContain('no list on nodes');
+  });
+
   it('a missing workload is WORKLOAD_MISSING, exit 10, in both modes', async () => {
     for (const json of [false, true]) {
       const run = await rollout('deployment/nope', ...(json ? ['--json'] : []));
