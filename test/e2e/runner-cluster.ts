@@ -22,6 +22,8 @@ export async function clusterWithRunner(namespaces: string[], namespace: string,
     metadata: { name: 'par', namespace },
     spec: {
       replicas: 1,
+      // The apiserver's default, stated: the emulator stores a Deployment as written.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
       selector: { matchLabels: { app: 'par' } },
       template: {
         metadata: { labels: { app: 'par' } },

@@ -64,6 +64,8 @@ export function storedDeploymentRollouts(kube: KubeEmulator, namespace: string, 
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
+    // A moment, as a controller and kubelet take (the simulation took about as long): a signal sent as
+    // the restart patch goes out must find the rollout still running.
     setTimeout(() => {
       scheduled = false;
       try {
@@ -71,7 +73,7 @@ export function storedDeploymentRollouts(kube: KubeEmulator, namespace: string, 
       } catch {
         // The emulator closed, or a test changed the object meanwhile: the next change settles it.
       }
-    }, 20);
+    }, 200);
   };
   kube.onChange((event) => {
     const obj = event.object as KubeObject;
