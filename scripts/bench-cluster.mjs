@@ -249,7 +249,7 @@ const openSecretWatches = async () => (await apiserverMetric('apiserver_longrunn
 
 // ------------------------------------------------------------------------------------------- identities
 
-const bundle = await bundleSources('bench-cluster', { identity: 'identity/index.ts' });
+const bundle = await bundleSources('bench-cluster', { identity: 'src/identity/index.ts' });
 const { buildUrn, encodePrivateJwk, generateIdentityKey } = await import(join(bundle, 'identity.js'));
 const k8s = await import('@kubernetes/client-node');
 const b64 = (s) => Buffer.from(s, 'utf8').toString('base64');

@@ -65,7 +65,7 @@ const BIN = opt.bin ? resolve(opt.bin) : join(ROOT, 'bin', 'par-identity.js');
 const DROP_WATCHES_MS = num('drop-watches-seconds') * 1000;
 const SNAPSHOTS = opt['heap-snapshots'] ? resolve(opt['heap-snapshots']) : undefined;
 
-const out = await bundleSources('bench-soak', { 'kube-emulator': 'emulators/kube/index.ts', identity: 'identity/index.ts' });
+const out = await bundleSources('bench-soak', { 'kube-emulator': 'emulators/kube/index.ts', identity: 'src/identity/index.ts' });
 const { startKubeEmulator, seedNamespaces } = await import(join(out, 'kube-emulator.js'));
 const { buildUrn, encodePrivateJwk, generateIdentityKey } = await import(join(out, 'identity.js'));
 

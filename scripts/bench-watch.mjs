@@ -19,11 +19,11 @@ const SECRET = 'private-action-runner-identity';
 const BIN = join(ROOT, 'bin', 'par-identity.js');
 
 const out = await bundleSources('bench-watch', {
-  reload: 'reload/index.ts',
-  kube: 'kube/cluster-connection.ts',
-  kubeconfig: 'kube/kubeconfig.ts',
+  reload: 'src/reload/index.ts',
+  kube: 'src/kube/cluster-connection.ts',
+  kubeconfig: 'src/kube/kubeconfig.ts',
   'kube-emulator': 'emulators/kube/index.ts',
-  identity: 'identity/index.ts',
+  identity: 'src/identity/index.ts',
   'demo-runner': 'emulators/demo-runner/main.ts',
 });
 const { watchIdentity } = await import(join(out, 'reload.js'));

@@ -128,7 +128,7 @@ const [product, emulators] = await Promise.all([
   }),
   build({
     ...productOptions,
-    entryPoints: { emulators: 'src/emulators/bundle.ts' },
+    entryPoints: { emulators: 'emulators/bundle.ts' },
     outdir: 'dist',
     format: 'esm',
     metafile: true,

@@ -1,4 +1,4 @@
-// Bundles TypeScript entry points of src/ into .tmp/<name>/ for scripts that need the library itself
+// Bundles TypeScript entry points of src/ and emulators/ into .tmp/<name>/ for scripts that need the library itself
 // (the watch bench and demo): esbuild, ESM, dependencies left external (resolved from node_modules).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,11 +6,11 @@ import { build } from 'esbuild';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** `entries`: output name → path under src/. Resolves with the output directory. */
+/** `entries`: output name → path from the repository root (src/..., emulators/...). Resolves with the output directory. */
 export async function bundleSources(name, entries) {
   const outdir = join(ROOT, '.tmp', name);
   await build({
-    entryPoints: Object.fromEntries(Object.entries(entries).map(([out, src]) => [out, join(ROOT, 'src', src)])),
+    entryPoints: Object.fromEntries(Object.entries(entries).map(([out, src]) => [out, join(ROOT, src)])),
     outdir,
     bundle: true,
     splitting: true,

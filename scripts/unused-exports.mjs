@@ -1,8 +1,8 @@
-// Lists exports of src/ that no other file imports (src/, test/, scripts/), with the TypeScript
+// Lists exports of src/ and emulators/ that no other file imports (src/, emulators/, test/, scripts/), with the TypeScript
 // checker: imports, re-exports, `(await import(...)).name` and destructured dynamic imports all
 // count. The bundle entries' exports are kept (src/cli.ts: bin/ and scripts/ import them from dist/;
 // src/api.ts and the types it re-exports with `export type *`, src/api/types.ts: the package's API;
-// src/emulators/bundle.ts: `par-identity emulator` and the demo scripts import dist/emulators.js;
+// emulators/bundle.ts: `par-identity emulator` and the demo scripts import dist/emulators.js;
 // src/cli/fast-help.ts: bundled into dist/help.js, which the launcher and the single executable's entry import;
 // src/launcher-error.ts: bundled into dist/launcher-error.js, which the launcher imports on a Node too old).
 // An export that only tests import is reported too ("used only by tests"): either the product uses it,
@@ -19,7 +19,7 @@ const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sy
 const scripts = readdirSync(join(root, 'scripts')).filter((f) => f.endsWith('.mjs')).map((f) => join(root, 'scripts', f));
 const program = ts.createProgram([...config.fileNames, ...scripts], { ...config.options, allowJs: true, checkJs: false });
 const checker = program.getTypeChecker();
-const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'src/emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts'), join(root, 'src/launcher-error.ts')]);
+const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts'), join(root, 'src/launcher-error.ts')]);
 // Command modules are loaded with import() through a typed loader: their `run` is always used.
 const isCommandRun = (file, name) => file.startsWith(join(root, 'src/commands/')) && name === 'run';
 
@@ -63,7 +63,7 @@ for (const sf of program.getSourceFiles().filter(mine)) {
 }
 
 // The emulators are servers for the tests (and `par-identity emulator`): what tests import of them is their purpose.
-const EMULATORS = join(root, 'src/emulators/');
+const EMULATORS = join(root, 'emulators/');
 const FOR_TESTS = /\/\/ exported for tests: \S/;
 
 /** The declaration's own comments, its statement's, or the line right above it say `// exported for tests: <why>`. */
@@ -83,7 +83,7 @@ function justifiedForTests(sf, decl) {
 const unused = [];
 const testsOnly = [];
 for (const sf of program.getSourceFiles().filter(mine)) {
-  if (!sf.fileName.startsWith(join(root, 'src/')) || ENTRIES.has(sf.fileName)) continue;
+  if (!(sf.fileName.startsWith(join(root, 'src/')) || sf.fileName.startsWith(join(root, 'emulators/'))) || ENTRIES.has(sf.fileName)) continue;
   const moduleSymbol = checker.getSymbolAtLocation(sf);
   if (!moduleSymbol) continue;
   for (const exp of checker.getExportsOfModule(moduleSymbol)) {

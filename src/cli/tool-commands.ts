@@ -3,7 +3,7 @@ import type { EmulatorOptions } from '../commands/emulator.js';
 import { countFlag, switchFlag, textFlag, withDefault } from './flag.js';
 import { AGENT_CONFIG_FLAGS, configOptions, OUTPUT_FLAGS, outputOptions, PROFILE } from './shared-flags.js';
 import { choiceArgument, defineCommand } from './spec.js';
-import { countParser, portParser } from './value-parsers.js';
+import { portParser } from './value-parsers.js';
 
 // Commands around the rotation: keys in the OS keychain, and the emulators for labs and tests.
 
@@ -44,11 +44,10 @@ export const emulator = defineCommand({
     kube: switchFlag('--kube', 'also start the Kubernetes API emulator'),
     kubePort: withDefault(countFlag('--kube-port', 'n', 'Kubernetes API emulator port', portParser('--kube-port')), 0),
     kubeconfigOut: textFlag('--kubeconfig-out', 'path', 'write an admin kubeconfig for the Kubernetes API emulator here', { completes: 'file' }),
-    simulateNodes: withDefault(countFlag('--simulate', 'nodes', 'with --kube: simulate a cluster of that many nodes (scheduler, controllers, kubelets)', countParser('--simulate', 1000)), 0),
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: 'A lab: both emulators and a 3-node simulated cluster', command: 'par-identity emulator --kube --simulate 3 --kubeconfig-out ./kubeconfig' },
+    { what: 'A lab: both emulators and an admin kubeconfig for kubectl', command: 'par-identity emulator --kube --kubeconfig-out ./kubeconfig' },
   ],
   run: {
     load: () => import('../commands/emulator.js'),
@@ -57,7 +56,6 @@ export const emulator = defineCommand({
       port: v.port,
       kube: v.kube,
       kubePort: v.kubePort,
-      simulateNodes: v.simulateNodes,
       ...(v.kubeconfigOut ? { kubeconfigOut: v.kubeconfigOut } : {}),
     }),
   },

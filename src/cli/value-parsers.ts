@@ -52,9 +52,6 @@ export function processIdParser(flag: string) {
 /** A TCP port, 0 (any free port) to 65535. */
 export const portParser = (flag: string) => flagParser(flag, 'a port number from 0 to 65535', (value) => (/^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : undefined));
 
-/** A count from 0 to `max`. */
-export const countParser = (flag: string, max: number) => flagParser(flag, `a whole number from 0 to ${max}`, (value) => (/^\d{1,9}$/.test(value) && Number(value) <= max ? Number(value) : undefined));
-
 export const agentVersionParser = flagParser('--agent-version', 'an agent version like 7.66.0 or 7.66.0+commit.abc1234', (value) => (AGENT_VERSION_FORMAT.test(value) ? value : undefined));
 
 /** The text itself once `check` accepts it (the command parses it again where it is used). */

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, request as httpsRequest, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { parse } from 'yaml';
-import { servingCert } from '../../src/emulators/kube/tls.js';
+import { servingCert } from '../../emulators/kube/tls.js';
 
 // A TLS-terminating proxy in front of an apiserver (real or emulated) that forwards every request as
 // it came (bearer token included) and, for the one request a test names, lets the apiserver apply it

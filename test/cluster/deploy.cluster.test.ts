@@ -4,12 +4,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
-import { helmClusterAgentObjects } from '../../src/emulators/helm-cluster-agent.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../emulators/enrollment/index.js';
+import { helmClusterAgentObjects } from '../../emulators/helm-cluster-agent.js';
 import { decodeIdentity } from '../../src/identity/index.js';
 import { BIN, runCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld } from './agent-world.js';
-import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
+import { canI } from '../emulators/access-review.js';
+import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster, issueToken, workloadsRun } from './test-cluster.js';
 
 // deploy/rotation-cronjob.yaml as an operator installs it: applied server-side with strict field
 // validation, a Job made from the CronJob (`kubectl create job --from=cronjob/...`), then the
@@ -61,7 +62,7 @@ function cronJobArgs(): string[] {
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  await cluster.addNodes([{ name: node, cpu: '4', memory: '8Gi', labels: { 'par-test-pool': node } }]);
+  if (!workloadsRun.skip) await cluster.addNodes([{ name: node, cpu: '4', memory: '8Gi', labels: { 'par-test-pool': node } }]);
   w = await agentWorld(cluster, 'deploy');
   docs = await manifests(w.ns);
   // The agent's state before the first scheduled run: its identity Secret and cluster-id ConfigMap
@@ -78,14 +79,14 @@ beforeAll(async () => {
 afterAll(async () => {
   // Its cluster agent would be found by a later file's cluster-wide look on the shared real cluster.
   if (w) await cluster?.kubectl(['delete', 'deployments', '--all', '-n', w.ns, '--wait=false']);
-  await cluster?.removeNodes([node]);
+  if (!workloadsRun.skip) await cluster?.removeNodes([node]);
   await w?.close();
   await cluster?.close();
 });
 
 /** A kubeconfig holding a fresh TokenRequest token of the rotator's ServiceAccount, its context in the test namespace: a workstation's. */
 async function rotatorKubeconfig(): Promise<string> {
-  const token = (await cluster.kubectlOk(['create', 'token', ROTATOR, '-n', w.ns, '--duration=1h'])).trim();
+  const token = await issueToken(cluster, w.ns, ROTATOR, 3600);
   const yaml = await import('yaml');
   const admin = yaml.parse(await readFile(cluster.adminKubeconfig, 'utf8'));
   const path = join(w.dir, 'rotator.kubeconfig');
@@ -126,19 +127,19 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     );
   });
 
-  it('kubectl create job --from=cronjob/par-identity-rotate makes a Job of the CronJob, owned by it', async () => {
+  it.skipIf(workloadsRun.skip)(`kubectl create job --from=cronjob/par-identity-rotate makes a Job of the CronJob, owned by it ${workloadsRun.label}`, async () => {
     await cluster.kubectlOk(['create', 'job', 'manual-1', '--from=cronjob/par-identity-rotate', '-n', w.ns]);
     const job = (await cluster.getJson('job', 'manual-1', w.ns))!;
     expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'CronJob', name: 'par-identity-rotate' })]);
     expect(job.metadata.annotations['cronjob.kubernetes.io/instantiate']).toBe('manual');
     expect(job.spec.template.spec.serviceAccountName).toBe(ROTATOR);
     expect(job.spec.backoffLimit).toBe(0);
-    // Its Pod is made by the Job controller (the image is not pulled: kwok or the simulation run it).
+    // Its Pod is made by the Job controller (the image is not pulled: kwok runs it).
     await eventually(async () => JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', 'job-name=manual-1', '-o', 'json'])).items.length === 1, 'the Job Pod');
     await cluster.kubectl(['delete', 'job', 'manual-1', '-n', w.ns, '--cascade=foreground', '--wait=false']);
   });
 
-  it.skipIf(!agentFlagShipped)('the CronJob’s command off-cluster with a token of its Role: skipped while young, then rotates and rolls out', async () => {
+  it.skipIf(!agentFlagShipped || workloadsRun.skip)(`the CronJob’s command off-cluster with a token of its Role: skipped while young, then rotates and rolls out ${workloadsRun.label}`, async () => {
     const before = (await w.secretData(IDENTITY)).urn;
     const young = await runCronJobCommand();
     expect(young.code, young.stderr).toBe(0);
@@ -179,8 +180,8 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
       // RBAC changes reach the authorizer through its informer: wait until can-i says no.
       await eventually(async () => {
         const object = { secrets: `secrets/${IDENTITY}`, configmaps: 'configmaps/datadog-cluster-id', deployments: `deployments/${AGENT}`, pods: 'pods' }[resource];
-        const r = await cluster.kubectl(['auth', 'can-i', verb, object, '-n', w.ns, '--as', `system:serviceaccount:${w.ns}:${ROTATOR}`]);
-        return r.stdout.trim() === 'no';
+        const run = (args: string[], stdin: string) => cluster.kubectl(args, { stdin });
+        return (await canI(run, verb, object, { namespace: w.ns, as: `system:serviceaccount:${w.ns}:${ROTATOR}` })) === 'no';
       }, `RBAC without ${verb} ${resource}`);
       await ageIdentity();
       const calls = w.enrollCalls();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interruptAt } from '../e2e/interrupt-at.js';
 import { runCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld } from './agent-world.js';
-import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
+import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster, workloadsRun } from './test-cluster.js';
 
 // Issue 23's Kubernetes points about stopping and refusing, on the cluster of this run (emulator or
 // real control plane): SIGINT/SIGTERM at a named boundary of `rollout` and of a rotation's
@@ -20,7 +20,7 @@ const tiny = `${pool}-tiny`;
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  await cluster.addNodes([
+  if (!workloadsRun.skip) await cluster.addNodes([
     ...nodes.map((name) => ({ name, cpu: '2', memory: '4Gi', labels: { 'par-test-pool': pool } })),
     // One CPU: a 600m replica fits, its surge twin does not.
     { name: tiny, cpu: '1', memory: '4Gi', labels: { 'par-test-pool': `${pool}-t` } },
@@ -29,7 +29,7 @@ beforeAll(async () => {
   expect((await w.rotate(['--no-verify'])).code).toBe(0);
 });
 afterAll(async () => {
-  await cluster?.removeNodes([...nodes, tiny]);
+  if (!workloadsRun.skip) await cluster?.removeNodes([...nodes, tiny]);
   await w?.close();
   await cluster?.close();
 });
@@ -71,7 +71,7 @@ function oneDocument(stdout: string): Record<string, unknown> {
 }
 
 describe(`stopped by a signal, on the ${CLUSTER_KIND} cluster`, () => {
-  it('rollout: SIGINT once its restart patch is under way → the restart undone, the strategy restored, exit 130, one JSON document naming the resume command', async () => {
+  it.skipIf(workloadsRun.skip)(`rollout: SIGINT once its restart patch is under way → the restart undone, the strategy restored, exit 130, one JSON document naming the resume command ${workloadsRun.label}`, async () => {
     await deployment('cut', 1);
     const before = await live('cut');
     const run = await interruptAt(rolloutArgs('cut', '--json'), env(), 'rollout-before-patch', ['SIGINT']);
@@ -86,7 +86,7 @@ describe(`stopped by a signal, on the ${CLUSTER_KIND} cluster`, () => {
     expect(after.spec.template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeUndefined();
   });
 
-  it('rollout: SIGTERM before its restart (while the check reads) → nothing changed, exit 143', async () => {
+  it.skipIf(workloadsRun.skip)(`rollout: SIGTERM before its restart (while the check reads) → nothing changed, exit 143 ${workloadsRun.label}`, async () => {
     await deployment('early', 1);
     const generation = (await live('early')).metadata.generation;
     const run = await interruptAt(rolloutArgs('early', '--json'), env(), 'rollout-before-check', ['SIGTERM']);
@@ -95,7 +95,7 @@ describe(`stopped by a signal, on the ${CLUSTER_KIND} cluster`, () => {
     expect((await live('early')).metadata.generation).toBe(generation);
   });
 
-  it('rotate-par-identity --rollout: SIGINT during the rollout → the new identity stays in the Secret, the restart is undone, the hint names `par-identity rollout`', async () => {
+  it.skipIf(workloadsRun.skip)(`rotate-par-identity --rollout: SIGINT during the rollout → the new identity stays in the Secret, the restart is undone, the hint names \`par-identity rollout\` ${workloadsRun.label}`, async () => {
     await deployment('agent', 1);
     const previous = (await w.secretData()).urn;
     const before = await live('agent');
@@ -128,7 +128,7 @@ describe(`stopped by a signal, on the ${CLUSTER_KIND} cluster`, () => {
 });
 
 describe(`a Deployment with no room for its surge replica, on the ${CLUSTER_KIND} cluster`, () => {
-  it('NO_ROOM: --check exits the same with and without --json; a real rollout refuses at once (exit 10), nothing changed', async () => {
+  it.skipIf(workloadsRun.skip)(`NO_ROOM: --check exits the same with and without --json; a real rollout refuses at once (exit 10), nothing changed ${workloadsRun.label}`, async () => {
     // Its only eligible node is full for a second replica; the roomy nodes of the other pool are not
     // the Deployment's (nodeSelector), so they are no room for it.
     await deployment('boxed', 1, `${pool}-t`);

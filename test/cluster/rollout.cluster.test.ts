@@ -4,7 +4,7 @@ import { decodeIdentity } from '../../src/identity/index.js';
 import { runCli, startCli } from '../e2e/run-cli.js';
 import { type AgentWorld, agentWorld } from './agent-world.js';
 import { watchCoverage } from './pod-watch.js';
-import { CLUSTER_KIND, eventually, startTestCluster, stoppedByFailpoint, type TestCluster } from './test-cluster.js';
+import { CLUSTER_KIND, eventually, startTestCluster, stoppedByFailpoint, type TestCluster, workloadsRun } from './test-cluster.js';
 
 // `par-identity rollout` of a Deployment and a DaemonSet across Nodes whose Pods become Ready after
 // a delay (kwok on the real cluster, the simulation on the emulator), with the cluster's own
@@ -22,14 +22,14 @@ const small = `${pool}-small`;
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  await cluster.addNodes(nodes.map((name) => ({ name, cpu: '2', memory: '4Gi', labels: { 'par-test-pool': pool } })));
+  if (!workloadsRun.skip) await cluster.addNodes(nodes.map((name) => ({ name, cpu: '2', memory: '4Gi', labels: { 'par-test-pool': pool } })));
   w = await agentWorld(cluster, 'rollout');
   expect((await w.rotate(['--no-verify'])).code).toBe(0);
   const data = await w.secretData();
   kid = decodeIdentity({ privateKey: data.private_key!, urn: data.urn! }).key.kid;
 });
 afterAll(async () => {
-  await cluster?.removeNodes([...nodes, small]);
+  if (!workloadsRun.skip) await cluster?.removeNodes([...nodes, small]);
   await w?.close();
   await cluster?.close();
 });
@@ -72,7 +72,7 @@ const allReady = (app: string, count: number) => eventually(async () => (await r
 
 const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], { env: w.env, timeoutMs: 120_000 });
 
-describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
+describe.skipIf(workloadsRun.skip)(`rollout on the ${CLUSTER_KIND} cluster ${workloadsRun.label}`, () => {
   it('DaemonSet: --check reports every node can surge and writes nothing', async () => {
     await daemonSet('check');
     await allReady('check', 3);
@@ -128,7 +128,7 @@ describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
     // One node of 1 CPU: a 600m runner Pod fits, a second (the surge) does not: Insufficient cpu.
     const smallPool = `${pool}-s`;
     beforeAll(async () => {
-      await cluster.addNodes([
+      if (!workloadsRun.skip) await cluster.addNodes([
         { name: small, cpu: '1', memory: '4Gi', labels: { 'par-test-pool': smallPool } },
       ]);
     });
@@ -164,7 +164,7 @@ describe(`rollout on the ${CLUSTER_KIND} cluster`, () => {
       // first patch, another Pod takes 500m, so the surge Pod cannot fit and the scheduler says why.
       const mid = `${pool}-mid`;
       const midPool = `${pool}-m`;
-      await cluster.addNodes([{ name: mid, cpu: '1500m', memory: '4Gi', labels: { 'par-test-pool': midPool } }]);
+      if (!workloadsRun.skip) await cluster.addNodes([{ name: mid, cpu: '1500m', memory: '4Gi', labels: { 'par-test-pool': midPool } }]);
       try {
         await daemonSet('late', midPool);
         await allReady('late', 1);

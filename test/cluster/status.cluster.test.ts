@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildUrn, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { type AgentWorld, agentWorld, SECRET } from './agent-world.js';
-import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster } from './test-cluster.js';
+import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster, workloadsRun } from './test-cluster.js';
 
 // status -A (every identity Secret the token can read) and status --pods (which Pod runs which
 // identity) against Pods that the cluster's own controllers made: ReplicaSets of a Deployment,
@@ -14,12 +14,12 @@ const node = `status-${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  await cluster.addNodes([{ name: node, cpu: '8', memory: '16Gi', labels: { 'par-test-pool': node } }]);
+  if (!workloadsRun.skip) await cluster.addNodes([{ name: node, cpu: '8', memory: '16Gi', labels: { 'par-test-pool': node } }]);
   w = await agentWorld(cluster, 'status');
   expect((await w.rotate(['--no-verify'])).code).toBe(0);
 });
 afterAll(async () => {
-  await cluster?.removeNodes([node]);
+  if (!workloadsRun.skip) await cluster?.removeNodes([node]);
   await w?.close();
   await cluster?.close();
 });
@@ -55,7 +55,7 @@ describe(`status on the ${CLUSTER_KIND} cluster`, () => {
     expect(rows).toEqual([`${w.ns}/${SECRET}:cluster-agent`, `${other}/par-runner:helm-runner`].sort());
   });
 
-  it('--pods of a Deployment: its Pods run the previous identity until a rollout, then the current one', async () => {
+  it.skipIf(workloadsRun.skip)(`--pods of a Deployment: its Pods run the previous identity until a rollout, then the current one ${workloadsRun.label}`, async () => {
     await cluster.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'datadog-cluster-agent', namespace: w.ns }, spec: { replicas: 2, selector: { matchLabels: { app: 'dca' } }, template: template('dca') } });
     await eventually(async () => (await readyCount('dca')) === 2, '2 Ready cluster agent Pods', 60_000, 250);
     const before = await status('--secret', '--pods');
@@ -74,7 +74,7 @@ describe(`status on the ${CLUSTER_KIND} cluster`, () => {
     }, 'every Pod on the current identity', 60_000, 250);
   });
 
-  it('--pods of a DaemonSet (Pods of its ControllerRevisions)', async () => {
+  it.skipIf(workloadsRun.skip)(`--pods of a DaemonSet (Pods of its ControllerRevisions) ${workloadsRun.label}`, async () => {
     await cluster.create({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'datadog-agent', namespace: w.ns }, spec: { selector: { matchLabels: { app: 'agent' } }, template: template('agent') } });
     await eventually(async () => (await readyCount('agent')) === 1, 'the agent Pod Ready', 60_000, 250);
     const run = await status('--secret', '--pods', 'daemonset/datadog-agent');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { type KubeEmulator, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 
 // One suite, two clusters (docs/control-plane.md): the tests in test/cluster/ talk to "the cluster"
 // through an admin kubeconfig and kubectl only, so the same test runs against the Kubernetes API
@@ -49,12 +49,15 @@ export interface TestCluster {
   create(...objects: object[]): Promise<void>;
   /** A namespace of its own for one test: `<prefix>-<random>`. */
   freshNamespace(prefix: string): Promise<string>;
-  /** Nodes whose Pods run (kwok on the real cluster, the simulation on the emulator). */
+  /**
+   * Nodes whose Pods run (kwok): on the real cluster only. The emulator stores workloads but runs no
+   * scheduler, controllers or kubelet; tests of workload behaviour are `workloadsRun`-gated.
+   */
   addNodes(nodes: NodeSpec[]): Promise<void>;
   removeNodes(names: string[]): Promise<void>;
   /**
    * A ServiceAccount with a Role (these rules) bound to it in `namespace`, and a kubeconfig holding
-   * a token issued for it by the TokenRequest API (`kubectl create token`).
+   * a token issued for it by the TokenRequest API (JSON through `kubectl create --raw`, see issueToken).
    */
   serviceAccountKubeconfig(namespace: string, name: string, rules: PolicyRule[]): Promise<string>;
   /** The emulator behind this handle; only on the emulator (`only('emulator', ...)`). */
@@ -152,7 +155,7 @@ function common(dir: string, adminKubeconfig: string, kind: ClusterKind) {
     },
     async serviceAccountKubeconfig(namespace: string, name: string, rules: PolicyRule[]) {
       await k.create(...roleObjects(namespace, name, rules));
-      const token = (await k.kubectlOk(['create', 'token', name, '-n', namespace, '--duration=1h'])).trim();
+      const token = await issueToken(k, namespace, name, 3600);
       const path = join(dir, `${namespace}-${name}.kubeconfig`);
       await writeFile(path, await tokenKubeconfig(adminKubeconfig, token, namespace), { mode: 0o600 });
       return path;
@@ -161,10 +164,20 @@ function common(dir: string, adminKubeconfig: string, kind: ClusterKind) {
   return base;
 }
 
+/**
+ * A TokenRequest for a ServiceAccount, in JSON (`kubectl create token` sends protobuf, which the
+ * emulator does not speak): the token. Throws with kubectl's stderr when refused.
+ */
+export async function issueToken(k: Pick<TestCluster, 'kubectl'>, namespace: string, serviceAccount: string, expirationSeconds: number): Promise<string> {
+  const body = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } });
+  const r = await k.kubectl(['create', '--raw', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, '-f', '-'], { stdin: body });
+  if (r.code !== 0) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} refused: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { status: { token: string } }).status.token;
+}
+
 async function emulatorCluster(): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'par-test-cluster-'));
-  // Pods become Ready 300 ms after binding, as kwok's delay makes them on the real cluster (2 s there).
-  const emulator = await startKubeEmulator({ simulation: { kubelet: { startDelayMs: 300 } } });
+  const emulator = await startKubeEmulator();
   seedNamespaces(emulator, ['default']);
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
   await emulator.writeKubeconfig(adminKubeconfig);
@@ -172,11 +185,11 @@ async function emulatorCluster(): Promise<TestCluster> {
   return {
     ...base,
     emulator,
-    async addNodes(nodes) {
-      for (const n of nodes) emulator.simulation!.addNode({ name: n.name, cpu: n.cpu, memory: n.memory, pods: n.pods, labels: n.labels });
+    async addNodes() {
+      throw new Error(`addNodes: Pods run on the real cluster only; gate the test with workloadsRun ${workloadsRun.label}`);
     },
-    async removeNodes(names) {
-      for (const n of names) emulator.simulation!.removeNode(n);
+    async removeNodes() {
+      throw new Error('removeNodes: the real cluster only (workloadsRun)');
     },
     async close() {
       await emulator.close();
@@ -236,6 +249,12 @@ export function startTestCluster(): Promise<TestCluster> {
 export function only(kind: ClusterKind, reason: string): { skip: boolean; label: string } {
   return { skip: CLUSTER_KIND !== kind, label: `[${kind} only: ${reason}]` };
 }
+
+/**
+ * Tests of workload behaviour (Pods scheduled and made Ready, a surge rollout, the capacity fallback,
+ * a CronJob's Job running): the real control plane only (kwok runs the Pods), in `npm run test:cluster`.
+ */
+export const workloadsRun = only('real', 'Pods run only on the real control plane (kwok); the emulator stores workloads but runs no scheduler, controllers or kubelet');
 
 /** Resolves once the process has stopped itself (a `PAR_IDENTITY_FAILPOINT=<step>:stop`): state "T" in /proc. */
 export function stoppedByFailpoint(pid: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY } from '../../src/emulators/enrollment/index.js';
+import { DEFAULT_API_KEY } from '../../emulators/enrollment/index.js';
 import { apiKeyHash } from '../../src/identity/index.js';
 import { AGENT, type ClusterFixture, clusterAgentDeployment, clusterFixture, helmAgentEnv, KEYS_SECRET, NS, SECRET } from './cluster-fixture.js';
 import { expectNoSecrets } from './local-fixture.js';

@@ -76,7 +76,6 @@ describe('a rejected value is quoted, as kubectl does', () => {
   it.each([
     ['emulator --port abc', ['emulator', '--port', 'abc'], '--port must be a port number from 0 to 65535, got "abc"'],
     ['emulator --kube --kube-port 70000', ['emulator', '--kube', '--kube-port', '70000'], '--kube-port must be a port number from 0 to 65535, got "70000"'],
-    ['emulator --simulate three', ['emulator', '--kube', '--simulate', 'three'], '--simulate must be a whole number from 0 to 1000, got "three"'],
     ['rotate-identity --agent-version latest', ['rotate-identity', '-c', '__DIR__', '--agent-version', 'latest'], '--agent-version must be an agent version like 7.66.0 or 7.66.0+commit.abc1234, got "latest"'],
     ['watch --listen nowhere', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--listen', 'nowhere'], '--listen must be an address: PORT, :PORT or HOST:PORT (e.g. 127.0.0.1:9090), got "nowhere"'],
     ['watch --signal-name BOOM', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--signal-name', 'BOOM'], '--signal-name must be a signal name (HUP, USR1, USR2, TERM…), got "BOOM"'],

@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { type CliRun, type RunOptions, runCli } from './run-cli.js';
 
 // A cluster agent's world: the Kubernetes API emulator, the enrollment emulator, a

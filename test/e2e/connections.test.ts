@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../src/emulators/agent-ipc/index.js';
+import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../emulators/agent-ipc/index.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
 
 // The built binary: connections after enrollment, and the X-Datadog-OnPrem-Version it sends.

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/options.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../emulators/enrollment/options.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';
 import { CAN_UNSHARE_MOUNTS, runInMountNamespace } from './mount-namespace.js';
 import type { CliRun } from './run-cli.js';

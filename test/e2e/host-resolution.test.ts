@@ -2,11 +2,11 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../src/emulators/agent-ipc/index.js';
-import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../src/emulators/cloud-metadata/index.js';
-import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
-import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
+import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../emulators/agent-ipc/index.js';
+import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../emulators/cloud-metadata/index.js';
+import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../emulators/docker-daemon/index.js';
+import { type KubeletEmulator, startKubeletEmulator } from '../../emulators/kubelet/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../emulators/enrollment/index.js';
 import { apiKeyHash } from '../../src/identity/index.js';
 import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';

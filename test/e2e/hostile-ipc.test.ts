@@ -1,7 +1,7 @@
 import { chmod, chown, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../src/emulators/agent-ipc/index.js';
+import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../emulators/agent-ipc/index.js';
 import { asNobody, NOBODY, ROOT, ROOT_ONLY } from './attacker.js';
 import { describeEachLauncher, type Launcher } from './launchers.js';
 import { type LocalFixture, localFixture } from './local-fixture.js';

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { acquireIdentityLock } from '../../src/storage/index.js';
@@ -12,7 +12,7 @@ import { type ClusterFixture, clusterFixture, SECRET } from './cluster-fixture.j
 import { interruptAt } from './interrupt-at.js';
 import { IDENTITY, type LocalFixture, localFixture } from './local-fixture.js';
 import { startCli } from './run-cli.js';
-import { clusterWithRunner } from './simulated-runner.js';
+import { clusterWithRunner } from './runner-cluster.js';
 
 // SIGINT/SIGTERM end a run truthfully (issue 23, "Bounded in time, truthful when interrupted"): the
 // run is stopped by SIGSTOP at a named boundary (PAR_IDENTITY_FAILPOINT=<point>:stop), the test sends

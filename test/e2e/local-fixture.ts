@@ -6,7 +6,7 @@ import {
   DEFAULT_APP_KEY,
   type EnrollmentEmulator,
   startEnrollmentEmulator,
-} from '../../src/emulators/enrollment/index.js';
+} from '../../emulators/enrollment/index.js';
 import { type CliRun, type RunOptions, runCli } from './run-cli.js';
 
 // One agent config directory pointed at one enrollment emulator, for tests of the local commands.

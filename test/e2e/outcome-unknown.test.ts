@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { FaultRequest } from '../../src/emulators/kube/faults.js';
+import type { FaultRequest } from '../../emulators/kube/faults.js';
 import { type ClusterFixture, clusterFixture, SECRET } from './cluster-fixture.js';
 
 // Unknown outcomes resolved on a fresh connection (issue 31, point 4): the identity Secret's update

@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, InterruptedError, ParError, type RotatedResult, rotateIdentity, rotateParIdentity, status, watchIdentity } from '../../src/api.js';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { CLOSED_METADATA_URL } from '../setup/no-cloud-metadata.js';
-import { clusterWithRunner } from './simulated-runner.js';
+import { clusterWithRunner } from './runner-cluster.js';
 import { eventually } from './watch-fixture.js';
 
 // The API called in-process (the sources, not the package: test/e2e/public-api.test.ts covers the
-// installed tarball) against the Kubernetes emulator with a simulated cluster and the enrollment
+// installed tarball) against the Kubernetes emulator with stored rollouts (runner-cluster.ts) and the enrollment
 // emulator: what a library must not do to its host process is checked around each call.
 
 const NS = 'datadog';

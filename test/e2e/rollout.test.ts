@@ -2,21 +2,28 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, type KubeObject, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-runner.js';
 import { interruptAt, stopped } from './interrupt-at.js';
 import { runCli, startCli } from './run-cli.js';
+import { storedDeploymentRollouts } from './stored-deployment.js';
 
-// `par-identity rollout` against the simulated cluster (scheduler, controllers, kubelets).
+// `par-identity rollout` against the Kubernetes emulator: what the tool decides, patches, records and
+// restores, on a Deployment whose rollouts the stored-Pod fixture finishes (or stalls). Workload
+// behaviour itself (surge, DaemonSets, the capacity fallback, Pods that kwok makes Ready, SIGKILL of a
+// DaemonSet rollout) runs on the real control plane only: test/cluster/rollout*.cluster.test.ts and
+// interrupts.cluster.test.ts.
 
 const NS = 'datadog';
 let emu: KubeEmulator;
 let dir: string;
 let kubeconfig: string;
 let kid: string;
+/** The stored-Pod fixture of deployment/par (createDeployment). */
+let rollouts: { newPodsReady: boolean };
 
-// Test-side view of simulated objects: the fields these assertions walk, loosely typed on purpose.
+// Test-side view of stored objects: the fields these assertions walk, loosely typed on purpose.
 // biome-ignore lint/suspicious/noExplicitAny: nested Kubernetes fields read by assertions only
 type Obj = KubeObject & { spec?: any; status?: any };
 
@@ -31,27 +38,21 @@ function container(extra: Record<string, unknown> = {}) {
   };
 }
 
-function createDaemonSet(strategy: Record<string, unknown> = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }) {
-  emu.createObject({
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: 'par', namespace: NS },
-    spec: { selector: { matchLabels: { app: 'par' } }, updateStrategy: strategy, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
-  } as KubeObject);
-}
+/** The strategy the apiserver defaults a Deployment to (the emulator stores it as given). */
+const DEFAULT_STRATEGY = { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } };
 
-function createDeployment(replicas = 2) {
+function createDeployment(replicas = 2, podContainer = container()) {
   emu.createObject({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'par', namespace: NS },
-    spec: { replicas, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
+    spec: { replicas, strategy: DEFAULT_STRATEGY, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [podContainer] } } },
   } as KubeObject);
+  rollouts = storedDeploymentRollouts(emu, NS, 'par');
 }
 
 const pods = () => emu.listObjects('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'par') as Obj[];
 const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
-const ds = () => emu.getObject('apps/v1', 'DaemonSet', NS, 'par') as Obj;
 /** The audit Events par-identity recorded on the workload, oldest first, in the events.k8s.io/v1 view. */
 const auditEvents = (kind: string) =>
   emu
@@ -60,37 +61,25 @@ const auditEvents = (kind: string) =>
     .sort((a, b) => String(a['eventTime']).localeCompare(String(b['eventTime']))) as Obj[];
 const deploy = () => emu.getObject('apps/v1', 'Deployment', NS, 'par') as Obj;
 
-async function allReady(count: number) {
-  await emu.simulation!.waitFor(() => pods().filter(ready).length === count && pods().length === count, { timeoutMs: 10_000, what: `${count} Ready Pods` });
+async function until(check: () => boolean, what: string) {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
-/** Records every moment (committed change) at which a node, or the Deployment, has no Ready Pod. */
-function watchGaps(perNode: boolean, minimum = 1): () => string[] {
-  const gaps: string[] = [];
-  const stop = emu.onChange(() => {
-    const all = pods();
-    if (perNode) {
-      for (const node of ['n1', 'n2', 'n3']) if (all.filter((p) => p.spec?.nodeName === node && ready(p)).length === 0) gaps.push(`${node} at rv ${emu.resourceVersion}`);
-    } else if (all.filter(ready).length < minimum) gaps.push(`only ${all.filter(ready).length} Ready at rv ${emu.resourceVersion}`);
-  });
-  return () => {
-    stop();
-    return gaps;
-  };
-}
+const allReady = (count: number) => until(() => pods().filter(ready).length === count && pods().length === count, `${count} Ready Pods`);
 
 const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { timeoutMs: 30_000 });
 
 beforeEach(async () => {
-  emu = await startKubeEmulator({
-    simulation: {
-      nodes: ['n1', 'n2', 'n3'].map((name) => ({ name, cpu: '2', memory: '4Gi' })),
-      secondMs: 20,
-      tickMs: 50,
-      kubelet: { startDelayMs: 30, readyDelayMs: 60 },
-    },
-  });
+  emu = await startKubeEmulator();
   seedNamespaces(emu, [NS]);
+  // Stored nodes with room for a surge replica (the stored Pods run on n1).
+  for (const name of ['n1', 'n2', 'n3']) {
+    emu.createObject({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } } as KubeObject);
+  }
   const key = generateIdentityKey();
   kid = key.kid;
   emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'private-action-runner-identity', namespace: NS }, type: 'Opaque', data: { private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'), urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:r').toString('base64') } } as KubeObject);
@@ -104,201 +93,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('rollout of a DaemonSet', () => {
-  it('--check reports per node, writes nothing', async () => {
-    createDaemonSet();
-    await allReady(3);
-    const rv = emu.resourceVersion;
-    const run = await rollout('daemonset/par', '--check', '--json');
-    expect(run.code, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout) as { action: string; check: { verdict: string; nodes: { node: string; verdict: string }[]; budget: number } };
-    expect(out.action).toBe('checked');
-    expect(out.check.verdict).toBe('can surge');
-    expect(out.check.budget).toBe(1);
-    expect(out.check.nodes.map((n) => n.verdict)).toEqual(['can surge', 'can surge', 'can surge']);
-    expect(emu.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
-    expect(emu.resourceVersion).toBe(rv);
-  });
-
-  it('surges create-before-delete: no node is ever without a Ready Pod; strategy restored; fingerprint stamped', async () => {
-    createDaemonSet();
-    await allReady(3);
-    const gaps = watchGaps(true);
-    const run = await rollout('daemonset/par', '--json');
-    const seen = gaps();
-    expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ action: 'rolled-out', surged: true, strategyRestored: true });
-    expect(seen).toEqual([]);
-    expect(ds().spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
-    expect(ds().spec.template.metadata.annotations['par-identity.datadoghq.com/identity-fingerprint']).toBe(kid);
-    expect(pods().every((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] === kid)).toBe(true);
-    // The audit trail: started, then completed, on this DaemonSet, naming the fingerprint.
-    expect(auditEvents('DaemonSet').map((e) => [e['reason'], e['type']])).toEqual([
-      ['RolloutStarted', 'Normal'],
-      ['RolloutCompleted', 'Normal'],
-    ]);
-    expect(auditEvents('DaemonSet').every((e) => (e['regarding'] as { uid: string }).uid === ds().metadata.uid && String(e['note']).includes(kid))).toBe(true);
-    // The same identity again is a no-op, and records nothing.
-    const again = await rollout('daemonset/par', '--json');
-    expect(JSON.parse(again.stdout)).toMatchObject({ action: 'unchanged' });
-    expect(auditEvents('DaemonSet')).toHaveLength(2);
-  });
-
-  it('a never-Ready replacement stalls the rollout, the old Pods keep running, and the strategy is restored', async () => {
-    createDaemonSet();
-    await allReady(3);
-    const oldNames = pods().map((p) => p.metadata.name).sort();
-    emu.simulation!.setPodBehavior((pod) => (pod.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] ? { readiness: 'never' } : undefined));
-    const run = await rollout('daemonset/par', '--timeout', '1s');
-    expect(run.code, run.stderr).toBe(10);
-    expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
-    expect(pods().filter((p) => oldNames.includes(p.metadata.name) && ready(p)).map((p) => p.metadata.name).sort()).toEqual(oldNames);
-    const events = auditEvents('DaemonSet');
-    expect(events.map((e) => [e['reason'], e['type']])).toEqual([
-      ['RolloutStarted', 'Normal'],
-      ['RolloutFailed', 'Warning'],
-    ]);
-    expect(String(events[1]!['note'])).toContain('ROLLOUT_TIMEOUT');
-    expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
-  });
-
-  it('SIGINT during the wait: INTERRUPTED says what was restarted and what was not and how to resume; strategy restored, restart undone (exit 130)', async () => {
-    createDaemonSet();
-    await allReady(3);
-    const before = ds().spec.template.metadata.annotations ?? {};
-    emu.simulation!.setPodBehavior(() => ({ readiness: 'never' }));
-    const run = startCli(['rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { env: { NO_COLOR: '1' } });
-    await emu.simulation!.waitFor(() => ds().spec.updateStrategy.rollingUpdate.maxSurge === 1, { timeoutMs: 10_000, what: 'surge strategy applied' });
-    run.child.kill('SIGINT');
-    const { code } = await run.exit;
-    expect(code, run.stderr()).toBe(130);
-    // How many Pods the controller had replaced by then depends on its pace; that the message counts both sides does not.
-    expect(run.stderr()).toMatch(
-      /error\[INTERRUPTED\]: stopped by SIGINT during the rollout of daemonset\/par in datadog, \d+ s in: its restart was undone and the original strategy restored; restarted before the stop: \d+ new Pods?, 0 of 3 nodes with a new Ready Pod \(none\), which the controller puts back onto the original template; not restarted: \d+ Pods? still running as (it was|they were), with the identity (it|they) started with/,
-    );
-    expect(run.stderr()).toContain(`Resume with \`par-identity rollout daemonset/par -n ${NS} --kubeconfig ${kubeconfig}\`: it restarts every Pod again, create-before-delete.`);
-    expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxUnavailable: 1, maxSurge: 0 });
-    expect(ds().spec.template.metadata.annotations ?? {}).toEqual(before);
-  });
-
-  it('SIGINT before the restart (while the check reads): nothing changed, exit 130', async () => {
-    createDaemonSet();
-    await allReady(3);
-    const generation = ds().metadata.generation;
-    const run = await interruptAt(['rollout', 'daemonset/par', '-n', NS, '--kubeconfig', kubeconfig, '--json'], { NO_COLOR: '1' }, 'rollout-before-check', ['SIGINT']);
-    expect(run.code, run.stderr).toBe(130);
-    expect(JSON.parse(run.stdout)).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: 'stopped by SIGINT before the restart of daemonset/par in datadog: nothing was changed, no Pod restarted', details: { phase: 'before', restartedPods: 0 } });
-    expect(emu.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
-    expect(ds().metadata.generation).toBe(generation);
-  });
-
-  it('--fallback without node rights is refused before any change, naming the ClusterRole', async () => {
-    createDaemonSet();
-    await allReady(3);
-    const generation = ds().metadata.generation;
-    const limited = join(dir, 'ds-role.kubeconfig');
-    emu.addToken('ds-role', {
-      user: `system:serviceaccount:${NS}:rollout`,
-      namespace: NS,
-      rules: [
-        { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['par'], verbs: ['get', 'patch'] },
-        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'patch', 'delete'] },
-      ],
-    });
-    await emu.writeKubeconfig(limited, { token: 'ds-role', namespace: NS });
-    const run = await runCli(['rollout', 'daemonset/par', '--fallback', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
-    expect(run.code).toBe(10);
-    expect(run.stderr).toContain('error[FALLBACK_UNAVAILABLE]');
-    expect(run.stderr).toContain('par-identity-rollout-capacity');
-    expect(ds().metadata.generation).toBe(generation);
-    // --check with the same token says what it could not check.
-    const check = await runCli(['rollout', 'daemonset/par', '--check', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
-    expect(check.code, check.stderr).toBe(0);
-    expect(check.stdout).toContain('[CAPACITY_UNCHECKED]');
-    expect(check.stdout).toContain('no list on nodes');
-  });
-
-  describe('capacity fallback', () => {
-    function fillNode(node: string) {
-      emu.createObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `hog-${node}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'hog', image: 'x', resources: { requests: { cpu: '1500m', memory: '1Gi' } } }] } } as KubeObject);
-    }
-
-    it('without --fallback a full node is refused before any change', async () => {
-      createDaemonSet();
-      await allReady(3);
-      fillNode('n2');
-      await emu.simulation!.settle();
-      const generation = ds().metadata.generation;
-      const run = await rollout('daemonset/par');
-      expect(run.code).toBe(10);
-      expect(run.stderr).toContain('error[NEEDS_FALLBACK]');
-      expect(run.stderr).toContain('n2');
-      expect(ds().metadata.generation).toBe(generation);
-    });
-
-    it('with --fallback the full node is done delete-before-create, within the budget, the others surge', async () => {
-      createDaemonSet();
-      await allReady(3);
-      fillNode('n2');
-      await emu.simulation!.settle();
-      const gaps = watchGaps(true);
-      const run = await rollout('daemonset/par', '--fallback', '--json');
-      const seen = gaps();
-      expect(run.code, run.stderr).toBe(0);
-      const out = JSON.parse(run.stdout) as { fallbackSteps: { node: string; deletedPod?: string }[] };
-      const deletions = out.fallbackSteps.filter((s) => s.deletedPod);
-      expect(deletions.map((s) => s.node)).toEqual(['n2']);
-      // Only n2 ever lacked a Ready Pod (the best-effort gap the fallback accepts).
-      expect(new Set(seen.map((g) => g.split(' ')[0]))).toEqual(new Set(seen.length ? ['n2'] : []));
-      expect(pods().filter(ready)).toHaveLength(3);
-      expect(emu.requests.filter((r) => r.verb === 'delete' && r.resource === 'pods')).toHaveLength(1);
-      const fallback = auditEvents('DaemonSet').filter((e) => e['reason'] === 'RolloutFallback');
-      expect(fallback).toHaveLength(1);
-      expect(fallback[0]).toMatchObject({ type: 'Warning', action: 'Fallback' });
-      expect(String(fallback[0]!['note'])).toContain(`node n2: deleted old Pod ${deletions[0]!.deletedPod}`);
-    });
-
-    it('never deletes a Pod whose UID changed (409 from the precondition)', async () => {
-      createDaemonSet();
-      await allReady(3);
-      fillNode('n2');
-      await emu.simulation!.settle();
-      let replaced = false;
-      emu.faults.beforeNext({ verb: 'delete', resource: 'pods' }, async (req) => {
-        // Someone deletes the old Pod and a new one takes its name (new UID) before our delete lands.
-        const old = emu.getObject('v1', 'Pod', NS, req.name)!;
-        emu.deleteObject('v1', 'Pod', NS, req.name);
-        await emu.simulation!.waitFor(() => !emu.getObject('v1', 'Pod', NS, req.name), { timeoutMs: 5000, what: 'old Pod gone' });
-        const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, deletionTimestamp: _dt, deletionGracePeriodSeconds: _g, ...meta } = old.metadata as Record<string, unknown>;
-        emu.createObject({ ...old, metadata: meta, status: {} } as unknown as KubeObject);
-        replaced = true;
-      });
-      const run = await rollout('daemonset/par', '--fallback', '--timeout', '2s', '--json');
-      expect(replaced).toBe(true);
-      expect(run.stderr).toContain('was replaced meanwhile (UID changed); not deleted');
-      const deleteCall = emu.requests.find((r) => r.verb === 'delete' && r.resource === 'pods');
-      expect(deleteCall?.status).toBe(409);
-    });
-  });
-});
-
 describe('rollout of a Deployment', () => {
-  it('surges: never fewer Ready replicas than desired; strategy restored', async () => {
-    createDeployment(2);
-    await allReady(2);
-    const original = structuredClone(deploy().spec.strategy);
-    const gaps = watchGaps(false, 2);
-    const run = await rollout('deployment/par', '--json');
-    const seen = gaps();
-    expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ action: 'rolled-out', surged: true, strategyRestored: true });
-    expect(seen).toEqual([]);
-    expect(deploy().spec.strategy).toEqual(original);
-    expect(pods().filter(ready).every((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] === kid)).toBe(true);
-    expect(auditEvents('Deployment').map((e) => e['reason'])).toEqual(['RolloutStarted', 'RolloutCompleted']);
-    expect(JSON.parse(run.stdout).events).toEqual({ recorded: ['RolloutStarted', 'RolloutCompleted'], warnings: [] });
-  });
-
   it.skipIf(!kubectlPath && !kubectlRequired)('kubectl describe deployment shows the rollout Events', async () => {
     createDeployment(1);
     await allReady(1);
@@ -342,9 +137,9 @@ describe('rollout of a Deployment', () => {
   it('SIGTERM during the wait with --json: one JSON document, exit 143, counts in details', async () => {
     createDeployment(2);
     await allReady(2);
-    emu.simulation!.setPodBehavior((pod) => (pod.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint'] ? { readiness: 'never' } : undefined));
+    rollouts.newPodsReady = false;
     const run = startCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms', '--json'], { env: { NO_COLOR: '1' } });
-    await emu.simulation!.waitFor(() => pods().some((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint']), { timeoutMs: 10_000, what: 'a new Pod created' });
+    await until(() => pods().some((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint']), 'a new Pod created');
     run.child.kill('SIGTERM');
     const { code } = await run.exit;
     expect(code, run.stderr()).toBe(143);
@@ -405,41 +200,8 @@ describe('rollout of a Deployment', () => {
     expect(run.stderr).toContain('paused');
   });
 
-  describe('a blocked plan: one exit code for one verdict, and no silent wait', () => {
-    function fillAll() {
-      for (const node of ['n1', 'n2', 'n3']) emu.createObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `hog-${node}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'hog', image: 'x', resources: { requests: { cpu: '1600m', memory: '1Gi' } } }] } } as KubeObject);
-    }
-
-    it('NO_ROOM: --check gives the same exit code with and without --json; a real rollout refuses at once, nothing changed', async () => {
-      createDeployment(2);
-      await allReady(2);
-      fillAll();
-      await emu.simulation!.settle();
-      const human = await rollout('deployment/par', '--check');
-      const json = await rollout('deployment/par', '--check', '--json');
-      expect(human.stdout).toContain('[NO_ROOM]');
-      expect(JSON.parse(json.stdout).check.verdict).toBe('blocked');
-      // BLOCKED is a no to the question --check answers: never exit 0 after it.
-      expect(human.stdout).toContain('BLOCKED');
-      expect(json.code).toBe(10);
-      expect(JSON.parse(json.stdout)).toMatchObject({ status: 'blocked', code: 'SURGE_BLOCKED', exitCode: 10 });
-      expect(human.code).toBe(json.code);
-      const generation = deploy().metadata.generation;
-      const run = await rollout('deployment/par', '--timeout', '10m');
-      expect(run.code, run.stderr).toBe(10);
-      expect(run.stderr).toContain('error[NEEDS_FALLBACK]');
-      expect(run.stderr).toContain('--fallback');
-      expect(deploy().metadata.generation).toBe(generation);
-    });
-  });
-
   it('a blocker other than room (no readinessProbe): --check says BLOCKED and exits 10 (SURGE_BLOCKED); a rollout without --surge restarts with the workload’s own strategy, says why it did not surge, exits 0', async () => {
-    emu.createObject({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'par', namespace: NS },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container({ readinessProbe: undefined })] } } },
-    } as KubeObject);
+    createDeployment(2, container({ readinessProbe: undefined }));
     await allReady(2);
     for (const json of [false, true]) {
       const check = await rollout('deployment/par', '--check', ...(json ? ['--json'] : []));
@@ -453,6 +215,77 @@ describe('rollout of a Deployment', () => {
     expect(run.stderr).not.toContain('BLOCKED');
     expect(run.stderr).toContain("a surge is not safe; restarted with the workload's own strategy");
     expect(run.stderr).toContain('no surge: a container has no readinessProbe');
+  });
+
+  it('a never-Ready replacement stalls the rollout, the old Pods keep running, and the strategy is restored', async () => {
+    createDeployment(2);
+    await allReady(2);
+    const oldNames = pods().map((p) => p.metadata.name).sort();
+    rollouts.newPodsReady = false;
+    const run = await rollout('deployment/par', '--timeout', '1s');
+    expect(run.code, run.stderr).toBe(10);
+    expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
+    expect(pods().filter((p) => oldNames.includes(p.metadata.name) && ready(p)).map((p) => p.metadata.name).sort()).toEqual(oldNames);
+    const events = auditEvents('Deployment');
+    expect(events.map((e) => [e['reason'], e['type']])).toEqual([
+      ['RolloutStarted', 'Normal'],
+      ['RolloutFailed', 'Warning'],
+    ]);
+    expect(String(events[1]!['note'])).toContain('ROLLOUT_TIMEOUT');
+    expect(deploy().spec.strategy).toEqual(DEFAULT_STRATEGY);
+  });
+
+  it('SIGINT before the restart (while the check reads): nothing changed, exit 130', async () => {
+    createDeployment(2);
+    await allReady(2);
+    const generation = deploy().metadata.generation;
+    const writes = emu.requests.length;
+    const run = await interruptAt(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--json'], { NO_COLOR: '1' }, 'rollout-before-check', ['SIGINT']);
+    expect(run.code, run.stderr).toBe(130);
+    expect(JSON.parse(run.stdout)).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: 'stopped by SIGINT before the restart of deployment/par in datadog: nothing was changed, no Pod restarted', details: { phase: 'before', restartedPods: 0 } });
+    expect(emu.requests.slice(writes).filter((r) => r.method !== 'GET')).toHaveLength(0);
+    expect(deploy().metadata.generation).toBe(generation);
+  });
+
+  it('DaemonSet: --fallback without node rights is refused before any change, naming the ClusterRole', async () => {
+    // A DaemonSet as its controller leaves it on n1..n3, stored: the refusal comes before any change.
+    const ds = emu.createObject({
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'par', namespace: NS },
+      spec: { selector: { matchLabels: { app: 'par' } }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
+      status: { observedGeneration: 1, desiredNumberScheduled: 3, currentNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3 },
+    } as KubeObject);
+    for (const node of ['n1', 'n2', 'n3']) {
+      emu.createObject({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `par-${node}`, namespace: NS, labels: { app: 'par', 'controller-revision-hash': 'r1' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'par', uid: ds.metadata.uid, controller: true }] },
+        spec: { nodeName: node, containers: [container()] },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+      } as KubeObject);
+    }
+    const generation = ds.metadata.generation;
+    const limited = join(dir, 'ds-role.kubeconfig');
+    emu.addToken('ds-role', {
+      user: `system:serviceaccount:${NS}:rollout`,
+      namespace: NS,
+      rules: [
+        { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['par'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'patch', 'delete'] },
+      ],
+    });
+    await emu.writeKubeconfig(limited, { token: 'ds-role', namespace: NS });
+    const run = await runCli(['rollout', 'daemonset/par', '--fallback', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(10);
+    expect(run.stderr).toContain('error[FALLBACK_UNAVAILABLE]');
+    expect(run.stderr).toContain('par-identity-rollout-capacity');
+    expect(emu.getObject('apps/v1', 'DaemonSet', NS, 'par')!.metadata.generation).toBe(generation);
+    // --check with the same token says what it could not check.
+    const check = await runCli(['rollout', 'daemonset/par', '--check', '-n', NS, '--kubeconfig', limited], { timeoutMs: 30_000 });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain('[CAPACITY_UNCHECKED]');
+    expect(check.stdout).toContain('no list on nodes');
   });
 
   it('a missing workload is WORKLOAD_MISSING, exit 10, in both modes', async () => {
@@ -510,23 +343,6 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
       expect(JSON.parse((await rollout('deployment/par', '--check', '--json')).stdout).interruptedRollout).toBeUndefined();
     });
   }
-
-  it('DaemonSet killed after its patch (maxSurge 1 / maxUnavailable 0): the next rollout puts back 0/1', async () => {
-    createDaemonSet();
-    await allReady(3);
-    await killedAt('daemonset/par', 'rollout-after-patch');
-    expect(ds().spec.updateStrategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
-    // --check judges the workload on its own strategy, the recorded original, not on the one the kill left.
-    const check = JSON.parse((await rollout('daemonset/par', '--check', '--json')).stdout) as { check: { findings: { code: string; message: string }[] } };
-    expect(check.check.findings.find((f) => f.code === 'BUDGET')?.message).toBe('budget 1 node(s) at a time (maxUnavailable 1, maxSurge 0)');
-    const next = await rollout('daemonset/par', '--json');
-    expect(next.code, next.stderr).toBe(0);
-    // Restored first; then this run finishes the killed run's restart, or finds it finished by the
-    // controller meanwhile (how far it got depends on the machine's speed, not on the tool).
-    expect(JSON.parse(next.stdout)).toMatchObject({ interruptedRollout: { state: 'interrupted', action: 'restored' }, action: expect.stringMatching(/^(unchanged|rolled-out)$/) });
-    expect(ds().spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
-    expect(ds().metadata.annotations?.[RECORD]).toBeUndefined();
-  });
 
   it('strategy changed by hand after the kill: never clobbered, the record removed, and said so', async () => {
     createDeployment(2);

@@ -1,7 +1,7 @@
 import { chmod, chown, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { FaultStep } from '../../src/emulators/enrollment/index.js';
+import type { FaultStep } from '../../emulators/enrollment/index.js';
 import { decodeIdentity } from '../../src/identity/index.js';
 import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { expectNoSecrets, IDENTITY, type LocalFixture, localFixture, secretsIn } from './local-fixture.js';

@@ -2,12 +2,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, DEFAULT_FORBIDDEN_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, DEFAULT_FORBIDDEN_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';
 import { type CliRun, runCli } from './run-cli.js';
-import { clusterWithRunner } from './simulated-runner.js';
+import { clusterWithRunner } from './runner-cluster.js';
 
 // The step order every rotation goes through (issue 12): roll out only after a verification that
 // passed, one cluster connection for the Secret and the rollout, and dry runs that fail for every

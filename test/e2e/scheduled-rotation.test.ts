@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import { type KubeEmulator, type KubeObject, type PolicyRule, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { buildUrn, encodePrivateJwk, generateIdentityKey } from '../../src/identity/index.js';
 import { kubectlIn, kubectlPath, kubectlRequired } from '../emulators/kubectl-runner.js';
 import { spawnSync } from 'node:child_process';
-import { helmClusterAgentObjects } from '../../src/emulators/helm-cluster-agent.js';
+import { helmClusterAgentObjects } from '../../emulators/helm-cluster-agent.js';
 import { BIN, type CliRun, runCli } from './run-cli.js';
+import { storedDeploymentRollouts } from './stored-deployment.js';
 
 // deploy/rotation-cronjob.yaml for real: applied with kubectl to the emulator, then the CronJob's own
 // command (its args, no env: every setting comes from the cluster agent's Helm-layout Deployment) run
@@ -35,7 +36,7 @@ let podRoot: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'par-cron-'));
   [kube, enrollment] = await Promise.all([
-    startKubeEmulator({ simulation: { nodes: [{ name: 'n1', cpu: '4', memory: '8Gi' }], secondMs: 20, tickMs: 50, kubelet: { startDelayMs: 30, readyDelayMs: 60 } } }),
+    startKubeEmulator(),
     startEnrollmentEmulator(),
   ]);
   seedNamespaces(kube, [NS]);
@@ -57,6 +58,9 @@ beforeEach(async () => {
   kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: '11111111-2222-3333-4444-555555555555' } } as KubeObject);
   // The cluster agent as the Helm chart deploys it, with its keys Secret `datadog-secret`.
   for (const obj of helmClusterAgentObjects({ namespace: NS, clusterName: 'my-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: enrollment.url, replicas: 1 })) kube.createObject(obj as KubeObject);
+  // Its rollouts finish with stored Pods (the emulator runs no controllers; the real CronJob run, its
+  // Job and Pods: test/cluster/deploy.cluster.test.ts).
+  storedDeploymentRollouts(kube, NS, 'datadog-cluster-agent');
   // The ServiceAccount's token: what it may do is what the applied Role grants.
   kube.addToken('cron-token', { user: `system:serviceaccount:${NS}:${SA}`, rules: [] });
   saKubeconfig = join(dir, 'sa.kubeconfig');

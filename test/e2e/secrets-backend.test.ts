@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../src/emulators/enrollment/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY } from '../../emulators/enrollment/index.js';
 import { parseIdentityFile } from '../../src/identity/identity-record.js';
 import { expectNoSecrets, type LocalFixture, localFixture } from './local-fixture.js';
 

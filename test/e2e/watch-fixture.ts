@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 import { type ClusterTarget, clusterTargetFromConfig } from '../../src/kube/cluster-connection.js';
 import { parseKubeconfig } from '../../src/kube/kubeconfig.js';
 import type { IdentityWatch, WatchEvent } from '../../src/reload/index.js';

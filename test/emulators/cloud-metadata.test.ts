@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../src/emulators/cloud-metadata/index.js';
+import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../emulators/cloud-metadata/index.js';
 
 let emu: CloudMetadataEmulator | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
+import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../emulators/docker-daemon/index.js';
 
 let emu: DockerDaemonEmulator;
 beforeAll(async () => {

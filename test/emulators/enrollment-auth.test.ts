@@ -7,12 +7,12 @@ import {
   type EnrollmentEmulator,
   ROUTE_PATHS,
   startEnrollmentEmulator,
-} from '../../src/emulators/enrollment/index.js';
+} from '../../emulators/enrollment/index.js';
 import {
   enrollmentBody,
   enrollmentHeaders,
   newRunnerKeyPair,
-} from '../../src/emulators/enrollment/known-good-requests.js';
+} from '../../emulators/enrollment/known-good-requests.js';
 
 let emu: EnrollmentEmulator;
 const keys = newRunnerKeyPair();

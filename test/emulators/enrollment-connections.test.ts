@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, DEFAULT_FORBIDDEN_APP_KEY, type EnrollmentEmulator, ROUTE_PATHS, startEnrollmentEmulator } from '../../src/emulators/enrollment/index.js';
-import { enrollmentBody, enrollmentHeaders, newRunnerKeyPair } from '../../src/emulators/enrollment/known-good-requests.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, DEFAULT_FORBIDDEN_APP_KEY, type EnrollmentEmulator, ROUTE_PATHS, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import { enrollmentBody, enrollmentHeaders, newRunnerKeyPair } from '../../emulators/enrollment/known-good-requests.js';
 
 let emu: EnrollmentEmulator;
 let runner: { runnerId: string; name: string };

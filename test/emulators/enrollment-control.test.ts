@@ -9,14 +9,14 @@ import {
   type RecordedRequest,
   ROUTE_PATHS,
   startEnrollmentEmulator,
-} from '../../src/emulators/enrollment/index.js';
+} from '../../emulators/enrollment/index.js';
 import {
   enrollmentBody,
   enrollmentHeaders,
   healthCheckRequest,
   newRunnerKeyPair,
   signRunnerJwt,
-} from '../../src/emulators/enrollment/known-good-requests.js';
+} from '../../emulators/enrollment/known-good-requests.js';
 
 let emu: EnrollmentEmulator;
 const keys = newRunnerKeyPair();

@@ -6,7 +6,7 @@ import {
   type EnrollmentEmulator,
   ROUTE_PATHS,
   startEnrollmentEmulator,
-} from '../../src/emulators/enrollment/index.js';
+} from '../../emulators/enrollment/index.js';
 import {
   enrollmentBody,
   enrollmentHeaders,
@@ -14,7 +14,7 @@ import {
   newRunnerKeyPair,
   type RunnerKeyPair,
   signRunnerJwt,
-} from '../../src/emulators/enrollment/known-good-requests.js';
+} from '../../emulators/enrollment/known-good-requests.js';
 
 let emu: EnrollmentEmulator;
 

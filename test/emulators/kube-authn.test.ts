@@ -1,6 +1,6 @@
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KUBE_EMULATOR_DNS_NAME, type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { KUBE_EMULATOR_DNS_NAME, type KubeEmulator, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 
 // How the emulator authenticates and what it records of it: the conformance test of the Kubernetes
 // client (test/e2e/kubeconfig-conformance.test.ts) compares kubectl and par-identity by these records.

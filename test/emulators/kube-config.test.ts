@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 
 describe('kubeconfig', () => {
   it('writes a 0600 file that client-node loads, pinned to the emulator CA', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator } from '../../emulators/kube/index.js';
 import type { ParError } from '../../src/errors.js';
 import { kubeFailure } from '../../src/kube/index.js';
 import { resolveCluster } from '../../src/kube/cluster-connection.js';

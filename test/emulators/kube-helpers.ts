@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
-import { type KubeEmulator, type KubeEmulatorOptions, seedNamespaces, startKubeEmulator } from '../../src/emulators/kube/index.js';
+import { type KubeEmulator, type KubeEmulatorOptions, seedNamespaces, startKubeEmulator } from '../../emulators/kube/index.js';
 
 export async function startSeeded(opts: KubeEmulatorOptions = {}): Promise<KubeEmulator> {
   const emu = await startKubeEmulator(opts);

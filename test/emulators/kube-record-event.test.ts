@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeEmulator, KubeObject } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { resolveCluster } from '../../src/kube/cluster-connection.js';
 import { EventReason, identityNote, recordEvent } from '../../src/kube/events.js';
 import { secret, startSeeded } from './kube-helpers.js';

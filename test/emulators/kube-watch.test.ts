@@ -1,6 +1,6 @@
 import { CoreV1Api, ListWatch, makeInformer, type V1Secret, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeEmulator } from '../../src/emulators/kube/index.js';
+import type { KubeEmulator } from '../../emulators/kube/index.js';
 import { RawWatch, kubeConfigFor, secret, startSeeded } from './kube-helpers.js';
 
 let emu: KubeEmulator | undefined;

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
+import { type KubeletEmulator, startKubeletEmulator } from '../../emulators/kubelet/index.js';
 
 let emu: KubeletEmulator;
 beforeAll(async () => {

@@ -252,4 +252,12 @@ describe('layering (docs/architecture.md)', () => {
     const program = ['cli.js', 'cli/main.js', 'cli/program.js', 'cli/redacting-command.js'];
     expect(all.filter((i) => isApi(i.file) && program.includes(i.spec))).toEqual([]);
   });
+
+  it('nothing in src/ imports from outside src/: the emulators (emulators/) are a bundle loaded at run time, never imported', async () => {
+    const all = await imports();
+    expect(all.length).toBeGreaterThan(100);
+    expect(all.filter((i) => i.spec.startsWith('..'))).toEqual([]);
+    // `import type` counts too: the contract of dist/emulators.js is declared in src/commands/emulator.ts.
+    for (const { file } of all) expect(await readFile(join(SRC, file), 'utf8'), file).not.toMatch(/['"](?:\.\.\/)+emulators\//);
+  });
 });

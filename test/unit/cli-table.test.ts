@@ -101,7 +101,7 @@ describe('options objects handed to the command modules (unchanged by the table)
     ],
     [['rollout', 'deployment/x', '--surge', '--poll-interval', '2s'], 'rollout.js', { json: false, color: false, target: 'deployment/x', checkOnly: false, surge: true, fallback: false, timeoutSeconds: 600, pollMs: 2000, dryRun: false }],
     [['rollout', 'deployment/x', '--no-surge'], 'rollout.js', { json: false, color: false, target: 'deployment/x', checkOnly: false, surge: false, fallback: false, timeoutSeconds: 600, pollMs: 1000, dryRun: false }],
-    [['emulator', '--kube', '--simulate', '3'], 'emulator.js', { json: false, color: false, port: 0, kube: true, kubePort: 0, simulateNodes: 3 }],
+    [['emulator', '--kube', '--kube-port', '3'], 'emulator.js', { json: false, color: false, port: 0, kube: true, kubePort: 3 }],
     [
       ['watch', '--output', '/o', '--signal', '42', '--on-change', 'signal', '--splay', '2s', '--relist-interval', '5m', '--healthz-stale', '90s', '--', 'runner', '-x'],
       'watch.js',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
-import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../src/emulators/agent-ipc/index.js';
+import { type AgentIpcEmulator, startAgentIpcEmulator } from '../../emulators/agent-ipc/index.js';
 import { connectionBody, connectionsToCreate, createConnections, effectiveAllowlist } from '../../src/enrollment/connections.js';
 import { resolveAgentVersion } from '../../src/host/index.js';
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
-import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../src/emulators/cloud-metadata/index.js';
-import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../src/emulators/docker-daemon/index.js';
-import { type KubeletEmulator, startKubeletEmulator } from '../../src/emulators/kubelet/index.js';
+import { type CloudMetadataEmulator, closedLoopbackUrl, startCloudMetadataEmulator } from '../../emulators/cloud-metadata/index.js';
+import { type DockerDaemonEmulator, startDockerDaemonEmulator } from '../../emulators/docker-daemon/index.js';
+import { type KubeletEmulator, startKubeletEmulator } from '../../emulators/kubelet/index.js';
 import type { ContainerLimits } from '../../src/host/container-hostname.js';
 import { resolveHost } from '../../src/host/index.js';
 import { type HostProbes, systemProbes } from '../../src/host/host-probes.js';
@@ -210,7 +210,7 @@ describe('container provider: kubelet', () => {
 
   it('TLS: a kubelet certificate not signed by kubelet_client_ca fails before the token is sent; kubelet_tls_verify: false accepts it', async () => {
     const other = join(dir, 'other-ca.crt');
-    await writeFile(other, (await (await import('../../src/emulators/self-signed-cert.js')).selfSignedCert({ subject: '/CN=other', extendedKeyUsage: 'serverAuth' })).cert);
+    await writeFile(other, (await (await import('../../emulators/self-signed-cert.js')).selfSignedCert({ subject: '/CN=other', extendedKeyUsage: 'serverAuth' })).cert);
     const yaml = kubeletYaml().replace(files.ca, other);
     await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/\/spec: (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE)/)]) } });
     expect(kubelet.requests).toEqual([]);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
 import { DEFAULT_NETWORK, type NetworkSettings, resolveNetworkSettings } from '../../src/config/network-settings.js';
-import { generateIpcCertificate } from '../../src/emulators/agent-ipc/ipc-certificate.js';
+import { generateIpcCertificate } from '../../emulators/agent-ipc/ipc-certificate.js';
 import { enroll } from '../../src/enrollment/enroll.js';
 import { exchange } from '../../src/enrollment/http-exchange.js';
 import { ResponseTooLargeError } from '../../src/http-body.js';
