@@ -27,7 +27,13 @@ export interface HelmClusterAgentOptions {
 // biome-ignore lint/suspicious/noExplicitAny: plain Kubernetes objects, typed by their consumer
 type Obj = Record<string, any>;
 
-const HELM_CLUSTER_AGENT = { namespace: 'datadog', name: 'datadog-cluster-agent', keysSecret: 'datadog-secret', identitySecretName: 'datadog-private-action-runner-identity', image: 'gcr.io/datadoghq/cluster-agent:7.81.1' } as const;
+const HELM_CLUSTER_AGENT = {
+  namespace: 'datadog',
+  name: 'datadog-cluster-agent',
+  keysSecret: 'datadog-secret',
+  identitySecretName: 'datadog-private-action-runner-identity',
+  image: 'gcr.io/datadoghq/cluster-agent:7.81.1',
+} as const;
 
 /** The token and keys Secrets and the Deployment, in the order to create them. */
 export function helmClusterAgentObjects(o: HelmClusterAgentOptions): Obj[] {
@@ -40,7 +46,12 @@ export function helmClusterAgentObjects(o: HelmClusterAgentOptions): Obj[] {
     { name: 'DD_APP_KEY', ...fromKeys('app-key') },
     { name: 'DD_CLUSTER_NAME', value: o.clusterName },
     ...(o.site ? [{ name: 'DD_SITE', value: o.site }] : []),
-    ...(o.ddUrl ? [{ name: 'DD_DD_URL', value: o.ddUrl }, { name: 'DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS', value: 'true' }] : []),
+    ...(o.ddUrl
+      ? [
+          { name: 'DD_DD_URL', value: o.ddUrl },
+          { name: 'DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS', value: 'true' },
+        ]
+      : []),
     { name: 'DD_PRIVATE_ACTION_RUNNER_ENABLED', value: 'true' },
     { name: 'DD_PRIVATE_ACTION_RUNNER_SELF_ENROLL', value: 'true' },
     { name: 'DD_PRIVATE_ACTION_RUNNER_IDENTITY_USE_K8S_SECRET', value: 'true' },
@@ -52,7 +63,13 @@ export function helmClusterAgentObjects(o: HelmClusterAgentOptions): Obj[] {
   const podLabels = { app: name, 'app.kubernetes.io/component': 'cluster-agent', 'agent.datadoghq.com/component': 'cluster-agent' };
   return [
     // The chart's cluster-agent token Secret (`<release>-cluster-agent`), as the chart makes it.
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: { token: Buffer.from('0'.repeat(32)).toString('base64') } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace },
+      type: 'Opaque',
+      data: { token: Buffer.from('0'.repeat(32)).toString('base64') },
+    },
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -66,14 +83,28 @@ export function helmClusterAgentObjects(o: HelmClusterAgentOptions): Obj[] {
       metadata: {
         name,
         namespace,
-        labels: { 'app.kubernetes.io/component': 'cluster-agent', 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm', 'app.kubernetes.io/name': name },
+        labels: {
+          'app.kubernetes.io/component': 'cluster-agent',
+          'agent.datadoghq.com/component': 'cluster-agent',
+          'app.kubernetes.io/managed-by': 'Helm',
+          'app.kubernetes.io/name': name,
+        },
       },
       spec: {
         replicas: o.replicas ?? 0,
         selector: { matchLabels: { app: name } },
         template: {
           metadata: { labels: podLabels },
-          spec: { containers: [{ name: 'cluster-agent', image: o.image ?? HELM_CLUSTER_AGENT.image, env, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+          spec: {
+            containers: [
+              {
+                name: 'cluster-agent',
+                image: o.image ?? HELM_CLUSTER_AGENT.image,
+                env,
+                resources: { requests: { cpu: '100m', memory: '64Mi' } },
+              },
+            ],
+          },
         },
       },
     },

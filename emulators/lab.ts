@@ -37,7 +37,10 @@ export function labClusterAgent(enrollmentUrl: string): HelmClusterAgentOptions 
   return { ...LAB_CLUSTER, apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: enrollmentUrl };
 }
 
-export async function prepareLab(enrollmentUrl: string, kube?: { writeKubeconfig(path: string): Promise<void>; kubeconfig?: string }): Promise<Lab> {
+export async function prepareLab(
+  enrollmentUrl: string,
+  kube?: { writeKubeconfig(path: string): Promise<void>; kubeconfig?: string },
+): Promise<Lab> {
   const dir = await mkdtemp(join(tmpdir(), 'par-identity-lab-'));
   const creds = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollmentUrl}`];
   const config = join(dir, 'datadog.yaml');
@@ -48,7 +51,9 @@ export async function prepareLab(enrollmentUrl: string, kube?: { writeKubeconfig
   if (kube) {
     lab.clusterConfig = join(dir, 'datadog-cluster.yaml');
     const settings = [`cluster_name: ${LAB_CLUSTER.clusterName}`, `kube_resources_namespace: ${LAB_CLUSTER.namespace}`];
-    await writeFile(lab.clusterConfig, [...creds, ...settings, 'private_action_runner:', '  enabled: true', ''].join('\n'), { mode: 0o600 });
+    await writeFile(lab.clusterConfig, [...creds, ...settings, 'private_action_runner:', '  enabled: true', ''].join('\n'), {
+      mode: 0o600,
+    });
     lab.kubeconfig = kube.kubeconfig ?? join(dir, 'kubeconfig');
     if (!kube.kubeconfig) await kube.writeKubeconfig(lab.kubeconfig);
     env.KUBECONFIG = lab.kubeconfig;

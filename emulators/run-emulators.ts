@@ -29,14 +29,19 @@ export const startEmulators: EmulatorBundle['startEmulators'] = async (options) 
     lines.push(`Kubernetes API emulator listening on ${kube.url} (namespaces default, kube-system, datadog)`);
     if (options.kubeconfigOut) {
       // Written by the caller (the product's own file writer and its errors), not here.
-      await options.writeKubeconfig(options.kubeconfigOut, kube.kubeconfig({ token: kube.adminToken, namespace: 'datadog' })).catch(async (err: unknown) => {
-        await Promise.all([enrollment.close(), kube.close()]);
-        throw err;
-      });
+      await options
+        .writeKubeconfig(options.kubeconfigOut, kube.kubeconfig({ token: kube.adminToken, namespace: 'datadog' }))
+        .catch(async (err: unknown) => {
+          await Promise.all([enrollment.close(), kube.close()]);
+          throw err;
+        });
       info.kubeconfig = options.kubeconfigOut;
       lines.push(`  admin kubeconfig:  ${options.kubeconfigOut}`);
     }
-    kubeForLab = { writeKubeconfig: (path) => kube.writeKubeconfig(path, { token: kube.adminToken, namespace: 'datadog' }), ...(options.kubeconfigOut ? { kubeconfig: options.kubeconfigOut } : {}) };
+    kubeForLab = {
+      writeKubeconfig: (path) => kube.writeKubeconfig(path, { token: kube.adminToken, namespace: 'datadog' }),
+      ...(options.kubeconfigOut ? { kubeconfig: options.kubeconfigOut } : {}),
+    };
   }
   const lab = await prepareLab(enrollment.url, kubeForLab);
   info.lab = { dir: lab.dir, config: lab.config, ...(lab.clusterConfig ? { clusterConfig: lab.clusterConfig } : {}), env: lab.env };

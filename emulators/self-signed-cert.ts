@@ -50,12 +50,45 @@ export function selfSignedCert(options: { subject: string; extendedKeyUsage: str
 /** A P-256 client certificate for `subject` (e.g. /CN=alice/O=devs), signed by `ca`. */
 export function issueClientCert(ca: PemPair, subject: string): Promise<PemPair> {
   return withOpenssl(async (dir) => {
-    const [caCert, caKey, key, csr, cert, ext] = ['ca.pem', 'ca.key', 'key.pem', 'req.csr', 'cert.pem', 'ext.cnf'].map((f) => join(dir, f)) as [string, string, string, string, string, string];
+    const [caCert, caKey, key, csr, cert, ext] = ['ca.pem', 'ca.key', 'key.pem', 'req.csr', 'cert.pem', 'ext.cnf'].map((f) =>
+      join(dir, f),
+    ) as [string, string, string, string, string, string];
     await writeFile(caCert, ca.cert);
     await writeFile(caKey, ca.key, { mode: 0o600 });
     await writeFile(ext, 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
-    await run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subject, '-keyout', key, '-out', csr]);
-    await run('openssl', ['x509', '-req', '-in', csr, '-CA', caCert, '-CAkey', caKey, '-set_serial', `0x${Date.now().toString(16)}`, '-days', '3650', '-extfile', ext, '-out', cert]);
+    await run('openssl', [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-subj',
+      subject,
+      '-keyout',
+      key,
+      '-out',
+      csr,
+    ]);
+    await run('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      caCert,
+      '-CAkey',
+      caKey,
+      '-set_serial',
+      `0x${Date.now().toString(16)}`,
+      '-days',
+      '3650',
+      '-extfile',
+      ext,
+      '-out',
+      cert,
+    ]);
     return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
   });
 }

@@ -36,7 +36,8 @@ const { values: flags } = parseArgs({
 });
 const positive = (name, min = 1) => {
   const n = Number(flags[name]);
-  if (!Number.isInteger(n) || n < min || n > 10_000) throw new Error(`--${name} must be an integer from ${min} to 10000, got ${flags[name]}`);
+  if (!Number.isInteger(n) || n < min || n > 10_000)
+    throw new Error(`--${name} must be an integer from ${min} to 10000, got ${flags[name]}`);
   return n;
 };
 const NODES = positive('nodes');
@@ -125,7 +126,8 @@ async function kubectlOk(args, opts) {
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   return r.stdout;
 }
-const create = (...objects) => kubectlOk(['create', '-f', '-'], { stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
+const create = (...objects) =>
+  kubectlOk(['create', '-f', '-'], { stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
 const getJson = async (args) => JSON.parse(await kubectlOk(['get', ...args, '-o', 'json']));
 
 /** An error `eventually` does not retry: the thing waited for cannot happen any more. */
@@ -143,7 +145,8 @@ async function eventually(check, what, timeoutMs, everyMs = 250) {
       if (err instanceof Fatal) throw err;
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? `: ${last.message}` : ''}`);
     await sleep(everyMs);
   }
 }
@@ -217,7 +220,10 @@ async function startControlPlane() {
     const pid = pidOf(c);
     return pid && alive(pid);
   });
-  if (running.length) throw new Error(`a control plane already runs in ${CP_DIR} (${running.join(', ')}): stop it first with PAR_CONTROL_PLANE_DIR=${CP_DIR} ${CP_SCRIPT} stop`);
+  if (running.length)
+    throw new Error(
+      `a control plane already runs in ${CP_DIR} (${running.join(', ')}): stop it first with PAR_CONTROL_PLANE_DIR=${CP_DIR} ${CP_SCRIPT} stop`,
+    );
   controlPlaneStarted = true; // from here on, stop it whatever happens (stop is by pid file, idempotent)
   const t0 = performance.now();
   // Builds first when the pinned versions changed (scripts/control-plane/build.sh): minutes, then.
@@ -245,7 +251,8 @@ async function apiserverMetric(name, match) {
   return series;
 }
 const secretsRequests = () => apiserverMetric('apiserver_request_total', { resource: 'secrets', group: '' });
-const openSecretWatches = async () => (await apiserverMetric('apiserver_longrunning_requests', { resource: 'secrets', verb: 'WATCH' })).reduce((a, s) => a + s.value, 0);
+const openSecretWatches = async () =>
+  (await apiserverMetric('apiserver_longrunning_requests', { resource: 'secrets', verb: 'WATCH' })).reduce((a, s) => a + s.value, 0);
 
 // ------------------------------------------------------------------------------------------- identities
 
@@ -259,7 +266,13 @@ function identity() {
   const urn = buildUrn({ region: 'us1', orgId: 1234567, runnerId: crypto.randomUUID() });
   return { fingerprint: key.kid, data: { private_key: b64(encodePrivateJwk(key)), urn: b64(urn) } };
 }
-const secretObject = (namespace, data) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace }, type: 'Opaque', data });
+const secretObject = (namespace, data) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: SECRET, namespace },
+  type: 'Opaque',
+  data,
+});
 const namespaceObject = (name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 
 // ------------------------------------------------------------------------------------ 1. DaemonSet phase
@@ -280,7 +293,8 @@ async function watchCoverage(kc, namespace, labelSelector, nodes) {
   let mostAtOnce = 0;
   let events = 0;
   let ended;
-  const isReady = (p) => !p.metadata?.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const isReady = (p) =>
+    !p.metadata?.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   const check = () => {
     const now = performance.now();
     const covered = new Set();
@@ -323,8 +337,15 @@ async function watchCoverage(kc, namespace, labelSelector, nodes) {
       const watchEnded = ended;
       ended = ended ?? 'stopped';
       req.abort();
-      if (watchEnded) throw new Error(`the Pod watch ended during the measurement (${watchEnded.message ?? watchEnded}): its figures would be partial`);
-      return { nodeSecondsUncovered: (uncoveredMs + open) / 1000, nodesEverUncovered: everUncovered.size, mostUncoveredAtOnce: mostAtOnce, initiallyUncovered, podEvents: events };
+      if (watchEnded)
+        throw new Error(`the Pod watch ended during the measurement (${watchEnded.message ?? watchEnded}): its figures would be partial`);
+      return {
+        nodeSecondsUncovered: (uncoveredMs + open) / 1000,
+        nodesEverUncovered: everUncovered.size,
+        mostUncoveredAtOnce: mostAtOnce,
+        initiallyUncovered,
+        podEvents: events,
+      };
     },
   };
 }
@@ -340,7 +361,13 @@ function kwokNodes(names) {
       name,
       // kwok manages exactly the Nodes with this annotation (scripts/control-plane.sh).
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok', [POOL.key]: POOL.value },
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+        [POOL.key]: POOL.value,
+      },
     },
     status: { allocatable: resources, capacity: resources },
   }));
@@ -384,7 +411,14 @@ async function daemonSetSettled(nodes) {
   const s = ds.status ?? {};
   const n = nodes.length;
   if ((s.observedGeneration ?? 0) < ds.metadata.generation) return false;
-  if (s.desiredNumberScheduled !== n || s.updatedNumberScheduled !== n || s.numberAvailable !== n || s.numberReady !== n || s.currentNumberScheduled !== n) return false;
+  if (
+    s.desiredNumberScheduled !== n ||
+    s.updatedNumberScheduled !== n ||
+    s.numberAvailable !== n ||
+    s.numberReady !== n ||
+    s.currentNumberScheduled !== n
+  )
+    return false;
   const pods = (await getJson(['pods', '-n', DS_NS, '-l', `app=${DS_NAME}`])).items;
   if (pods.length !== n) return false;
   const ready = (p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
@@ -402,7 +436,10 @@ async function daemonSetPhase(kc) {
   await create(secretObject(DS_NS, identity().data));
   let t = performance.now();
   await create(...kwokNodes(nodes));
-  await kubectlOk(['wait', '--for=condition=Ready', `--timeout=${Math.round(settleTimeoutMs / 1000)}s`, 'node', '-l', `${POOL.key}=${POOL.value}`], { timeoutMs: settleTimeoutMs + 30_000 });
+  await kubectlOk(
+    ['wait', '--for=condition=Ready', `--timeout=${Math.round(settleTimeoutMs / 1000)}s`, 'node', '-l', `${POOL.key}=${POOL.value}`],
+    { timeoutMs: settleTimeoutMs + 30_000 },
+  );
   const nodesReadyMs = performance.now() - t;
   t = performance.now();
   await create(daemonSetObject());
@@ -415,12 +452,30 @@ async function daemonSetPhase(kc) {
     native: async () => {
       const restart = await kubectl(['rollout', 'restart', `daemonset/${DS_NAME}`, '-n', DS_NS]);
       if (restart.code !== 0) throw new Error(`kubectl rollout restart: ${restart.stderr}`);
-      const status = await kubectl(['rollout', 'status', `daemonset/${DS_NAME}`, '-n', DS_NS, `--timeout=${rolloutTimeoutS}s`], { timeoutMs: (rolloutTimeoutS + 60) * 1000 });
+      const status = await kubectl(['rollout', 'status', `daemonset/${DS_NAME}`, '-n', DS_NS, `--timeout=${rolloutTimeoutS}s`], {
+        timeoutMs: (rolloutTimeoutS + 60) * 1000,
+      });
       if (status.code !== 0) throw new Error(`kubectl rollout status: ${status.stderr}`);
       return {};
     },
     'par-identity': async () => {
-      const r = await run(process.execPath, [BIN, 'rollout', `daemonset/${DS_NAME}`, '--surge', '-n', DS_NS, '--kubeconfig', ADMIN, '--timeout', `${rolloutTimeoutS}s`, '--json'], { timeoutMs: (rolloutTimeoutS + 60) * 1000 });
+      const r = await run(
+        process.execPath,
+        [
+          BIN,
+          'rollout',
+          `daemonset/${DS_NAME}`,
+          '--surge',
+          '-n',
+          DS_NS,
+          '--kubeconfig',
+          ADMIN,
+          '--timeout',
+          `${rolloutTimeoutS}s`,
+          '--json',
+        ],
+        { timeoutMs: (rolloutTimeoutS + 60) * 1000 },
+      );
       if (r.code !== 0) throw new Error(`par-identity rollout exited ${r.code}: ${r.stderr}`);
       const out = JSON.parse(r.stdout);
       if (out.action !== 'rolled-out' || !out.surged || !out.strategyRestored) throw new Error(`par-identity rollout: ${r.stdout}`);
@@ -433,7 +488,11 @@ async function daemonSetPhase(kc) {
       const coverage = await watchCoverage(kc, DS_NS, `app=${DS_NAME}`, nodes);
       log(`round ${round + 1}: ${method} restart of daemonset/${DS_NAME}`);
       const cp = Object.fromEntries(COMPONENTS.map((c) => [c, pidOf(c)]));
-      const cpuNow = () => ({ machine: machineCpu(), controlPlane: COMPONENTS.reduce((a, c) => a + cpuSeconds(cp[c]), 0), bench: cpuSeconds(process.pid) });
+      const cpuNow = () => ({
+        machine: machineCpu(),
+        controlPlane: COMPONENTS.reduce((a, c) => a + cpuSeconds(cp[c]), 0),
+        bench: cpuSeconds(process.pid),
+      });
       const cpu0 = cpuNow();
       const t0 = performance.now();
       const extra = await restart();
@@ -442,16 +501,29 @@ async function daemonSetPhase(kc) {
       const machineCpuSeconds = (cpu1.machine.busy - cpu0.machine.busy) / CLK_TCK;
       const controlPlaneCpuSeconds = cpu1.controlPlane - cpu0.controlPlane;
       // The restarting command's own CPU (kubectl or par-identity) is in neither: it is part of "rest".
-      const cpu = { machineCpuSeconds, controlPlaneCpuSeconds, restCpuSeconds: Math.max(0, machineCpuSeconds - controlPlaneCpuSeconds - (cpu1.bench - cpu0.bench)) };
+      const cpu = {
+        machineCpuSeconds,
+        controlPlaneCpuSeconds,
+        restCpuSeconds: Math.max(0, machineCpuSeconds - controlPlaneCpuSeconds - (cpu1.bench - cpu0.bench)),
+      };
       // The rollout's end as the command reports it; then everything must be at rest again (and a
       // node still uncovered meanwhile counts until it is covered) before the next measurement.
-      const ds = await eventually(() => daemonSetSettled(nodes), `daemonset/${DS_NAME} to settle after the ${method} restart`, settleTimeoutMs, 250);
+      const ds = await eventually(
+        () => daemonSetSettled(nodes),
+        `daemonset/${DS_NAME} to settle after the ${method} restart`,
+        settleTimeoutMs,
+        250,
+      );
       const cov = coverage.stop();
-      if (cov.initiallyUncovered) throw new Error(`${cov.initiallyUncovered} node(s) had no Ready Pod before the ${method} restart started`);
+      if (cov.initiallyUncovered)
+        throw new Error(`${cov.initiallyUncovered} node(s) had no Ready Pod before the ${method} restart started`);
       const st = ds.spec.updateStrategy;
-      if (st?.type !== STRATEGY.type || st.rollingUpdate?.maxUnavailable !== 1 || st.rollingUpdate?.maxSurge !== 0) throw new Error(`the DaemonSet's strategy is ${JSON.stringify(ds.spec.updateStrategy)} after the ${method} restart`);
+      if (st?.type !== STRATEGY.type || st.rollingUpdate?.maxUnavailable !== 1 || st.rollingUpdate?.maxSurge !== 0)
+        throw new Error(`the DaemonSet's strategy is ${JSON.stringify(ds.spec.updateStrategy)} after the ${method} restart`);
       runs.push({ round: round + 1, method, wallMs, ...cov, ...extra, cpu });
-      log(`${method}: ${(wallMs / 1000).toFixed(1)} s, ${cov.nodeSecondsUncovered.toFixed(1)} node-seconds uncovered (${cov.nodesEverUncovered} nodes)`);
+      log(
+        `${method}: ${(wallMs / 1000).toFixed(1)} s, ${cov.nodeSecondsUncovered.toFixed(1)} node-seconds uncovered (${cov.nodesEverUncovered} nodes)`,
+      );
       await sleep(2000); // a quiet moment between measurements
     }
   }
@@ -459,7 +531,12 @@ async function daemonSetPhase(kc) {
   // Nodes and Pods out of the way: kwok's leases and the controllers' work would be noise in the watch phase.
   await kubectlOk(['delete', 'namespace', DS_NS, '--wait=false']);
   await kubectlOk(['delete', 'node', '-l', `${POOL.key}=${POOL.value}`, '--wait=false']);
-  await eventually(async () => (await getJson(['nodes', '-l', `${POOL.key}=${POOL.value}`])).items.length === 0, 'the bench Nodes to go', 120_000, 1000);
+  await eventually(
+    async () => (await getJson(['nodes', '-l', `${POOL.key}=${POOL.value}`])).items.length === 0,
+    'the bench Nodes to go',
+    120_000,
+    1000,
+  );
   await eventually(async () => (await kubectl(['get', 'namespace', DS_NS])).code !== 0, `namespace ${DS_NS} to go`, 180_000, 1000);
   return { nodes: NODES, nodesReadyMs, podsReadyMs, runs, controlPlaneRssMiB: rss };
 }
@@ -473,7 +550,15 @@ async function startWatcher(i, kubeconfig, cfgDir, outDir) {
   const args = [BIN, 'watch', '-c', cfgDir, '--kubeconfig', kubeconfig, '-n', WATCH_NS, '--output', output, '--json'];
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
-  const w = { i, child, events: [], written: new Map(), stderr: '', result: undefined, exited: new Promise((resolve) => child.once('exit', resolve)) };
+  const w = {
+    i,
+    child,
+    events: [],
+    written: new Map(),
+    stderr: '',
+    result: undefined,
+    exited: new Promise((resolve) => child.once('exit', resolve)),
+  };
   child.once('exit', () => children.delete(child));
   child.stderr.on('data', (d) => {
     w.stderr = (w.stderr + d).slice(-4000);
@@ -513,7 +598,12 @@ async function watchPhase(kc) {
   // The watchers' own identity: a ServiceAccount whose Role names the one Secret (get, list, watch).
   await create(
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: WATCHER_SA, namespace: WATCH_NS } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: WATCHER_SA, namespace: WATCH_NS }, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: WATCHER_SA, namespace: WATCH_NS },
+      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] }],
+    },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
@@ -530,7 +620,12 @@ async function watchPhase(kc) {
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'bench', cluster: { server: cluster.server, 'certificate-authority-data': readFileSync(join(CP_DIR, 'pki', 'ca.crt')).toString('base64') } }],
+      clusters: [
+        {
+          name: 'bench',
+          cluster: { server: cluster.server, 'certificate-authority-data': readFileSync(join(CP_DIR, 'pki', 'ca.crt')).toString('base64') },
+        },
+      ],
       users: [{ name: WATCHER_SA, user: { token } }],
       contexts: [{ name: WATCHER_SA, context: { cluster: 'bench', user: WATCHER_SA, namespace: WATCH_NS } }],
       'current-context': WATCHER_SA,
@@ -561,10 +656,15 @@ async function watchPhase(kc) {
   );
   const allWrittenMs = performance.now() - t;
   // Every watch open on the apiserver (a watcher writes once listed; its watch opens right after).
-  const watchesOpen = await eventually(async () => {
-    const open = (await openSecretWatches()) - watchesBefore;
-    return open >= WATCHERS ? open : false;
-  }, `${WATCHERS} watches on the Secret to open`, 60_000, 1000).catch(async () => (await openSecretWatches()) - watchesBefore);
+  const watchesOpen = await eventually(
+    async () => {
+      const open = (await openSecretWatches()) - watchesBefore;
+      return open >= WATCHERS ? open : false;
+    },
+    `${WATCHERS} watches on the Secret to open`,
+    60_000,
+    1000,
+  ).catch(async () => (await openSecretWatches()) - watchesBefore);
   log(`${WATCHERS} watchers wrote the first identity in ${(allWrittenMs / 1000).toFixed(1)} s; ${watchesOpen} watches open`);
 
   // Changes: time from the update's response to each watcher's `written` event for that identity.
@@ -594,7 +694,12 @@ async function watchPhase(kc) {
     const sent = performance.now();
     await api.replaceNamespacedSecret({ name: SECRET, namespace: WATCH_NS, body: { ...current, data: next.data } });
     const t0 = performance.now();
-    await eventually(() => watchers.every((w) => w.written.has(next.fingerprint)), `change ${c + 1} to be written by every watcher`, 60_000, 5).catch((err) => log(err.message));
+    await eventually(
+      () => watchers.every((w) => w.written.has(next.fingerprint)),
+      `change ${c + 1} to be written by every watcher`,
+      60_000,
+      5,
+    ).catch((err) => log(err.message));
     const after = cpuOf();
     const these = [];
     for (const w of watchers) {
@@ -619,7 +724,9 @@ async function watchPhase(kc) {
       controlPlaneCpuSeconds: after.controlPlane - before.controlPlane,
     });
     const pc = perChange.at(-1);
-    log(`change ${c + 1}: ${these.length}/${WATCHERS} written, p50 ${pick(these, 0.5)?.toFixed(1)} ms, max ${these.at(-1)?.toFixed(1)} ms; update ${pc.requestMs.toFixed(0)} ms; machine ${pc.machineBusyPercent.toFixed(0)}% busy, watchers ${pc.watchersCpuSeconds.toFixed(2)} CPU-s`);
+    log(
+      `change ${c + 1}: ${these.length}/${WATCHERS} written, p50 ${pick(these, 0.5)?.toFixed(1)} ms, max ${these.at(-1)?.toFixed(1)} ms; update ${pc.requestMs.toFixed(0)} ms; machine ${pc.machineBusyPercent.toFixed(0)}% busy, watchers ${pc.watchersCpuSeconds.toFixed(2)} CPU-s`,
+    );
     await sleep(1000);
   }
   const cpu1 = cpuOf();
@@ -679,7 +786,13 @@ async function watchPhase(kc) {
     changes: CHANGES,
     allFirstWrittenMs: allWrittenMs,
     watchesOpen,
-    latency: { samples: latencies.length, p50Ms: pick(latencies, 0.5), p99Ms: pick(latencies, 0.99), maxMs: latencies.at(-1), minMs: latencies[0] },
+    latency: {
+      samples: latencies.length,
+      p50Ms: pick(latencies, 0.5),
+      p99Ms: pick(latencies, 0.99),
+      maxMs: latencies.at(-1),
+      minMs: latencies[0],
+    },
     latencyFromRequestSent: { p50Ms: pick(fromSent, 0.5), p99Ms: pick(fromSent, 0.99), maxMs: fromSent.at(-1) },
     perChange,
     failedApplies: applyErrors + missed,
@@ -697,9 +810,18 @@ async function watchPhase(kc) {
       clientEvents: idleEvents,
       watchesStillOpen,
       watchersAlive: alive,
-      rssMiB: { first: rss.length ? mib(rssKb(watchers[0].child.pid)) || rss[0] : Number.NaN, median: pick(rss, 0.5), min: rss[0], max: rss.at(-1) },
+      rssMiB: {
+        first: rss.length ? mib(rssKb(watchers[0].child.pid)) || rss[0] : Number.NaN,
+        median: pick(rss, 0.5),
+        min: rss[0],
+        max: rss.at(-1),
+      },
     },
-    exitResults: { reported: results.length, watchRestarts: results.reduce((a, r) => a + (r.data?.watchRestarts ?? 0), 0), reloadErrors: results.reduce((a, r) => a + (r.data?.reloadErrors ?? 0), 0) },
+    exitResults: {
+      reported: results.length,
+      watchRestarts: results.reduce((a, r) => a + (r.data?.watchRestarts ?? 0), 0),
+      reloadErrors: results.reduce((a, r) => a + (r.data?.reloadErrors ?? 0), 0),
+    },
   };
 }
 
@@ -708,29 +830,53 @@ async function watchPhase(kc) {
 function table(header, rows) {
   const cells = [header, header.map(() => '---'), ...rows];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
-  return cells.map((r) => `| ${r.map((c, i) => (r[0] === '---' ? '-'.repeat(widths[i]) : String(c).padEnd(widths[i]))).join(' | ')} |`).join('\n');
+  return cells
+    .map((r) => `| ${r.map((c, i) => (r[0] === '---' ? '-'.repeat(widths[i]) : String(c).padEnd(widths[i]))).join(' | ')} |`)
+    .join('\n');
 }
 
 function report(summary) {
   const lines = [];
   const cp = summary.controlPlane;
-  lines.push(`\n## bench:cluster — node ${process.version}, ${cpus().length} cores, kubectl ${summary.kubectlVersion}; Pods Ready ${summary.podReadyMs} ms after binding (kwok)\n`);
+  lines.push(
+    `\n## bench:cluster — node ${process.version}, ${cpus().length} cores, kubectl ${summary.kubectlVersion}; Pods Ready ${summary.podReadyMs} ms after binding (kwok)\n`,
+  );
   lines.push(`control plane: ready in ${cp.readyMs} ms (control-plane.sh start; ${(cp.wallMs / 1000).toFixed(1)} s wall)`);
   const ds = summary.daemonset;
   if (ds) {
-    const rss = Object.entries(ds.controlPlaneRssMiB).map(([c, m]) => `${c} ${m.toFixed(0)} MiB`).join(', ');
+    const rss = Object.entries(ds.controlPlaneRssMiB)
+      .map(([c, m]) => `${c} ${m.toFixed(0)} MiB`)
+      .join(', ');
     lines.push(`control plane RSS after the DaemonSet phase: ${rss}`);
-    lines.push(`\n### DaemonSet of ${ds.nodes} kwok Nodes (maxUnavailable 1, maxSurge 0): ${ds.nodes} Nodes Ready in ${(ds.nodesReadyMs / 1000).toFixed(1)} s, Pods Ready in ${(ds.podsReadyMs / 1000).toFixed(1)} s\n`);
+    lines.push(
+      `\n### DaemonSet of ${ds.nodes} kwok Nodes (maxUnavailable 1, maxSurge 0): ${ds.nodes} Nodes Ready in ${(ds.nodesReadyMs / 1000).toFixed(1)} s, Pods Ready in ${(ds.podsReadyMs / 1000).toFixed(1)} s\n`,
+    );
     const rows = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const native = ds.runs.find((r) => r.round === round && r.method === 'native');
       const par = ds.runs.find((r) => r.round === round && r.method === 'par-identity');
       const tag = ROUNDS > 1 ? ` (round ${round})` : '';
-      rows.push([`wall time${tag}`, `${(native.wallMs / 1000).toFixed(1)} s`, `${(par.wallMs / 1000).toFixed(1)} s (${(par.wallMs / native.wallMs).toFixed(2)}×)`, '≤ 1.5× native']);
-      rows.push([`node-seconds without a Ready Pod${tag}`, native.nodeSecondsUncovered.toFixed(1), par.nodeSecondsUncovered.toFixed(1), '0 for par-identity']);
-      rows.push([`nodes ever without a Ready Pod${tag}`, `${native.nodesEverUncovered} / ${ds.nodes}`, `${par.nodesEverUncovered} / ${ds.nodes}`, '']);
+      rows.push([
+        `wall time${tag}`,
+        `${(native.wallMs / 1000).toFixed(1)} s`,
+        `${(par.wallMs / 1000).toFixed(1)} s (${(par.wallMs / native.wallMs).toFixed(2)}×)`,
+        '≤ 1.5× native',
+      ]);
+      rows.push([
+        `node-seconds without a Ready Pod${tag}`,
+        native.nodeSecondsUncovered.toFixed(1),
+        par.nodeSecondsUncovered.toFixed(1),
+        '0 for par-identity',
+      ]);
+      rows.push([
+        `nodes ever without a Ready Pod${tag}`,
+        `${native.nodesEverUncovered} / ${ds.nodes}`,
+        `${par.nodesEverUncovered} / ${ds.nodes}`,
+        '',
+      ]);
       rows.push([`most nodes uncovered at once${tag}`, native.mostUncoveredAtOnce, par.mostUncoveredAtOnce, '']);
-      const cpuCell = (r) => `${((100 * r.cpu.machineCpuSeconds) / (r.wallMs / 1000) / cpus().length).toFixed(0)}% busy: control plane ${r.cpu.controlPlaneCpuSeconds.toFixed(0)} CPU-s, rest ${r.cpu.restCpuSeconds.toFixed(0)} CPU-s`;
+      const cpuCell = (r) =>
+        `${((100 * r.cpu.machineCpuSeconds) / (r.wallMs / 1000) / cpus().length).toFixed(0)}% busy: control plane ${r.cpu.controlPlaneCpuSeconds.toFixed(0)} CPU-s, rest ${r.cpu.restCpuSeconds.toFixed(0)} CPU-s`;
       rows.push([`machine CPU meanwhile${tag}`, cpuCell(native), cpuCell(par), '']);
     }
     lines.push(table(['figure', 'native: kubectl rollout restart + status', 'par-identity rollout --surge', 'goal'], rows));
@@ -739,18 +885,50 @@ function report(summary) {
   if (w) {
     const l = w.latency;
     const c = w.cpu;
-    lines.push(`\n### ${w.watchers} par-identity watch replicas on one Secret (ServiceAccount + Role with resourceNames, TokenRequest token)\n`);
+    lines.push(
+      `\n### ${w.watchers} par-identity watch replicas on one Secret (ServiceAccount + Role with resourceNames, TokenRequest token)\n`,
+    );
     lines.push(
       table(
         ['figure', 'value', 'goal'],
         [
-          ['start-up: all wrote the first identity', `${(w.allFirstWrittenMs / 1000).toFixed(1)} s; ${w.watchesOpen} watches open on the apiserver`, ''],
-          [`Secret update response → written (${w.watchers} × ${w.changes} = ${l.samples} samples)`, `p50 ${l.p50Ms?.toFixed(1)} ms, p99 ${l.p99Ms?.toFixed(1)} ms, max ${l.maxMs?.toFixed(1)} ms`, 'p99 ≤ 250 ms'],
-          ['the same from the update request sent', `p50 ${w.latencyFromRequestSent.p50Ms?.toFixed(1)} ms, p99 ${w.latencyFromRequestSent.p99Ms?.toFixed(1)} ms (update round trip ${w.perChange.map((x) => x.requestMs.toFixed(0)).join(', ')} ms)`, ''],
+          [
+            'start-up: all wrote the first identity',
+            `${(w.allFirstWrittenMs / 1000).toFixed(1)} s; ${w.watchesOpen} watches open on the apiserver`,
+            '',
+          ],
+          [
+            `Secret update response → written (${w.watchers} × ${w.changes} = ${l.samples} samples)`,
+            `p50 ${l.p50Ms?.toFixed(1)} ms, p99 ${l.p99Ms?.toFixed(1)} ms, max ${l.maxMs?.toFixed(1)} ms`,
+            'p99 ≤ 250 ms',
+          ],
+          [
+            'the same from the update request sent',
+            `p50 ${w.latencyFromRequestSent.p50Ms?.toFixed(1)} ms, p99 ${w.latencyFromRequestSent.p99Ms?.toFixed(1)} ms (update round trip ${w.perChange.map((x) => x.requestMs.toFixed(0)).join(', ')} ms)`,
+            '',
+          ],
           ['failed applies (apply-error, rejected, never written)', `${w.failedApplies}`, '0'],
-          [`CPU over the reload phase (${c.windowSeconds.toFixed(1)} s)`, `machine ${c.machineBusyPercentOfAllCores.toFixed(0)}% busy of ${c.cores} cores (${c.machineBusyCpuSeconds.toFixed(1)} CPU-s): apiserver ${c.apiserverCpuSeconds.toFixed(2)} s, etcd ${c.etcdCpuSeconds.toFixed(2)} s, whole control plane ${c.controlPlaneCpuSeconds.toFixed(2)} s, watchers ${c.watchersCpuSeconds.toFixed(2)} s, this script ${c.benchProcessCpuSeconds.toFixed(2)} s, rest of the machine ${c.otherCpuSeconds.toFixed(2)} s; loadavg(1m) max ${c.loadavg1Max.toFixed(2)}`, ''],
-          [`requests per replica while idle (${w.idle.seconds} s, apiserver_request_total secrets)`, `${w.idle.requestsPerReplica.toFixed(2)} (${w.idle.secretsRequests} namespace-scoped in all; cluster-scoped, the controllers': ${w.idle.otherSecretsRequests}${Object.keys(w.idle.byVerbScopeCode).length ? ` — ${Object.entries(w.idle.byVerbScopeCode).map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''}); ${w.idle.watchesStillOpen} watches still open`, '0 beyond the open watch'],
-          ['RSS of one idle watcher (VmRSS)', `${w.idle.rssMiB.first.toFixed(1)} MiB (all ${w.watchers}: median ${w.idle.rssMiB.median.toFixed(1)}, ${w.idle.rssMiB.min.toFixed(1)}–${w.idle.rssMiB.max.toFixed(1)} MiB)`, ''],
+          [
+            `CPU over the reload phase (${c.windowSeconds.toFixed(1)} s)`,
+            `machine ${c.machineBusyPercentOfAllCores.toFixed(0)}% busy of ${c.cores} cores (${c.machineBusyCpuSeconds.toFixed(1)} CPU-s): apiserver ${c.apiserverCpuSeconds.toFixed(2)} s, etcd ${c.etcdCpuSeconds.toFixed(2)} s, whole control plane ${c.controlPlaneCpuSeconds.toFixed(2)} s, watchers ${c.watchersCpuSeconds.toFixed(2)} s, this script ${c.benchProcessCpuSeconds.toFixed(2)} s, rest of the machine ${c.otherCpuSeconds.toFixed(2)} s; loadavg(1m) max ${c.loadavg1Max.toFixed(2)}`,
+            '',
+          ],
+          [
+            `requests per replica while idle (${w.idle.seconds} s, apiserver_request_total secrets)`,
+            `${w.idle.requestsPerReplica.toFixed(2)} (${w.idle.secretsRequests} namespace-scoped in all; cluster-scoped, the controllers': ${w.idle.otherSecretsRequests}${
+              Object.keys(w.idle.byVerbScopeCode).length
+                ? ` — ${Object.entries(w.idle.byVerbScopeCode)
+                    .map(([k, v]) => `${k} ×${v}`)
+                    .join(', ')}`
+                : ''
+            }); ${w.idle.watchesStillOpen} watches still open`,
+            '0 beyond the open watch',
+          ],
+          [
+            'RSS of one idle watcher (VmRSS)',
+            `${w.idle.rssMiB.first.toFixed(1)} MiB (all ${w.watchers}: median ${w.idle.rssMiB.median.toFixed(1)}, ${w.idle.rssMiB.min.toFixed(1)}–${w.idle.rssMiB.max.toFixed(1)} MiB)`,
+            '',
+          ],
         ],
       ),
     );
@@ -761,7 +939,14 @@ function report(summary) {
 // -------------------------------------------------------------------------------------------------- main
 
 if (!existsSync(BIN) || !existsSync(join(ROOT, 'dist', 'par-identity.js'))) throw new Error('dist/ is missing: run npm run build first');
-const summary = { date: new Date().toISOString(), node: process.version, cores: cpus().length, flags: { nodes: NODES, watchers: WATCHERS, changes: CHANGES, idleSeconds: IDLE_SECONDS, rounds: ROUNDS }, podReadyMs: Number(process.env.PAR_CONTROL_PLANE_POD_READY_MS ?? 2000), loadavgAtStart: readFileSync('/proc/loadavg', 'utf8').trim() };
+const summary = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cores: cpus().length,
+  flags: { nodes: NODES, watchers: WATCHERS, changes: CHANGES, idleSeconds: IDLE_SECONDS, rounds: ROUNDS },
+  podReadyMs: Number(process.env.PAR_CONTROL_PLANE_POD_READY_MS ?? 2000),
+  loadavgAtStart: readFileSync('/proc/loadavg', 'utf8').trim(),
+};
 let failed;
 try {
   log(`starting a control plane in ${CP_DIR}`);

@@ -33,10 +33,13 @@ function wallTime(args, env) {
 
 /** Peak RSS (MiB) of one run, median of 5: getrusage(RUSAGE_CHILDREN) through python3, as scripts/bench.mjs. */
 function peakRss(args, env) {
-  const script = 'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
+  const script =
+    'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
   const peaks = [];
   for (let i = 0; i < 5; i++) {
-    const out = spawnSync('python3', ['-c', script, process.execPath, BIN, ...args], { env, encoding: 'utf8' }).stdout.trim().split(' ');
+    const out = spawnSync('python3', ['-c', script, process.execPath, BIN, ...args], { env, encoding: 'utf8' })
+      .stdout.trim()
+      .split(' ');
     if (out[0] !== '0') throw new Error(`par-identity ${args.join(' ')} failed (${out[0]})`);
     peaks.push(Number(out[1]) / 1024);
   }
@@ -55,21 +58,50 @@ const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeco
 try {
   const cluster = join(dir, 'cluster');
   mkdirSync(cluster);
-  await writeFile(join(cluster, 'datadog-cluster.yaml'), [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'kube_resources_namespace: datadog', 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'));
-  const env = { PATH: process.env.PATH, HOME: dir, PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL, DOCKER_DD_AGENT: '', DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_API_KEY: API_KEY, DD_APP_KEY: APP_KEY };
+  await writeFile(
+    join(cluster, 'datadog-cluster.yaml'),
+    [
+      `api_key: ${API_KEY}`,
+      `app_key: ${APP_KEY}`,
+      `dd_url: ${info.enrollmentUrl}`,
+      'kube_resources_namespace: datadog',
+      'cluster_name: bench',
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ].join('\n'),
+  );
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL,
+    DOCKER_DD_AGENT: '',
+    DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+    DD_API_KEY: API_KEY,
+    DD_APP_KEY: APP_KEY,
+  };
   const rotate = ['rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig];
   if (spawnSync(process.execPath, [BIN, ...rotate], { env, stdio: 'ignore' }).status !== 0) throw new Error('rotate-par-identity failed');
   const rows = [];
   const status = ['status', '--secret', '-c', cluster, '--kubeconfig', kubeconfig];
   rows.push(['status --secret', `${wallTime(status, env).toFixed(1)} ms, peak RSS ${peakRss(status, env).toFixed(1)} MiB`]);
-  rows.push(['rotate-par-identity --dry-run', `${wallTime([...rotate, '--dry-run'], env).toFixed(1)} ms, peak RSS ${peakRss([...rotate, '--dry-run'], env).toFixed(1)} MiB`]);
+  rows.push([
+    'rotate-par-identity --dry-run',
+    `${wallTime([...rotate, '--dry-run'], env).toFixed(1)} ms, peak RSS ${peakRss([...rotate, '--dry-run'], env).toFixed(1)} MiB`,
+  ]);
   const watches = [];
   for (let i = 0; i < 5; i++) watches.push(await idleWatch(['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'], env));
   rows.push(['watch: spawn → first identity loaded', `${median(watches.map((w) => w.loadedMs)).toFixed(1)} ms`]);
-  rows.push(['idle watch RSS (median of 5)', `${median(watches.map((w) => w.rss)).toFixed(1)} MiB (${watches.map((w) => w.rss.toFixed(1)).join(', ')})`]);
+  rows.push([
+    'idle watch RSS (median of 5)',
+    `${median(watches.map((w) => w.rss)).toFixed(1)} MiB (${watches.map((w) => w.rss.toFixed(1)).join(', ')})`,
+  ]);
   const modules = readdirSync(DIST).filter((f) => f.endsWith('.js') && f !== 'emulators.js');
   for (const f of modules) rows.push([`dist/${f}`, `${(statSync(join(DIST, f)).size / 1024).toFixed(1)} KiB`]);
-  rows.push(['dist/*.js shipped, total (without emulators.js)', `${(modules.reduce((n, f) => n + statSync(join(DIST, f)).size, 0) / 1024).toFixed(1)} KiB`]);
+  rows.push([
+    'dist/*.js shipped, total (without emulators.js)',
+    `${(modules.reduce((n, f) => n + statSync(join(DIST, f)).size, 0) / 1024).toFixed(1)} KiB`,
+  ]);
   console.log(`\nnode ${process.version}; ${RUNS} runs per timing after 2 warm-ups (median)`);
   const width = Math.max(...rows.map(([name]) => name.length));
   for (const [name, value] of rows) console.log(`${name.padEnd(width)}  ${value}`);

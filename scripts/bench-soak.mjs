@@ -90,7 +90,8 @@ async function rssMiB(pid) {
 
 const emu = await startKubeEmulator({ bookmarkIntervalMs: 60_000 });
 seedNamespaces(emu, [NAMESPACE]);
-for (const name of [CHANGING, STEADY]) emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NAMESPACE }, type: 'Opaque', data: pool[0].data });
+for (const name of [CHANGING, STEADY])
+  emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NAMESPACE }, type: 'Opaque', data: pool[0].data });
 const dir = await mkdtemp(join(tmpdir(), 'par-bench-soak-'));
 const kubeconfig = join(dir, 'kubeconfig');
 await emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
@@ -100,9 +101,32 @@ if (SNAPSHOTS) await mkdir(SNAPSHOTS, { recursive: true });
 /** One `watch --json --output` process; it counts what it reports and keeps the last fingerprint it loaded. */
 function startWatcher(group, secret, index) {
   const cwd = SNAPSHOTS ? join(SNAPSHOTS, `${group}-${index}`) : dir;
-  const nodeArgs = [...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : []), ...(process.env.BENCH_SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const args = [...nodeArgs, BIN, 'watch', '-c', dir, '--kubeconfig', kubeconfig, '--secret-name', secret, '--output', join(dir, `${group}-${index}.json`), '--relist-interval', `${opt['relist-seconds']}s`, '--json'];
-  const env = { PATH: process.env.PATH, HOME: dir, PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL, DOCKER_DD_AGENT: '' };
+  const nodeArgs = [
+    ...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : []),
+    ...(process.env.BENCH_SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
+  const args = [
+    ...nodeArgs,
+    BIN,
+    'watch',
+    '-c',
+    dir,
+    '--kubeconfig',
+    kubeconfig,
+    '--secret-name',
+    secret,
+    '--output',
+    join(dir, `${group}-${index}.json`),
+    '--relist-interval',
+    `${opt['relist-seconds']}s`,
+    '--json',
+  ];
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL,
+    DOCKER_DD_AGENT: '',
+  };
   const w = { group, cwd, pid: 0, lines: 0, loaded: 0, errors: 0, last: undefined, exited: undefined, samples: [] };
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   w.pid = child.pid;
@@ -231,7 +255,9 @@ try {
       baselineTaken = true;
       for (const w of all) w.baseline = w.samples.at(-1).rss;
       await snapshot(all, 'baseline');
-      console.error(`soak: baseline after ${(t / 60_000).toFixed(1)} min: RSS median ${median(groups.changing.map((w) => w.baseline)).toFixed(1)} MiB (changing), ${median(groups.steady.map((w) => w.baseline)).toFixed(1)} MiB (steady)`);
+      console.error(
+        `soak: baseline after ${(t / 60_000).toFixed(1)} min: RSS median ${median(groups.changing.map((w) => w.baseline)).toFixed(1)} MiB (changing), ${median(groups.steady.map((w) => w.baseline)).toFixed(1)} MiB (steady)`,
+      );
     }
     if (all.some((w) => w.exited !== undefined)) {
       const gone = all.find((w) => w.exited !== undefined);
@@ -243,7 +269,11 @@ try {
   for (const t of timers) clearInterval(t);
   // Every watcher of the changing Secret ends on its last content.
   const last = pool[changes % pool.length].fingerprint;
-  await untilDone({ ...started, check: () => groups.changing.every((w) => w.last === last), what: 'every watcher to hold the last change' });
+  await untilDone({
+    ...started,
+    check: () => groups.changing.every((w) => w.last === last),
+    what: 'every watcher to hold the last change',
+  });
   for (const w of all) w.end = await rssMiB(w.pid);
   await snapshot(all, 'end');
 
@@ -257,12 +287,18 @@ try {
     const end = median(ws.map((w) => w.end));
     const peak = median(ws.map((w) => Math.max(...w.samples.map((s) => s.rss))));
     const drift = end - base;
-    rows.push([`watch RSS drift, ${name} (${ws.length} watchers)`, `${base.toFixed(1)} → ${end.toFixed(1)} MiB: ${drift >= 0 ? '+' : ''}${drift.toFixed(1)} MiB (peak ${peak.toFixed(1)})`, `≤ ${BOUND_MIB} MiB`, Math.abs(drift) <= BOUND_MIB ? 'ok' : 'OVER']);
+    rows.push([
+      `watch RSS drift, ${name} (${ws.length} watchers)`,
+      `${base.toFixed(1)} → ${end.toFixed(1)} MiB: ${drift >= 0 ? '+' : ''}${drift.toFixed(1)} MiB (peak ${peak.toFixed(1)})`,
+      `≤ ${BOUND_MIB} MiB`,
+      Math.abs(drift) <= BOUND_MIB ? 'ok' : 'OVER',
+    ]);
   }
   console.log(
     `\nsoak: node ${process.version}, ${(RUN_MS / 60_000).toFixed(1)} min, baseline after ${(BASELINE_MS / 60_000).toFixed(1)} min; ${changes} changes (every ${CHANGE_MS} ms), ${endedWatches} watch ends, ${droppedWatches} dropped watch connections, ${compactions} compactions (410), re-list every ${opt['relist-seconds']} s; every watcher held the last change; watch errors ${all.reduce((n, w) => n + w.errors, 0)}${opt.bin ? `; bin ${BIN}` : ''}`,
   );
-  if (SNAPSHOTS) console.log(`heap snapshots in ${SNAPSHOTS}: the end RSS includes what writing the first one cost, so the drift is not the figure`);
+  if (SNAPSHOTS)
+    console.log(`heap snapshots in ${SNAPSHOTS}: the end RSS includes what writing the first one cost, so the drift is not the figure`);
   const width = Math.max(...rows.map(([n]) => n.length));
   for (const [n, v, goal, verdict] of rows) console.log(`${n.padEnd(width)}  ${v}  (${goal}: ${verdict})`);
 } finally {

@@ -31,8 +31,11 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 
 /** Peak RSS (MiB) of one run, from getrusage(RUSAGE_CHILDREN) (python3), and its wall time (ms). */
 function peak(cmd, args, env) {
-  const script = 'import resource,subprocess,sys,time\nt=time.monotonic()\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, (time.monotonic()-t)*1000)';
-  const out = spawnSync('python3', ['-c', script, cmd, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim().split(' ');
+  const script =
+    'import resource,subprocess,sys,time\nt=time.monotonic()\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, (time.monotonic()-t)*1000)';
+  const out = spawnSync('python3', ['-c', script, cmd, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+    .stdout.trim()
+    .split(' ');
   if (out[0] !== '0') throw new Error(`${cmd} ${args.join(' ')} failed (${out[0]})`);
   return { rss: Number(out[1]) / 1024, ms: Number(out[2]) };
 }
@@ -49,13 +52,27 @@ async function idleWatchRss(bin, args, env) {
 
 const rows = [];
 const dir = await mkdtemp(join(tmpdir(), 'par-bench-tricks-'));
-const env = { PATH: process.env.PATH, HOME: dir, PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL, DOCKER_DD_AGENT: '' };
+const env = {
+  PATH: process.env.PATH,
+  HOME: dir,
+  PAR_IDENTITY_CLOUD_METADATA_URL: process.env.PAR_IDENTITY_CLOUD_METADATA_URL,
+  DOCKER_DD_AGENT: '',
+};
 try {
   // 1. The timestamp.
-  const iso = transformSync(readFileSync(join(ROOT, 'src/time/iso.ts'), 'utf8'), { loader: 'ts', format: 'esm' }).code.replace(/^export /gm, '');
+  const iso = transformSync(readFileSync(join(ROOT, 'src/time/iso.ts'), 'utf8'), { loader: 'ts', format: 'esm' }).code.replace(
+    /^export /gm,
+    '',
+  );
   const withIcu = medianPeak(process.execPath, ['-e', 'process.stdout.write(new Date().toISOString())'], env);
   const withoutIcu = medianPeak(process.execPath, ['-e', `${iso}\nprocess.stdout.write(isoString(Date.now()))`], env);
-  rows.push(['ICU-free timestamp (isoString)', 'toISOString', `${withIcu.rss.toFixed(1)} MiB`, `${withoutIcu.rss.toFixed(1)} MiB`, `${(withIcu.rss - withoutIcu.rss).toFixed(1)} MiB`]);
+  rows.push([
+    'ICU-free timestamp (isoString)',
+    'toISOString',
+    `${withIcu.rss.toFixed(1)} MiB`,
+    `${withoutIcu.rss.toFixed(1)} MiB`,
+    `${(withIcu.rss - withoutIcu.rss).toFixed(1)} MiB`,
+  ]);
 
   // 2. The forced collection of an idle watch: the npm build, and a copy with the collection disabled
   //    (without --expose-gc, the collector is not found and the step does nothing, as its catch says).
@@ -65,9 +82,15 @@ try {
     const cluster = join(dir, 'cluster');
     mkdirSync(cluster);
     const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
-    await writeFile(join(cluster, 'datadog-cluster.yaml'), [...creds, 'kube_resources_namespace: datadog', 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+    await writeFile(
+      join(cluster, 'datadog-cluster.yaml'),
+      [...creds, 'kube_resources_namespace: datadog', 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    );
     const runEnv = { ...env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' };
-    const made = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig], { env: runEnv, encoding: 'utf8' });
+    const made = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig], {
+      env: runEnv,
+      encoding: 'utf8',
+    });
     if (made.status !== 0) throw new Error(`could not create the identity Secret: ${made.stderr}`);
     /** A copy of the npm build (bin/, dist/) with one text of `file` replaced; its launcher. */
     const copyWith = (name, file, from, to) => {
@@ -76,7 +99,8 @@ try {
       mkdirSync(join(copy, 'dist'));
       copyFileSync(BIN, join(copy, 'bin', 'par-identity.js'));
       writeFileSync(join(copy, 'package.json'), readFileSync(join(ROOT, 'package.json')));
-      for (const f of readdirSync(join(ROOT, 'dist')).filter((n) => n.endsWith('.js'))) copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
+      for (const f of readdirSync(join(ROOT, 'dist')).filter((n) => n.endsWith('.js')))
+        copyFileSync(join(ROOT, 'dist', f), join(copy, 'dist', f));
       const text = readFileSync(join(copy, file), 'utf8');
       if (!text.includes(from)) throw new Error(`${file} no longer holds ${from}: update this bench`);
       writeFileSync(join(copy, file), text.replaceAll(from, to));
@@ -95,8 +119,20 @@ try {
       withoutGc.push(await idleWatchRss(noGc, watchArgs, runEnv));
       withoutRestart.push(await idleWatchRss(noRestart, watchArgs, runEnv));
     }
-    rows.push(['forced GC of an idle watch (npm build)', 'no collection', `${median(withoutGc).toFixed(1)} MiB`, `${median(withTricks).toFixed(1)} MiB`, `${(median(withoutGc) - median(withTricks)).toFixed(1)} MiB`]);
-    rows.push(['watch restarted without optimising compilers (npm build)', 'not restarted', `${median(withoutRestart).toFixed(1)} MiB`, `${median(withTricks).toFixed(1)} MiB`, `${(median(withoutRestart) - median(withTricks)).toFixed(1)} MiB`]);
+    rows.push([
+      'forced GC of an idle watch (npm build)',
+      'no collection',
+      `${median(withoutGc).toFixed(1)} MiB`,
+      `${median(withTricks).toFixed(1)} MiB`,
+      `${(median(withoutGc) - median(withTricks)).toFixed(1)} MiB`,
+    ]);
+    rows.push([
+      'watch restarted without optimising compilers (npm build)',
+      'not restarted',
+      `${median(withoutRestart).toFixed(1)} MiB`,
+      `${median(withTricks).toFixed(1)} MiB`,
+      `${(median(withoutRestart) - median(withTricks)).toFixed(1)} MiB`,
+    ]);
   } finally {
     await stop();
   }
@@ -122,8 +158,20 @@ ${useCache ? '' : `if (process.argv[2] === 'make') fs.writeFileSync(${JSON.strin
     writeFileSync(withCache, load(true));
     const cached = medianPeak(process.execPath, [withCache], env);
     const parsed = medianPeak(process.execPath, [maker], env);
-    rows.push(['code cache of the client-node asset (peak RSS)', 'no cache', `${parsed.rss.toFixed(1)} MiB`, `${cached.rss.toFixed(1)} MiB`, `${(parsed.rss - cached.rss).toFixed(1)} MiB`]);
-    rows.push(['code cache of the client-node asset (load time)', 'no cache', `${parsed.ms.toFixed(0)} ms`, `${cached.ms.toFixed(0)} ms`, `${(parsed.ms - cached.ms).toFixed(0)} ms`]);
+    rows.push([
+      'code cache of the client-node asset (peak RSS)',
+      'no cache',
+      `${parsed.rss.toFixed(1)} MiB`,
+      `${cached.rss.toFixed(1)} MiB`,
+      `${(parsed.rss - cached.rss).toFixed(1)} MiB`,
+    ]);
+    rows.push([
+      'code cache of the client-node asset (load time)',
+      'no cache',
+      `${parsed.ms.toFixed(0)} ms`,
+      `${cached.ms.toFixed(0)} ms`,
+      `${(parsed.ms - cached.ms).toFixed(0)} ms`,
+    ]);
   }
 
   console.log(`\nnode ${process.version}; median of ${RUNS} runs (idle watch: of 3)`);

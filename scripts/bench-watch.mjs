@@ -42,7 +42,13 @@ const pick = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.
 
 const emu = await startKubeEmulator();
 seedNamespaces(emu, [NAMESPACE]);
-emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NAMESPACE }, type: 'Opaque', data: identity().data });
+emu.createObject({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: SECRET, namespace: NAMESPACE },
+  type: 'Opaque',
+  data: identity().data,
+});
 const emulatorConfig = await parseKubeconfig(emu.kubeconfig({ namespace: NAMESPACE }), '/');
 // A connection of its own per watcher, as each runner process has.
 const connection = () => clusterTargetFromConfig(emulatorConfig, { env: {}, source: 'the emulator kubeconfig' });
@@ -73,7 +79,10 @@ try {
   }
   await Promise.all(watchers.map((w) => w.stop()));
   latencies.sort((a, b) => a - b);
-  rows.push([`Secret update → all ${WATCHERS} watchers reloaded (${ROTATIONS} rotations)`, `p50 ${pick(latencies, 0.5).toFixed(1)} ms, p99 ${pick(latencies, 0.99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms`]);
+  rows.push([
+    `Secret update → all ${WATCHERS} watchers reloaded (${ROTATIONS} rotations)`,
+    `p50 ${pick(latencies, 0.5).toFixed(1)} ms, p99 ${pick(latencies, 0.99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms`,
+  ]);
 
   // 2. Requests an idle watcher sends once its list and watch are in place.
   const idle = watchIdentity({ connection: connection(), namespace: NAMESPACE, name: SECRET });
@@ -84,7 +93,10 @@ try {
   const extra = emu.requests.slice(before);
   const stillOpen = emu.openWatches === 1;
   await idle.stop();
-  rows.push([`requests of an idle watcher in ${IDLE_SECONDS} s (beyond its list + watch)`, `${extra.length}${extra.length ? ` (${extra.map((r) => r.verb).join(', ')})` : ''}; watch still open: ${stillOpen ? 'yes' : 'NO'}`]);
+  rows.push([
+    `requests of an idle watcher in ${IDLE_SECONDS} s (beyond its list + watch)`,
+    `${extra.length}${extra.length ? ` (${extra.map((r) => r.verb).join(', ')})` : ''}; watch still open: ${stillOpen ? 'yes' : 'NO'}`,
+  ]);
 
   // 3. Memory of one idle watch process: the CLI once `watch` is wired, else a process running the library.
   const kubeconfig = join(dir, 'kubeconfig');
@@ -93,7 +105,11 @@ try {
   const wired = spawnSync(process.execPath, [BIN, 'watch', '--help'], { encoding: 'utf8' }).stdout.includes('Usage: par-identity watch');
   const [what, args, readyEvent] = wired
     ? ['par-identity watch', [BIN, 'watch', '-c', dir, '--kubeconfig', kubeconfig, '--json'], 'loaded']
-    : ['library in a process (watch not wired yet)', [join(out, 'demo-runner.js'), '--kubeconfig', kubeconfig, '--namespace', NAMESPACE, '--secret-name', SECRET, '--no-calls'], 'ready'];
+    : [
+        'library in a process (watch not wired yet)',
+        [join(out, 'demo-runner.js'), '--kubeconfig', kubeconfig, '--namespace', NAMESPACE, '--secret-name', SECRET, '--no-calls'],
+        'ready',
+      ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'], cwd: ROOT });
   const lines = createInterface({ input: child.stdout });
   await new Promise((resolve, reject) => {
@@ -104,7 +120,9 @@ try {
   });
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? spawnSync('ps', ['-o', 'rss=', '-p', String(child.pid)], { encoding: 'utf8' }).stdout.trim());
+  const rssKb = Number(
+    /VmRSS:\s+(\d+)/.exec(status)?.[1] ?? spawnSync('ps', ['-o', 'rss=', '-p', String(child.pid)], { encoding: 'utf8' }).stdout.trim(),
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;

@@ -29,8 +29,10 @@ const bareNode26 = seaNodeBinary('x64').bin;
 const npmCli = (args) => [process.execPath, [BIN, ...args]];
 const seaCli = (args) => [SEA, args];
 
-if (Number(process.versions.node.split('.')[0]) < 26) console.warn(`warning: the bench should run on the newest supported Node (26); this is ${process.version}`);
-for (const needed of [SEA, bareNode26]) if (!existsSync(needed)) throw new Error(`${needed} is missing: run npm run build:sea first (npm run bench does)`);
+if (Number(process.versions.node.split('.')[0]) < 26)
+  console.warn(`warning: the bench should run on the newest supported Node (26); this is ${process.version}`);
+for (const needed of [SEA, bareNode26])
+  if (!existsSync(needed)) throw new Error(`${needed} is missing: run npm run build:sea first (npm run bench does)`);
 
 function time([cmd, args], env) {
   const samples = [];
@@ -76,10 +78,13 @@ function timeVs(command, baseline, env) {
 
 /** Peak RSS (MiB) of one run: getrusage(RUSAGE_CHILDREN) through python3, median of 5 runs. */
 function peakRss([cmd, args], env) {
-  const script = 'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
+  const script =
+    'import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
   const peaks = [];
   for (let i = 0; i < 5; i++) {
-    const out = spawnSync('python3', ['-c', script, cmd, ...args], { env, encoding: 'utf8' }).stdout.trim().split(' ');
+    const out = spawnSync('python3', ['-c', script, cmd, ...args], { env, encoding: 'utf8' })
+      .stdout.trim()
+      .split(' ');
     if (out[0] !== '0') throw new Error(`${cmd} ${args.join(' ')} failed (${out[0]})`);
     peaks.push(Number(out[1]) / 1024);
   }
@@ -104,7 +109,8 @@ function assertDecodes(label, args, env) {
   const run = spawnSync(process.execPath, [BIN, 'status', ...args, '--json'], { env, encoding: 'utf8' });
   const result = run.stdout ? JSON.parse(run.stdout) : {};
   const urn = result.urn ?? result.current?.urn;
-  if (run.status !== 0 || !urn) throw new Error(`${label}: its identity does not decode (${result.code ?? run.status}: ${result.message ?? run.stderr})`);
+  if (run.status !== 0 || !urn)
+    throw new Error(`${label}: its identity does not decode (${result.code ?? run.status}: ${result.message ?? run.stderr})`);
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'par-bench-'));
@@ -117,7 +123,10 @@ try {
   for (const d of [local, cluster]) spawnSync('mkdir', ['-p', d]);
   const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
   await writeFile(join(local, 'datadog.yaml'), [...creds, 'private_action_runner:', '  enabled: true', ''].join('\n'));
-  await writeFile(join(cluster, 'datadog-cluster.yaml'), [...creds, `kube_resources_namespace: ${NAMESPACE}`, 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+  await writeFile(
+    join(cluster, 'datadog-cluster.yaml'),
+    [...creds, `kube_resources_namespace: ${NAMESPACE}`, 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+  );
   // Nothing from the caller's environment that could point elsewhere (proxies, DD_*, KUBECONFIG).
   const env = {
     PATH: process.env.PATH,
@@ -155,13 +164,66 @@ try {
   const seaHelp = timeVs(seaCli(['--help']), [bareNode26, ['-e', '0']], env);
   const seaFullHelp = timeVs(seaCli(['--help']), [bareNode26, ['-e', '0']], { ...env, PAR_IDENTITY_NO_FAST_HELP: '1' });
   rows.push(['--help, npm build', `node -e 0 (${process.version})`, help.baseline, help.command, undefined, 1.3, help.ratio]);
-  rows.push(['rotate-identity --help, npm build', `node -e 0 (${process.version})`, commandHelp.baseline, commandHelp.command, undefined, 1.3, commandHelp.ratio]);
-  rows.push(['--help, npm build, full path (PAR_IDENTITY_NO_FAST_HELP=1)', `node -e 0 (${process.version})`, fullHelp.baseline, fullHelp.command, undefined, undefined, fullHelp.ratio]);
-  rows.push(['--help, single executable', `node ${SEA_NODE_VERSION} -e 0`, seaHelp.baseline, undefined, seaHelp.command, 1.33, seaHelp.ratio]);
-  rows.push(['--help, single executable, full path (PAR_IDENTITY_NO_FAST_HELP=1)', `node ${SEA_NODE_VERSION} -e 0`, seaFullHelp.baseline, undefined, seaFullHelp.command, undefined, seaFullHelp.ratio]);
-  rows.push(['rotate-identity (enroll + write + verify)', 'manual runbook', manual, time(npmCli(rotateLocal), env), time(seaCli(rotateLocal), env), 1.0]);
-  rows.push(['rotate-identity --no-verify', 'manual runbook', manual, time(npmCli([...rotateLocal, '--no-verify']), env), time(seaCli([...rotateLocal, '--no-verify']), env), 1.0]);
-  rows.push(['rotate-par-identity', 'runbook + kubectl replace', manualK8s, time(npmCli(rotateCluster), env), time(seaCli(rotateCluster), env), 1.2]);
+  rows.push([
+    'rotate-identity --help, npm build',
+    `node -e 0 (${process.version})`,
+    commandHelp.baseline,
+    commandHelp.command,
+    undefined,
+    1.3,
+    commandHelp.ratio,
+  ]);
+  rows.push([
+    '--help, npm build, full path (PAR_IDENTITY_NO_FAST_HELP=1)',
+    `node -e 0 (${process.version})`,
+    fullHelp.baseline,
+    fullHelp.command,
+    undefined,
+    undefined,
+    fullHelp.ratio,
+  ]);
+  rows.push([
+    '--help, single executable',
+    `node ${SEA_NODE_VERSION} -e 0`,
+    seaHelp.baseline,
+    undefined,
+    seaHelp.command,
+    1.33,
+    seaHelp.ratio,
+  ]);
+  rows.push([
+    '--help, single executable, full path (PAR_IDENTITY_NO_FAST_HELP=1)',
+    `node ${SEA_NODE_VERSION} -e 0`,
+    seaFullHelp.baseline,
+    undefined,
+    seaFullHelp.command,
+    undefined,
+    seaFullHelp.ratio,
+  ]);
+  rows.push([
+    'rotate-identity (enroll + write + verify)',
+    'manual runbook',
+    manual,
+    time(npmCli(rotateLocal), env),
+    time(seaCli(rotateLocal), env),
+    1.0,
+  ]);
+  rows.push([
+    'rotate-identity --no-verify',
+    'manual runbook',
+    manual,
+    time(npmCli([...rotateLocal, '--no-verify']), env),
+    time(seaCli([...rotateLocal, '--no-verify']), env),
+    1.0,
+  ]);
+  rows.push([
+    'rotate-par-identity',
+    'runbook + kubectl replace',
+    manualK8s,
+    time(npmCli(rotateCluster), env),
+    time(seaCli(rotateCluster), env),
+    1.2,
+  ]);
 
   // Config loading is linear (issue 13): `status` on a 50 000-key datadog.yaml beside the same config as is.
   const big = join(dir, 'big');
@@ -174,32 +236,67 @@ try {
   const watchArgs = ['watch', '-c', cluster, '--kubeconfig', kubeconfig, '--json'];
   resetPageCache([process.execPath, SEA]);
   const idle = {
-    bare: await medianIdleWatchRss([process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log(JSON.stringify({ event: "loaded" }))']], env),
+    bare: await medianIdleWatchRss(
+      [process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log(JSON.stringify({ event: "loaded" }))']],
+      env,
+    ),
     npm: await medianIdleWatchRss(npmCli(watchArgs), env),
     sea: await medianIdleWatchRss(seaCli(watchArgs), env),
   };
   const memory = [
     ['idle watch RSS', 'bare node -e (idle)', idle.bare.rss, idle.npm.rss, idle.sea.rss, 60],
-    ['peak RSS of rotate-identity', 'node -e 0', peakRss([process.execPath, ['-e', '0']], env), peakRss(npmCli(rotateLocal), env), peakRss(seaCli(rotateLocal), env), 60],
+    [
+      'peak RSS of rotate-identity',
+      'node -e 0',
+      peakRss([process.execPath, ['-e', '0']], env),
+      peakRss(npmCli(rotateLocal), env),
+      peakRss(seaCli(rotateLocal), env),
+      60,
+    ],
   ];
   const { installedBytes, tarballBytes } = measureInstallSize();
 
-  console.log(`\nnode ${process.version} (npm build), single executable from node ${SEA_NODE_VERSION}; ${RUNS} runs each after 2 warm-ups; wall time median (p90) in ms`);
+  console.log(
+    `\nnode ${process.version} (npm build), single executable from node ${SEA_NODE_VERSION}; ${RUNS} runs each after 2 warm-ups; wall time median (p90) in ms`,
+  );
   const cells = [['figure', 'baseline', 'baseline', 'npm build', '× base', 'single exe', '× base', 'goal']];
   const fmt = (t) => (t ? `${t.median.toFixed(1)} (${t.p90.toFixed(1)})` : '–');
   const ratio = (t, base) => (t ? `${(t.median / base.median).toFixed(2)}×` : '–');
   // A row measured pair by pair (timeVs) carries its own ratio: the median of the pairs' ratios.
   const ratioOf = (t, base, paired) => (t && paired !== undefined ? `${paired.toFixed(2)}×` : ratio(t, base));
   for (const [name, baseName, base, npm, sea, goal, paired] of rows) {
-    cells.push([name, baseName, fmt(base), fmt(npm), ratioOf(npm, base, paired), fmt(sea), ratioOf(sea, base, paired), goal === undefined ? '–' : `≤ ${goal.toFixed(Number.isInteger(goal * 10) ? 1 : 2)}×`]);
+    cells.push([
+      name,
+      baseName,
+      fmt(base),
+      fmt(npm),
+      ratioOf(npm, base, paired),
+      fmt(sea),
+      ratioOf(sea, base, paired),
+      goal === undefined ? '–' : `≤ ${goal.toFixed(Number.isInteger(goal * 10) ? 1 : 2)}×`,
+    ]);
   }
-  for (const [name, baseName, base, npm, sea, goal] of memory) cells.push([name, baseName, `${base.toFixed(1)} MiB`, `${npm.toFixed(1)} MiB`, '', `${sea.toFixed(1)} MiB`, '', `≤ ${goal} MiB`]);
-  cells.push(['global npm install', 'before this change', '104 MB', `${(installedBytes / 1e6).toFixed(1)} MB`, `tgz ${(tarballBytes / 1e6).toFixed(2)} MB`, '–', '', '≤ 15 MB']);
+  for (const [name, baseName, base, npm, sea, goal] of memory)
+    cells.push([name, baseName, `${base.toFixed(1)} MiB`, `${npm.toFixed(1)} MiB`, '', `${sea.toFixed(1)} MiB`, '', `≤ ${goal} MiB`]);
+  cells.push([
+    'global npm install',
+    'before this change',
+    '104 MB',
+    `${(installedBytes / 1e6).toFixed(1)} MB`,
+    `tgz ${(tarballBytes / 1e6).toFixed(2)} MB`,
+    '–',
+    '',
+    '≤ 15 MB',
+  ]);
   const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   for (const r of cells) console.log(r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
   const parts = (m) => `${m.rss.toFixed(1)} MiB = ${m.anon.toFixed(1)} anonymous + ${m.file.toFixed(1)} file-backed`;
-  console.log(`\nidle watch RSS by kind (file-backed: the pages of the executable and libraries it touched): bare node ${parts(idle.bare)}; npm build ${parts(idle.npm)}; single executable ${parts(idle.sea)}`);
-  console.log(`\nconfig loading: status with a 50 000-key datadog.yaml ${statusBig.median.toFixed(1)} ms (p90 ${statusBig.p90.toFixed(1)}) beside the plain config ${statusSmall.median.toFixed(1)} ms: ${(statusBig.median - statusSmall.median).toFixed(1)} ms for 50 000 keys (goal: well under 1 s)`);
+  console.log(
+    `\nidle watch RSS by kind (file-backed: the pages of the executable and libraries it touched): bare node ${parts(idle.bare)}; npm build ${parts(idle.npm)}; single executable ${parts(idle.sea)}`,
+  );
+  console.log(
+    `\nconfig loading: status with a 50 000-key datadog.yaml ${statusBig.median.toFixed(1)} ms (p90 ${statusBig.p90.toFixed(1)}) beside the plain config ${statusSmall.median.toFixed(1)} ms: ${(statusBig.median - statusSmall.median).toFixed(1)} ms for 50 000 keys (goal: well under 1 s)`,
+  );
 } finally {
   await stop();
   await rm(dir, { recursive: true, force: true });

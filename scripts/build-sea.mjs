@@ -41,7 +41,21 @@ function nodeBinary(arch) {
   const { prefix, bin } = seaNodeBinary(arch);
   if (!existsSync(bin)) {
     // --force: npm would refuse a package for another CPU than this machine's.
-    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--loglevel=error', '--force', `node-linux-${arch}@${SEA_NODE_VERSION}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        '--force',
+        `node-linux-${arch}@${SEA_NODE_VERSION}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
   }
   return bin;
 }
@@ -55,7 +69,8 @@ function stripped(source, tools, work) {
   return { path: source, strippedWith: undefined };
 }
 
-if (process.arch !== 'x64' || process.platform !== 'linux') throw new Error('build:sea runs on linux-x64 (it cross-builds arm64 from there)');
+if (process.arch !== 'x64' || process.platform !== 'linux')
+  throw new Error('build:sea runs on linux-x64 (it cross-builds arm64 from there)');
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 const work = join(ROOT, '.tmp', 'sea-build');
@@ -75,7 +90,12 @@ const seaDefine = { ...productOptions.define, 'import.meta.url': '"file:///par-i
 const clientNodeBundle = join(work, CLIENT_NODE_ASSET);
 await build({
   ...productOptions,
-  stdin: { contents: "export * from './src/kube/client-node-api.ts';\n", resolveDir: ROOT, sourcefile: 'client-node-asset.ts', loader: 'ts' },
+  stdin: {
+    contents: "export * from './src/kube/client-node-api.ts';\n",
+    resolveDir: ROOT,
+    sourcefile: 'client-node-asset.ts',
+    loader: 'ts',
+  },
   outfile: clientNodeBundle,
   format: 'cjs',
   supported: { 'dynamic-import': false },
@@ -96,7 +116,8 @@ const clientNodeAsset = {
   name: 'client-node-asset',
   setup(b) {
     b.onResolve({ filter: /client-node-api\.js$/ }, (args) => {
-      if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
+      if (args.kind !== 'dynamic-import')
+        throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
       return { path: 'client-node', namespace: 'sea-asset' };
     });
     b.onLoad({ filter: /.*/, namespace: 'sea-asset' }, () => ({
@@ -125,7 +146,7 @@ await build({
       "import './src/watch/single-executable-start.ts';",
       "import * as helpTexts from './dist/help.js';",
       'const stored = helpTexts.storedAnswer(process.argv.slice(2), helpTexts);',
-      "if (stored !== undefined) helpTexts.writeOut(stored);",
+      'if (stored !== undefined) helpTexts.writeOut(stored);',
       "else void import('./src/cli.ts').then(({ main }) => main());",
       '',
     ].join('\n'),
@@ -190,7 +211,13 @@ for (const target of TARGETS) {
   writeFileSync(`${output}.gz`, gz);
   const sha = (b) => createHash('sha256').update(b).digest('hex');
   sums.push(`${sha(bytes)}  par-identity-linux-${target.arch}`, `${sha(gz)}  par-identity-linux-${target.arch}.gz`);
-  report.push({ file: `dist/sea/par-identity-linux-${target.arch}`, raw: statSync(output).size, gzip: gz.length, codeCache: target.codeCache, stripped: base.strippedWith ?? 'no strip tool' });
+  report.push({
+    file: `dist/sea/par-identity-linux-${target.arch}`,
+    raw: statSync(output).size,
+    gzip: gz.length,
+    codeCache: target.codeCache,
+    stripped: base.strippedWith ?? 'no strip tool',
+  });
 }
 writeFileSync(join(OUT, 'SHA256SUMS'), `${sums.join('\n')}\n`);
 rmSync(work, { recursive: true, force: true });
@@ -199,5 +226,7 @@ console.log(
   `single executables from Node ${SEA_NODE_VERSION}, main script ${(statSync(join(OUT, '..', 'sea-bundle.cjs')).size / 1e6).toFixed(2)} MB, asset ${CLIENT_NODE_ASSET} ${(statSync(join(OUT, '..', `sea-${CLIENT_NODE_ASSET}`)).size / 1e6).toFixed(2)} MB:`,
 );
 for (const r of report) {
-  console.log(`  ${r.file}: ${(r.raw / 1e6).toFixed(1)} MB raw, ${(r.gzip / 1e6).toFixed(1)} MB gzipped, code cache ${r.codeCache ? 'yes' : 'no (cross-built)'}, stripped: ${r.stripped}`);
+  console.log(
+    `  ${r.file}: ${(r.raw / 1e6).toFixed(1)} MB raw, ${(r.gzip / 1e6).toFixed(1)} MB gzipped, code cache ${r.codeCache ? 'yes' : 'no (cross-built)'}, stripped: ${r.stripped}`,
+  );
 }

@@ -51,7 +51,12 @@ const libraries = await Promise.all(
   LAZY_LIBRARIES.map(async (lib) => {
     const result = await build({
       ...productOptions,
-      stdin: { contents: lib.wrapper, resolveDir: new URL('..', import.meta.url).pathname, sourcefile: `${lib.name}-module.js`, loader: 'js' },
+      stdin: {
+        contents: lib.wrapper,
+        resolveDir: new URL('..', import.meta.url).pathname,
+        sourcefile: `${lib.name}-module.js`,
+        loader: 'js',
+      },
       outfile: `dist/${lib.name}.js`,
       format: 'esm',
       banner: { js: esmRequireBanner },
@@ -76,9 +81,11 @@ const librariesAsModules = {
     b.onResolve({ filter: /.*/ }, async (args) => {
       if (args.pluginData?.libraries) return undefined;
       let key = fileOf.has(args.path) ? args.path : undefined;
-      if (!key && args.path.startsWith('.') && /client-node-api\.(js|ts)$/.test(args.path)) key = join(args.resolveDir, args.path).replace(/\.js$/, '.ts');
+      if (!key && args.path.startsWith('.') && /client-node-api\.(js|ts)$/.test(args.path))
+        key = join(args.resolveDir, args.path).replace(/\.js$/, '.ts');
       if (!key || !fileOf.has(key)) return undefined;
-      if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
+      if (args.kind !== 'dynamic-import')
+        throw new Error(`${args.importer} imports ${args.path} statically: the product loads it with import() only`);
       return { path: `./${fileOf.get(key)}`, external: true };
     });
   },
@@ -94,11 +101,21 @@ async function apiDeclarations() {
   const configPath = join(ROOT, 'tsconfig.json');
   const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, ROOT);
   const SRC = join(ROOT, 'src');
-  const options = { ...parsed.options, noEmit: false, declaration: true, emitDeclarationOnly: true, rootDir: SRC, outDir: join(ROOT, '.tmp', 'types') };
+  const options = {
+    ...parsed.options,
+    noEmit: false,
+    declaration: true,
+    emitDeclarationOnly: true,
+    rootDir: SRC,
+    outDir: join(ROOT, '.tmp', 'types'),
+  };
   const program = ts.createProgram([join(SRC, 'api.ts')], options);
   const emitted = new Map();
   const { diagnostics } = program.emit(undefined, (file, text) => emitted.set(relative(options.outDir, file), text), undefined, true);
-  if (diagnostics.length) throw new Error(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
+  if (diagnostics.length)
+    throw new Error(
+      ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }),
+    );
   const kept = new Map();
   const visit = (file) => {
     if (kept.has(file)) return;
@@ -107,7 +124,10 @@ async function apiDeclarations() {
     kept.set(file, text);
     for (const [, spec] of text.matchAll(/(?:from|import\()\s*["']([^"']+)["']/g)) {
       if (spec.startsWith('node:')) continue;
-      if (!spec.startsWith('.')) throw new Error(`declarations: ${file} imports the package ${spec}, which an installed par-identity does not have; keep it out of the API's types`);
+      if (!spec.startsWith('.'))
+        throw new Error(
+          `declarations: ${file} imports the package ${spec}, which an installed par-identity does not have; keep it out of the API's types`,
+        );
       visit(normalize(join(dirname(file), spec.replace(/\.js$/, '.d.ts'))));
     }
   };
@@ -149,9 +169,13 @@ for (const output of Object.values(product.metafile.outputs)) {
   output.imports = output.imports.map((i) => (libraryPaths.has(i.path) ? { path: libraryPaths.get(i.path), kind: i.kind } : i));
 }
 for (const lib of libraries) {
-  for (const [path, output] of Object.entries(lib.metafile.outputs)) product.metafile.outputs[path.replace(`${lib.name}.js`, lib.file)] = output;
+  for (const [path, output] of Object.entries(lib.metafile.outputs))
+    product.metafile.outputs[path.replace(`${lib.name}.js`, lib.file)] = output;
 }
-await writeFile(new URL('../dist/metafile.json', import.meta.url), JSON.stringify({ product: product.metafile, emulators: emulators.metafile }));
+await writeFile(
+  new URL('../dist/metafile.json', import.meta.url),
+  JSON.stringify({ product: product.metafile, emulators: emulators.metafile }),
+);
 
 const { renderHelpModule, renderManPage } = await import(`../dist/par-identity.js?${Date.now()}`);
 // The help texts bin/par-identity.js prints for a pure help request without importing the bundle:
@@ -189,6 +213,7 @@ await build({
 // (`kubectl par-identity ...`). Links to the one launcher; Node runs the file a link points to, so its
 // imports resolve from bin/. The npm package installs the same two names (package.json "bin").
 await mkdir(new URL('../dist/bin/', import.meta.url), { recursive: true });
-for (const name of ['par-identity', 'kubectl-par_identity']) await symlink('../../bin/par-identity.js', new URL(`../dist/bin/${name}`, import.meta.url));
+for (const name of ['par-identity', 'kubectl-par_identity'])
+  await symlink('../../bin/par-identity.js', new URL(`../dist/bin/${name}`, import.meta.url));
 await mkdir(new URL('../man/', import.meta.url), { recursive: true });
 await writeFile(new URL('../man/par-identity.1', import.meta.url), await renderManPage());

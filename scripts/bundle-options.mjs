@@ -17,7 +17,11 @@ export const pkg = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf
 /** The commit the build is made from (`par-identity version`); "unknown" outside a git checkout. */
 function buildCommit() {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: new URL('.', ROOT).pathname, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || 'unknown';
+    return (
+      execFileSync('git', ['rev-parse', 'HEAD'], { cwd: new URL('.', ROOT).pathname, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim() || 'unknown'
+    );
   } catch {
     return 'unknown';
   }
@@ -46,7 +50,12 @@ export const productOptions = {
 export const LAZY_LIBRARIES = [
   // Only the typed API classes (src/kube/client-node-api.ts): never KubeConfig, its authenticators,
   // undici or client-node's YAML parser (docs/kubernetes-client.md).
-  { specifier: 'src/kube/client-node-api.ts', name: 'client-node', wrapper: "export * from './src/kube/client-node-api.ts';\n", sideEffectFree: '/node_modules/@kubernetes/client-node/' },
+  {
+    specifier: 'src/kube/client-node-api.ts',
+    name: 'client-node',
+    wrapper: "export * from './src/kube/client-node-api.ts';\n",
+    sideEffectFree: '/node_modules/@kubernetes/client-node/',
+  },
   { specifier: 'yaml', name: 'yaml', wrapper: "import * as yaml from 'yaml';\nexport default yaml;\n" },
 ];
 
@@ -60,7 +69,12 @@ export function sideEffectFree(pathPart) {
     setup(b) {
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData?.sideEffectFree) return undefined;
-        const resolved = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { sideEffectFree: true } });
+        const resolved = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: { sideEffectFree: true },
+        });
         if (resolved.errors.length > 0 || !resolved.path.includes(pathPart)) return resolved;
         return { ...resolved, sideEffects: false };
       });
@@ -69,7 +83,8 @@ export function sideEffectFree(pathPart) {
 }
 
 // CommonJS dependencies call require(); an ESM bundle gets one from createRequire.
-export const esmRequireBanner = "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);";
+export const esmRequireBanner =
+  "import { createRequire as __parCreateRequire } from 'node:module'; const require = __parCreateRequire(import.meta.url);";
 
 /**
  * ESM bundles take node's built-in modules through require(), not `import`: node builds the ES module
@@ -82,7 +97,14 @@ export const builtinsThroughRequire = {
   name: 'builtins-through-require',
   setup(build) {
     // Only ESM imports are rerouted; require() calls (CommonJS dependencies, and the module below) stay external.
-    build.onResolve({ filter: /^node:/ }, (args) => (args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: args.path, namespace: 'node-builtin' } : { path: args.path, external: true }));
-    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import'
+        ? { path: args.path, namespace: 'node-builtin' }
+        : { path: args.path, external: true },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
   },
 };

@@ -22,17 +22,23 @@ function controlPlane(...args) {
   return run.stdout;
 }
 
-const alreadyRunning = existsSync(join(CP_DIR, 'admin.kubeconfig')) && spawnSync('bash', [CP, 'kubeconfig'], { env: cpEnv }).status === 0 && spawnSync('kubectl', ['--kubeconfig', join(CP_DIR, 'admin.kubeconfig'), 'get', '--raw', '/readyz'], { encoding: 'utf8' }).status === 0;
+const alreadyRunning =
+  existsSync(join(CP_DIR, 'admin.kubeconfig')) &&
+  spawnSync('bash', [CP, 'kubeconfig'], { env: cpEnv }).status === 0 &&
+  spawnSync('kubectl', ['--kubeconfig', join(CP_DIR, 'admin.kubeconfig'), 'get', '--raw', '/readyz'], { encoding: 'utf8' }).status === 0;
 if (!alreadyRunning) {
   console.log(bold('Starting a real control plane (scripts/control-plane.sh start; the first build takes minutes)'));
   controlPlane('start');
 }
 // PATH (the control plane's own kubectl first) and KUBECONFIG, as `control-plane.sh env` prints them.
 const env = { ...process.env, DOCKER_DD_AGENT: '', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1' };
-for (const [, name, value] of controlPlane('env').matchAll(/^export (\w+)=(.*)$/gm)) env[name] = value.replace('$PATH', process.env.PATH ?? '');
+for (const [, name, value] of controlPlane('env').matchAll(/^export (\w+)=(.*)$/gm))
+  env[name] = value.replace('$PATH', process.env.PATH ?? '');
 
 function show(cmd, args, input) {
-  console.log(`\n${bold(`$ ${cmd === process.execPath ? 'par-identity' : cmd} ${(cmd === process.execPath ? args.slice(1) : args).join(' ')}`)}`);
+  console.log(
+    `\n${bold(`$ ${cmd === process.execPath ? 'par-identity' : cmd} ${(cmd === process.execPath ? args.slice(1) : args).join(' ')}`)}`,
+  );
   const run = spawnSync(cmd, args, { env, input, encoding: 'utf8' });
   process.stdout.write(run.stdout + run.stderr);
   if (run.status !== 0) failed = true;
@@ -58,11 +64,22 @@ try {
   const key = generateIdentityKey();
   const b64 = (s) => Buffer.from(s, 'utf8').toString('base64');
   const pool = `demo-${Date.now().toString(36)}`;
-  console.log(bold(`\nThree kwok Nodes of 2 CPU (pool ${pool}); a DaemonSet consuming the identity Secret; one node too full for a second Pod`));
+  console.log(
+    bold(`\nThree kwok Nodes of 2 CPU (pool ${pool}); a DaemonSet consuming the identity Secret; one node too full for a second Pod`),
+  );
   controlPlane('add-nodes', pool, '3', '2', '4Gi', '110');
   const objects = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'private-action-runner-identity', namespace: NS }, type: 'Opaque', data: { private_key: b64(encodePrivateJwk(key)), urn: b64(buildUrn({ region: 'us1', orgId: 1234567, runnerId: crypto.randomUUID() })) } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'private-action-runner-identity', namespace: NS },
+      type: 'Opaque',
+      data: {
+        private_key: b64(encodePrivateJwk(key)),
+        urn: b64(buildUrn({ region: 'us1', orgId: 1234567, runnerId: crypto.randomUUID() })),
+      },
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
@@ -89,17 +106,43 @@ try {
       },
     },
     // A batch Pod that leaves node 1 of the pool no room for a surge Pod.
-    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'batch-job', namespace: 'default' }, spec: { nodeName: `${pool}-1`, terminationGracePeriodSeconds: 0, containers: [{ name: 'job', image: 'busybox', resources: { requests: { cpu: '1500m', memory: '1Gi' } } }] } },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'batch-job', namespace: 'default' },
+      spec: {
+        nodeName: `${pool}-1`,
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'job', image: 'busybox', resources: { requests: { cpu: '1500m', memory: '1Gi' } } }],
+      },
+    },
   ];
   show('kubectl', ['apply', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
   await waitFor(() => json('-n', NS, 'get', 'daemonset', 'par-runner').status?.numberReady === 3, 'the DaemonSet to be Ready on 3 nodes');
   kubectl('-n', NS, 'get', 'pods', '-o', 'wide');
   par('rollout', 'daemonset/par-runner', '-n', NS, '--check');
   par('rollout', 'daemonset/par-runner', '-n', NS, '--fallback');
-  kubectl('-n', NS, 'get', 'pods', '-o', 'custom-columns=POD:.metadata.name,NODE:.spec.nodeName,IDENTITY:.metadata.annotations.par-identity\\.datadoghq\\.com/identity-fingerprint');
-  kubectl('-n', NS, 'get', 'daemonset', 'par-runner', '-o', 'jsonpath=strategy after the rollout: {.spec.updateStrategy.rollingUpdate}{"\\n"}');
+  kubectl(
+    '-n',
+    NS,
+    'get',
+    'pods',
+    '-o',
+    'custom-columns=POD:.metadata.name,NODE:.spec.nodeName,IDENTITY:.metadata.annotations.par-identity\\.datadoghq\\.com/identity-fingerprint',
+  );
+  kubectl(
+    '-n',
+    NS,
+    'get',
+    'daemonset',
+    'par-runner',
+    '-o',
+    'jsonpath=strategy after the rollout: {.spec.updateStrategy.rollingUpdate}{"\\n"}',
+  );
   kubectl('-n', NS, 'events', '--for', 'daemonset/par-runner');
-  console.log(`\n${failed ? 'demo:cluster FAILED' : `demo:cluster complete: a surge rollout (create-before-delete) on a real control plane, with the capacity fallback on ${pool}-1.`}`);
+  console.log(
+    `\n${failed ? 'demo:cluster FAILED' : `demo:cluster complete: a surge rollout (create-before-delete) on a real control plane, with the capacity fallback on ${pool}-1.`}`,
+  );
 } finally {
   if (!alreadyRunning) controlPlane('stop');
 }

@@ -22,12 +22,20 @@ const kubeconfig = join(dir, 'kubeconfig');
 const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeconfig]);
 // Cloud metadata on a closed loopback port: the demo never reaches 169.254.169.254.
 // DOCKER_DD_AGENT '': never the agent's container provider, so no docker daemon or kubelet of this machine is asked.
-const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1', DOCKER_DD_AGENT: '' };
+const env = {
+  ...process.env,
+  DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+  PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1',
+  DOCKER_DD_AGENT: '',
+};
 let replicas;
 let failed = false;
 
 function rotate() {
-  const run = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--json'], { env, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--json'], {
+    env,
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`rotate-par-identity failed (${run.status}): ${run.stderr}`);
   const result = JSON.parse(run.stdout);
   console.log(`  rotate-par-identity: ${result.action} Secret, new identity ${result.urn} (fingerprint ${short(result.fingerprint)}…)`);
@@ -37,15 +45,38 @@ function rotate() {
 try {
   await writeFile(
     join(dir, 'datadog-cluster.yaml'),
-    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'cluster_name: par-lab', 'kube_resources_namespace: datadog', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    [
+      `api_key: ${API_KEY}`,
+      `app_key: ${APP_KEY}`,
+      `dd_url: ${info.enrollmentUrl}`,
+      'cluster_name: par-lab',
+      'kube_resources_namespace: datadog',
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ].join('\n'),
   );
   console.log(bold(`Kubernetes API emulator ${info.kubeUrl}, enrollment API emulator ${info.enrollmentUrl}`));
   const first = rotate();
 
   console.log(bold(`\nStarting ${REPLICAS} replicas (watchIdentity + a signed health check every 50 ms each)`));
-  const child = spawn(process.execPath, [join(out, 'demo-runner.js'), '--kubeconfig', kubeconfig, '--namespace', 'datadog', '--enrollment-url', info.enrollmentUrl, '--replicas', String(REPLICAS)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(out, 'demo-runner.js'),
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      'datadog',
+      '--enrollment-url',
+      info.enrollmentUrl,
+      '--replicas',
+      String(REPLICAS),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   replicas = child;
   const events = [];
   createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line)));
@@ -55,14 +86,20 @@ try {
   console.log(bold('\nRotating while they call'));
   const rotatedAt = Date.now();
   const second = rotate();
-  await until(() => events.filter((e) => e.event === 'loaded' && e.fingerprint === second).length === REPLICAS, 15_000, 'every replica to reload');
+  await until(
+    () => events.filter((e) => e.event === 'loaded' && e.fingerprint === second).length === REPLICAS,
+    15_000,
+    'every replica to reload',
+  );
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const done = new Promise((resolve) => child.once('close', resolve));
   child.kill('SIGTERM');
   await done;
   const stats = events.find((e) => e.event === 'stats')?.replicas ?? [];
 
-  console.log(`\n${'replica'.padEnd(8)} ${'calls'.padStart(6)} ${'failed'.padStart(7)}  ${`with ${short(first)}…`.padStart(16)} ${`with ${short(second)}…`.padStart(16)}  switched after`);
+  console.log(
+    `\n${'replica'.padEnd(8)} ${'calls'.padStart(6)} ${'failed'.padStart(7)}  ${`with ${short(first)}…`.padStart(16)} ${`with ${short(second)}…`.padStart(16)}  switched after`,
+  );
   stats.forEach((s, i) => {
     const switched = events.find((e) => e.event === 'loaded' && e.replica === i && e.fingerprint === second);
     console.log(

@@ -13,14 +13,25 @@ const dir = await mkdtemp(join(tmpdir(), 'par-demo-'));
 const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', join(dir, 'kubeconfig')]);
 // Cloud metadata on a closed loopback port: the demo never reaches 169.254.169.254.
 // DOCKER_DD_AGENT '': never the agent's container provider, so no docker daemon or kubelet of this machine is asked.
-const env = { ...process.env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1', DOCKER_DD_AGENT: '' };
+const env = {
+  ...process.env,
+  DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+  PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:1',
+  DOCKER_DD_AGENT: '',
+};
 let failed = false;
 
 function par(...args) {
   console.log(`\n${bold(`$ par-identity ${args.join(' ')}`)}`);
   const run = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
   process.stdout.write(run.stdout);
-  process.stdout.write(run.stderr.split('\n').filter((l) => l.startsWith('warning') || l.startsWith('error') || l.startsWith('next')).map((l) => `${l}\n`).join(''));
+  process.stdout.write(
+    run.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('warning') || l.startsWith('error') || l.startsWith('next'))
+      .map((l) => `${l}\n`)
+      .join(''),
+  );
   if (run.status !== 0) failed = true;
   return run;
 }
@@ -47,9 +58,19 @@ try {
   console.log(bold(`Enrollment API emulator: ${info.enrollmentUrl}`));
   await writeFile(
     join(dir, 'datadog.yaml'),
-    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'hostname: demo-host', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    [
+      `api_key: ${API_KEY}`,
+      `app_key: ${APP_KEY}`,
+      `dd_url: ${info.enrollmentUrl}`,
+      'hostname: demo-host',
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ].join('\n'),
   );
-  console.log(`Agent config written to ${join(dir, 'datadog.yaml')} (test keys; DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true points the API at the emulator)`);
+  console.log(
+    `Agent config written to ${join(dir, 'datadog.yaml')} (test keys; DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true points the API at the emulator)`,
+  );
   par('rotate-identity', '-c', dir);
   await showFile();
   par('rotate-identity', '-c', dir);
@@ -62,15 +83,35 @@ try {
   // The same settings as the cluster agent `emulator --kube` seeds (Helm layout, deployment/datadog-cluster-agent).
   await writeFile(
     join(dir, 'datadog-cluster.yaml'),
-    [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'cluster_name: par-lab', 'kube_resources_namespace: datadog', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    [
+      `api_key: ${API_KEY}`,
+      `app_key: ${APP_KEY}`,
+      `dd_url: ${info.enrollmentUrl}`,
+      'cluster_name: par-lab',
+      'kube_resources_namespace: datadog',
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ].join('\n'),
   );
   par('rotate-par-identity', '-c', dir, '--kubeconfig', info.kubeconfig);
   // No local config: the settings the cluster agent runs with, read from its Deployment (where --agent exists).
-  const agentFlag = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { env, encoding: 'utf8' }).stdout.includes('--agent ');
-  if (agentFlag) par('rotate-par-identity', '--agent', 'deployment/datadog-cluster-agent', '-n', 'datadog', '--kubeconfig', info.kubeconfig);
+  const agentFlag = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { env, encoding: 'utf8' }).stdout.includes(
+    '--agent ',
+  );
+  if (agentFlag)
+    par('rotate-par-identity', '--agent', 'deployment/datadog-cluster-agent', '-n', 'datadog', '--kubeconfig', info.kubeconfig);
   else par('rotate-par-identity', '-c', dir, '--kubeconfig', info.kubeconfig);
   // Key names and the URN only: the demo never prints key material, even base64-encoded.
-  kubectl('-n', 'datadog', 'get', 'secret', 'private-action-runner-identity', '-o', 'go-template=resourceVersion {{.metadata.resourceVersion}}, keys:{{range $k, $v := .data}} {{$k}}{{end}}{{"\\n"}}urn {{index .data "urn" | base64decode}}{{"\\n"}}');
+  kubectl(
+    '-n',
+    'datadog',
+    'get',
+    'secret',
+    'private-action-runner-identity',
+    '-o',
+    'go-template=resourceVersion {{.metadata.resourceVersion}}, keys:{{range $k, $v := .data}} {{$k}}{{end}}{{"\\n"}}urn {{index .data "urn" | base64decode}}{{"\\n"}}',
+  );
   par('status', '--secret', '-c', dir, '--kubeconfig', info.kubeconfig);
 
   // The emulator is a fake of the API, not a cluster: it stores the restart patch, runs no controller.
@@ -78,7 +119,9 @@ try {
   // on a real control plane: npm run demo:cluster.
   console.log(bold('\nRollout plan of the cluster agent (the emulator runs no controllers: a real surge is `npm run demo:cluster`)'));
   par('rollout', 'deployment/datadog-cluster-agent', '-n', 'datadog', '--kubeconfig', info.kubeconfig, '--dry-run');
-  console.log(`\n${failed ? 'demo FAILED' : 'demo complete: file rotations, a verified status, a rollback, Secret rotations seen by kubectl, and the rollout plan of the cluster agent (the surge itself: npm run demo:cluster).'}`);
+  console.log(
+    `\n${failed ? 'demo FAILED' : 'demo complete: file rotations, a verified status, a rollback, Secret rotations seen by kubectl, and the rollout plan of the cluster agent (the surge itself: npm run demo:cluster).'}`,
+  );
 } finally {
   await stop();
   await rm(dir, { recursive: true, force: true });

@@ -23,9 +23,13 @@ function bytesUnder(dir) {
 export function measureInstallSize() {
   const work = mkdtempSync(join(tmpdir(), 'par-install-size-'));
   try {
-    const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' }));
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' }),
+    );
     const prefix = join(work, 'prefix');
-    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', join(work, packed.filename)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', join(work, packed.filename)], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     return { tarballBytes: packed.size, installedBytes: bytesUnder(prefix) };
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -9,7 +9,16 @@ export function startEmulator(args = []) {
   const child = spawn(process.execPath, [BIN, 'emulator', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
-    lines.once('line', (line) => resolve({ info: JSON.parse(line), stop: () => new Promise((done) => { child.once('close', done); child.kill('SIGTERM'); }) }));
+    lines.once('line', (line) =>
+      resolve({
+        info: JSON.parse(line),
+        stop: () =>
+          new Promise((done) => {
+            child.once('close', done);
+            child.kill('SIGTERM');
+          }),
+      }),
+    );
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`emulator exited early (${code})`)));
   });

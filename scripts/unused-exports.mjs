@@ -16,10 +16,19 @@ import ts from 'typescript';
 const root = new URL('..', import.meta.url).pathname;
 const configPath = join(root, 'tsconfig.json');
 const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, root);
-const scripts = readdirSync(join(root, 'scripts')).filter((f) => f.endsWith('.mjs')).map((f) => join(root, 'scripts', f));
+const scripts = readdirSync(join(root, 'scripts'))
+  .filter((f) => f.endsWith('.mjs'))
+  .map((f) => join(root, 'scripts', f));
 const program = ts.createProgram([...config.fileNames, ...scripts], { ...config.options, allowJs: true, checkJs: false });
 const checker = program.getTypeChecker();
-const ENTRIES = new Set([join(root, 'src/cli.ts'), join(root, 'src/api.ts'), join(root, 'src/api/types.ts'), join(root, 'emulators/bundle.ts'), join(root, 'src/cli/fast-help.ts'), join(root, 'src/launcher-error.ts')]);
+const ENTRIES = new Set([
+  join(root, 'src/cli.ts'),
+  join(root, 'src/api.ts'),
+  join(root, 'src/api/types.ts'),
+  join(root, 'emulators/bundle.ts'),
+  join(root, 'src/cli/fast-help.ts'),
+  join(root, 'src/launcher-error.ts'),
+]);
 // Command modules are loaded with import() through a typed loader: their `run` is always used.
 const isCommandRun = (file, name) => file.startsWith(join(root, 'src/commands/')) && name === 'run';
 
@@ -83,7 +92,8 @@ function justifiedForTests(sf, decl) {
 const unused = [];
 const testsOnly = [];
 for (const sf of program.getSourceFiles().filter(mine)) {
-  if (!(sf.fileName.startsWith(join(root, 'src/')) || sf.fileName.startsWith(join(root, 'emulators/'))) || ENTRIES.has(sf.fileName)) continue;
+  if (!(sf.fileName.startsWith(join(root, 'src/')) || sf.fileName.startsWith(join(root, 'emulators/'))) || ENTRIES.has(sf.fileName))
+    continue;
   const moduleSymbol = checker.getSymbolAtLocation(sf);
   if (!moduleSymbol) continue;
   for (const exp of checker.getExportsOfModule(moduleSymbol)) {
@@ -91,7 +101,8 @@ for (const sf of program.getSourceFiles().filter(mine)) {
     const decl = exp.declarations?.[0];
     const where = `${relative(root, sf.fileName)}:${sf.getLineAndCharacterOfPosition(decl?.getStart() ?? 0).line + 1} ${exp.getName()}`;
     if (!usedByTests.has(exp)) unused.push(where);
-    else if (!sf.fileName.startsWith(EMULATORS) && !justifiedForTests(sf, decl)) testsOnly.push(`${where} (used only by tests; say why with \`// exported for tests: <why>\` above it, or un-export it)`);
+    else if (!sf.fileName.startsWith(EMULATORS) && !justifiedForTests(sf, decl))
+      testsOnly.push(`${where} (used only by tests; say why with \`// exported for tests: <why>\` above it, or un-export it)`);
   }
 }
 const reported = [...unused, ...testsOnly].sort();

@@ -45,18 +45,45 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
     { name: 'enrollmentFailed', meaning: 'enrollment refused, bad response, redirect refused, TLS untrusted, or deadline exceeded' },
     { name: 'conflict', meaning: 'someone else changed the identity meanwhile; nothing was overwritten' },
     { name: 'storage', meaning: 'identity file or backup missing, corrupt, or not writable' },
-    { name: 'verificationFailed', meaning: 'the server rejected the identity (HTTP 401/403 to the signed health check): a rotation or rollback wrote nothing where a runner reads it' },
+    {
+      name: 'verificationFailed',
+      meaning:
+        'the server rejected the identity (HTTP 401/403 to the signed health check): a rotation or rollback wrote nothing where a runner reads it',
+    },
     { name: 'kubernetes', meaning: 'Kubernetes API unreachable, forbidden, timed out, or misconfigured' },
     { name: 'rolloutFailed', meaning: 'the restart/rollout did not complete' },
-    { name: 'locked', meaning: 'another run holds the lock on this target (or a rollout that may still run has the workload’s strategy changed); nothing was changed' },
+    {
+      name: 'locked',
+      meaning:
+        'another run holds the lock on this target (or a rollout that may still run has the workload’s strategy changed); nothing was changed',
+    },
     { name: 'outcomeUnknown', meaning: 'a write may or may not have been applied and reading back could not tell: check before acting' },
     { name: 'unavailable', meaning: 'a facility this run needs is not available here (e.g. the OS keychain)' },
-    { name: 'reenrollPredicted', meaning: 'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed' },
-    { name: 'orphanPossible', meaning: 'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; a key whose rotation is still under way is no orphan)' },
-    { name: 'verifyUnavailable', meaning: 'the identity could not be proven before --timeout (5xx, timeouts, connection errors): not proven, nothing written, try again' },
-    { name: 'podsOnOtherIdentity', meaning: 'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): keep the previous runner; nothing was changed' },
+    {
+      name: 'reenrollPredicted',
+      meaning:
+        'status: the identity is readable, but the agent would re-enroll at its next start (the reasons are listed); nothing was changed',
+    },
+    {
+      name: 'orphanPossible',
+      meaning:
+        'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; a key whose rotation is still under way is no orphan)',
+    },
+    {
+      name: 'verifyUnavailable',
+      meaning:
+        'the identity could not be proven before --timeout (5xx, timeouts, connection errors): not proven, nothing written, try again',
+    },
+    {
+      name: 'podsOnOtherIdentity',
+      meaning:
+        'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): keep the previous runner; nothing was changed',
+    },
     { name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
-    { name: 'terminated', meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place' },
+    {
+      name: 'terminated',
+      meaning: 'interrupted by SIGTERM (128 + 15): the run stopped at a safe point; the message says what is in place',
+    },
   ] as { name: ExitCodeName; meaning: string }[]
 ).map((row) => ({ code: ExitCode[row.name], ...row }));
 
@@ -91,47 +118,163 @@ export const ERROR_CODES = {
   CONFIG_YAML: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file is not valid YAML' },
   CONFIG_VALUE: { family: 'ConfigError', exit: 'config', meaning: 'a config value has the wrong type or form' },
   RUNNER_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'private_action_runner.enabled is false' },
-  CONFIG_NOT_FOUND: { family: 'ConfigError', exit: 'config', meaning: 'the config path given (-c, -E) does not exist, or no config file was found where the runner needs one' },
-  SITE_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'site (or dd_url) is not a Datadog site name (a URL, scheme, port or path): refused before anything happens' },
-  REGION_CHANGE: { family: 'ConfigError', exit: 'config', meaning: 'the rotation would move the identity to another region than its URN; nothing enrolled (--allow-region-change)' },
-  IDENTITY_FIELDS_UNKNOWN: { family: 'ConfigError', exit: 'config', meaning: 'the identity holds fields a newer agent wrote; nothing enrolled or restored (--override-agent-settings)' },
-  IDENTITY_PATH_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'no config and no --identity-file: the identity file path is unknown' },
+  CONFIG_NOT_FOUND: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'the config path given (-c, -E) does not exist, or no config file was found where the runner needs one',
+  },
+  SITE_INVALID: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'site (or dd_url) is not a Datadog site name (a URL, scheme, port or path): refused before anything happens',
+  },
+  REGION_CHANGE: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'the rotation would move the identity to another region than its URN; nothing enrolled (--allow-region-change)',
+  },
+  IDENTITY_FIELDS_UNKNOWN: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'the identity holds fields a newer agent wrote; nothing enrolled or restored (--override-agent-settings)',
+  },
+  IDENTITY_PATH_UNRESOLVED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'no config and no --identity-file: the identity file path is unknown',
+  },
   CREDENTIAL_MISSING: { family: 'ConfigError', exit: 'config', meaning: 'no API key or application key in any source' },
   CREDENTIAL_UNREADABLE: { family: 'ConfigError', exit: 'config', meaning: 'the --api-key-file/--app-key-file cannot be read' },
   CREDENTIAL_FORMAT: { family: 'ConfigError', exit: 'config', meaning: 'a key is not a plain key (whitespace, an ENC[] handle)' },
-  SECRET_HANDLE_UNSUPPORTED: { family: 'ConfigError', exit: 'config', meaning: 'a key is an ENC[] secret handle, which par-identity does not resolve' },
-  SECRET_STORAGE_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'the cluster agent config does not keep the identity in a Secret' },
-  WATCH_DISABLED: { family: 'ConfigError', exit: 'config', meaning: 'watch: the config does not keep an enabled runner identity in a Secret' },
-  CONFIG_YAML_ALIASES: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file expands too many YAML aliases (bounded against alias bombs)' },
+  SECRET_HANDLE_UNSUPPORTED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'a key is an ENC[] secret handle, which par-identity does not resolve',
+  },
+  SECRET_STORAGE_DISABLED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'the cluster agent config does not keep the identity in a Secret',
+  },
+  WATCH_DISABLED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'watch: the config does not keep an enabled runner identity in a Secret',
+  },
+  CONFIG_YAML_ALIASES: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'an agent config file expands too many YAML aliases (bounded against alias bombs)',
+  },
   CONFIG_TOO_LARGE: { family: 'ConfigError', exit: 'config', meaning: 'an agent config file is larger than par-identity reads (8 MiB)' },
-  PROXY_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'a proxy setting (proxy.*, DD_PROXY_*, HTTPS_PROXY) is not a usable URL' },
+  PROXY_INVALID: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'a proxy setting (proxy.*, DD_PROXY_*, HTTPS_PROXY) is not a usable URL',
+  },
   SECRET_BACKEND_CONFIG: { family: 'ConfigError', exit: 'config', meaning: 'secret_backend_config is not a JSON object' },
-  SECRET_BACKEND_FAILED: { family: 'ConfigError', exit: 'config', meaning: 'the secret_backend_command failed, timed out, or printed no usable JSON' },
-  SECRET_BACKEND_PERMISSIONS: { family: 'ConfigError', exit: 'config', meaning: 'the secret_backend_command file has rights the agent refuses' },
-  SECRET_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'an ENC[] handle was missing, empty or in error in the backend output' },
+  SECRET_BACKEND_FAILED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'the secret_backend_command failed, timed out, or printed no usable JSON',
+  },
+  SECRET_BACKEND_PERMISSIONS: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'the secret_backend_command file has rights the agent refuses',
+  },
+  SECRET_UNRESOLVED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'an ENC[] handle was missing, empty or in error in the backend output',
+  },
   HOSTNAME_INVALID: { family: 'ConfigError', exit: 'config', meaning: 'a hostname (--hostname, config) fails the agent validation rules' },
-  HOSTNAME_UNRESOLVED: { family: 'ConfigError', exit: 'config', meaning: 'neither the running agent nor the hostname chain gave a valid hostname' },
-  AGENT_VERSION_INVALID: { family: 'ConfigError', exit: 'config', meaning: '--agent-version is not in the agent format (7.66.0+commit.abc1234)' },
-  NODE_UNSUPPORTED: { family: 'ParError', exit: 'unavailable', meaning: 'the Node.js running the npm package is older than 24 (the launcher, bin/par-identity.js, says so)' },
-  RUNNER_ENV_UNAVAILABLE: { family: 'ConfigError', exit: 'config', meaning: '--env-from-runner, but no single runner process whose environment can be read' },
-  EMULATOR_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the single executable carries no emulators: use the npm package for them' },
-  KEYCHAIN_UNAVAILABLE: { family: 'ParError', exit: 'unavailable', meaning: 'the OS keychain is not available (no Secret Service, module not loadable)' },
+  HOSTNAME_UNRESOLVED: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'neither the running agent nor the hostname chain gave a valid hostname',
+  },
+  AGENT_VERSION_INVALID: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: '--agent-version is not in the agent format (7.66.0+commit.abc1234)',
+  },
+  NODE_UNSUPPORTED: {
+    family: 'ParError',
+    exit: 'unavailable',
+    meaning: 'the Node.js running the npm package is older than 24 (the launcher, bin/par-identity.js, says so)',
+  },
+  RUNNER_ENV_UNAVAILABLE: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: '--env-from-runner, but no single runner process whose environment can be read',
+  },
+  EMULATOR_UNAVAILABLE: {
+    family: 'ParError',
+    exit: 'unavailable',
+    meaning: 'the single executable carries no emulators: use the npm package for them',
+  },
+  KEYCHAIN_UNAVAILABLE: {
+    family: 'ParError',
+    exit: 'unavailable',
+    meaning: 'the OS keychain is not available (no Secret Service, module not loadable)',
+  },
 
-  CREDENTIALS_REJECTED: { family: 'CredentialsRejectedError', exit: 'credentialsRejected', meaning: 'the Datadog API answered 401/403 to the API/application key' },
-  API_KEY_INVALID: { family: 'ParError', exit: 'credentialsRejected', meaning: "Datadog's key validation endpoint says the API key is not valid" },
-  APP_KEY_INVALID: { family: 'ParError', exit: 'credentialsRejected', meaning: "dry run: Datadog's key validation endpoint says the application key is not valid" },
+  CREDENTIALS_REJECTED: {
+    family: 'CredentialsRejectedError',
+    exit: 'credentialsRejected',
+    meaning: 'the Datadog API answered 401/403 to the API/application key',
+  },
+  API_KEY_INVALID: {
+    family: 'ParError',
+    exit: 'credentialsRejected',
+    meaning: "Datadog's key validation endpoint says the API key is not valid",
+  },
+  APP_KEY_INVALID: {
+    family: 'ParError',
+    exit: 'credentialsRejected',
+    meaning: "dry run: Datadog's key validation endpoint says the application key is not valid",
+  },
 
-  ENROLL_REJECTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API refused the request (4xx other than 401/403/429)' },
-  ENROLL_BAD_RESPONSE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API answer is malformed or too large' },
-  ENROLL_REDIRECT_REFUSED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment API redirected; redirects are never followed' },
-  ENROLL_HOST_UNKNOWN: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'the enrollment host name does not resolve (ENOTFOUND); not retried' },
+  ENROLL_REJECTED: {
+    family: 'EnrollmentError',
+    exit: 'enrollmentFailed',
+    meaning: 'the enrollment API refused the request (4xx other than 401/403/429)',
+  },
+  ENROLL_BAD_RESPONSE: {
+    family: 'EnrollmentError',
+    exit: 'enrollmentFailed',
+    meaning: 'the enrollment API answer is malformed or too large',
+  },
+  ENROLL_REDIRECT_REFUSED: {
+    family: 'EnrollmentError',
+    exit: 'enrollmentFailed',
+    meaning: 'the enrollment API redirected; redirects are never followed',
+  },
+  ENROLL_HOST_UNKNOWN: {
+    family: 'EnrollmentError',
+    exit: 'enrollmentFailed',
+    meaning: 'the enrollment host name does not resolve (ENOTFOUND); not retried',
+  },
   ENROLL_TIMEOUT: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'enrollment did not succeed before --timeout' },
-  TLS_UNTRUSTED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: "the Datadog endpoint's TLS certificate is not trusted (see NODE_EXTRA_CA_CERTS); not retried" },
+  TLS_UNTRUSTED: {
+    family: 'EnrollmentError',
+    exit: 'enrollmentFailed',
+    meaning: "the Datadog endpoint's TLS certificate is not trusted (see NODE_EXTRA_CA_CERTS); not retried",
+  },
 
   API_UNREACHABLE: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'dry run: the Datadog API host cannot be reached' },
-  API_KEY_CHECK_FAILED: { family: 'EnrollmentError', exit: 'enrollmentFailed', meaning: 'dry run: the API key check answered an unexpected status' },
+  API_KEY_CHECK_FAILED: {
+    family: 'EnrollmentError',
+    exit: 'enrollmentFailed',
+    meaning: 'dry run: the API key check answered an unexpected status',
+  },
 
-  CONFLICT: { family: 'ConflictError', exit: 'conflict', meaning: 'the target changed between our read and our write; nothing was overwritten' },
+  CONFLICT: {
+    family: 'ConflictError',
+    exit: 'conflict',
+    meaning: 'the target changed between our read and our write; nothing was overwritten',
+  },
 
   IDENTITY_INVALID: { family: 'IdentityDecodeError', exit: 'storage', meaning: 'a stored or received identity does not decode' },
   IDENTITY_MISSING: { family: 'StorageError', exit: 'storage', meaning: 'there is no identity file' },
@@ -143,58 +286,174 @@ export const ERROR_CODES = {
   NOT_A_FILE: { family: 'StorageError', exit: 'storage', meaning: 'the identity path exists but is not a regular file' },
   READ_FAILED: { family: 'StorageError', exit: 'storage', meaning: 'the identity file cannot be read' },
   WRITE_FAILED: { family: 'StorageError', exit: 'storage', meaning: 'writing the identity file failed; the previous one is in place' },
-  SINGLE_FILE_MOUNT: { family: 'StorageError', exit: 'storage', meaning: 'the identity file is a single-file mount that cannot be replaced atomically' },
-  SYMLINK_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'the identity file or its backup is a symbolic link; it is never followed' },
+  SINGLE_FILE_MOUNT: {
+    family: 'StorageError',
+    exit: 'storage',
+    meaning: 'the identity file is a single-file mount that cannot be replaced atomically',
+  },
+  SYMLINK_REFUSED: {
+    family: 'StorageError',
+    exit: 'storage',
+    meaning: 'the identity file or its backup is a symbolic link; it is never followed',
+  },
   RECOVERY_NOT_FOUND: { family: 'StorageError', exit: 'storage', meaning: 'the recovery file named is not there or does not decode' },
-  BACKUP_IN_USE: { family: 'StorageError', exit: 'storage', meaning: 'the backup holds an identity found nowhere else: it is not replaced' },
+  BACKUP_IN_USE: {
+    family: 'StorageError',
+    exit: 'storage',
+    meaning: 'the backup holds an identity found nowhere else: it is not replaced',
+  },
   READ_BACK_MISMATCH: { family: 'StorageError', exit: 'storage', meaning: 'what was written does not read back as written' },
   READ_ONLY_FILESYSTEM: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is on a read-only mount" },
-  DIRECTORY_UNSAFE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's directory is writable by other users without the sticky bit" },
-  NO_SPACE: { family: 'StorageError', exit: 'storage', meaning: "the identity file's file system is full or over quota (ENOSPC, EDQUOT); checked before enrolling" },
-  FILE_OWNER_REFUSED: { family: 'StorageError', exit: 'storage', meaning: 'an existing identity or backup file belongs to another user; it is not written to' },
+  DIRECTORY_UNSAFE: {
+    family: 'StorageError',
+    exit: 'storage',
+    meaning: "the identity file's directory is writable by other users without the sticky bit",
+  },
+  NO_SPACE: {
+    family: 'StorageError',
+    exit: 'storage',
+    meaning: "the identity file's file system is full or over quota (ENOSPC, EDQUOT); checked before enrolling",
+  },
+  FILE_OWNER_REFUSED: {
+    family: 'StorageError',
+    exit: 'storage',
+    meaning: 'an existing identity or backup file belongs to another user; it is not written to',
+  },
 
-  VERIFICATION_FAILED: { family: 'VerificationError', exit: 'verificationFailed', meaning: 'the signed health check rejected the identity (401/403); a rotation or rollback wrote nothing' },
-  VERIFY_UNAVAILABLE: { family: 'VerificationError', exit: 'verifyUnavailable', meaning: 'the signed health check did not answer yes or no before --timeout; nothing was written' },
+  VERIFICATION_FAILED: {
+    family: 'VerificationError',
+    exit: 'verificationFailed',
+    meaning: 'the signed health check rejected the identity (401/403); a rotation or rollback wrote nothing',
+  },
+  VERIFY_UNAVAILABLE: {
+    family: 'VerificationError',
+    exit: 'verifyUnavailable',
+    meaning: 'the signed health check did not answer yes or no before --timeout; nothing was written',
+  },
 
-  KUBE_NOT_CONFIGURED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'no kubeconfig, service account or context to use, or a kubeconfig value no request can use (named)' },
+  KUBE_NOT_CONFIGURED: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: 'no kubeconfig, service account or context to use, or a kubeconfig value no request can use (named)',
+  },
   KUBE_UNREACHABLE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API cannot be reached' },
   KUBE_UNAUTHORIZED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API rejected the credentials (401)' },
   KUBE_FORBIDDEN: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'RBAC does not allow the request (403)' },
   KUBE_INVALID: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'validation or admission refused the object (422)' },
   KUBE_API_ERROR: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered another error status' },
   KUBE_TIMEOUT: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes request got no answer within its deadline' },
-  KUBE_TLS_UNTRUSTED: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA" },
-  KUBE_CREDENTIALS: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the kubeconfig user's credential could not be had (exec plugin failed, OIDC token expired) or is not sendable" },
-  KUBE_BAD_RESPONSE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the Kubernetes API answered what it never sends (a body not JSON, Secret data not strings)' },
-  KUBE_RESPONSE_TOO_LARGE: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'a Kubernetes API answer was larger than par-identity reads' },
+  KUBE_TLS_UNTRUSTED: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: "the API server's TLS certificate is not trusted by the kubeconfig's CA",
+  },
+  KUBE_CREDENTIALS: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: "the kubeconfig user's credential could not be had (exec plugin failed, OIDC token expired) or is not sendable",
+  },
+  KUBE_BAD_RESPONSE: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: 'the Kubernetes API answered what it never sends (a body not JSON, Secret data not strings)',
+  },
+  KUBE_RESPONSE_TOO_LARGE: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: 'a Kubernetes API answer was larger than par-identity reads',
+  },
   SECRET_MISSING: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'the identity Secret does not exist' },
-  SECRET_NAME_MISMATCH: { family: 'KubernetesError', exit: 'kubernetes', meaning: "--secret-name differs from the agent config's identity_secret_name" },
-  NAMESPACE_UNKNOWN: { family: 'KubernetesError', exit: 'kubernetes', meaning: "off-cluster with no -n and no kube_resources_namespace: the agent's namespace is unknown (never a kubeconfig context's)" },
-  NAMESPACE_MISMATCH: { family: 'ConfigError', exit: 'config', meaning: '-n differs from kube_resources_namespace, the only namespace where the agent reads its Secret' },
-  AGENT_SETTINGS_MISMATCH: { family: 'ConfigError', exit: 'config', meaning: "a local setting (-c, -E, DD_*) leads to another outcome than the running agent's (Deployment or process)" },
-  AGENT_NOT_FOUND: { family: 'ConfigError', exit: 'config', meaning: 'no -c given, and no cluster-agent Deployment found (or readable) whose settings to use' },
-  AGENT_AMBIGUOUS: { family: 'ConfigError', exit: 'config', meaning: 'several cluster-agent Deployments found: --agent deployment/NAME -n NAMESPACE chooses one' },
-  SECRET_CREATE_UNCERTAIN: { family: 'KubernetesError', exit: 'kubernetes', meaning: "the Secret would be created in a namespace not known to be the agent's (no cluster agent there); --create confirms" },
+  SECRET_NAME_MISMATCH: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: "--secret-name differs from the agent config's identity_secret_name",
+  },
+  NAMESPACE_UNKNOWN: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: "off-cluster with no -n and no kube_resources_namespace: the agent's namespace is unknown (never a kubeconfig context's)",
+  },
+  NAMESPACE_MISMATCH: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: '-n differs from kube_resources_namespace, the only namespace where the agent reads its Secret',
+  },
+  AGENT_SETTINGS_MISMATCH: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: "a local setting (-c, -E, DD_*) leads to another outcome than the running agent's (Deployment or process)",
+  },
+  AGENT_NOT_FOUND: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'no -c given, and no cluster-agent Deployment found (or readable) whose settings to use',
+  },
+  AGENT_AMBIGUOUS: {
+    family: 'ConfigError',
+    exit: 'config',
+    meaning: 'several cluster-agent Deployments found: --agent deployment/NAME -n NAMESPACE chooses one',
+  },
+  SECRET_CREATE_UNCERTAIN: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: "the Secret would be created in a namespace not known to be the agent's (no cluster agent there); --create confirms",
+  },
 
-  WORKLOAD_MISSING: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'the --rollout workload does not exist (checked before enrolling)' },
+  WORKLOAD_MISSING: {
+    family: 'RolloutError',
+    exit: 'rolloutFailed',
+    meaning: 'the --rollout workload does not exist (checked before enrolling)',
+  },
   FALLBACK_UNAVAILABLE: { family: 'RolloutError', exit: 'rolloutFailed', meaning: '--fallback needs node reads this token does not have' },
-  ROLLOUT_TIMEOUT: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'the rollout did not finish before its deadline; the restart was undone' },
+  ROLLOUT_TIMEOUT: {
+    family: 'RolloutError',
+    exit: 'rolloutFailed',
+    meaning: 'the rollout did not finish before its deadline; the restart was undone',
+  },
   SURGE_BLOCKED: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'a create-before-delete restart is not safe for this workload' },
-  NEEDS_FALLBACK: { family: 'RolloutError', exit: 'rolloutFailed', meaning: 'some nodes have no room for a second Pod and --fallback was not given' },
+  NEEDS_FALLBACK: {
+    family: 'RolloutError',
+    exit: 'rolloutFailed',
+    meaning: 'some nodes have no room for a second Pod and --fallback was not given',
+  },
 
-  LOCKED: { family: 'ParError', exit: 'locked', meaning: 'another run holds this target’s lock, or a rollout that may still run changed the workload (the message names it)' },
+  LOCKED: {
+    family: 'ParError',
+    exit: 'locked',
+    meaning: 'another run holds this target’s lock, or a rollout that may still run changed the workload (the message names it)',
+  },
   OUTCOME_UNKNOWN: { family: 'ParError', exit: 'outcomeUnknown', meaning: 'a write may have been applied and reading back could not tell' },
 
-  WATCH_MALFORMED: { family: 'KubernetesError', exit: 'kubernetes', meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)' },
+  WATCH_MALFORMED: {
+    family: 'KubernetesError',
+    exit: 'kubernetes',
+    meaning: 'watch: the API server sent an event that is not a valid change of our Secret (the watch restarts)',
+  },
   PIDFILE_UNREADABLE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile cannot be read' },
   PIDFILE_INVALID: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile does not hold a process id' },
-  PIDFILE_UNSAFE: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the --pidfile is a link, not a file, owned by another user or writable by group or others' },
+  PIDFILE_UNSAFE: {
+    family: 'ReloadApplyError',
+    exit: 'config',
+    meaning: 'watch: the --pidfile is a link, not a file, owned by another user or writable by group or others',
+  },
   SIGNAL_FAILED: { family: 'ReloadApplyError', exit: 'config', meaning: 'watch: the process to signal is gone or not ours to signal' },
-  SIGNAL_FOREIGN: { family: 'ReloadApplyError', exit: 'config', meaning: "watch: the --pidfile names a process of another user, which is not signalled" },
-  CHILD_EXITED: { family: 'ChildExitError', exit: 'internal', meaning: "watch: the supervised command ended (watch exits with the command's status)" },
+  SIGNAL_FOREIGN: {
+    family: 'ReloadApplyError',
+    exit: 'config',
+    meaning: 'watch: the --pidfile names a process of another user, which is not signalled',
+  },
+  CHILD_EXITED: {
+    family: 'ChildExitError',
+    exit: 'internal',
+    meaning: "watch: the supervised command ended (watch exits with the command's status)",
+  },
   CHILD_START_FAILED: { family: 'ChildExitError', exit: 'internal', meaning: 'watch: the supervised command could not start (exit 127)' },
 
-  INTERRUPTED: { family: 'InterruptedError', exit: 'interrupted', meaning: 'SIGINT (130) or SIGTERM (143) stopped the run at a safe point; the message says what is in place' },
+  INTERRUPTED: {
+    family: 'InterruptedError',
+    exit: 'interrupted',
+    meaning: 'SIGINT (130) or SIGTERM (143) stopped the run at a safe point; the message says what is in place',
+  },
 } as const satisfies Record<string, ErrorCodeRow>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -239,7 +498,9 @@ export class UsageError extends ParError<CodeOf<'UsageError'>> {
 
 /** "Run `par-identity status --help` …": the program as it was run and the actual command, never a placeholder. */
 export function usageHint(command?: string): string {
-  return command ? `Nothing was run. Run \`${programName()} ${command} --help\` for the accepted flags and values.` : `Nothing was run. Run \`${programName()} --help\` for the commands.`;
+  return command
+    ? `Nothing was run. Run \`${programName()} ${command} --help\` for the accepted flags and values.`
+    : `Nothing was run. Run \`${programName()} --help\` for the commands.`;
 }
 
 export class ConfigError extends ParError<CodeOf<'ConfigError'>> {
@@ -328,7 +589,12 @@ export class InterruptedError extends ParError<CodeOf<'InterruptedError'>> {
   declare readonly code: CodeOf<'InterruptedError'>;
   readonly signal: StopSignal | undefined;
   constructor(step: string, options: { message?: string; hint?: string; signal?: StopSignal | undefined; details?: ErrorDetails } = {}) {
-    super('INTERRUPTED', options.message ?? `interrupted during: ${step}`, options.hint ?? 'Run `par-identity status` to see what is in place.', { ...options.details, ...(options.signal ? { signal: options.signal } : {}) });
+    super(
+      'INTERRUPTED',
+      options.message ?? `interrupted during: ${step}`,
+      options.hint ?? 'Run `par-identity status` to see what is in place.',
+      { ...options.details, ...(options.signal ? { signal: options.signal } : {}) },
+    );
     this.signal = options.signal;
     if (options.signal === 'SIGTERM') (this as { exitCode: number }).exitCode = ExitCode.terminated;
   }

@@ -11,7 +11,15 @@ export const FAILPOINTS = {
   // Between the signed health check's answer and what the run does with it (mark the pending key rejected, write).
   verify: ['after-verify'],
   replace: ['after-temp-write', 'after-keep-aside', 'after-backup-temp-write', 'after-backup', 'after-rename', 'after-dir-fsync'],
-  swap: ['swap-after-temp-write', 'swap-after-keep-backup', 'swap-after-keep-live', 'swap-after-rename', 'swap-after-backup', 'swap-after-remove-source', 'swap-after-dir-fsync'],
+  swap: [
+    'swap-after-temp-write',
+    'swap-after-keep-backup',
+    'swap-after-keep-live',
+    'swap-after-rename',
+    'swap-after-backup',
+    'swap-after-remove-source',
+    'swap-after-dir-fsync',
+  ],
   sweep: ['keep-aside-before-chmod', 'sweep-after-keep'],
   secret: ['after-secret-read'],
   // rollout: after the patch that changed the strategy (and recorded the original), once in the wait, before the restore.
@@ -19,7 +27,21 @@ export const FAILPOINTS = {
   // watch --pidfile: between the check of the process the pidfile names and the signal.
   signal: ['signal-after-check'],
   // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).
-  step: ['before-resolve', 'before-lock', 'before-read', 'before-preflight', 'before-generate', 'before-enroll', 'before-write', 'before-read-back', 'before-verify', 'before-connections', 'before-rollout', 'before-restore', 'before-inspect'],
+  step: [
+    'before-resolve',
+    'before-lock',
+    'before-read',
+    'before-preflight',
+    'before-generate',
+    'before-enroll',
+    'before-write',
+    'before-read-back',
+    'before-verify',
+    'before-connections',
+    'before-rollout',
+    'before-restore',
+    'before-inspect',
+  ],
 } as const;
 
 type FailpointName = (typeof FAILPOINTS)[keyof typeof FAILPOINTS][number];

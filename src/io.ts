@@ -34,7 +34,8 @@ export interface Io {
   level?: 'quiet' | 'verbose';
 }
 
-const stoppedReading = (what: string) => new InterruptedError(what, { message: `stopped while reading ${what}; nothing was read or stored` });
+const stoppedReading = (what: string) =>
+  new InterruptedError(what, { message: `stopped while reading ${what}; nothing was read or stored` });
 
 function promptHidden(question: string, signal?: AbortSignal): Promise<string> {
   if (signal?.aborted) return Promise.reject(stoppedReading('the hidden key prompt'));

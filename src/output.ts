@@ -13,7 +13,6 @@ export type { OutputOptions };
 
 export { SCHEMA_VERSION };
 
-
 /** What a command answers: the --json object (what the API returns; its types are src/results) and the human summary. */
 export interface CommandResult<J extends Envelope = Envelope> {
   /** schemaVersion, status (`skipped`: nothing was due, e.g. --if-older-than), command, then the command's fields. Never key material. */
@@ -41,7 +40,13 @@ export function wantsColor(io: Io, noColorFlag: boolean): boolean {
 export function createReporter(io: Io, options: OutputOptions): Reporter {
   const progress = io.progress;
   const m = maskHeldSecrets;
-  if (progress) return { step: (text) => progress('step', m(text)), info: (text) => progress('info', m(text)), warn: (text) => progress('warn', m(text)), detail: () => undefined };
+  if (progress)
+    return {
+      step: (text) => progress('step', m(text)),
+      info: (text) => progress('info', m(text)),
+      warn: (text) => progress('warn', m(text)),
+      detail: () => undefined,
+    };
   const none = () => undefined;
   if (io.level === 'quiet') return { step: none, info: none, warn: none, detail: none };
   return {
@@ -71,6 +76,8 @@ export function renderError(err: unknown, io: Io, options: OutputOptions & { com
   if (options.json) {
     io.stdout(`${maskHeldSecrets(JSON.stringify(errorEnvelope(e, options.command)))}\n`);
   }
-  io.stderr(`${paint(options.color, 31, `error[${e.code}]:`)} ${maskHeldSecrets(e.message)}\n${paint(options.color, 2, 'next:')} ${maskHeldSecrets(e.hint)}\n`);
+  io.stderr(
+    `${paint(options.color, 31, `error[${e.code}]:`)} ${maskHeldSecrets(e.message)}\n${paint(options.color, 2, 'next:')} ${maskHeldSecrets(e.hint)}\n`,
+  );
   return e.exitCode;
 }

@@ -20,7 +20,8 @@ const C1_CSI_SEQUENCE = /\u009b[0-?]*[ -/]*[@-~]/g;
  * (U+200B, U+2060–U+2064), U+FEFF, and the tag characters (U+E0000–U+E007F).
  */
 /** The class past C0: DEL and C1, then the Unicode characters listed above. */
-const BEYOND_C0 = '\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff\\u{e0000}-\\u{e007f}';
+const BEYOND_C0 =
+  '\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff\\u{e0000}-\\u{e007f}';
 const UNPRINTABLE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'gu');
 /** The same, LF excepted, for text where a line break is explicitly allowed. */
 const UNPRINTABLE_BUT_LF = new RegExp(`[\\u0000-\\u0009\\u000b-\\u001f${BEYOND_C0}]`, 'gu');
@@ -48,10 +49,12 @@ const cutMark = (cut: number) => `… (${cut} more characters)`;
  * Anything not a string is rendered with String() first.
  */
 export function sanitizeServerString(value: unknown, maxLength = DEFAULT_MAX_LENGTH, options: SanitizeOptions = {}): string {
-  const spaced = maskHeldSecrets(maskHeldSecrets(String(value ?? ''), { cutOff: false })
-    .replace(ESCAPE_SEQUENCE, '')
-    .replace(C1_CSI_SEQUENCE, '')
-    .replace(options.newlines ? UNPRINTABLE_BUT_LF : UNPRINTABLE, ' '));
+  const spaced = maskHeldSecrets(
+    maskHeldSecrets(String(value ?? ''), { cutOff: false })
+      .replace(ESCAPE_SEQUENCE, '')
+      .replace(C1_CSI_SEQUENCE, '')
+      .replace(options.newlines ? UNPRINTABLE_BUT_LF : UNPRINTABLE, ' '),
+  );
   const text = options.newlines
     ? spaced
         .split('\n')
@@ -60,7 +63,8 @@ export function sanitizeServerString(value: unknown, maxLength = DEFAULT_MAX_LEN
         .trim()
     : spaced.replace(/\s+/g, ' ').trim();
   const points = Array.from(text);
-  if (!options.fit) return points.length <= maxLength ? text : `${points.slice(0, maxLength).join('')}${cutMark(points.length - maxLength)}`;
+  if (!options.fit)
+    return points.length <= maxLength ? text : `${points.slice(0, maxLength).join('')}${cutMark(points.length - maxLength)}`;
   if (Buffer.byteLength(text) <= maxLength) return text;
   // The longest prefix that fits with the mark of what it leaves out (the mark shrinks as it grows).
   const markBytes = (cut: number) => Buffer.byteLength(cutMark(cut));

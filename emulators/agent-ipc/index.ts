@@ -83,23 +83,26 @@ export async function startAgentIpcEmulator(initial: Partial<AgentIpcState> = {}
     return { status: 404, body: { error: 'not found' } };
   };
 
-  const server = createServer({ cert: cert.cert, key: cert.key, ca: cert.cert, requestCert: true, rejectUnauthorized: false }, (req, res: ServerResponse) => {
-    req.resume();
-    const { status, body } = answer(req);
-    const socket = req.socket as TLSSocket;
-    requests.push({
-      method: req.method ?? '',
-      path: req.url ?? '/',
-      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
-      clientCert: socket.authorized === true,
-      status,
-    });
-    life.reply(state.delayMs, () => {
-      if (res.destroyed) return;
-      res.writeHead(status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(body));
-    });
-  });
+  const server = createServer(
+    { cert: cert.cert, key: cert.key, ca: cert.cert, requestCert: true, rejectUnauthorized: false },
+    (req, res: ServerResponse) => {
+      req.resume();
+      const { status, body } = answer(req);
+      const socket = req.socket as TLSSocket;
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '/',
+        ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+        clientCert: socket.authorized === true,
+        status,
+      });
+      life.reply(state.delayMs, () => {
+        if (res.destroyed) return;
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    },
+  );
   const port = await life.listen(server);
   return {
     host: '127.0.0.1',

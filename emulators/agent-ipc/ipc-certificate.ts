@@ -6,6 +6,9 @@ import { selfSignedCert } from '../self-signed-cert.js';
  * key (what `ipc_cert.pem` holds).
  */
 export async function generateIpcCertificate(): Promise<{ cert: string; key: string; pem: string }> {
-  const { cert, key } = await selfSignedCert({ subject: '/O=Datadog, Inc./CN=agent-ipc-emulator', extendedKeyUsage: 'serverAuth,clientAuth' });
+  const { cert, key } = await selfSignedCert({
+    subject: '/O=Datadog, Inc./CN=agent-ipc-emulator',
+    extendedKeyUsage: 'serverAuth,clientAuth',
+  });
   return { cert, key, pem: `${cert}${key}` };
 }

@@ -101,8 +101,10 @@ function answerGce(req: IncomingMessage, path: string, gce: GceState | undefined
 
 function answerAzure(req: IncomingMessage, path: string, query: URLSearchParams, azure: AzureState | undefined): Answer {
   if (!azure) return text(404, 'Not Found');
-  if (req.headers.metadata !== 'true') return { status: 400, type: 'application/json', body: '{"error":"Bad request. Required metadata header not specified"}' };
-  if (!query.get('api-version')) return { status: 400, type: 'application/json', body: '{"error":"Bad request. api-version was not specified in the request"}' };
+  if (req.headers.metadata !== 'true')
+    return { status: 400, type: 'application/json', body: '{"error":"Bad request. Required metadata header not specified"}' };
+  if (!query.get('api-version'))
+    return { status: 400, type: 'application/json', body: '{"error":"Bad request. api-version was not specified in the request"}' };
   if (path === '/metadata/instance/compute') {
     return { status: 200, type: 'application/json', body: JSON.stringify({ location: 'westeurope', osType: 'Linux', ...azure }) };
   }
@@ -123,7 +125,13 @@ export async function startCloudMetadataEmulator(initial: CloudMetadataState = {
     else if (provider === 'gce') answer = answerGce(req, url.pathname, state.gce);
     else if (provider === 'azure') answer = answerAzure(req, url.pathname, url.searchParams, state.azure);
     else answer = text(404, 'Not Found');
-    requests.push({ method: req.method ?? '', path: url.pathname + url.search, headers: { ...req.headers }, provider, status: answer.status });
+    requests.push({
+      method: req.method ?? '',
+      path: url.pathname + url.search,
+      headers: { ...req.headers },
+      provider,
+      status: answer.status,
+    });
     const delay = provider === 'unknown' ? 0 : (state.delayMs?.[provider] ?? 0);
     life.reply(Math.max(0, delay), () => {
       if (res.destroyed) return;

@@ -54,10 +54,19 @@ function answer(state: DockerDaemonState, req: IncomingMessage): { status: numbe
     return json(400, { message: `client version ${versioned[1]} is too new. Maximum supported API version is ${state.apiVersion}` });
   }
   const route = versioned ? versioned[2] : path;
-  if (route === '/_ping') return { status: 200, body: 'OK', headers: { 'API-Version': state.apiVersion, 'Docker-Experimental': 'false', OSType: 'linux' } };
+  if (route === '/_ping')
+    return { status: 200, body: 'OK', headers: { 'API-Version': state.apiVersion, 'Docker-Experimental': 'false', OSType: 'linux' } };
   if (route === '/info') {
     if (state.failStatus) return json(state.failStatus, { message: 'scripted failure' });
-    return json(200, { ID: 'EMUL:ATED:0000', Name: state.name, ServerVersion: '27.3.1', OperatingSystem: 'Emulated Linux', OSType: 'linux', Containers: 3, Images: 5 });
+    return json(200, {
+      ID: 'EMUL:ATED:0000',
+      Name: state.name,
+      ServerVersion: '27.3.1',
+      OperatingSystem: 'Emulated Linux',
+      OSType: 'linux',
+      Containers: 3,
+      Images: 5,
+    });
   }
   return json(404, { message: 'page not found' });
 }

@@ -4,10 +4,7 @@
  */
 import type { ResolvedEmulatorOptions } from './options.js';
 
-type CredentialVerdict =
-  | { ok: true }
-  | { ok: false; status: 401 | 403; reason: string }
-  | { ok: false; status: 400; reason: string };
+type CredentialVerdict = { ok: true } | { ok: false; status: 401 | 403; reason: string } | { ok: false; status: 400; reason: string };
 
 export function checkCredentials(
   headers: Record<string, string>,

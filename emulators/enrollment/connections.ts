@@ -33,16 +33,21 @@ function checkCredentialsShape(type: unknown, credentials: unknown, errors: Vali
     return;
   }
   if (type === 'Kubernetes') {
-    if (JSON.stringify(credentials) !== '{"type":"KubernetesServiceAccount"}') errors.push(at('Kubernetes credentials must be exactly {"type":"KubernetesServiceAccount"}'));
+    if (JSON.stringify(credentials) !== '{"type":"KubernetesServiceAccount"}')
+      errors.push(at('Kubernetes credentials must be exactly {"type":"KubernetesServiceAccount"}'));
   } else if (type === 'Script') {
     const keys = Object.keys(credentials).sort().join(',');
     const location = credentials['configFileLocation'];
-    if (keys !== 'configFileLocation,type' || credentials['type'] !== 'Script') errors.push(at('Script credentials must be exactly {"configFileLocation":…,"type":"Script"}'));
+    if (keys !== 'configFileLocation,type' || credentials['type'] !== 'Script')
+      errors.push(at('Script credentials must be exactly {"configFileLocation":…,"type":"Script"}'));
     else if (typeof location !== 'string' || !location.startsWith('/') || !location.endsWith('/private-action-runner/script-config.yaml')) {
       errors.push(at('configFileLocation must be an absolute path ending in /private-action-runner/script-config.yaml'));
     }
   } else {
-    errors.push({ pointer: '/data/attributes/integration/type', detail: `integration.type must be "Kubernetes" or "Script", got ${JSON.stringify(type) ?? 'nothing'}` });
+    errors.push({
+      pointer: '/data/attributes/integration/type',
+      detail: `integration.type must be "Kubernetes" or "Script", got ${JSON.stringify(type) ?? 'nothing'}`,
+    });
   }
 }
 
@@ -71,17 +76,28 @@ export function handleConnection(
     return jsonApiErrors(400, [...errors, { detail: 'request body is not valid JSON' }]);
   }
   const data = isObject(doc) ? doc['data'] : undefined;
-  if (!isObject(doc) || Object.keys(doc).join(',') !== 'data' || !isObject(data)) return jsonApiErrors(400, [...errors, { pointer: '/data', detail: 'body must be {"data":{…}}' }]);
-  if (data['type'] !== 'action_connection') errors.push({ pointer: '/data/type', detail: `data.type must be "action_connection", got ${JSON.stringify(data['type']) ?? 'nothing'}` });
+  if (!isObject(doc) || Object.keys(doc).join(',') !== 'data' || !isObject(data))
+    return jsonApiErrors(400, [...errors, { pointer: '/data', detail: 'body must be {"data":{…}}' }]);
+  if (data['type'] !== 'action_connection')
+    errors.push({
+      pointer: '/data/type',
+      detail: `data.type must be "action_connection", got ${JSON.stringify(data['type']) ?? 'nothing'}`,
+    });
   if ('id' in data) errors.push({ pointer: '/data/id', detail: 'data.id must be absent (client mode)' });
   const attrs = data['attributes'];
-  if (!isObject(attrs)) return jsonApiErrors(400, [...errors, { pointer: '/data/attributes', detail: 'data.attributes must be an object' }]);
+  if (!isObject(attrs))
+    return jsonApiErrors(400, [...errors, { pointer: '/data/attributes', detail: 'data.attributes must be an object' }]);
   const keys = Object.keys(attrs);
-  if (keys.join(',') !== ATTRIBUTES.join(',')) errors.push({ pointer: '/data/attributes', detail: `attributes must be exactly ${ATTRIBUTES.join(', ')} in that order, got ${keys.join(', ')}` });
+  if (keys.join(',') !== ATTRIBUTES.join(','))
+    errors.push({
+      pointer: '/data/attributes',
+      detail: `attributes must be exactly ${ATTRIBUTES.join(', ')} in that order, got ${keys.join(', ')}`,
+    });
 
   const runnerId = attrs['runner_id'];
   const found = typeof runnerId === 'string' ? registry.find(runnerId) : undefined;
-  if (!found) errors.push({ pointer: '/data/attributes/runner_id', detail: `runner_id ${JSON.stringify(runnerId)} is not an enrolled runner` });
+  if (!found)
+    errors.push({ pointer: '/data/attributes/runner_id', detail: `runner_id ${JSON.stringify(runnerId)} is not an enrolled runner` });
   const integration = attrs['integration'];
   let type: unknown;
   if (!isObject(integration) || Object.keys(integration).join(',') !== 'type,credentials') {
@@ -95,8 +111,10 @@ export function handleConnection(
     errors.push({ pointer: '/data/attributes/name', detail: `name must be "${type} (${found.runner.name})", got ${JSON.stringify(name)}` });
   }
   const tags = attrs['tags'];
-  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string')) errors.push({ pointer: '/data/attributes/tags', detail: 'tags must be an array of strings' });
-  else if (found && !tags.includes(`runner-id:${found.runner.runnerId}`)) errors.push({ pointer: '/data/attributes/tags', detail: 'tags must include runner-id:<runner_id>' });
+  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
+    errors.push({ pointer: '/data/attributes/tags', detail: 'tags must be an array of strings' });
+  else if (found && !tags.includes(`runner-id:${found.runner.runnerId}`))
+    errors.push({ pointer: '/data/attributes/tags', detail: 'tags must include runner-id:<runner_id>' });
   if (errors.length > 0) return jsonApiErrors(400, errors);
 
   const connection: CreatedConnection = {
@@ -111,7 +129,18 @@ export function handleConnection(
   created.push(connection);
   return {
     status: 201,
-    body: { data: { id: connection.connectionId, type: 'action_connection', attributes: { name: connection.name, runner_id: connection.runnerId, tags: connection.tags, integration: { type: connection.integrationType } } } },
+    body: {
+      data: {
+        id: connection.connectionId,
+        type: 'action_connection',
+        attributes: {
+          name: connection.name,
+          runner_id: connection.runnerId,
+          tags: connection.tags,
+          integration: { type: connection.integrationType },
+        },
+      },
+    },
     detail: `created ${connection.integrationType} connection for ${connection.runnerId}`,
   };
 }

@@ -37,8 +37,13 @@ const mask = (value: string) => value.split(', ').map(maskSecret).join(', ');
  * in-process log stays verbatim, since the emulator checks credentials from it and tests assert on it.
  */
 function redacted(entry: RecordedRequest): RecordedRequest {
-  const headers = Object.fromEntries(Object.entries(entry.headers).map(([name, value]) => [name, SECRET_HEADERS.has(name) ? mask(value) : value]));
-  const rawHeaders = entry.rawHeaders.map(([name, value]): [string, string] => [name, SECRET_HEADERS.has(name.toLowerCase()) ? maskSecret(value) : value]);
+  const headers = Object.fromEntries(
+    Object.entries(entry.headers).map(([name, value]) => [name, SECRET_HEADERS.has(name) ? mask(value) : value]),
+  );
+  const rawHeaders = entry.rawHeaders.map(([name, value]): [string, string] => [
+    name,
+    SECRET_HEADERS.has(name.toLowerCase()) ? maskSecret(value) : value,
+  ]);
   return { ...entry, headers, rawHeaders };
 }
 
@@ -54,9 +59,7 @@ function badRequest(message: string): Reply {
 export function handleControl(method: string, path: string, body: Buffer, emu: ControllableEmulator): Reply {
   const name = path.slice(CONTROL_PREFIX.length);
   const allow = (expected: string): Reply | undefined =>
-    method === expected
-      ? undefined
-      : { status: 405, body: { error: `use ${expected} for ${path}` }, headers: { Allow: expected } };
+    method === expected ? undefined : { status: 405, body: { error: `use ${expected} for ${path}` }, headers: { Allow: expected } };
 
   let input: unknown;
   if (method === 'POST') {

@@ -39,7 +39,10 @@ function cannedReply(step: FaultStep, ctx: FaultContext, headers: Record<string,
     };
   }
   if (step.echoRequest) {
-    const echoed = Object.entries(ctx.record.headers).sort(([a], [b]) => Number(!a.startsWith('dd-')) - Number(!b.startsWith('dd-'))).map(([name, value]) => `${name}: ${value}`).join('; ');
+    const echoed = Object.entries(ctx.record.headers)
+      .sort(([a], [b]) => Number(!a.startsWith('dd-')) - Number(!b.startsWith('dd-')))
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('; ');
     const body = { errors: [{ title: 'Bad Request', detail: `invalid request (headers: ${echoed}; body: ${ctx.record.body})` }] };
     return { status: step.status ?? 400, body, headers };
   }
@@ -84,12 +87,7 @@ async function dropMidResponse(step: FaultStep, ctx: FaultContext, headers: Reco
   });
 }
 
-async function streamOversize(
-  size: number,
-  status: number,
-  ctx: FaultContext,
-  headers: Record<string, string>,
-): Promise<void> {
+async function streamOversize(size: number, status: number, ctx: FaultContext, headers: Record<string, string>): Promise<void> {
   const { res, record } = ctx;
   record.status = status;
   if (res.destroyed) return;

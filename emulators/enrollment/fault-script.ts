@@ -129,7 +129,8 @@ function parseFaultStep(route: Route, value: unknown, index = 0): FaultStep {
   if (kinds.length > 1) throw new TypeError(`${where}: ${kinds.join(' and ')} cannot be combined`);
   const successShaped = parsed.wrongType || parsed.runnerIdWithColon;
   if (successShaped && kinds.length > 0) throw new TypeError(`${where}: wrongType/runnerIdWithColon cannot be combined with ${kinds[0]}`);
-  if (successShaped && route !== 'enroll' && route !== 'enroll_api_key_only') throw new TypeError(`${where}: wrongType/runnerIdWithColon only apply to enrollment routes`);
+  if (successShaped && route !== 'enroll' && route !== 'enroll_api_key_only')
+    throw new TypeError(`${where}: wrongType/runnerIdWithColon only apply to enrollment routes`);
   if (parsed.passThrough && answersItself({ ...parsed, passThrough: false })) {
     throw new TypeError(`${where}: passThrough cannot be combined with a status or body of its own`);
   }
@@ -142,7 +143,8 @@ function parseFaultStep(route: Route, value: unknown, index = 0): FaultStep {
 export function parseScriptRequest(value: unknown): { route: Route; steps: FaultStep[] } {
   if (typeof value !== 'object' || value === null) throw new TypeError('expected {"route": ..., "steps": [...]}');
   const { route, steps } = value as { route?: unknown; steps?: unknown };
-  if (!isRoute(route)) throw new TypeError('route must be "enroll", "enroll_api_key_only", "health", "validate", "validate_keys" or "connections"');
+  if (!isRoute(route))
+    throw new TypeError('route must be "enroll", "enroll_api_key_only", "health", "validate", "validate_keys" or "connections"');
   if (!Array.isArray(steps)) throw new TypeError('steps must be an array');
   return { route, steps: steps.map((s, i) => parseFaultStep(route, s, i)) };
 }

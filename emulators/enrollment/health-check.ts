@@ -39,7 +39,10 @@ function validateHealthRequest(headers: Record<string, string>, query: URLSearch
     if (hError) errors.push({ header, detail: hError });
     // Upstream fills both from the same variable; a mismatch means two code paths disagree.
     if (!qError && !hError && q !== h) {
-      errors.push({ header, detail: `header ${header} (${JSON.stringify(h)}) differs from query parameter ${param} (${JSON.stringify(q)})` });
+      errors.push({
+        header,
+        detail: `header ${header} (${JSON.stringify(h)}) differs from query parameter ${param} (${JSON.stringify(q)})`,
+      });
     }
   }
   return errors;

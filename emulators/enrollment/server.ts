@@ -110,9 +110,9 @@ async function handle(listener: ListenerName, req: IncomingMessage, res: ServerR
         ? handleValidateKey(record.headers, core.opts)
         : route === 'validate_keys'
           ? handleValidateKeys(record.headers, core.opts)
-        : route === 'connections'
-          ? handleConnection(record.headers, read.body, core.opts, core.registry, core.registry.connections)
-        : handleEnroll(route, record.headers, read.body, core.opts, core.registry);
+          : route === 'connections'
+            ? handleConnection(record.headers, read.body, core.opts, core.registry, core.registry.connections)
+            : handleEnroll(route, record.headers, read.body, core.opts, core.registry);
   send(res, record, reply);
 }
 

@@ -22,6 +22,7 @@ export function handleValidateKeys(headers: Record<string, string>, opts: Resolv
   if (!opts.apiKeys.includes(apiKey)) return plainErrors(403, 'DD-API-KEY is not a valid API key');
   const appKey = headers['dd-application-key'];
   if (appKey === undefined || appKey === '') return plainErrors(403, 'DD-APPLICATION-KEY header missing');
-  if (!opts.appKeys.includes(appKey) && !opts.forbiddenAppKeys.includes(appKey)) return plainErrors(403, 'DD-APPLICATION-KEY is not a valid application key');
+  if (!opts.appKeys.includes(appKey) && !opts.forbiddenAppKeys.includes(appKey))
+    return plainErrors(403, 'DD-APPLICATION-KEY is not a valid application key');
   return { status: 200, body: { status: 'ok' } };
 }

@@ -168,10 +168,7 @@ export function validateEnrollmentBody(body: Buffer): EnrollmentCheck {
     }
   } else {
     errors.push(
-      at(
-        'agent_flavor',
-        `agent_flavor must be "private_action_runner" or "cluster_agent", got ${JSON.stringify(flavor) ?? 'nothing'}`,
-      ),
+      at('agent_flavor', `agent_flavor must be "private_action_runner" or "cluster_agent", got ${JSON.stringify(flavor) ?? 'nothing'}`),
     );
   }
 

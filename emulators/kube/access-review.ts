@@ -15,11 +15,18 @@ interface ReviewSpec {
 }
 
 /** SelfSubjectAccessReview: the authorizer's answer for the caller, as `kubectl auth can-i` asks it. */
-export function selfSubjectAccessReview(authorizer: Authorizer, token: string | undefined, user: UserInfo, body: unknown, impersonated = false) {
+export function selfSubjectAccessReview(
+  authorizer: Authorizer,
+  token: string | undefined,
+  user: UserInfo,
+  body: unknown,
+  impersonated = false,
+) {
   const spec = ((body as { spec?: ReviewSpec } | undefined)?.spec ?? {}) as ReviewSpec;
   const ra = spec.resourceAttributes;
   const nra = spec.nonResourceAttributes;
-  if (!ra && !nra) throw badRequest('SelfSubjectAccessReview: exactly one of nonResourceAttributes or resourceAttributes must be specified');
+  if (!ra && !nra)
+    throw badRequest('SelfSubjectAccessReview: exactly one of nonResourceAttributes or resourceAttributes must be specified');
   const attrs: RequestAttributes = ra
     ? {
         user,

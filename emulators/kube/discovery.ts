@@ -73,7 +73,13 @@ export function apiResourceList(kinds: KindRegistry, group: string, version: str
     if (info.stored) entry['storageVersionHash'] = storageVersionHash(info);
     resources.push(entry);
     if (info.hasStatus) {
-      resources.push({ name: `${info.plural}/status`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: STATUS_VERBS });
+      resources.push({
+        name: `${info.plural}/status`,
+        singularName: '',
+        namespaced: info.namespaced,
+        kind: info.kind,
+        verbs: STATUS_VERBS,
+      });
     }
     if (info.hasScale) {
       resources.push({
@@ -147,7 +153,11 @@ export function aggregatedDiscovery(kinds: KindRegistry, core: boolean, apiVersi
             });
           }
           for (const sub of info.extraSubresources) {
-            subresources.push({ subresource: sub.name, responseKind: { group: sub.group, version: sub.version, kind: sub.kind }, verbs: sub.verbs });
+            subresources.push({
+              subresource: sub.name,
+              responseKind: { group: sub.group, version: sub.version, kind: sub.kind },
+              verbs: sub.verbs,
+            });
           }
           if (subresources.length) r['subresources'] = subresources;
           return r;

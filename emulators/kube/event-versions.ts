@@ -10,7 +10,15 @@ import type { KubeObject } from './types.js';
 type Obj = Record<string, unknown>;
 
 const CORE_ONLY = ['involvedObject', 'message', 'reportingComponent', 'source', 'firstTimestamp', 'lastTimestamp', 'count'];
-const EVENTS_ONLY = ['regarding', 'note', 'reportingController', 'deprecatedSource', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp', 'deprecatedCount'];
+const EVENTS_ONLY = [
+  'regarding',
+  'note',
+  'reportingController',
+  'deprecatedSource',
+  'deprecatedFirstTimestamp',
+  'deprecatedLastTimestamp',
+  'deprecatedCount',
+];
 const SHARED = ['reason', 'type', 'action', 'eventTime', 'series', 'related', 'reportingInstance'];
 
 export const EVENTS_V1_FIELDS = [...EVENTS_ONLY, ...SHARED];
@@ -105,7 +113,14 @@ export function validateEvent(obj: KubeObject, eventsApi: boolean, errs: FieldEr
   const controller = String(obj['reportingComponent'] ?? '');
   if (!controller) errs.push(new FieldError('FieldValueRequired', names.controller, ''));
   else if (!QUALIFIED_NAME.test(controller) || controller.length > 316) {
-    errs.push(new FieldError('FieldValueInvalid', names.controller, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", controller));
+    errs.push(
+      new FieldError(
+        'FieldValueInvalid',
+        names.controller,
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        controller,
+      ),
+    );
   }
   for (const [field, value] of [
     ['reportingInstance', obj['reportingInstance']],
@@ -117,7 +132,8 @@ export function validateEvent(obj: KubeObject, eventsApi: boolean, errs: FieldEr
     else if (text.length > LIMIT) errs.push(new FieldError('FieldValueInvalid', field, `can have at most ${LIMIT} characters`, text));
   }
   const message = String(obj['message'] ?? '');
-  if (message.length > NOTE_LIMIT) errs.push(new FieldError('FieldValueInvalid', names.message, `can have at most ${NOTE_LIMIT} characters`, message));
+  if (message.length > NOTE_LIMIT)
+    errs.push(new FieldError('FieldValueInvalid', names.message, `can have at most ${NOTE_LIMIT} characters`, message));
 }
 
 /** Keys of a core/v1 Event body that strict decoding accepts. */
@@ -134,7 +150,9 @@ export function checkMicroTimes(obj: KubeObject, version: string): void {
   for (const value of [obj['eventTime'], series?.['lastObservedTime']]) {
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string' || !MICRO_TIME.test(value)) {
-      throw badRequest(`Event in version "${version}" cannot be handled as a Event: parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05.000000Z07:00": cannot parse as RFC3339Micro`);
+      throw badRequest(
+        `Event in version "${version}" cannot be handled as a Event: parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05.000000Z07:00": cannot parse as RFC3339Micro`,
+      );
     }
   }
 }

@@ -175,7 +175,9 @@ export class FaultController {
   }
 
   /** @internal Runs hooks and delays; returns the failure to answer with, if any. */
-  async apply(req: FaultRequest): Promise<{ code: number; body: unknown; raw?: string; afterApply?: boolean | 'reset'; headers?: Record<string, string> } | undefined> {
+  async apply(
+    req: FaultRequest,
+  ): Promise<{ code: number; body: unknown; raw?: string; afterApply?: boolean | 'reset'; headers?: Record<string, string> } | undefined> {
     for (const r of this.take('before', req)) await r.fn!(req);
     for (const r of this.take('hang', req)) {
       this.hanging.add(r);

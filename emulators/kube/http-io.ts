@@ -4,13 +4,24 @@ import { badRequest, failure } from './status-errors.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 
-export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   const text = JSON.stringify(body);
-  res.writeHead(code, { ...headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(code, {
+    ...headers,
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+  });
   res.end(text);
 }
 
@@ -36,7 +47,11 @@ export function mediaType(req: IncomingMessage): string {
 export function parseBody(buf: Buffer, type: string): unknown {
   if (buf.length === 0) return undefined;
   if (!(type === 'application/json' || type.includes('yaml') || type.endsWith('+json'))) {
-    throw failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
+    throw failure(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+    );
   }
   const text = buf.toString('utf8');
   if (text.trim() === '') return undefined;

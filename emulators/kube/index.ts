@@ -76,7 +76,10 @@ export interface KubeEmulator {
    * A client certificate for `user` in `groups` (PEM), signed by the client CA, with rules of its own
    * (granted like addToken's). Needs the `clientCertificates` option.
    */
-  issueClientCertificate(user: string, options?: { groups?: string[]; namespace?: string; rules?: PolicyRule[] }): Promise<{ cert: string; key: string }>;
+  issueClientCertificate(
+    user: string,
+    options?: { groups?: string[]; namespace?: string; rules?: PolicyRule[] },
+  ): Promise<{ cert: string; key: string }>;
   /** Kubeconfig YAML for kubectl and client-node; the admin token unless one is given. */
   kubeconfig(opts?: KubeconfigOptions): string;
   /** Writes kubeconfig() to a file with mode 0600. */
@@ -133,21 +136,24 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
   let hostPort = '';
   const cert = opts.tls === false ? undefined : await servingCert();
   const handler = createRequestHandler({
-      kinds,
-      store,
-      registry,
-      authorizer,
-      tokens,
-      faults,
-      hub,
-      requests,
-      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
-      hostPort: () => hostPort,
-    });
+    kinds,
+    store,
+    registry,
+    authorizer,
+    tokens,
+    faults,
+    hub,
+    requests,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    hostPort: () => hostPort,
+  });
   const clientCa = opts.clientCertificates && cert ? await clientCaCert() : undefined;
   // A certificate is asked for but not required: requests without one go on to the bearer token.
   const server: Server = cert
-    ? createHttpsServer({ cert: cert.cert, key: cert.key, ...(clientCa ? { ca: clientCa.cert, requestCert: true, rejectUnauthorized: false } : {}) }, handler)
+    ? createHttpsServer(
+        { cert: cert.cert, key: cert.key, ...(clientCa ? { ca: clientCa.cert, requestCert: true, rejectUnauthorized: false } : {}) },
+        handler,
+      )
     : createHttpServer(handler);
   // Tracked at the TCP level so close() also cuts connections still in their TLS handshake,
   // which closeAllConnections() does not know about yet.
@@ -213,7 +219,10 @@ export async function startKubeEmulator(opts: KubeEmulatorOptions = {}): Promise
     },
     async issueClientCertificate(user, options = {}) {
       if (!clientCa) throw new Error('issueClientCertificate: start the emulator with clientCertificates: true');
-      authorizer.addClientCertGrant(user, { ...(options.namespace !== undefined ? { namespace: options.namespace } : {}), rules: options.rules ?? [] });
+      authorizer.addClientCertGrant(user, {
+        ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+        rules: options.rules ?? [],
+      });
       return clientCertFor(user, options.groups ?? []);
     },
     kubeconfig(kopts = {}) {

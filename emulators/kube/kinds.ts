@@ -208,8 +208,7 @@ export function defaultKinds(): KindRegistry {
       hasStatus: true,
       hasScale: kind !== 'DaemonSet',
       tracksGeneration: true,
-      fieldLabels:
-        kind === 'ReplicaSet' ? { 'status.replicas': (o) => path(o, 'status', 'replicas') || '0' } : {},
+      fieldLabels: kind === 'ReplicaSet' ? { 'status.replicas': (o) => path(o, 'status', 'replicas') || '0' } : {},
     });
   }
   r.register({ group: 'apps', version: 'v1', kind: 'ControllerRevision', plural: 'controllerrevisions', namespaced: true });
@@ -242,7 +241,16 @@ export function defaultKinds(): KindRegistry {
   ] as const) {
     r.register({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced });
   }
-  r.register({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], categories: ['all'], hasStatus: true });
+  r.register({
+    group: 'batch',
+    version: 'v1',
+    kind: 'CronJob',
+    plural: 'cronjobs',
+    namespaced: true,
+    shortNames: ['cj'],
+    categories: ['all'],
+    hasStatus: true,
+  });
   // What `kubectl create job --from=cronjob/...` makes; no short name, as in the apiserver.
   r.register({
     group: 'batch',
@@ -255,7 +263,16 @@ export function defaultKinds(): KindRegistry {
     tracksGeneration: true,
     fieldLabels: { 'status.successful': (o) => path(o, 'status', 'succeeded') || '0' },
   });
-  r.register({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true });
+  r.register({
+    group: 'policy',
+    version: 'v1',
+    kind: 'PodDisruptionBudget',
+    plural: 'poddisruptionbudgets',
+    namespaced: true,
+    shortNames: ['pdb'],
+    hasStatus: true,
+    tracksGeneration: true,
+  });
   for (const [kind, plural] of [
     ['SelfSubjectAccessReview', 'selfsubjectaccessreviews'],
     ['SelfSubjectRulesReview', 'selfsubjectrulesreviews'],

@@ -38,13 +38,7 @@ function decodeContinue(s: string): ContinueToken {
   throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
 }
 
-export function serveList(
-  store: Store,
-  res: ServerResponse,
-  q: URLSearchParams,
-  info: KindInfo,
-  namespace: string | undefined,
-): void {
+export function serveList(store: Store, res: ServerResponse, q: URLSearchParams, info: KindInfo, namespace: string | undefined): void {
   const fields = parseFieldSelector(q.get('fieldSelector'));
   checkFieldSelector(info, fields);
   const labels = parseLabelSelector(q.get('labelSelector'));

@@ -1,20 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  aggregatedDiscovery,
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  SERVER_VERSION,
-  wantsAggregated,
-} from './discovery.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION, wantsAggregated } from './discovery.js';
 import { sendJson } from './http-io.js';
 import { groupVersionOfPath, openApiV3Document, openApiV3Root } from './openapi.js';
 import type { ServerContext } from './server.js';
 import { notFoundPath } from './status-errors.js';
 
 /** Version, health, discovery and OpenAPI: the paths outside /api/v1/... and /apis/g/v/... resources. */
-export function serveNonResource(ctx: Pick<ServerContext, 'kinds' | 'hostPort'>, req: IncomingMessage, res: ServerResponse, url: URL): void {
+export function serveNonResource(
+  ctx: Pick<ServerContext, 'kinds' | 'hostPort'>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): void {
   const p = url.pathname.replace(/\/+$/, '') || '/';
   const accept = req.headers.accept;
   if (p === '/version') {

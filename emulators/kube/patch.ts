@@ -201,7 +201,8 @@ function addAt(doc: Json, path: string, value: Json): Json {
   const { parent, last } = resolveParent(doc, tokens, path);
   if (Array.isArray(parent)) {
     const i = last === '-' ? parent.length : Number(last);
-    if (!(last === '-' || /^\d+$/.test(last)) || i > parent.length) throw invalidPatch(`add operation does not apply: doc is missing path: "${path}": missing value`);
+    if (!(last === '-' || /^\d+$/.test(last)) || i > parent.length)
+      throw invalidPatch(`add operation does not apply: doc is missing path: "${path}": missing value`);
     parent.splice(i, 0, value);
   } else if (isObject(parent)) parent[last] = value;
   else throw invalidPatch(`add operation does not apply: doc is missing path: "${path}": missing value`);
@@ -213,7 +214,8 @@ function removeAt(doc: Json, path: string): Json {
   const { parent, last } = resolveParent(doc, tokens, path);
   if (Array.isArray(parent)) {
     const i = Number(last);
-    if (!/^\d+$/.test(last) || i >= parent.length) throw invalidPatch(`remove operation does not apply: doc is missing path: "${path}": missing value`);
+    if (!/^\d+$/.test(last) || i >= parent.length)
+      throw invalidPatch(`remove operation does not apply: doc is missing path: "${path}": missing value`);
     parent.splice(i, 1);
   } else if (isObject(parent) && last in parent) delete parent[last];
   else throw invalidPatch(`remove operation does not apply: doc is missing path: "${path}": missing value`);

@@ -89,14 +89,26 @@ function validateRules(obj: KubeObject, namespaced: boolean, errs: FieldError[])
     if (list('verbs').length === 0) errs.push(new FieldError('FieldValueRequired', `${at}.verbs`, 'verbs must contain at least one value'));
     const nonResource = list('nonResourceURLs');
     if (nonResource.length > 0) {
-      if (namespaced) errs.push(new FieldError('FieldValueInvalid', `${at}.nonResourceURLs`, 'namespaced rules cannot apply to non-resource URLs', nonResource));
+      if (namespaced)
+        errs.push(
+          new FieldError('FieldValueInvalid', `${at}.nonResourceURLs`, 'namespaced rules cannot apply to non-resource URLs', nonResource),
+        );
       if (list('apiGroups').length > 0 || list('resources').length > 0 || list('resourceNames').length > 0) {
-        errs.push(new FieldError('FieldValueInvalid', `${at}.nonResourceURLs`, 'rules cannot apply to both regular resources and non-resource URLs', nonResource));
+        errs.push(
+          new FieldError(
+            'FieldValueInvalid',
+            `${at}.nonResourceURLs`,
+            'rules cannot apply to both regular resources and non-resource URLs',
+            nonResource,
+          ),
+        );
       }
       return;
     }
-    if (list('apiGroups').length === 0) errs.push(new FieldError('FieldValueRequired', `${at}.apiGroups`, 'resource rules must supply at least one api group'));
-    if (list('resources').length === 0) errs.push(new FieldError('FieldValueRequired', `${at}.resources`, 'resource rules must supply at least one resource'));
+    if (list('apiGroups').length === 0)
+      errs.push(new FieldError('FieldValueRequired', `${at}.apiGroups`, 'resource rules must supply at least one api group'));
+    if (list('resources').length === 0)
+      errs.push(new FieldError('FieldValueRequired', `${at}.resources`, 'resource rules must supply at least one resource'));
   });
 }
 
@@ -104,9 +116,17 @@ const ROLE_REF_KINDS: Record<string, string[]> = { RoleBinding: ['Role', 'Cluste
 
 function validateBinding(kind: string, obj: KubeObject, old: KubeObject | undefined, errs: FieldError[]): void {
   const ref = (obj['roleRef'] ?? {}) as Partial<RoleRef>;
-  if (ref.apiGroup !== RBAC_GROUP) errs.push(new FieldError('FieldValueNotSupported', 'roleRef.apiGroup', `supported values: "${RBAC_GROUP}"`, ref.apiGroup ?? ''));
+  if (ref.apiGroup !== RBAC_GROUP)
+    errs.push(new FieldError('FieldValueNotSupported', 'roleRef.apiGroup', `supported values: "${RBAC_GROUP}"`, ref.apiGroup ?? ''));
   if (!ROLE_REF_KINDS[kind]!.includes(ref.kind ?? '')) {
-    errs.push(new FieldError('FieldValueNotSupported', 'roleRef.kind', `supported values: ${ROLE_REF_KINDS[kind]!.map((k) => `"${k}"`).join(', ')}`, ref.kind ?? ''));
+    errs.push(
+      new FieldError(
+        'FieldValueNotSupported',
+        'roleRef.kind',
+        `supported values: ${ROLE_REF_KINDS[kind]!.map((k) => `"${k}"`).join(', ')}`,
+        ref.kind ?? '',
+      ),
+    );
   }
   if (!ref.name) errs.push(new FieldError('FieldValueRequired', 'roleRef.name', ''));
   if (old && JSON.stringify(old['roleRef']) !== JSON.stringify(obj['roleRef'])) {
@@ -121,9 +141,12 @@ function validateBinding(kind: string, obj: KubeObject, old: KubeObject | undefi
       if (s['apiGroup']) errs.push(new FieldError('FieldValueNotSupported', `${at}.apiGroup`, 'supported values: ""', s['apiGroup']));
       if (kind === 'ClusterRoleBinding' && !s['namespace']) errs.push(new FieldError('FieldValueRequired', `${at}.namespace`, ''));
     } else if (s?.['kind'] === 'User' || s?.['kind'] === 'Group') {
-      if (s['apiGroup'] !== RBAC_GROUP) errs.push(new FieldError('FieldValueNotSupported', `${at}.apiGroup`, `supported values: "${RBAC_GROUP}"`, s['apiGroup'] ?? ''));
+      if (s['apiGroup'] !== RBAC_GROUP)
+        errs.push(new FieldError('FieldValueNotSupported', `${at}.apiGroup`, `supported values: "${RBAC_GROUP}"`, s['apiGroup'] ?? ''));
     } else {
-      errs.push(new FieldError('FieldValueNotSupported', `${at}.kind`, 'supported values: "ServiceAccount", "User", "Group"', s?.['kind'] ?? ''));
+      errs.push(
+        new FieldError('FieldValueNotSupported', `${at}.kind`, 'supported values: "ServiceAccount", "User", "Group"', s?.['kind'] ?? ''),
+      );
     }
   });
 }

@@ -77,7 +77,19 @@ function ruleAllows(rule: PolicyRule, a: RequestAttributes): boolean {
 }
 
 /** The parts of system:discovery and system:public-info-viewer every authenticated user gets. */
-const DISCOVERY_PATHS = ['/api', '/api/*', '/apis', '/apis/*', '/version', '/version/', '/openapi', '/openapi/*', '/healthz', '/livez', '/readyz'];
+const DISCOVERY_PATHS = [
+  '/api',
+  '/api/*',
+  '/apis',
+  '/apis/*',
+  '/version',
+  '/version/',
+  '/openapi',
+  '/openapi/*',
+  '/healthz',
+  '/livez',
+  '/readyz',
+];
 const DISCOVERY_RULE: PolicyRule = { verbs: ['get'], nonResourceURLs: DISCOVERY_PATHS };
 /** From system:basic-user: anyone may ask who they are and what they themselves can do. */
 const SELF_REVIEW_RULES: PolicyRule[] = [
@@ -170,13 +182,18 @@ export class Authorizer {
   }
 
   /** Rules in force for a token in one namespace, in PolicyRule form. */
-  rulesFor(token: string | undefined, namespace: string, impersonatedUser?: UserInfo): { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[] } {
+  rulesFor(
+    token: string | undefined,
+    namespace: string,
+    impersonatedUser?: UserInfo,
+  ): { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[] } {
     const entry = impersonatedUser ? undefined : this.entryFor(token);
     const resourceRules: PolicyRule[] = SELF_REVIEW_RULES.map((r) => structuredClone(r));
     const nonResourceRules: PolicyRule[] = [{ verbs: ['get'], nonResourceURLs: DISCOVERY_PATHS }];
     const user = impersonatedUser ?? entry?.user;
     if (this.stored && user) {
-      for (const r of storedRulesFor(this.stored, user, namespace)) (r.nonResourceURLs?.length ? nonResourceRules : resourceRules).push(structuredClone(r));
+      for (const r of storedRulesFor(this.stored, user, namespace))
+        (r.nonResourceURLs?.length ? nonResourceRules : resourceRules).push(structuredClone(r));
     }
     if (impersonatedUser) return { resourceRules, nonResourceRules };
     if (!entry) return { resourceRules: [], nonResourceRules: [] };

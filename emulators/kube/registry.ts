@@ -1,16 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type KindInfo, type KindRegistry, keyOf } from './kinds.js';
-import {
-  alreadyExists,
-  badRequest,
-  conflict,
-  failure,
-  forbidden,
-  notFound,
-  type Status,
-  statusSuccess,
-} from './status-errors.js';
+import { alreadyExists, badRequest, conflict, failure, forbidden, notFound, type Status, statusSuccess } from './status-errors.js';
 import type { Store } from './store.js';
 import { applyDefaults, keepStatus, prepareForCreate, statusOnly } from './strategy.js';
 import type { KubeObject } from './types.js';
@@ -88,7 +79,9 @@ export class Registry {
     if (unknown.length > 0) {
       const list = unknown.map((f) => `unknown field "${f}"`);
       if (opts.fieldValidation === 'Strict') {
-        throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: strict decoding error: ${list.join(', ')}`);
+        throw badRequest(
+          `${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: strict decoding error: ${list.join(', ')}`,
+        );
       }
       if (opts.fieldValidation !== 'Ignore') for (const w of list) opts.warn?.(w);
     }
@@ -103,12 +96,15 @@ export class Registry {
       throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expectedVersion})`);
     }
     if (obj.kind !== undefined && obj.kind !== info.kind) {
-      throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: the kind in the data (${obj.kind}) does not match the expected kind`);
+      throw badRequest(
+        `${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: the kind in the data (${obj.kind}) does not match the expected kind`,
+      );
     }
     obj.apiVersion = expectedVersion;
     obj.kind = info.kind;
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
-    if (!isPlainObject(obj.metadata)) throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: metadata must be an object`);
+    if (!isPlainObject(obj.metadata))
+      throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: metadata must be an object`);
     if (info.kind === 'Secret') checkSecretEncoding(obj);
     if (info.kind === 'Event') checkMicroTimes(obj, info.version);
     return info.storage ? info.storage.toStorage(obj) : obj;

@@ -32,8 +32,7 @@ function checkKey(key: string, whole: string): void {
 }
 
 function checkValue(value: string): void {
-  if (!LABEL_VALUE.test(value) || value.length > 63)
-    throw badRequest(`unable to parse requirement: invalid label value: "${value}"`);
+  if (!LABEL_VALUE.test(value) || value.length > 63) throw badRequest(`unable to parse requirement: invalid label value: "${value}"`);
 }
 
 export function parseLabelSelector(text: string | null | undefined): LabelRequirement[] {

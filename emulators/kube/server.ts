@@ -124,13 +124,21 @@ async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
       if (injected.afterApply === 'reset') res.socket?.destroy();
       else {
         const text = injected.raw ?? JSON.stringify(injected.body);
-        realWriteHead(injected.code, { ...injected.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        realWriteHead(injected.code, {
+          ...injected.headers,
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(text),
+        });
         realEnd(text);
       }
       return res;
     }) as typeof res.end;
   } else if (injected?.raw !== undefined) {
-    res.writeHead(injected.code, { ...injected.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(injected.raw) });
+    res.writeHead(injected.code, {
+      ...injected.headers,
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(injected.raw),
+    });
     res.end(injected.raw);
     return;
   } else if (injected) {
@@ -211,24 +219,51 @@ const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
  * `impersonate` verb on users (serviceaccounts for a service-account name), groups, uids and
  * userextras/<key>, as in the apiserver's impersonation filter; the request then runs as that user alone.
  */
-function impersonate(ctx: ServerContext, real: UserInfo, credential: string | undefined, sent: NonNullable<RecordedRequest['impersonate']>): UserInfo {
+function impersonate(
+  ctx: ServerContext,
+  real: UserInfo,
+  credential: string | undefined,
+  sent: NonNullable<RecordedRequest['impersonate']>,
+): UserInfo {
   const { user: name, groups } = sent;
   const sa = SERVICE_ACCOUNT_USER.exec(name);
   const checks: Array<{ apiGroup: string; resource: string; subresource?: string; namespace: string; name: string }> = [
-    sa ? { apiGroup: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! } : { apiGroup: '', resource: 'users', namespace: '', name },
+    sa
+      ? { apiGroup: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! }
+      : { apiGroup: '', resource: 'users', namespace: '', name },
     ...groups.map((g) => ({ apiGroup: '', resource: 'groups', namespace: '', name: g })),
     ...(sent.uid !== undefined ? [{ apiGroup: 'authentication.k8s.io', resource: 'uids', namespace: '', name: sent.uid }] : []),
-    ...Object.entries(sent.extra).flatMap(([key, values]) => values.map((v) => ({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: key, namespace: '', name: v }))),
+    ...Object.entries(sent.extra).flatMap(([key, values]) =>
+      values.map((v) => ({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: key, namespace: '', name: v })),
+    ),
   ];
   for (const c of checks) {
-    const attrs: RequestAttributes = { user: real, verb: 'impersonate', resourceRequest: true, path: '', apiGroup: c.apiGroup, resource: c.resource, subresource: c.subresource ?? '', namespace: c.namespace, name: c.name };
-    if (!ctx.authorizer.authorize(credential, attrs)) throw forbidden({ group: c.apiGroup, plural: c.resource }, c.name, forbiddenReason(attrs));
+    const attrs: RequestAttributes = {
+      user: real,
+      verb: 'impersonate',
+      resourceRequest: true,
+      path: '',
+      apiGroup: c.apiGroup,
+      resource: c.resource,
+      subresource: c.subresource ?? '',
+      namespace: c.namespace,
+      name: c.name,
+    };
+    if (!ctx.authorizer.authorize(credential, attrs))
+      throw forbidden({ group: c.apiGroup, plural: c.resource }, c.name, forbiddenReason(attrs));
   }
   const implied = sa ? ['system:serviceaccounts', `system:serviceaccounts:${sa[1]}`] : [];
   return { name, groups: [...new Set([...groups, ...implied, 'system:authenticated'])] };
 }
 
-function authorizeOrThrow(ctx: ServerContext, credential: string | undefined, user: UserInfo, ri: RequestInfo, info: KindInfo | undefined, req?: IncomingMessage): void {
+function authorizeOrThrow(
+  ctx: ServerContext,
+  credential: string | undefined,
+  user: UserInfo,
+  ri: RequestInfo,
+  info: KindInfo | undefined,
+  req?: IncomingMessage,
+): void {
   const attrs: RequestAttributes = {
     user,
     verb: ri.verb,
@@ -244,7 +279,6 @@ function authorizeOrThrow(ctx: ServerContext, credential: string | undefined, us
   const resource = ri.resourceRequest ? (info ?? { group: ri.apiGroup, plural: ri.resource }) : undefined;
   throw forbidden(resource, ri.name || undefined, forbiddenReason(attrs));
 }
-
 
 async function serveResource(
   ctx: ServerContext,
@@ -360,7 +394,11 @@ const NOT_ALLOWED = 'the server does not allow this method on the requested reso
 async function serveReview(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, info: KindInfo, ri: RequestInfo): Promise<void> {
   if (ri.verb !== 'create' || ri.name) throw failure(405, 'MethodNotAllowed', NOT_ALLOWED);
   const body = parseBody(await readBody(req), mediaType(req));
-  const { user, impersonated, credential: token } = identities.get(req) as { user: UserInfo; impersonated: boolean; credential: string | undefined };
+  const {
+    user,
+    impersonated,
+    credential: token,
+  } = identities.get(req) as { user: UserInfo; impersonated: boolean; credential: string | undefined };
   const review =
     info.kind === 'SelfSubjectAccessReview'
       ? selfSubjectAccessReview(ctx.authorizer, token, user, body, impersonated)
@@ -456,4 +494,3 @@ async function servePatch(
   const updated = ctx.registry.update(info, namespace, name, patched, { ...opts, subresource });
   sendJson(res, 200, withTypeMeta(info, updated));
 }
-

@@ -63,7 +63,10 @@ export class ServiceAccountTokens {
     if (Date.now() >= t.expiresAtMs) return undefined;
     if (!t.audiences.some((a) => API_AUDIENCES.includes(a))) return undefined;
     if (!this.alive('v1', 'ServiceAccount', t.namespace, t.name, t.uid)) return undefined;
-    if (t.bound && !this.alive(t.bound.apiVersion, t.bound.kind, t.bound.kind === 'Node' ? undefined : t.namespace, t.bound.name, t.bound.uid)) {
+    if (
+      t.bound &&
+      !this.alive(t.bound.apiVersion, t.bound.kind, t.bound.kind === 'Node' ? undefined : t.namespace, t.bound.name, t.bound.uid)
+    ) {
       return undefined;
     }
     return {

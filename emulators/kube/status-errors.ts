@@ -67,16 +67,10 @@ export function alreadyExists(r: Resource, name: string): ApiError {
   return failure(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, resourceDetails(r, name));
 }
 
-const OPTIMISTIC_LOCK_MESSAGE =
-  'the object has been modified; please apply your changes to the latest version and try again';
+const OPTIMISTIC_LOCK_MESSAGE = 'the object has been modified; please apply your changes to the latest version and try again';
 
 export function conflict(r: Resource, name: string, cause: string = OPTIMISTIC_LOCK_MESSAGE): ApiError {
-  return failure(
-    409,
-    'Conflict',
-    `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${cause}`,
-    resourceDetails(r, name),
-  );
+  return failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${cause}`, resourceDetails(r, name));
 }
 
 /** metav1 Status for a validation failure; details.kind is the Kind here, unlike the resource-based errors. */
@@ -154,9 +148,7 @@ export class FieldError {
 
   detailText(): string {
     const value =
-      this.badValue === undefined
-        ? ''
-        : `: ${typeof this.badValue === 'string' ? JSON.stringify(this.badValue) : String(this.badValue)}`;
+      this.badValue === undefined ? '' : `: ${typeof this.badValue === 'string' ? JSON.stringify(this.badValue) : String(this.badValue)}`;
     const detail = this.detail ? `: ${this.detail}` : '';
     return `${this.typeText()}${value}${detail}`;
   }

@@ -26,20 +26,32 @@ function isObject(v: unknown): v is Obj {
 function decode(body: unknown): { metadata: Obj; spec: Obj } {
   if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type TokenRequest)');
   if (body['apiVersion'] !== undefined && body['apiVersion'] !== API_VERSION) {
-    throw badRequest(`the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${API_VERSION})`);
+    throw badRequest(
+      `the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${API_VERSION})`,
+    );
   }
   if (body['kind'] !== undefined && body['kind'] !== 'TokenRequest') {
-    throw badRequest(`TokenRequest in version "v1" cannot be handled as a TokenRequest: the kind in the data (${String(body['kind'])}) does not match the expected kind`);
+    throw badRequest(
+      `TokenRequest in version "v1" cannot be handled as a TokenRequest: the kind in the data (${String(body['kind'])}) does not match the expected kind`,
+    );
   }
   const metadata = isObject(body['metadata']) ? structuredClone(body['metadata']) : {};
   const spec = isObject(body['spec']) ? structuredClone(body['spec']) : {};
   const seconds = spec['expirationSeconds'];
   if (seconds === undefined || seconds === null) spec['expirationSeconds'] = DEFAULT_EXPIRATION_SECONDS;
   else if (typeof seconds !== 'number' || !Number.isInteger(seconds)) {
-    throw badRequest(`TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal ${typeof seconds} into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64`);
+    throw badRequest(
+      `TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal ${typeof seconds} into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64`,
+    );
   }
-  if (spec['audiences'] !== undefined && spec['audiences'] !== null && !(Array.isArray(spec['audiences']) && spec['audiences'].every((a) => typeof a === 'string'))) {
-    throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal into Go struct field TokenRequestSpec.spec.audiences of type []string');
+  if (
+    spec['audiences'] !== undefined &&
+    spec['audiences'] !== null &&
+    !(Array.isArray(spec['audiences']) && spec['audiences'].every((a) => typeof a === 'string'))
+  ) {
+    throw badRequest(
+      'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal into Go struct field TokenRequestSpec.spec.audiences of type []string',
+    );
   }
   return { metadata, spec };
 }
@@ -80,11 +92,18 @@ interface TokenRequestContext {
 export function createTokenRequest(ctx: TokenRequestContext, saInfo: KindInfo, namespace: string, name: string, body: unknown): KubeObject {
   const { metadata, spec } = decode(body);
   if (metadata['name'] && metadata['name'] !== name) {
-    throw invalid(TOKEN_REQUEST, name, [new FieldError('FieldValueInvalid', 'metadata.name', 'must match the service account name if specified', metadata['name'])]);
+    throw invalid(TOKEN_REQUEST, name, [
+      new FieldError('FieldValueInvalid', 'metadata.name', 'must match the service account name if specified', metadata['name']),
+    ]);
   }
   if (metadata['namespace'] && metadata['namespace'] !== namespace) {
     throw invalid(TOKEN_REQUEST, name, [
-      new FieldError('FieldValueInvalid', 'metadata.namespace', 'must match the service account namespace if specified', metadata['namespace']),
+      new FieldError(
+        'FieldValueInvalid',
+        'metadata.namespace',
+        'must match the service account namespace if specified',
+        metadata['namespace'],
+      ),
     ]);
   }
   const sa = ctx.registry.get(saInfo, namespace, name);
@@ -92,8 +111,12 @@ export function createTokenRequest(ctx: TokenRequestContext, saInfo: KindInfo, n
   const now = Date.now();
   const seconds = spec['expirationSeconds'] as number;
   const errs: FieldError[] = [];
-  if (seconds < MIN_EXPIRATION_SECONDS) errs.push(new FieldError('FieldValueInvalid', 'spec.expirationSeconds', 'may not specify a duration less than 10 minutes', seconds));
-  if (seconds > MAX_EXPIRATION_SECONDS) errs.push(new FieldError('FieldValueInvalid', 'spec.expirationSeconds', 'may not specify a duration larger than 2^32 seconds', seconds));
+  if (seconds < MIN_EXPIRATION_SECONDS)
+    errs.push(new FieldError('FieldValueInvalid', 'spec.expirationSeconds', 'may not specify a duration less than 10 minutes', seconds));
+  if (seconds > MAX_EXPIRATION_SECONDS)
+    errs.push(
+      new FieldError('FieldValueInvalid', 'spec.expirationSeconds', 'may not specify a duration larger than 2^32 seconds', seconds),
+    );
   // TokenREST names no object in this error: the message reads `TokenRequest.authentication.k8s.io "" is invalid`.
   if (errs.length > 0) throw invalid(TOKEN_REQUEST, '', errs);
   const ref = spec['boundObjectRef'];

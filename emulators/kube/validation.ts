@@ -54,11 +54,15 @@ export function checkSecretEncoding(obj: KubeObject): void {
   const data = obj['data'];
   if (data === undefined || data === null) return;
   if (typeof data !== 'object' || Array.isArray(data))
-    throw badRequest(`Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal ${Array.isArray(data) ? 'array' : typeof data} into Go struct field Secret.data of type map[string][]uint8`);
+    throw badRequest(
+      `Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal ${Array.isArray(data) ? 'array' : typeof data} into Go struct field Secret.data of type map[string][]uint8`,
+    );
   for (const v of Object.values(data as Record<string, unknown>)) {
     if (v === null) continue;
     if (typeof v !== 'string')
-      throw badRequest(`Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal ${typeof v} into Go struct field Secret.data of type []uint8`);
+      throw badRequest(
+        `Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal ${typeof v} into Go struct field Secret.data of type []uint8`,
+      );
     const at = base64ErrorOffset(v);
     if (at >= 0) throw badRequest(`Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${at}`);
   }
@@ -74,8 +78,7 @@ function validateName(info: KindInfo, obj: KubeObject, errs: FieldError[]): void
   const re = label ? DNS1123_LABEL : DNS1123_SUBDOMAIN;
   const max = label ? 63 : 253;
   if (!re.test(name)) errs.push(new FieldError('FieldValueInvalid', 'metadata.name', label ? LABEL_MSG : SUBDOMAIN_MSG, name));
-  if (name.length > max)
-    errs.push(new FieldError('FieldValueInvalid', 'metadata.name', `must be no more than ${max} characters`, name));
+  if (name.length > max) errs.push(new FieldError('FieldValueInvalid', 'metadata.name', `must be no more than ${max} characters`, name));
 }
 
 function validateStringMap(field: string, value: unknown, errs: FieldError[]): void {
@@ -120,7 +123,8 @@ export function validate(info: KindInfo, obj: KubeObject, old?: KubeObject): voi
         errs.push(new FieldError('FieldValueTooLong', 'data', `must have at most ${MAX_SECRET_BYTES} bytes`));
       }
       if (old) {
-        if (old['type'] !== obj['type']) errs.push(new FieldError('FieldValueInvalid', 'type', 'field is immutable', obj['type'] as string));
+        if (old['type'] !== obj['type'])
+          errs.push(new FieldError('FieldValueInvalid', 'type', 'field is immutable', obj['type'] as string));
         if (old['immutable'] === true) {
           if (JSON.stringify(old['data'] ?? {}) !== JSON.stringify(obj['data'] ?? {}))
             errs.push(new FieldError('FieldValueForbidden', 'data', 'field is immutable when `immutable` is set'));
@@ -198,7 +202,12 @@ const TOP_FIELDS: Record<string, string[]> = {
  * checked: the emulator carries no schemas.
  */
 export function unknownFields(info: KindInfo, body: Record<string, unknown>): string[] {
-  const allowed = new Set(['apiVersion', 'kind', 'metadata', ...(TOP_FIELDS[info.group ? `${info.kind}.${info.group}` : info.kind] ?? TOP_FIELDS[info.kind] ?? ['spec', 'status'])]);
+  const allowed = new Set([
+    'apiVersion',
+    'kind',
+    'metadata',
+    ...(TOP_FIELDS[info.group ? `${info.kind}.${info.group}` : info.kind] ?? TOP_FIELDS[info.kind] ?? ['spec', 'status']),
+  ]);
   const out = Object.keys(body).filter((k) => !allowed.has(k));
   const meta = body['metadata'];
   if (meta && typeof meta === 'object' && !Array.isArray(meta)) {

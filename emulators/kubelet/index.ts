@@ -75,7 +75,8 @@ function route(state: KubeletState, path: string): { status: number; body: strin
   const json = (status: number, value: unknown) => ({ status, body: JSON.stringify(value) });
   if (path === '/spec' || path === '/spec/') return json(200, { num_cores: 2, memory_capacity: 4 * 1024 ** 3, machine_id: 'emulated' });
   if (path === '/healthz') return { status: 200, body: 'ok' };
-  if (state.failStatus && (path === '/pods' || path === '/stats/summary')) return json(state.failStatus, { kind: 'Status', code: state.failStatus });
+  if (state.failStatus && (path === '/pods' || path === '/stats/summary'))
+    return json(state.failStatus, { kind: 'Status', code: state.failStatus });
   if (path === '/pods') return state.podsBody !== undefined ? { status: 200, body: state.podsBody } : json(200, podList(state));
   if (path === '/stats/summary') return json(200, { node: { nodeName: state.nodeName, systemContainers: [] }, pods: [] });
   return { status: 404, body: '404 page not found' };
@@ -99,7 +100,13 @@ export async function startKubeletEmulator(options: KubeletEmulatorOptions = {})
     // The secure port authenticates every request; the read-only port none.
     else if (scheme === 'https' && auth !== `Bearer ${token}`) answer = { status: 401, body: 'Unauthorized' };
     else answer = route(state, path);
-    requests.push({ scheme, method: req.method ?? '', path: req.url ?? '/', ...(auth ? { authorization: auth } : {}), status: answer.status });
+    requests.push({
+      scheme,
+      method: req.method ?? '',
+      path: req.url ?? '/',
+      ...(auth ? { authorization: auth } : {}),
+      status: answer.status,
+    });
     life.reply(state.delayMs, () => {
       if (res.destroyed) return;
       res.writeHead(answer.status, { 'Content-Type': answer.body.startsWith('{') ? 'application/json' : 'text/plain' });

@@ -6,7 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, retainers: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, retainers: { type: 'string' } },
+});
 if (positionals.length !== 2) throw new Error('usage: heap-diff.mjs BEFORE.heapsnapshot AFTER.heapsnapshot [--top N] [--retainers NAME]');
 
 function load(path) {
@@ -57,9 +60,14 @@ for (const k of new Set([...a.keys(), ...b.keys()])) {
 }
 rows.sort((p, q) => q.ds - p.ds || q.dc - p.dc);
 const total = (g) => [...g.values()].reduce((s, v) => s + v.size, 0);
-console.log(`heap: ${(total(a) / 1024).toFixed(0)} KiB (${before.count} objects) → ${(total(b) / 1024).toFixed(0)} KiB (${after.count} objects)`);
+console.log(
+  `heap: ${(total(a) / 1024).toFixed(0)} KiB (${before.count} objects) → ${(total(b) / 1024).toFixed(0)} KiB (${after.count} objects)`,
+);
 console.log(`${'group'.padEnd(50)} ${'before'.padStart(8)} ${'after'.padStart(8)} ${'Δcount'.padStart(8)} ${'Δbytes'.padStart(10)}`);
-for (const r of rows.slice(0, Number(values.top))) console.log(`${r.k.slice(0, 50).padEnd(50)} ${String(r.c0).padStart(8)} ${String(r.c1).padStart(8)} ${String(r.dc).padStart(8)} ${String(r.ds).padStart(10)}`);
+for (const r of rows.slice(0, Number(values.top)))
+  console.log(
+    `${r.k.slice(0, 50).padEnd(50)} ${String(r.c0).padStart(8)} ${String(r.c1).padStart(8)} ${String(r.dc).padStart(8)} ${String(r.ds).padStart(10)}`,
+  );
 
 if (values.retainers) {
   const h = after;
@@ -89,10 +97,12 @@ if (values.retainers) {
     return type === 'element' || type === 'hidden' ? `[${n}]` : String(h.strings[n]);
   };
   const wanted = [];
-  for (let i = 0; i < h.count && wanted.length < 5; i++) if (h.label(i) === values.retainers || h.label(i).endsWith(`:${values.retainers}`)) wanted.push(i);
+  for (let i = 0; i < h.count && wanted.length < 5; i++)
+    if (h.label(i) === values.retainers || h.label(i).endsWith(`:${values.retainers}`)) wanted.push(i);
   for (const start of wanted) {
     const chain = [];
-    for (let i = start, hops = 0; i !== -1 && hops < 25; i = retainer[i], hops++) chain.push(`${h.label(i)}${via[i] !== -1 ? ` ←${edgeName(via[i])}─` : ''}`);
+    for (let i = start, hops = 0; i !== -1 && hops < 25; i = retainer[i], hops++)
+      chain.push(`${h.label(i)}${via[i] !== -1 ? ` ←${edgeName(via[i])}─` : ''}`);
     console.log(`\n${chain.join(' ')}`);
   }
 }

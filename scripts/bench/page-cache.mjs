@@ -9,7 +9,9 @@ import { spawnSync } from 'node:child_process';
  * npm build, the single executable and bare node are measured alike.
  */
 export function resetPageCache(files) {
-  const script = 'import os,sys\nfor p in sys.argv[1:]:\n fd=os.open(p,os.O_RDONLY);os.fsync(fd);os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED);os.posix_fadvise(fd,0,0,os.POSIX_FADV_RANDOM)\n for o in range(0,os.fstat(fd).st_size,4096):os.pread(fd,4096,o)\n os.close(fd)';
+  const script =
+    'import os,sys\nfor p in sys.argv[1:]:\n fd=os.open(p,os.O_RDONLY);os.fsync(fd);os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED);os.posix_fadvise(fd,0,0,os.POSIX_FADV_RANDOM)\n for o in range(0,os.fstat(fd).st_size,4096):os.pread(fd,4096,o)\n os.close(fd)';
   const run = spawnSync('python3', ['-c', script, ...files], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (run.status !== 0) console.warn('warning: could not reset the page cache of the executables; RSS figures may include whole large folios');
+  if (run.status !== 0)
+    console.warn('warning: could not reset the page cache of the executables; RSS figures may include whole large folios');
 }

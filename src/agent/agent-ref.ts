@@ -6,6 +6,7 @@ import { sanitizeServerString } from '../sanitize.js';
 /** `deployment/NAME` (or `deploy/`, `deployments/`) → NAME. */
 export function parseAgentRef(ref: string): string {
   const match = /^(?:deployment|deployments|deploy)(?:\.apps)?\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(ref);
-  if (!match?.[1]) throw new UsageError(`--agent must be deployment/NAME (the cluster agent's Deployment), not ${sanitizeServerString(ref, 80)}`);
+  if (!match?.[1])
+    throw new UsageError(`--agent must be deployment/NAME (the cluster agent's Deployment), not ${sanitizeServerString(ref, 80)}`);
   return match[1];
 }

@@ -23,11 +23,17 @@ function forbidden(verb: string, what: string): string {
  * Deployments in -n, or in every namespace, falling back to the kubeconfig's namespace when a
  * cluster-wide list is refused.
  */
-export async function findClusterAgent(apps: AppsV1Api, where: { explicit?: string; namespace: string; namespaceGiven: boolean }): Promise<AgentLookup> {
+export async function findClusterAgent(
+  apps: AppsV1Api,
+  where: { explicit?: string; namespace: string; namespaceGiven: boolean },
+): Promise<AgentLookup> {
   if (where.explicit) {
     const what = `deployment ${where.namespace}/${where.explicit}`;
     try {
-      return { found: await apps.readNamespacedDeployment({ name: where.explicit, namespace: where.namespace }), how: `--agent deployment/${where.explicit}` };
+      return {
+        found: await apps.readNamespacedDeployment({ name: where.explicit, namespace: where.namespace }),
+        how: `--agent deployment/${where.explicit}`,
+      };
     } catch (err) {
       const { code } = apiStatus(err);
       if (code === 404) return { looked: `${what} (--agent): does not exist` };
@@ -52,12 +58,18 @@ export async function findClusterAgent(apps: AppsV1Api, where: { explicit?: stri
     );
   }
   const only = seen.found[0];
-  if (!only) return { looked: seen.unlisted.length ? `${looked} (${seen.unlisted.join('; ')})` : looked, ...(seen.unlisted.length ? { denied: seen.unlisted.join('; ') } : {}), seen };
+  if (!only)
+    return {
+      looked: seen.unlisted.length ? `${looked} (${seen.unlisted.join('; ')})` : looked,
+      ...(seen.unlisted.length ? { denied: seen.unlisted.join('; ') } : {}),
+      seen,
+    };
   const [namespace = '', name = ''] = only.split('/');
   try {
     return { found: await apps.readNamespacedDeployment({ name, namespace }), how: `found by its labels (${looked})` };
   } catch (err) {
-    if (apiStatus(err).code === 403) return { looked: `deployment ${only} (found by its labels)`, denied: forbidden('get', `deployment ${only}`), seen };
+    if (apiStatus(err).code === 403)
+      return { looked: `deployment ${only} (found by its labels)`, denied: forbidden('get', `deployment ${only}`), seen };
     throw kubeFailure(err, `reading the cluster agent's deployment ${only}`, 'Nothing was enrolled and nothing was changed.');
   }
 }
@@ -74,7 +86,11 @@ export function objectReader(core: CoreV1Api): ObjectReader {
       const { code } = apiStatus(err);
       if (code === 404) return { missing: true };
       if (code === 403) return { denied: forbidden('get', `${kind} ${namespace}/${sanitizeServerString(name, 120)}`) };
-      throw kubeFailure(err, `reading ${kind} ${namespace}/${name} (referenced by the cluster agent)`, 'Nothing was enrolled and nothing was changed.');
+      throw kubeFailure(
+        err,
+        `reading ${kind} ${namespace}/${name} (referenced by the cluster agent)`,
+        'Nothing was enrolled and nothing was changed.',
+      );
     }
   };
 }

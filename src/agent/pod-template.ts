@@ -59,7 +59,9 @@ const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 function clusterAgentContainer(containers: V1Container[]): V1Container | undefined {
   return (
     containers.find((c) => c.name === 'cluster-agent') ??
-    containers.find((c) => /cluster-agent/.test(c.image ?? '') || [...(c.command ?? []), ...(c.args ?? [])].some((w) => /datadog-cluster-agent/.test(w))) ??
+    containers.find(
+      (c) => /cluster-agent/.test(c.image ?? '') || [...(c.command ?? []), ...(c.args ?? [])].some((w) => /datadog-cluster-agent/.test(w)),
+    ) ??
     (containers.length === 1 ? containers[0] : undefined)
   );
 }
@@ -134,7 +136,11 @@ export function configFlagsOf(argv: string[]): { cfgPath?: string; extra: string
 }
 
 /** A file path in the container → the ConfigMap or Secret key mounted there. */
-function mountedAt(path: string, mounts: V1VolumeMount[], volumes: V1Volume[]): { kind: ObjectKind; name: string; key: string; optional: boolean } | { why: string } | undefined {
+function mountedAt(
+  path: string,
+  mounts: V1VolumeMount[],
+  volumes: V1Volume[],
+): { kind: ObjectKind; name: string; key: string; optional: boolean } | { why: string } | undefined {
   const mount = mounts
     .filter((m) => path === m.mountPath || path.startsWith(`${m.mountPath.replace(/\/+$/, '')}/`))
     .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
@@ -143,11 +149,35 @@ function mountedAt(path: string, mounts: V1VolumeMount[], volumes: V1Volume[]): 
   const inVolume = [mount.subPath, rest].filter(Boolean).join('/');
   const volume = volumes.find((v) => v.name === mount.name);
   const sources: { kind: ObjectKind; name: string; items?: { key: string; path: string }[]; optional: boolean }[] = [];
-  if (volume?.configMap?.name) sources.push({ kind: 'configmap', name: volume.configMap.name, ...(volume.configMap.items ? { items: volume.configMap.items } : {}), optional: Boolean(volume.configMap.optional) });
-  if (volume?.secret?.secretName) sources.push({ kind: 'secret', name: volume.secret.secretName, ...(volume.secret.items ? { items: volume.secret.items } : {}), optional: Boolean(volume.secret.optional) });
+  if (volume?.configMap?.name)
+    sources.push({
+      kind: 'configmap',
+      name: volume.configMap.name,
+      ...(volume.configMap.items ? { items: volume.configMap.items } : {}),
+      optional: Boolean(volume.configMap.optional),
+    });
+  if (volume?.secret?.secretName)
+    sources.push({
+      kind: 'secret',
+      name: volume.secret.secretName,
+      ...(volume.secret.items ? { items: volume.secret.items } : {}),
+      optional: Boolean(volume.secret.optional),
+    });
   for (const p of volume?.projected?.sources ?? []) {
-    if (p.configMap?.name) sources.push({ kind: 'configmap', name: p.configMap.name, ...(p.configMap.items ? { items: p.configMap.items } : {}), optional: Boolean(p.configMap.optional) });
-    if (p.secret?.name) sources.push({ kind: 'secret', name: p.secret.name, ...(p.secret.items ? { items: p.secret.items } : {}), optional: Boolean(p.secret.optional) });
+    if (p.configMap?.name)
+      sources.push({
+        kind: 'configmap',
+        name: p.configMap.name,
+        ...(p.configMap.items ? { items: p.configMap.items } : {}),
+        optional: Boolean(p.configMap.optional),
+      });
+    if (p.secret?.name)
+      sources.push({
+        kind: 'secret',
+        name: p.secret.name,
+        ...(p.secret.items ? { items: p.secret.items } : {}),
+        optional: Boolean(p.secret.optional),
+      });
   }
   if (sources.length === 0) return { why: `volume ${mount.name} mounted at ${mount.mountPath} is neither a ConfigMap nor a Secret` };
   for (const source of sources) {
@@ -191,7 +221,15 @@ export async function readPodTemplate(deployment: V1Deployment, read: ObjectRead
   const env: Record<string, string> = {};
   const envSources: Record<string, string> = {};
   const envUnknown: Record<string, string> = {};
-  const base = { deployment: { namespace, name }, label, managedBy: labels['app.kubernetes.io/managed-by'], env, envSources, envUnknown, notRead };
+  const base = {
+    deployment: { namespace, name },
+    label,
+    managedBy: labels['app.kubernetes.io/managed-by'],
+    env,
+    envSources,
+    envUnknown,
+    notRead,
+  };
   if (!container) {
     say(`${label}: no container named cluster-agent, none running the cluster-agent image, and not a single container`);
     return { ...base, container: '', layout: 'unknown', layers: [], files: [] };
@@ -231,7 +269,11 @@ export async function readPodTemplate(deployment: V1Deployment, read: ObjectRead
   for (const item of container.env ?? ([] as V1EnvVar[])) {
     const source = `env ${shown(item.name)} of ${label}`;
     if (item.valueFrom === undefined) {
-      set(item.name, expandKubeletRefs(item.value ?? '', (v) => env[v]), source);
+      set(
+        item.name,
+        expandKubeletRefs(item.value ?? '', (v) => env[v]),
+        source,
+      );
       continue;
     }
     const { secretKeyRef, configMapKeyRef, fieldRef } = item.valueFrom;
@@ -239,7 +281,8 @@ export async function readPodTemplate(deployment: V1Deployment, read: ObjectRead
     if (keyRef?.name && keyRef.key) {
       const kind: ObjectKind = secretKeyRef ? 'secret' : 'configmap';
       if (secretKeyRef && item.name === 'DD_PRIVATE_ACTION_RUNNER_URN') identityEnv.urn = { namespace, name: keyRef.name, key: keyRef.key };
-      if (secretKeyRef && item.name === 'DD_PRIVATE_ACTION_RUNNER_PRIVATE_KEY') identityEnv.privateKey = { namespace, name: keyRef.name, key: keyRef.key };
+      if (secretKeyRef && item.name === 'DD_PRIVATE_ACTION_RUNNER_PRIVATE_KEY')
+        identityEnv.privateKey = { namespace, name: keyRef.name, key: keyRef.key };
       const what = `${kind} ${namespace}/${shown(keyRef.name)} key ${shown(keyRef.key)}`;
       const got = await fetch(kind, keyRef.name);
       if ('denied' in got) {
@@ -261,7 +304,12 @@ export async function readPodTemplate(deployment: V1Deployment, read: ObjectRead
   // The flags, with $(VAR) expanded as the kubelet does in command and args.
   const argv = [...(container.command ?? []), ...(container.args ?? [])].map((w) => expandKubeletRefs(w, (v) => env[v]));
   const flags = configFlagsOf(argv);
-  const mainPath = flags.cfgPath === undefined ? CLUSTER_AGENT_CONFIG : /\.ya?ml$/.test(flags.cfgPath) ? flags.cfgPath : `${flags.cfgPath.replace(/\/+$/, '')}/datadog-cluster.yaml`;
+  const mainPath =
+    flags.cfgPath === undefined
+      ? CLUSTER_AGENT_CONFIG
+      : /\.ya?ml$/.test(flags.cfgPath)
+        ? flags.cfgPath
+        : `${flags.cfgPath.replace(/\/+$/, '')}/datadog-cluster.yaml`;
   const layers: ConfigLayer[] = [];
   const files: string[] = [];
   const mounts = container.volumeMounts ?? [];
@@ -270,7 +318,11 @@ export async function readPodTemplate(deployment: V1Deployment, read: ObjectRead
     const at = mountedAt(path, mounts, volumes);
     const role = main ? 'main config' : '-E file';
     if (!at) {
-      files.push(main ? `${role} ${shown(path)}: not mounted (the image's own: the agent's defaults)` : `${role} ${shown(path)}: not mounted (the agent cannot read it)`);
+      files.push(
+        main
+          ? `${role} ${shown(path)}: not mounted (the image's own: the agent's defaults)`
+          : `${role} ${shown(path)}: not mounted (the agent cannot read it)`,
+      );
       if (!main) say(`${role} ${shown(path)} of ${label} is not mounted from a ConfigMap or Secret`);
       continue;
     }

@@ -39,7 +39,7 @@ export const RELOAD_TABLE: readonly ReloadRule[] = [
     from: '7.81.0',
     below: '7.82.0',
     reloads: 'none',
-    why: "7.81.x reads the identity Secret only when it starts: its own rotate-par-identity ends with `kubectl rollout restart` (datadog-agent #52031); the watcher of #52006 was not merged",
+    why: '7.81.x reads the identity Secret only when it starts: its own rotate-par-identity ends with `kubectl rollout restart` (datadog-agent #52031); the watcher of #52006 was not merged',
   },
 ];
 
@@ -67,16 +67,24 @@ function shown(version: string): string {
 }
 
 export function reloadBehaviour(agentVersion: string | undefined, table: readonly ReloadRule[] = RELOAD_TABLE): ReloadBehaviour {
-  const both = "it may reload when the Secret's urn changes (a watcher exists in some agent sources) or only read it at start (every version read so far)";
+  const both =
+    "it may reload when the Secret's urn changes (a watcher exists in some agent sources) or only read it at start (every version read so far)";
   if (agentVersion === undefined || agentVersion === '') return { reloads: 'unknown', why: `the agent's version is not known: ${both}` };
   const v = parseVersion(agentVersion);
-  if (!v) return { reloads: 'unknown', why: `agent version ${shown(agentVersion)} is not a release number (a floating tag or a digest): ${both}` };
+  if (!v)
+    return {
+      reloads: 'unknown',
+      why: `agent version ${shown(agentVersion)} is not a release number (a floating tag or a digest): ${both}`,
+    };
   for (const rule of table) {
     const from = parseVersion(rule.from)!;
     const below = rule.below === undefined ? undefined : parseVersion(rule.below)!;
     if (compare(v, from) >= 0 && (below === undefined || compare(v, below) < 0)) return { reloads: rule.reloads, why: rule.why };
   }
-  return { reloads: 'unknown', why: `agent ${v.join('.')} is newer than the versions read in the agent's source (docs/protocol.md §6d): ${both}` };
+  return {
+    reloads: 'unknown',
+    why: `agent ${v.join('.')} is newer than the versions read in the agent's source (docs/protocol.md §6d): ${both}`,
+  };
 }
 
 /**

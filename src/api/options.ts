@@ -29,7 +29,12 @@ type Schema = Record<string, Kind>;
 /** A duration flag's bounds in `unit` (the API's watch counts in ms what the flag counts in seconds). */
 function boundsOf(d: DurationFlag, unit: 's' | 'ms' = d.unit): Bounds {
   const unitMs = unit === 's' ? 1000 : 1;
-  return { min: (d.minMs ?? 0) / unitMs, minInclusive: d.minMs !== undefined, max: d.maxMs / unitMs, unit: unit === 's' ? 'seconds' : 'ms' };
+  return {
+    min: (d.minMs ?? 0) / unitMs,
+    minInclusive: d.minMs !== undefined,
+    max: d.maxMs / unitMs,
+    unit: unit === 's' ? 'seconds' : 'ms',
+  };
 }
 
 /** What the API accepts for a flag: what its definition says its value is. */
@@ -55,7 +60,11 @@ function kindOf(flag: Flag): Kind {
 
 /** Every flag of the command but those of the process (--json, --no-color), by option name. */
 function flagSchema(flags: Flags): Schema {
-  return Object.fromEntries(Object.entries(flags).filter(([, f]) => !f.cliOnly).map(([option, f]) => [option, kindOf(f)]));
+  return Object.fromEntries(
+    Object.entries(flags)
+      .filter(([, f]) => !f.cliOnly)
+      .map(([option, f]) => [option, kindOf(f)]),
+  );
 }
 
 /** What only a program can give: the environment and progress callback of every function. */
@@ -64,7 +73,16 @@ const PROGRAM = { env: 'env', onProgress: 'function' } as const satisfies Schema
 const ROTATION = { ...PROGRAM, apiKey: 'string', appKey: 'string', signal: 'signal' } as const satisfies Schema;
 
 /** watch without the supervision: the Secret, the output file and the splay (the re-list in ms, below). */
-const WATCH_IDENTITY_FLAGS = (({ cfgPath, extraCfg, kubeconfig, context, namespace, secretName, output, splayMs }) => ({ cfgPath, extraCfg, kubeconfig, context, namespace, secretName, output, splayMs }))(watch.flags);
+const WATCH_IDENTITY_FLAGS = (({ cfgPath, extraCfg, kubeconfig, context, namespace, secretName, output, splayMs }) => ({
+  cfgPath,
+  extraCfg,
+  kubeconfig,
+  context,
+  namespace,
+  secretName,
+  output,
+  splayMs,
+}))(watch.flags);
 const relistInterval = watch.flags.relistIntervalSeconds;
 
 export const SCHEMAS: Record<'rotateIdentity' | 'rotateParIdentity' | 'status' | 'watchIdentity', Schema> = {
@@ -111,7 +129,10 @@ export const WATCH_DEFAULTS = {
  * The input of the command's toOptions for an API call: each flag's value from the caller's option
  * of the same name, else the flag's default; answered in the --json shape, never coloured.
  */
-export function inputOf<F extends Flags, A extends Arguments>(spec: CommandSpec<unknown, F, A>, options: object): CommandInput<F, Record<never, never>> {
+export function inputOf<F extends Flags, A extends Arguments>(
+  spec: CommandSpec<unknown, F, A>,
+  options: object,
+): CommandInput<F, Record<never, never>> {
   const given = new Map(Object.entries(options).filter(([, value]) => value !== undefined));
   return { ...valuesOf(spec.flags, (option) => given.get(option)), json: true, color: false, givenOptions: [...given.keys()] };
 }
@@ -133,7 +154,9 @@ function describe(kind: Kind): string {
 
 function fits(kind: Kind, value: unknown): boolean {
   if (typeof kind === 'object') {
-    return typeof value === 'number' && Number.isFinite(value) && (kind.minInclusive ? value >= kind.min : value > kind.min) && value <= kind.max;
+    return (
+      typeof value === 'number' && Number.isFinite(value) && (kind.minInclusive ? value >= kind.min : value > kind.min) && value <= kind.max
+    );
   }
   switch (kind) {
     case 'string':
@@ -159,23 +182,30 @@ function fits(kind: Kind, value: unknown): boolean {
  */
 export function checkOptions<T extends object>(fn: string, schema: Schema, options: T | undefined): T {
   if (options === undefined) return {} as T;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new UsageError(`${fn}: options must be an object`, `Call ${fn}({ … }) with the options of the README's "Use from Node" section.`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new UsageError(`${fn}: options must be an object`, `Call ${fn}({ … }) with the options of the README's "Use from Node" section.`);
   for (const [key, value] of Object.entries(options)) {
     const kind = schema[key];
     if (kind === undefined) {
       throw new UsageError(`${fn}: unknown option ${JSON.stringify(key)}`, `${fn} takes: ${Object.keys(schema).join(', ')}.`);
     }
-    if (value !== undefined && !fits(kind, value)) throw new UsageError(`${fn}: option ${key} must be ${describe(kind)}`, `Nothing was done. Fix ${key} and call ${fn} again.`);
+    if (value !== undefined && !fits(kind, value))
+      throw new UsageError(`${fn}: option ${key} must be ${describe(kind)}`, `Nothing was done. Fix ${key} and call ${fn} again.`);
   }
   const o = options as Record<string, unknown>;
   for (const [value, file] of [
     ['apiKey', 'apiKeyFile'],
     ['appKey', 'appKeyFile'],
   ] as const) {
-    if (o[value] !== undefined && o[file] !== undefined) throw new UsageError(`${fn}: ${value} and ${file} are two sources of the same key: give one of them`, 'Nothing was done.');
+    if (o[value] !== undefined && o[file] !== undefined)
+      throw new UsageError(`${fn}: ${value} and ${file} are two sources of the same key: give one of them`, 'Nothing was done.');
   }
   for (const file of ['apiKeyFile', 'appKeyFile']) {
-    if (o[file] === '-') throw new UsageError(`${fn}: ${file} "-" (standard input) is for the CLI`, `Pass the key itself as ${file.replace('File', '')}, or the path of a file holding it.`);
+    if (o[file] === '-')
+      throw new UsageError(
+        `${fn}: ${file} "-" (standard input) is for the CLI`,
+        `Pass the key itself as ${file.replace('File', '')}, or the path of a file holding it.`,
+      );
   }
   return options;
 }

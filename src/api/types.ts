@@ -44,7 +44,9 @@ type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | '
 export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create' | 'agent'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
-export interface RotateParIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
+export interface RotateParIdentityOptions
+  extends CommonOptions,
+    OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
 
 /** `par-identity status`. */
 export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOptions, 'keepPrevious' | 'rollout'> {}
@@ -52,7 +54,16 @@ export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOpt
 // ---- results: the `--json` objects, the very types the commands' renderers build (src/results) ----
 
 export type { Envelope } from '../results/envelope.js';
-export type { AgentSettingReport, ClusterAgentReport, FileWhere, IdentitySummary, SecretWhere, TargetKind, TargetWhere, VerifyReport } from '../results/identity.js';
+export type {
+  AgentSettingReport,
+  ClusterAgentReport,
+  FileWhere,
+  IdentitySummary,
+  SecretWhere,
+  TargetKind,
+  TargetWhere,
+  VerifyReport,
+} from '../results/identity.js';
 export type {
   AgentVersionChoice,
   ConnectionsOutcome,
@@ -68,12 +79,29 @@ export type {
   RunnerNaming,
   SecretWriteFacts,
 } from '../results/rotation.js';
-export type { AllNamespacesStatusResult, FileFacts, IdentityStatusResult, PendingHolder, PodRow, PodsStatusResult, PossibleOrphan, RecoverableIdentity, SecretFacts, SecretRow, SiteRegion, StatusFinding, StatusResult, StatusWord } from '../results/status.js';
+export type {
+  AllNamespacesStatusResult,
+  FileFacts,
+  IdentityStatusResult,
+  PendingHolder,
+  PodRow,
+  PodsStatusResult,
+  PossibleOrphan,
+  RecoverableIdentity,
+  SecretFacts,
+  SecretRow,
+  SiteRegion,
+  StatusFinding,
+  StatusResult,
+  StatusWord,
+} from '../results/status.js';
 
 // ---- watchIdentity ----
 
 /** `par-identity watch` without the supervision: follow the cluster agent's identity Secret. */
-export interface WatchIdentityOptions extends CommonOptions, Partial<Pick<WatchOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'output' | 'splayMs'>> {
+export interface WatchIdentityOptions
+  extends CommonOptions,
+    Partial<Pick<WatchOptions, 'cfgPath' | 'extraCfg' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'output' | 'splayMs'>> {
   /** Full re-list period, the backstop for a silently dead watch, ms (0 turns it off; within the bounds of --relist-interval, default its default). */
   relistIntervalMs?: number;
   /** Aborting it stops the watch, as stop() does. */

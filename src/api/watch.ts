@@ -7,7 +7,15 @@ import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { outputStep } from '../watch/hand-over.js';
 import { checkOutput, resolveWatchedSecret } from '../watch/watched-secret.js';
 import { apiIo, WATCH_DEFAULTS } from './options.js';
-import type { IdentityWatch, IdentityWatchEvent, IdentityWatchEventMap, LoadedIdentity, WatchIdentityOptions, WatchSummary, WrittenEvent } from './types.js';
+import type {
+  IdentityWatch,
+  IdentityWatchEvent,
+  IdentityWatchEventMap,
+  LoadedIdentity,
+  WatchIdentityOptions,
+  WatchSummary,
+  WrittenEvent,
+} from './types.js';
 
 // The API's watchIdentity: `par-identity watch` without the process around it. The same Secret
 // resolution and enabled check (src/watch), the same watcher (src/reload) and the same

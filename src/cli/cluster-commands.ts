@@ -33,7 +33,11 @@ export const rollout = defineCommand({
     kubeconfig: KUBECONFIG,
     context: CONTEXT,
     checkOnly: switchFlag('--check', 'no writes: per workload and per node, can surge / needs fallback / blocked, with reasons'),
-    surge: tristateFlag('--surge', 'require a create-before-delete restart (default: surge when safe)', "restart with the workload's own strategy"),
+    surge: tristateFlag(
+      '--surge',
+      'require a create-before-delete restart (default: surge when safe)',
+      "restart with the workload's own strategy",
+    ),
     fallback: FALLBACK,
     identitySecret: textFlag('--identity-secret', 'name', 'Secret holding the identity whose fingerprint is stamped on the Pods'),
     // A rollout of a large DaemonSet can take hours: its own default and bounds.
@@ -43,8 +47,14 @@ export const rollout = defineCommand({
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: 'See whether a restart can surge on every node, without changing anything', command: 'par-identity rollout daemonset/datadog-agent -n datadog --check' },
-    { what: 'Restart the cluster agent so every Pod runs the current identity', command: 'par-identity rollout deployment/datadog-cluster-agent -n datadog --timeout 15m' },
+    {
+      what: 'See whether a restart can surge on every node, without changing anything',
+      command: 'par-identity rollout daemonset/datadog-agent -n datadog --check',
+    },
+    {
+      what: 'Restart the cluster agent so every Pod runs the current identity',
+      command: 'par-identity rollout deployment/datadog-cluster-agent -n datadog --timeout 15m',
+    },
   ],
   run: {
     load: () => import('../commands/rollout.js'),
@@ -68,27 +78,75 @@ export const watch = defineCommand({
   name: 'watch',
   description: 'follow the identity Secret and hand every valid change on (file, signal, supervised command) until SIGTERM/SIGINT',
   arguments: {
-    command: variadicArgument('[command...]', 'command to supervise, after --: started with PAR_IDENTITY_FILE set, restarted (or signalled) on every change; watch exits with its status'),
+    command: variadicArgument(
+      '[command...]',
+      'command to supervise, after --: started with PAR_IDENTITY_FILE set, restarted (or signalled) on every change; watch exits with its status',
+    ),
   },
   flags: {
     ...AGENT_CONFIG_FLAGS,
     ...KUBE_FLAGS,
     ...AGENT_FLAGS,
-    output: textFlag('--output', 'path', 'keep this identity file up to date (atomic, 0600, previous kept as <path>.bak)', { completes: 'file' }),
-    signalPid: { ...countFlag('--signal', 'pid', 'after a rotation is written to --output, signal this process', processIdParser('--signal')), conflicts: 'pidfile' },
-    pidfile: textFlag('--pidfile', 'file', 'like --signal, for the process id held in this file (read at every signal)', { completes: 'file' }),
-    signalName: withDefault(textFlag('--signal-name', 'name', 'signal sent by --signal/--pidfile and by --on-change signal', { parse: signalNameParser }), 'HUP'),
-    onChange: withDefault(choiceFlag('--on-change', 'action', 'what a rotation does to the supervised command', ['restart', 'signal']), 'restart'),
-    killTimeoutSeconds: withDefault(durationFlag('--kill-timeout', 'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted', DURATIONS.killTimeout), 10),
-    splayMs: withDefault(durationFlag('--splay', 'wait a random time up to this long before applying a rotation, so replicas do not reload in lockstep', DURATIONS.splay), 0),
-    relistIntervalSeconds: withDefault(durationFlag('--relist-interval', 'full re-list period, the backstop for a silently dead watch (0: off)', DURATIONS.relistInterval), 600),
-    listen: textFlag('--listen', 'addr', 'serve /healthz, /readyz and /metrics on :PORT (every interface, what probes need) or 127.0.0.1:PORT (this host only); off by default', { parse: listenParser }),
-    healthzStaleSeconds: durationFlag('--healthz-stale', '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 1m)', DURATIONS.healthzStale),
+    output: textFlag('--output', 'path', 'keep this identity file up to date (atomic, 0600, previous kept as <path>.bak)', {
+      completes: 'file',
+    }),
+    signalPid: {
+      ...countFlag('--signal', 'pid', 'after a rotation is written to --output, signal this process', processIdParser('--signal')),
+      conflicts: 'pidfile',
+    },
+    pidfile: textFlag('--pidfile', 'file', 'like --signal, for the process id held in this file (read at every signal)', {
+      completes: 'file',
+    }),
+    signalName: withDefault(
+      textFlag('--signal-name', 'name', 'signal sent by --signal/--pidfile and by --on-change signal', { parse: signalNameParser }),
+      'HUP',
+    ),
+    onChange: withDefault(
+      choiceFlag('--on-change', 'action', 'what a rotation does to the supervised command', ['restart', 'signal']),
+      'restart',
+    ),
+    killTimeoutSeconds: withDefault(
+      durationFlag(
+        '--kill-timeout',
+        'grace between SIGTERM and SIGKILL when the supervised command is stopped or restarted',
+        DURATIONS.killTimeout,
+      ),
+      10,
+    ),
+    splayMs: withDefault(
+      durationFlag(
+        '--splay',
+        'wait a random time up to this long before applying a rotation, so replicas do not reload in lockstep',
+        DURATIONS.splay,
+      ),
+      0,
+    ),
+    relistIntervalSeconds: withDefault(
+      durationFlag('--relist-interval', 'full re-list period, the backstop for a silently dead watch (0: off)', DURATIONS.relistInterval),
+      600,
+    ),
+    listen: textFlag(
+      '--listen',
+      'addr',
+      'serve /healthz, /readyz and /metrics on :PORT (every interface, what probes need) or 127.0.0.1:PORT (this host only); off by default',
+      { parse: listenParser },
+    ),
+    healthzStaleSeconds: durationFlag(
+      '--healthz-stale',
+      '/healthz fails after this long without a watch event or successful list (default: 2 × --relist-interval, at least 1m)',
+      DURATIONS.healthzStale,
+    ),
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: 'In the runner Pod: keep a file up to date and tell the runner to reload', command: 'par-identity watch --output /etc/par/identity.json --pidfile /run/runner.pid' },
-    { what: 'Supervise the runner, restarting it on every rotation, with health endpoints', command: 'par-identity watch --listen :9090 -- /usr/bin/runner --config /etc/runner.yaml' },
+    {
+      what: 'In the runner Pod: keep a file up to date and tell the runner to reload',
+      command: 'par-identity watch --output /etc/par/identity.json --pidfile /run/runner.pid',
+    },
+    {
+      what: 'Supervise the runner, restarting it on every rotation, with health endpoints',
+      command: 'par-identity watch --listen :9090 -- /usr/bin/runner --config /etc/runner.yaml',
+    },
   ],
   run: {
     load: () => import('../commands/watch.js'),

@@ -66,18 +66,48 @@ interface Extra<V> {
   cliOnly?: true;
 }
 
-export const switchFlag = (long: string, help: string, extra: Pick<Extra<boolean>, 'short' | 'cliOnly'> = {}): Flag<boolean> => ({ kind: 'switch', long, help, ...extra });
+export const switchFlag = (long: string, help: string, extra: Pick<Extra<boolean>, 'short' | 'cliOnly'> = {}): Flag<boolean> => ({
+  kind: 'switch',
+  long,
+  help,
+  ...extra,
+});
 
-export const negationFlag = (long: `--no-${string}`, help: string, extra: Pick<Extra<boolean>, 'cliOnly'> = {}): Flag<boolean> => ({ kind: 'negation', long, help, ...extra });
+export const negationFlag = (long: `--no-${string}`, help: string, extra: Pick<Extra<boolean>, 'cliOnly'> = {}): Flag<boolean> => ({
+  kind: 'negation',
+  long,
+  help,
+  ...extra,
+});
 
-export const tristateFlag = (long: string, help: string, negationHelp: string): Flag<boolean | undefined> => ({ kind: 'tristate', long, help, negationHelp });
+export const tristateFlag = (long: string, help: string, negationHelp: string): Flag<boolean | undefined> => ({
+  kind: 'tristate',
+  long,
+  help,
+  negationHelp,
+});
 
-export const textFlag = <T extends string = string>(long: string, value: string, help: string, extra: Extra<T> = {}): Flag<T | undefined> => ({ kind: 'text', long, value, help, ...extra });
+export const textFlag = <T extends string = string>(
+  long: string,
+  value: string,
+  help: string,
+  extra: Extra<T> = {},
+): Flag<T | undefined> => ({ kind: 'text', long, value, help, ...extra });
 
-export const textsFlag = (long: string, value: string, help: string, extra: Pick<Extra<string>, 'short' | 'completes'> = {}): Flag<string[]> => ({ kind: 'texts', long, value, help, default: [], ...extra });
+export const textsFlag = (
+  long: string,
+  value: string,
+  help: string,
+  extra: Pick<Extra<string>, 'short' | 'completes'> = {},
+): Flag<string[]> => ({ kind: 'texts', long, value, help, default: [], ...extra });
 
 /** `value`: the placeholder, `duration` unless the value is another kind of length of time (an `age`). */
-export const durationFlag = (long: string, help: string, duration: DurationFlag, own?: { value: string; parse: (text: string) => number }): Flag<number | undefined> => ({
+export const durationFlag = (
+  long: string,
+  help: string,
+  duration: DurationFlag,
+  own?: { value: string; parse: (text: string) => number },
+): Flag<number | undefined> => ({
   kind: 'duration',
   long,
   value: 'duration',
@@ -86,14 +116,34 @@ export const durationFlag = (long: string, help: string, duration: DurationFlag,
   ...own,
 });
 
-export const countFlag = (long: string, value: string, help: string, parse: (text: string) => number): Flag<number | undefined> => ({ kind: 'count', long, value, help, parse });
+export const countFlag = (long: string, value: string, help: string, parse: (text: string) => number): Flag<number | undefined> => ({
+  kind: 'count',
+  long,
+  value,
+  help,
+  parse,
+});
 
-export const choiceFlag = <const C extends readonly string[]>(long: string, value: string, help: string, choices: C): Flag<C[number] | undefined> => ({ kind: 'choice', long, value, help, choices });
+export const choiceFlag = <const C extends readonly string[]>(
+  long: string,
+  value: string,
+  help: string,
+  choices: C,
+): Flag<C[number] | undefined> => ({ kind: 'choice', long, value, help, choices });
 
-export const textOrTrueFlag = (long: string, value: string, help: string, parse: (text: string) => string): Flag<string | true | undefined> => ({ kind: 'text-or-true', long, value, help, parse });
+export const textOrTrueFlag = (
+  long: string,
+  value: string,
+  help: string,
+  parse: (text: string) => string,
+): Flag<string | true | undefined> => ({ kind: 'text-or-true', long, value, help, parse });
 
 /** The same flag with a default (per command: `--timeout` is 2m for a rotation, 30s for status): its value is then always there. */
-export function withDefault<V>(flag: Flag<V>, value: NonNullable<V>, duration?: DurationFlag): Flag<NonNullable<V>> & { readonly default: NonNullable<V> } {
+export function withDefault<V>(
+  flag: Flag<V>,
+  value: NonNullable<V>,
+  duration?: DurationFlag,
+): Flag<NonNullable<V>> & { readonly default: NonNullable<V> } {
   const { default: _none, valueType: _type, ...rest } = flag;
   return { ...rest, default: value, ...(duration ? { duration } : {}) };
 }

@@ -34,8 +34,17 @@ export const status = defineCommand({
     ...CONFIG_FLAGS,
     secret: SECRET,
     k8sSecret: K8S_SECRET,
-    allNamespaces: switchFlag('--all-namespaces', 'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each', { short: '-A' }),
-    pods: textOrTrueFlag('--pods', 'workload', 'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed', workloadParser('--pods')),
+    allNamespaces: switchFlag(
+      '--all-namespaces',
+      'list every identity Secret (cluster agent and Helm layouts) the token can read, one row each',
+      { short: '-A' },
+    ),
+    pods: textOrTrueFlag(
+      '--pods',
+      'workload',
+      'which Pod of the workload (default deployment/datadog-cluster-agent) runs which identity, and whether the previous runner can be removed',
+      workloadParser('--pods'),
+    ),
     hostname: HOSTNAME,
     agentVersion: AGENT_VERSION,
     envFromRunner: ENV_FROM_RUNNER,
@@ -71,7 +80,8 @@ export const status = defineCommand({
 export const rollback = defineCommand({
   name: 'rollback',
   stopsOnSignal: true,
-  description: "swap the previous identity back in atomically (the file's <file>.bak; with --secret or --k8s-secret, the Secret's previous keys); the replaced one becomes the previous",
+  description:
+    "swap the previous identity back in atomically (the file's <file>.bak; with --secret or --k8s-secret, the Secret's previous keys); the replaced one becomes the previous",
   flags: {
     ...CONFIG_FLAGS,
     secret: SECRET,
@@ -87,7 +97,10 @@ export const rollback = defineCommand({
   },
   examples: [
     { what: 'Undo the last rotation', command: 'par-identity rollback' },
-    { what: 'See what a rollback of the Helm runner Secret would do, checking RBAC first', command: 'par-identity rollback --k8s-secret runner -n ops --dry-run' },
+    {
+      what: 'See what a rollback of the Helm runner Secret would do, checking RBAC first',
+      command: 'par-identity rollback --k8s-secret runner -n ops --dry-run',
+    },
     { what: "Restore the previous identity kept in the cluster agent's Secret", command: 'par-identity rollback --secret -n datadog' },
   ],
   run: {

@@ -23,7 +23,7 @@ export function kubectlDryRun(own: string[]): string[] {
     if (value === 'none') return [];
     throw new UsageError(
       `--dry-run takes no value; ${sanitizeServerString(word, 80)} is not one of kubectl's forms`,
-      'Nothing was run. Pass --dry-run (or kubectl\'s --dry-run=server / --dry-run=client, which mean the same here).',
+      "Nothing was run. Pass --dry-run (or kubectl's --dry-run=server / --dry-run=client, which mean the same here).",
     );
   });
 }
@@ -40,7 +40,11 @@ export async function main(argvGiven: string[] = process.argv): Promise<void> {
   try {
     own = kubectlDryRun(given);
   } catch (err) {
-    process.exitCode = renderError(withCommandHint(err, command), io, { json, color: wantsColor(io, given.includes('--no-color')), ...(command ? { command } : {}) });
+    process.exitCode = renderError(withCommandHint(err, command), io, {
+      json,
+      color: wantsColor(io, given.includes('--no-color')),
+      ...(command ? { command } : {}),
+    });
     return;
   }
   const argv = [...argvGiven.slice(0, 2), ...own, ...(end < 0 ? [] : argvGiven.slice(end))];
@@ -65,7 +69,11 @@ export async function main(argvGiven: string[] = process.argv): Promise<void> {
       if (json) io.stdout(`${JSON.stringify(errorEnvelope(usage, command))}\n`);
       return;
     }
-    process.exitCode = renderError(withCommandHint(err, command), io, { json, color: wantsColor(io, own.includes('--no-color')), ...(command ? { command } : {}) });
+    process.exitCode = renderError(withCommandHint(err, command), io, {
+      json,
+      color: wantsColor(io, own.includes('--no-color')),
+      ...(command ? { command } : {}),
+    });
   }
 }
 

@@ -112,7 +112,11 @@ export function buildProgram(table: ProgramSpec, io: Io, helpWidth?: () => numbe
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s), ...(helpWidth === undefined ? {} : { getOutHelpWidth: helpWidth }) })
+    .configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      ...(helpWidth === undefined ? {} : { getOutHelpWidth: helpWidth }),
+    })
     .exitOverride();
   for (const flag of Object.values(GLOBAL_FLAGS)) for (const opt of options(flag, GLOBAL_FLAGS)) program.addOption(opt);
   for (const spec of table.commands) addCommand(program, spec, io);

@@ -19,4 +19,3 @@ export class RedactingCommand extends Command {
     (Command.prototype as unknown as { unknownOption(flag: string): void }).unknownOption.call(this, optionNameOf(flag));
   }
 }
-

@@ -56,9 +56,15 @@ export const rotateIdentity = defineCommand({
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: 'Rotate a node runner, verify it, and restart the service', command: 'par-identity rotate-identity -c /etc/datadog-agent && sudo systemctl restart datadog-agent-action.service' },
+    {
+      what: 'Rotate a node runner, verify it, and restart the service',
+      command: 'par-identity rotate-identity -c /etc/datadog-agent && sudo systemctl restart datadog-agent-action.service',
+    },
     { what: 'Check everything without enrolling (for a change ticket)', command: 'par-identity rotate-identity --dry-run --json' },
-    { what: 'Pipe the API key from a secret manager, never through argv', command: 'vault kv get -field=api_key secret/dd | par-identity rotate-identity --api-key-file -' },
+    {
+      what: 'Pipe the API key from a secret manager, never through argv',
+      command: 'vault kv get -field=api_key secret/dd | par-identity rotate-identity --api-key-file -',
+    },
   ],
   run: {
     load: () => import('../commands/rotate-identity.js'),
@@ -81,7 +87,8 @@ export const rotateIdentity = defineCommand({
 export const rotateParIdentity = defineCommand({
   name: 'rotate-par-identity',
   stopsOnSignal: true,
-  description: 'enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)',
+  description:
+    'enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)',
   flags: {
     ...AGENT_CONFIG_FLAGS,
     ...KUBE_FLAGS,
@@ -90,16 +97,29 @@ export const rotateParIdentity = defineCommand({
     timeoutSeconds: withDefault(TIMEOUT, 120),
     dryRun: DRY_RUN,
     verify: NO_VERIFY,
-    create: switchFlag('--create', "create the Secret when missing even where no cluster agent is found (off-cluster with -n): the namespace must be the agent's"),
+    create: switchFlag(
+      '--create',
+      "create the Secret when missing even where no cluster agent is found (off-cluster with -n): the namespace must be the agent's",
+    ),
     keepPrevious: NO_KEEP_PREVIOUS,
     allowRegionChange: ALLOW_REGION_CHANGE,
     ...ROLLOUT_FLAGS,
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: "Rotate with the running cluster agent's own settings (no local config), checking RBAC first", command: 'par-identity rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog --dry-run' },
-    { what: 'Rotate the cluster agent identity Secret from a workstation, checking RBAC first', command: 'par-identity rotate-par-identity --context prod -n datadog --dry-run && par-identity rotate-par-identity --context prod -n datadog' },
-    { what: 'Rotate, then restart the cluster agent create-before-delete', command: 'par-identity rotate-par-identity -n datadog --rollout deployment/datadog-cluster-agent' },
+    {
+      what: "Rotate with the running cluster agent's own settings (no local config), checking RBAC first",
+      command: 'par-identity rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog --dry-run',
+    },
+    {
+      what: 'Rotate the cluster agent identity Secret from a workstation, checking RBAC first',
+      command:
+        'par-identity rotate-par-identity --context prod -n datadog --dry-run && par-identity rotate-par-identity --context prod -n datadog',
+    },
+    {
+      what: 'Rotate, then restart the cluster agent create-before-delete',
+      command: 'par-identity rotate-par-identity -n datadog --rollout deployment/datadog-cluster-agent',
+    },
   ],
   run: {
     load: () => import('../commands/rotate-par-identity.js'),

@@ -24,7 +24,11 @@ export interface ArgumentSpec<V = unknown> {
 }
 
 export const argument = (name: string, help: string): ArgumentSpec<string> => ({ name, help });
-export const choiceArgument = <const C extends readonly string[]>(name: string, help: string, choices: C): ArgumentSpec<C[number]> => ({ name, help, choices });
+export const choiceArgument = <const C extends readonly string[]>(name: string, help: string, choices: C): ArgumentSpec<C[number]> => ({
+  name,
+  help,
+  choices,
+});
 export const variadicArgument = (name: string, help: string): ArgumentSpec<string[]> => ({ name, help, variadic: true });
 
 /** A command's positional arguments, in order, by the key their value has in the input. */
@@ -77,7 +81,9 @@ export interface CommandSpec<O = unknown, F extends Flags = Flags, A extends Arg
 }
 
 /** One typed definition of a command: tsc infers its flags' and arguments' types from the definitions and checks toOptions against the module's options. */
-export function defineCommand<O, F extends Flags, A extends Arguments = Record<never, never>>(spec: CommandSpec<O, F, A>): CommandSpec<O, F, A> {
+export function defineCommand<O, F extends Flags, A extends Arguments = Record<never, never>>(
+  spec: CommandSpec<O, F, A>,
+): CommandSpec<O, F, A> {
   return spec;
 }
 

@@ -20,7 +20,10 @@ interface SignalStop {
   close(): void;
 }
 
-export function stopOnSignals(onSecond: (err: InterruptedError) => void, target: Pick<NodeJS.Process, 'on' | 'off' | 'exit'> = process): SignalStop {
+export function stopOnSignals(
+  onSecond: (err: InterruptedError) => void,
+  target: Pick<NodeJS.Process, 'on' | 'off' | 'exit'> = process,
+): SignalStop {
   const controller = new AbortController();
   let first: StopSignal | undefined;
   const handler = (name: StopSignal) => {

@@ -12,13 +12,11 @@ const completion = defineCommand({
   name: 'completion',
   description: 'print a shell completion script (bash, zsh or fish) for every command and flag',
   arguments: {
-    shell: choiceArgument('<shell>', 'bash | zsh | fish: the script; contexts | namespaces: the names the scripts complete --context and -n with (from the kubeconfig)', [
-      'bash',
-      'zsh',
-      'fish',
-      'contexts',
-      'namespaces',
-    ]),
+    shell: choiceArgument(
+      '<shell>',
+      'bash | zsh | fish: the script; contexts | namespaces: the names the scripts complete --context and -n with (from the kubeconfig)',
+      ['bash', 'zsh', 'fish', 'contexts', 'namespaces'],
+    ),
   },
   flags: {},
   examples: [
@@ -28,7 +26,10 @@ const completion = defineCommand({
   run: {
     load: () => import('../commands/completion.js'),
     // The table renders its own completion: the command module only prints it.
-    toOptions: (v): CompletionOptions => ({ shell: v.shell, script: async (shell: string) => (await import('./docs/completion.js')).renderCompletion(PROGRAM, shell) }),
+    toOptions: (v): CompletionOptions => ({
+      shell: v.shell,
+      script: async (shell: string) => (await import('./docs/completion.js')).renderCompletion(PROGRAM, shell),
+    }),
   },
 });
 

@@ -10,7 +10,8 @@ import { portParser } from './value-parsers.js';
 export const credentials = defineCommand({
   name: 'credentials',
   stopsOnSignal: true,
-  description: 'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
+  description:
+    'store, show or delete the Datadog API/application keys in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)',
   arguments: { action: choiceArgument('<action>', 'set | show | delete', ['set', 'show', 'delete']) },
   flags: {
     profile: PROFILE,
@@ -20,7 +21,10 @@ export const credentials = defineCommand({
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: 'Store the keys once (asked for without echo, or read from stdin)', command: 'par-identity credentials set --site datadoghq.eu' },
+    {
+      what: 'Store the keys once (asked for without echo, or read from stdin)',
+      command: 'par-identity credentials set --site datadoghq.eu',
+    },
     { what: 'Show which key a rotation would use, and from where (masked)', command: 'par-identity credentials show' },
   ],
   resultName: (v) => `credentials ${v.action}`,
@@ -43,11 +47,16 @@ export const emulator = defineCommand({
     port: withDefault(countFlag('--port', 'n', 'enrollment emulator port (0 = any free port)', portParser('--port')), 0),
     kube: switchFlag('--kube', 'also start the Kubernetes API emulator'),
     kubePort: withDefault(countFlag('--kube-port', 'n', 'Kubernetes API emulator port', portParser('--kube-port')), 0),
-    kubeconfigOut: textFlag('--kubeconfig-out', 'path', 'write an admin kubeconfig for the Kubernetes API emulator here', { completes: 'file' }),
+    kubeconfigOut: textFlag('--kubeconfig-out', 'path', 'write an admin kubeconfig for the Kubernetes API emulator here', {
+      completes: 'file',
+    }),
     ...OUTPUT_FLAGS,
   },
   examples: [
-    { what: 'A lab: both emulators and an admin kubeconfig for kubectl', command: 'par-identity emulator --kube --kubeconfig-out ./kubeconfig' },
+    {
+      what: 'A lab: both emulators and an admin kubeconfig for kubectl',
+      command: 'par-identity emulator --kube --kubeconfig-out ./kubeconfig',
+    },
   ],
   run: {
     load: () => import('../commands/emulator.js'),

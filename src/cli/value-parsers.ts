@@ -50,9 +50,14 @@ export function processIdParser(flag: string) {
 }
 
 /** A TCP port, 0 (any free port) to 65535. */
-export const portParser = (flag: string) => flagParser(flag, 'a port number from 0 to 65535', (value) => (/^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : undefined));
+export const portParser = (flag: string) =>
+  flagParser(flag, 'a port number from 0 to 65535', (value) =>
+    /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : undefined,
+  );
 
-export const agentVersionParser = flagParser('--agent-version', 'an agent version like 7.66.0 or 7.66.0+commit.abc1234', (value) => (AGENT_VERSION_FORMAT.test(value) ? value : undefined));
+export const agentVersionParser = flagParser('--agent-version', 'an agent version like 7.66.0 or 7.66.0+commit.abc1234', (value) =>
+  AGENT_VERSION_FORMAT.test(value) ? value : undefined,
+);
 
 /** The text itself once `check` accepts it (the command parses it again where it is used). */
 const kept = (check: (value: string) => unknown) => (value: string) => {
@@ -66,7 +71,16 @@ export const listenParser = flagParser('--listen', 'an address: PORT, :PORT or H
 export const signalNameParser = flagParser('--signal-name', 'a signal name (HUP, USR1, USR2, TERM…)', kept(parseSignalName));
 
 /** --agent deployment/<name>: the cluster agent's Deployment, in -n (else the kubeconfig's namespace). */
-export const agentRefParser = flagParser('--agent', 'deployment/<name> (the cluster agent\'s Deployment)', kept((value) => parseAgentRef(value)));
+export const agentRefParser = flagParser(
+  '--agent',
+  "deployment/<name> (the cluster agent's Deployment)",
+  kept((value) => parseAgentRef(value)),
+);
 
 /** deployment/<name> or daemonset/<name>: the command resolves it in its namespace. */
-export const workloadParser = (flag: string) => flagParser(flag, 'deployment/<name> or daemonset/<name> (also deploy/ and ds/)', kept((value) => parseWorkloadRef(value, 'default')));
+export const workloadParser = (flag: string) =>
+  flagParser(
+    flag,
+    'deployment/<name> or daemonset/<name> (also deploy/ and ds/)',
+    kept((value) => parseWorkloadRef(value, 'default')),
+  );

@@ -1,6 +1,14 @@
 import { checkSite } from '../config/endpoint.js';
 import { loadAgentConfig } from '../config/index.js';
-import { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from '../credentials/index.js';
+import {
+  deleteProfile,
+  KeychainUnavailableError,
+  maskSecret,
+  type Profile,
+  PROFILE_FIELDS,
+  readProfile,
+  writeProfile,
+} from '../credentials/index.js';
 import { ConfigError, InterruptedError, stopSignalOf, stoppedBy, UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
@@ -25,7 +33,12 @@ export interface CredentialsOptions extends OutputOptions {
 
 /** What a stopped credentials command says: nothing was stored, deleted or half-done. */
 function stopped(options: CredentialsOptions, what: string): InterruptedError {
-  const again = commandLine([programName(), 'credentials', options.action, ...(options.profile === DEFAULT_PROFILE ? [] : ['--profile', options.profile])]);
+  const again = commandLine([
+    programName(),
+    'credentials',
+    options.action,
+    ...(options.profile === DEFAULT_PROFILE ? [] : ['--profile', options.profile]),
+  ]);
   return new InterruptedError(options.action, {
     message: `${stoppedBy(options.signal)} ${what}: keychain profile ${options.profile} unchanged`,
     hint: options.action === 'show' ? 'Nothing to undo (show only reads).' : `Nothing to undo. Run \`${again}\` again when you want.`,
@@ -42,7 +55,11 @@ function checkStop(options: CredentialsOptions, what: string): void {
 function checkKey(name: string, value: string | undefined): string | undefined {
   if (!value) return undefined;
   if (/\s/.test(value) || value.startsWith('ENC[')) {
-    throw new ConfigError('CREDENTIAL_FORMAT', `the ${name} given is not a plain key (whitespace or an ENC[] handle)`, 'Give the key itself, alone on its line. Nothing was stored.');
+    throw new ConfigError(
+      'CREDENTIAL_FORMAT',
+      `the ${name} given is not a plain key (whitespace or an ENC[] handle)`,
+      'Give the key itself, alone on its line. Nothing was stored.',
+    );
   }
   return value;
 }
@@ -67,7 +84,11 @@ async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> 
   });
   checkStop(options, 'before anything was stored');
   const apiKey = checkKey('API key', keys.api_key);
-  if (!apiKey) throw new UsageError('no API key given', 'Pipe it on the first line of stdin (application key on the second), or run on a terminal to be prompted.');
+  if (!apiKey)
+    throw new UsageError(
+      'no API key given',
+      'Pipe it on the first line of stdin (application key on the second), or run on a terminal to be prompted.',
+    );
   const values: Profile = { api_key: apiKey };
   const appKey = checkKey('application key', keys.app_key);
   if (appKey) values.app_key = appKey;
@@ -76,7 +97,10 @@ async function set(options: CredentialsOptions, io: Io): Promise<CommandResult> 
   const written = await writeProfile(options.profile, values);
   return {
     json: resultJson('credentials set', { profile: options.profile, stored: written }),
-    summary: [`stored in the OS keychain, profile ${options.profile}: ${written.join(', ')}`, ...written.filter((f) => f !== 'site').map((f) => `  ${f}: ${maskSecret(values[f]!)}`)],
+    summary: [
+      `stored in the OS keychain, profile ${options.profile}: ${written.join(', ')}`,
+      ...written.filter((f) => f !== 'site').map((f) => `  ${f}: ${maskSecret(values[f]!)}`),
+    ],
   };
 }
 
@@ -97,13 +121,22 @@ async function show(options: CredentialsOptions, io: Io): Promise<CommandResult>
   const { stored, unavailable } = await readStored(options.profile);
   checkStop(options, 'while reading');
   // The agent config may run its secrets backend (up to secret_backend_timeout).
-  const config = await loadAgentConfig({ cfgPath: options.cfgPath, extraFiles: options.extraCfg, env: io.env, given: options.cfgPath !== DEFAULT_CFGPATH });
+  const config = await loadAgentConfig({
+    cfgPath: options.cfgPath,
+    extraFiles: options.extraCfg,
+    env: io.env,
+    given: options.cfgPath !== DEFAULT_CFGPATH,
+  });
   checkStop(options, 'while reading');
   const fromProfile = `keychain profile ${options.profile}`;
   const set = (field: string) => config.sourceOf(field) !== 'default' && config.getString(field) !== undefined;
   // The order a rotation follows (docs/configuration.md): env and config first; the profile's site by
   // the one rule of every run (src/config/datadog-site.ts), only with its API key.
-  const site = await resolveSite(config, io.env, undefined, async () => ({ ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.site ? { site: stored.site } : {}), profile: options.profile }));
+  const site = await resolveSite(config, io.env, undefined, async () => ({
+    ...(stored.api_key ? { apiKey: stored.api_key } : {}),
+    ...(stored.site ? { site: stored.site } : {}),
+    profile: options.profile,
+  }));
   const effective = PROFILE_FIELDS.map((field) => {
     if (field === 'site') return { field, source: site.siteSource, value: site.site };
     if (set(field)) return { field, source: config.sourceOf(field), value: shownValue(field, config.getString(field)!) };
@@ -134,7 +167,11 @@ async function remove(options: CredentialsOptions): Promise<CommandResult> {
   const deleted = await deleteProfile(options.profile);
   return {
     json: resultJson('credentials delete', { profile: options.profile, deleted }),
-    summary: [deleted.length ? `deleted from the OS keychain, profile ${options.profile}: ${deleted.join(', ')}` : `profile ${options.profile} held nothing`],
+    summary: [
+      deleted.length
+        ? `deleted from the OS keychain, profile ${options.profile}: ${deleted.join(', ')}`
+        : `profile ${options.profile} held nothing`,
+    ],
   };
 }
 

@@ -54,7 +54,10 @@ async function loadEmulators(): Promise<EmulatorBundle> {
 export async function run(options: EmulatorOptions, io: Io): Promise<CommandResult> {
   const { startEmulators } = await loadEmulators();
   // The kubeconfig is written by this bundle's writer, so a refusal is its own ParError (exit 7).
-  const { info, lines, requests, close } = await startEmulators({ ...options, writeKubeconfig: (path, text) => writePrivateFile(path, text, 'kubeconfig files') });
+  const { info, lines, requests, close } = await startEmulators({
+    ...options,
+    writeKubeconfig: (path, text) => writePrivateFile(path, text, 'kubeconfig files'),
+  });
   // Listen for the signals before saying "listening": a caller may stop us the moment it reads that.
   const stopped = untilSignal();
   if (options.json) io.stdout(`${JSON.stringify({ schemaVersion: 1, status: 'listening', command: 'emulator', ...info })}\n`);

@@ -31,7 +31,11 @@ const WITHOUT_SURGE: Record<RolloutOutcome['action'], string> = {
 /** "rolled out create-before-delete (surge); original strategy restored", and what became of the strategy. */
 function rolledOutLine(outcome: RolloutOutcome): string {
   const how = outcome.surged ? 'create-before-delete (surge)' : "with the workload's own strategy";
-  const strategy = outcome.strategyRestored ? '; original strategy restored' : outcome.strategyChangedMeanwhile ? '; strategy left as someone changed it meanwhile' : '';
+  const strategy = outcome.strategyRestored
+    ? '; original strategy restored'
+    : outcome.strategyChangedMeanwhile
+      ? '; strategy left as someone changed it meanwhile'
+      : '';
   return `rolled out ${how}${strategy}`;
 }
 
@@ -40,7 +44,9 @@ function renderCheck(outcome: RolloutOutcome): string[] {
   const restartedAnyway = c.verdict === 'blocked' && outcome.action !== 'checked';
   return [
     restartedAnyway ? `${outcome.target}: a surge is not safe; ${WITHOUT_SURGE[outcome.action]}` : `${outcome.target}: ${c.verdict}`,
-    ...c.findings.map((f) => `  ${f.severity === 'blocker' ? (restartedAnyway ? 'no surge' : 'BLOCKED') : f.severity}: ${f.message} [${f.code}]`),
+    ...c.findings.map(
+      (f) => `  ${f.severity === 'blocker' ? (restartedAnyway ? 'no surge' : 'BLOCKED') : f.severity}: ${f.message} [${f.code}]`,
+    ),
     `  identity: ${c.identity.ways.join('; ')}${c.identity.restartNeeded ? ' → a restart is needed' : ''}`,
     ...c.nodes.map((n) => `  node ${n.node}: ${n.verdict} (${n.reasons.join(', ')})`),
     ...leftoverLines(outcome),
@@ -66,7 +72,8 @@ function leftoverLines(outcome: RolloutOutcome): string[] {
                 : 'not acted on';
     lines.push(`  strategy: ${l.message}: ${next}`);
   }
-  if (outcome.strategyChangedMeanwhile) lines.push(`  strategy: changed by someone else during this rollout; left as they set it, not restored`);
+  if (outcome.strategyChangedMeanwhile)
+    lines.push(`  strategy: changed by someone else during this rollout; left as they set it, not restored`);
   return lines;
 }
 
@@ -86,14 +93,27 @@ function stopped(options: RolloutCommandOptions, ref: WorkloadRef | undefined, r
   ]);
   const resume = `Resume with \`${again}\`: it restarts every Pod again${options.surge === false ? '' : ', create-before-delete'}.`;
   if (cause instanceof InterruptedError && cause.details?.phase === 'during') {
-    return new InterruptedError('rollout', { message: cause.message, hint: resume, signal: stopSignalOf(options.signal), details: cause.details });
+    return new InterruptedError('rollout', {
+      message: cause.message,
+      hint: resume,
+      signal: stopSignalOf(options.signal),
+      details: cause.details,
+    });
   }
   const what = ref ? describeRef(ref) : options.target;
   return new InterruptedError('rollout', {
     message: `${stoppedBy(options.signal)} before the restart of ${what}: nothing was changed, no Pod restarted`,
-    hint: options.checkOnly || options.dryRun ? 'Nothing to undo. Run it again when you want.' : `Nothing to undo. ${resume.replace(' again', '')}`,
+    hint:
+      options.checkOnly || options.dryRun
+        ? 'Nothing to undo. Run it again when you want.'
+        : `Nothing to undo. ${resume.replace(' again', '')}`,
     signal: stopSignalOf(options.signal),
-    details: { step: 'rollout', phase: 'before', restartedPods: 0, ...(cause instanceof ParError && cause.code !== 'INTERRUPTED' ? { cut: cause.code } : {}) },
+    details: {
+      step: 'rollout',
+      phase: 'before',
+      restartedPods: 0,
+      ...(cause instanceof ParError && cause.code !== 'INTERRUPTED' ? { cut: cause.code } : {}),
+    },
   });
 }
 
@@ -123,18 +143,32 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
     options.signal?.removeEventListener('abort', onStop);
   }
   const summary = renderCheck(outcome);
-  if (outcome.action === 'dry-run') summary.push('dry run: the apiserver accepts the first patch (server-side dry run); would apply these patches:', ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`));
+  if (outcome.action === 'dry-run')
+    summary.push(
+      'dry run: the apiserver accepts the first patch (server-side dry run); would apply these patches:',
+      ...outcome.patches.map((p) => `  ${JSON.stringify(p)}`),
+    );
   if (outcome.action === 'unchanged') summary.push('unchanged: every Pod already runs this identity fingerprint');
   if (outcome.action === 'rolled-out') {
     summary.push(
       rolledOutLine(outcome),
-      ...outcome.fallbackSteps.map((s) => `  fallback on ${s.node}: ${s.deletedPod ? `deleted old Pod ${s.deletedPod} first (best effort)` : `skipped (${s.skipped})`}`),
+      ...outcome.fallbackSteps.map(
+        (s) =>
+          `  fallback on ${s.node}: ${s.deletedPod ? `deleted old Pod ${s.deletedPod} first (best effort)` : `skipped (${s.skipped})`}`,
+      ),
     );
   }
   // `--check` answers whether a restart can create before it deletes: BLOCKED is a no, with its exit status.
   const blocked = outcome.action === 'checked' && outcome.check.verdict === 'blocked';
-  if (blocked) summary.push(`exit ${ExitCode.rolloutFailed} (SURGE_BLOCKED): a create-before-delete restart is not safe; fix the BLOCKED conditions, or restart with the workload's own strategy (--no-surge)`);
+  if (blocked)
+    summary.push(
+      `exit ${ExitCode.rolloutFailed} (SURGE_BLOCKED): a create-before-delete restart is not safe; fix the BLOCKED conditions, or restart with the workload's own strategy (--no-surge)`,
+    );
   const exitCode = blocked ? ExitCode.rolloutFailed : ExitCode.ok;
-  const json = { ...resultJson('rollout', outcome), ...(blocked ? { status: 'blocked' as const, code: 'SURGE_BLOCKED' as const } : {}), exitCode };
+  const json = {
+    ...resultJson('rollout', outcome),
+    ...(blocked ? { status: 'blocked' as const, code: 'SURGE_BLOCKED' as const } : {}),
+    exitCode,
+  };
   return { ...(blocked ? { exitCode } : {}), json, summary };
 }

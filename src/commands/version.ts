@@ -16,10 +16,20 @@ interface BuildInfo {
 }
 
 function buildInfo(): BuildInfo {
-  return { version: VERSION, commit: COMMIT, node: process.version, platform: process.platform, arch: process.arch, singleExecutable: runningAsSingleExecutable() };
+  return {
+    version: VERSION,
+    commit: COMMIT,
+    node: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    singleExecutable: runningAsSingleExecutable(),
+  };
 }
 
-export async function run(_options: Record<string, never>, _io: Io): Promise<CommandResult<ReturnType<typeof resultJson<'version', BuildInfo>>>> {
+export async function run(
+  _options: Record<string, never>,
+  _io: Io,
+): Promise<CommandResult<ReturnType<typeof resultJson<'version', BuildInfo>>>> {
   const info = buildInfo();
   return {
     json: resultJson('version', info),

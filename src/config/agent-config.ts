@@ -105,7 +105,12 @@ async function isFile(path: string): Promise<boolean> {
 }
 
 function notFound(path: string, what: string, flag: string): ConfigError {
-  return new ConfigError('CONFIG_NOT_FOUND', `${what} ${path} does not exist`, `Nothing was read or changed. Check the path given with ${flag} (a typo?), then run again.`, { file: path });
+  return new ConfigError(
+    'CONFIG_NOT_FOUND',
+    `${what} ${path} does not exist`,
+    `Nothing was read or changed. Check the path given with ${flag} (a typo?), then run again.`,
+    { file: path },
+  );
 }
 
 async function findMainFile(cfgPath: string, fileNames: string[], given: boolean): Promise<string | undefined> {
@@ -148,7 +153,12 @@ async function parseYamlFile(path: string): Promise<Tree> {
         { file: path, limitBytes: MAX_CONFIG_FILE_BYTES },
       );
     }
-    throw new ConfigError('CONFIG_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, 'Check the path given with -c/-E and its permissions.', { file: path });
+    throw new ConfigError(
+      'CONFIG_UNREADABLE',
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+      'Check the path given with -c/-E and its permissions.',
+      { file: path },
+    );
   }
   return readAgentYaml(path, decodeYamlBytes(path, bytes));
 }
@@ -254,7 +264,8 @@ export async function loadAgentConfig(options: LoadConfigOptions): Promise<Agent
   // Every handle, from the files and from every DD_* variable, for one backend run.
   const handles = new Map<string, string>();
   for (const [name, value] of Object.entries(options.env)) {
-    if (name.startsWith('DD_') && !name.startsWith('DD_SECRET_BACKEND') && value) collectHandles(value, name.slice(3).toLowerCase(), `env ${name}`, handles);
+    if (name.startsWith('DD_') && !name.startsWith('DD_SECRET_BACKEND') && value)
+      collectHandles(value, name.slice(3).toLowerCase(), `env ${name}`, handles);
   }
   for (const layer of layers) collectHandles(layer.tree, '', layer.file, handles);
   if (handles.size === 0 || options.secretsBackend === false) return config;
@@ -285,7 +296,10 @@ export function requireRunnerEnabled(config: AgentConfig, looked?: string): void
     }
     const raw = config.get('private_action_runner.enabled');
     // "yes" in quotes, or in DD_*, is a string the agent's GetBool cannot parse: say what was read.
-    const read = typeof raw === 'boolean' || raw === undefined || raw === null ? 'false' : `${sanitizeServerString(JSON.stringify(raw), 80)}, which the agent reads as false`;
+    const read =
+      typeof raw === 'boolean' || raw === undefined || raw === null
+        ? 'false'
+        : `${sanitizeServerString(JSON.stringify(raw), 80)}, which the agent reads as false`;
     throw new ConfigError(
       'RUNNER_DISABLED',
       `private_action_runner.enabled is ${read} (from ${config.sourceOf('private_action_runner.enabled')})`,

@@ -41,7 +41,13 @@ const NOT_ALLOWED = /[^\t\n\r\x20-\x7e\x85\u00a0-\ud7ff\ue000-\ufffd\u{10000}-\u
 
 /** Decodes the file's bytes as yaml.v2 does: UTF-16 when it starts with that BOM, else UTF-8, strictly. */
 export function decodeYamlBytes(path: string, bytes: Uint8Array): string {
-  const yamlError = (message: string) => new ConfigError('CONFIG_YAML', `${path}: invalid YAML: ${message}`, 'Save the file as UTF-8 (the agent would refuse it too), then run again.', { file: path });
+  const yamlError = (message: string) =>
+    new ConfigError(
+      'CONFIG_YAML',
+      `${path}: invalid YAML: ${message}`,
+      'Save the file as UTF-8 (the agent would refuse it too), then run again.',
+      { file: path },
+    );
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return Buffer.from(bytes.subarray(2)).toString('utf16le');
   if (bytes[0] === 0xfe && bytes[1] === 0xff) {
     if (bytes.length % 2 !== 0) throw yamlError('incomplete UTF-16 character');
@@ -62,13 +68,23 @@ function lineOf(text: string, offset: number): number {
 }
 
 function yamlError(path: string, message: string, line: number | undefined): ConfigError {
-  return new ConfigError('CONFIG_YAML', `${path}${line ? `:${line}` : ''}: invalid YAML: ${message}`, 'Fix the YAML at that line (the agent would refuse it too), then run again.', { file: path, line });
+  return new ConfigError(
+    'CONFIG_YAML',
+    `${path}${line ? `:${line}` : ''}: invalid YAML: ${message}`,
+    'Fix the YAML at that line (the agent would refuse it too), then run again.',
+    { file: path, line },
+  );
 }
 
 /** The tree yaml.v2 gives the agent for `text` (the file at `path`, named in errors). */
 export async function readAgentYaml(path: string, text: string): Promise<Tree> {
   const refused = NOT_ALLOWED.exec(text);
-  if (refused) throw yamlError(path, `control characters are not allowed (U+${refused[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`, lineOf(text, refused.index));
+  if (refused)
+    throw yamlError(
+      path,
+      `control characters are not allowed (U+${refused[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`,
+      lineOf(text, refused.index),
+    );
   // Most agent configs are plain block mappings: read those in one pass; anything else, and every
   // error, goes through the library below.
   const simple = parseSimpleYaml(text);
@@ -95,14 +111,20 @@ class Decoder {
   private count(node: YamlNode): void {
     this.decodes++;
     if (this.aliasDepth > 0) this.aliasDecodes++;
-    if (excessiveAliasing(this.aliasDecodes, this.decodes)) this.fail('document contains excessive aliasing (a YAML "billion laughs" document)', node, 'CONFIG_YAML_ALIASES');
+    if (excessiveAliasing(this.aliasDecodes, this.decodes))
+      this.fail('document contains excessive aliasing (a YAML "billion laughs" document)', node, 'CONFIG_YAML_ALIASES');
   }
 
   /** The node an alias stands for (the caller counted the alias node; its anchor's node counts again). */
   private through<T>(node: YamlNode, depth: number, use: (target: YamlNode) => T): T {
     if (!this.yaml.isAlias(node)) return use(node);
     const target = this.targets.get(node);
-    if (!target) this.fail(`unknown anchor '${node.source}' referenced (Unresolved alias: the anchor must come before it)`, node, 'CONFIG_YAML_ALIASES');
+    if (!target)
+      this.fail(
+        `unknown anchor '${node.source}' referenced (Unresolved alias: the anchor must come before it)`,
+        node,
+        'CONFIG_YAML_ALIASES',
+      );
     if (this.expanding.has(node)) this.fail(`anchor '${node.source}' value contains itself`, node, 'CONFIG_YAML_ALIASES');
     if (depth > MAX_DEPTH) this.fail(`exceeded max depth of ${MAX_DEPTH}`, node);
     this.expanding.add(node);
@@ -250,7 +272,8 @@ export function decodeWithLibrary(path: string, text: string, yaml: YamlModule):
   const first = doc.errors[0];
   if (first) throw yamlError(path, first.message.split('\n')[0]!, first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line);
   const directive = doc.directives?.yaml;
-  if (directive?.explicit && directive.version !== '1.1') throw yamlError(path, `found incompatible YAML document (%YAML ${directive.version}; the agent reads YAML 1.1)`, 1);
+  if (directive?.explicit && directive.version !== '1.1')
+    throw yamlError(path, `found incompatible YAML document (%YAML ${directive.version}; the agent reads YAML 1.1)`, 1);
 
   // Anchors in document order: an alias is the latest anchor of its name before it (parserc.go).
   const targets = new Map<Alias, YamlNode | undefined>();
@@ -286,8 +309,12 @@ export function decodeWithLibrary(path: string, text: string, yaml: YamlModule):
   const root = doc.contents as YamlNode | null;
   // decode.go, document: the document node is one decode, its root another.
   decoder.decodes++;
-  if (root === null || (yaml.isScalar(root) && root.type === 'PLAIN' && !root.tag && resolvePlainScalar(String(root.value ?? '')) === null)) return { tree: {}, decodes: decoder.decodes };
-  if (!yaml.isMap(root)) throw new ConfigError('CONFIG_YAML', `${path}: the top level is not a mapping`, 'An agent config file is a YAML mapping of keys.', { file: path });
+  if (root === null || (yaml.isScalar(root) && root.type === 'PLAIN' && !root.tag && resolvePlainScalar(String(root.value ?? '')) === null))
+    return { tree: {}, decodes: decoder.decodes };
+  if (!yaml.isMap(root))
+    throw new ConfigError('CONFIG_YAML', `${path}: the top level is not a mapping`, 'An agent config file is a YAML mapping of keys.', {
+      file: path,
+    });
   decoder.decodes++;
   const tree = decoder.mapInto(root, Object.create(null) as Tree, true, 0);
   return { tree, decodes: decoder.decodes };

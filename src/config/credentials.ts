@@ -45,17 +45,27 @@ function checkNotHandle(name: string, cred: Credential): Credential {
     );
   }
   if (/\s/.test(cred.value)) {
-    throw new ConfigError('CREDENTIAL_FORMAT', `${name} from ${cred.source} contains whitespace`, 'Store the key alone, on one line, with no spaces.');
+    throw new ConfigError(
+      'CREDENTIAL_FORMAT',
+      `${name} from ${cred.source} contains whitespace`,
+      'Store the key alone, on one line, with no spaces.',
+    );
   }
   return cred;
 }
 
-async function fromFlag(path: string | undefined, label: string, stdinLines: () => Promise<string[]>, index: number): Promise<Credential | undefined> {
+async function fromFlag(
+  path: string | undefined,
+  label: string,
+  stdinLines: () => Promise<string[]>,
+  index: number,
+): Promise<Credential | undefined> {
   if (!path) return undefined;
   if (path === '-') {
     const lines = await stdinLines();
     const value = lines[index]?.trim();
-    if (!value) throw new ConfigError('CREDENTIAL_MISSING', `no ${label} on standard input`, `Pipe the ${label} on its own line into par-identity.`);
+    if (!value)
+      throw new ConfigError('CREDENTIAL_MISSING', `no ${label} on standard input`, `Pipe the ${label} on its own line into par-identity.`);
     return { value, source: 'stdin' };
   }
   let text: string;
@@ -68,7 +78,11 @@ async function fromFlag(path: string | undefined, label: string, stdinLines: () 
     }
   } catch (err) {
     if (err instanceof FileTooLargeError) {
-      throw new ConfigError('CREDENTIAL_FORMAT', `the ${label} file ${path} is ${err.size} bytes or more: a key file holds one key (at most ${formatBytes(MAX_KEY_FILE_BYTES)} read)`, `Nothing was read from it. Write the ${label} alone into ${path}.`);
+      throw new ConfigError(
+        'CREDENTIAL_FORMAT',
+        `the ${label} file ${path} is ${err.size} bytes or more: a key file holds one key (at most ${formatBytes(MAX_KEY_FILE_BYTES)} read)`,
+        `Nothing was read from it. Write the ${label} alone into ${path}.`,
+      );
     }
     const code = (err as NodeJS.ErrnoException).code;
     const flag = label === 'API key' ? '--api-key-file' : '--app-key-file';
@@ -81,7 +95,11 @@ async function fromFlag(path: string | undefined, label: string, stdinLines: () 
         { flag, valueLength: path.length },
       );
     }
-    throw new ConfigError('CREDENTIAL_UNREADABLE', `cannot read the ${label} file ${path}: ${code ?? err}`, 'Check the path and its permissions.');
+    throw new ConfigError(
+      'CREDENTIAL_UNREADABLE',
+      `cannot read the ${label} file ${path}: ${code ?? err}`,
+      'Check the path and its permissions.',
+    );
   }
   const value = text.trim();
   if (!value) throw new ConfigError('CREDENTIAL_MISSING', `the ${label} file ${path} is empty`, `Write the ${label} into ${path}.`);
@@ -91,7 +109,12 @@ async function fromFlag(path: string | undefined, label: string, stdinLines: () 
 function fromValue(value: string | undefined, label: string, option: string): Credential | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
-  if (!trimmed) throw new ConfigError('CREDENTIAL_MISSING', `the ${option} option is empty`, `Pass the ${label} itself as ${option}, or leave ${option} out to use the other sources.`);
+  if (!trimmed)
+    throw new ConfigError(
+      'CREDENTIAL_MISSING',
+      `the ${option} option is empty`,
+      `Pass the ${label} itself as ${option}, or leave ${option} out to use the other sources.`,
+    );
   return { value: trimmed, source: `the ${option} option` };
 }
 
@@ -131,8 +154,12 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
   const bothStdin = sources.apiKeyFile === '-' && sources.appKeyFile === '-';
   const fromAgent = fromConfigResolved(config, ['api_key', 'app_key']);
   const agentApiKey = fromAgent.api_key;
-  let apiKey = fromValue(sources.apiKey, 'API key', 'apiKey') ?? (await fromFlag(sources.apiKeyFile, 'API key', stdinLines, 0)) ?? agentApiKey;
-  let appKey = fromValue(sources.appKey, 'application key', 'appKey') ?? (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ?? fromAgent.app_key;
+  let apiKey =
+    fromValue(sources.apiKey, 'API key', 'apiKey') ?? (await fromFlag(sources.apiKeyFile, 'API key', stdinLines, 0)) ?? agentApiKey;
+  let appKey =
+    fromValue(sources.appKey, 'application key', 'appKey') ??
+    (await fromFlag(sources.appKeyFile, 'application key', stdinLines, bothStdin ? 1 : 0)) ??
+    fromAgent.app_key;
   if ((!apiKey || (needAppKey && !appKey)) && sources.keychain) {
     const stored = await sources.keychain();
     if (stored?.apiKey && !apiKey) apiKey = { value: stored.apiKey, source: `keychain profile ${stored.profile}` };

@@ -32,7 +32,12 @@ export function keychainSource(profile: string, report: Pick<Reporter, 'info'>):
       const { readProfile, KeychainUnavailableError } = await import('../credentials/index.js');
       try {
         const stored = await readProfile(profile);
-        return { ...(stored.api_key ? { apiKey: stored.api_key } : {}), ...(stored.app_key ? { appKey: stored.app_key } : {}), ...(stored.site ? { site: stored.site } : {}), profile };
+        return {
+          ...(stored.api_key ? { apiKey: stored.api_key } : {}),
+          ...(stored.app_key ? { appKey: stored.app_key } : {}),
+          ...(stored.site ? { site: stored.site } : {}),
+          profile,
+        };
       } catch (err) {
         if (!(err instanceof KeychainUnavailableError)) throw err;
         report.info(`keychain not consulted: ${err.message}`);
@@ -47,7 +52,12 @@ export function keychainSource(profile: string, report: Pick<Reporter, 'info'>):
  * the key a rotation would take, which is the profile's when neither the environment nor the config
  * has one. The keychain is read only when the site is the profile's to give.
  */
-export async function resolveSite(config: AgentConfig, env: NodeJS.ProcessEnv, apiKeySource: string | undefined, keychain: KeychainRead): Promise<Endpoint> {
+export async function resolveSite(
+  config: AgentConfig,
+  env: NodeJS.ProcessEnv,
+  apiKeySource: string | undefined,
+  keychain: KeychainRead,
+): Promise<Endpoint> {
   const own = resolveEndpoint(config, env);
   if (own.siteSource !== 'default') return own;
   const keyIsProfiles = apiKeySource === undefined ? config.getString('api_key') === undefined : apiKeySource.startsWith(FROM_PROFILE);

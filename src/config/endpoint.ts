@@ -114,7 +114,13 @@ export function resolveEndpoint(config: AgentConfig, env: NodeJS.ProcessEnv, sto
   }
   if (ddUrl) {
     const fromHost = siteFromHost(hostOf(ddUrl, ddUrlSource));
-    if (fromHost) return { baseUrl: `https://api.${fromHost}`, site: fromHost, siteSource: `dd_url (${config.sourceOf('dd_url')})`, how: `site ${fromHost} taken from dd_url` };
+    if (fromHost)
+      return {
+        baseUrl: `https://api.${fromHost}`,
+        site: fromHost,
+        siteSource: `dd_url (${config.sourceOf('dd_url')})`,
+        how: `site ${fromHost} taken from dd_url`,
+      };
     return {
       baseUrl: `https://api.${site}`,
       site,

@@ -16,7 +16,11 @@ export function resolveIdentityPath(config: AgentConfig, explicit?: string): Ide
   const configured = config.getString('private_action_runner.identity_file_path');
   if (configured) return { path: configured, source: config.sourceOf('private_action_runner.identity_file_path') };
   const authToken = config.getString('auth_token_file_path');
-  if (authToken) return { path: join(dirname(authToken), IDENTITY_FILE_NAME), source: `next to auth_token_file_path (${config.sourceOf('auth_token_file_path')})` };
+  if (authToken)
+    return {
+      path: join(dirname(authToken), IDENTITY_FILE_NAME),
+      source: `next to auth_token_file_path (${config.sourceOf('auth_token_file_path')})`,
+    };
   if (config.file) return { path: join(dirname(config.file), IDENTITY_FILE_NAME), source: `next to ${config.file}` };
   throw new ConfigError(
     'IDENTITY_PATH_UNRESOLVED',

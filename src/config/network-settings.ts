@@ -38,20 +38,38 @@ export const DEFAULT_NETWORK: NetworkSettings = {
   summary: 'proxy: none',
 };
 
-const TLS_VERSIONS: Record<string, NetworkSettings['tls']['minVersion']> = { 'tlsv1.0': 'TLSv1', 'tlsv1.1': 'TLSv1.1', 'tlsv1.2': 'TLSv1.2', 'tlsv1.3': 'TLSv1.3' };
+const TLS_VERSIONS: Record<string, NetworkSettings['tls']['minVersion']> = {
+  'tlsv1.0': 'TLSv1',
+  'tlsv1.1': 'TLSv1.1',
+  'tlsv1.2': 'TLSv1.2',
+  'tlsv1.3': 'TLSv1.3',
+};
 
 function parseProxyUrl(raw: string, where: string): ProxyTarget {
   let url: URL;
   try {
     url = new URL(raw.includes('://') ? raw : `http://${raw}`);
   } catch {
-    throw new ConfigError('PROXY_INVALID', `${where} is not a proxy URL`, 'Set it to http://host:port (credentials as http://user:password@host:port).');
+    throw new ConfigError(
+      'PROXY_INVALID',
+      `${where} is not a proxy URL`,
+      'Set it to http://host:port (credentials as http://user:password@host:port).',
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError('PROXY_INVALID', `${where} uses ${url.protocol.replace(':', '')}, which par-identity does not support`, 'Use an http:// or https:// proxy.');
+    throw new ConfigError(
+      'PROXY_INVALID',
+      `${where} uses ${url.protocol.replace(':', '')}, which par-identity does not support`,
+      'Use an http:// or https:// proxy.',
+    );
   }
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  const target: ProxyTarget = { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, display: `${url.hostname}:${port}` };
+  const target: ProxyTarget = {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    display: `${url.hostname}:${port}`,
+  };
   if (url.username || url.password) {
     target.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
   }
@@ -60,7 +78,11 @@ function parseProxyUrl(raw: string, where: string): ProxyTarget {
 
 function listOf(value: unknown, separators: RegExp): string[] {
   if (Array.isArray(value)) return value.map((v) => String(v).trim()).filter(Boolean);
-  if (typeof value === 'string') return value.split(separators).map((v) => v.trim()).filter(Boolean);
+  if (typeof value === 'string')
+    return value
+      .split(separators)
+      .map((v) => v.trim())
+      .filter(Boolean);
   return [];
 }
 
@@ -93,20 +115,30 @@ export function resolveNetworkSettings(config: AgentConfig, env: NodeJS.ProcessE
   const warnings: string[] = [];
   const skip = config.getBool('skip_ssl_validation');
   if (skip) {
-    warnings.push(`TLS CERTIFICATES ARE NOT VERIFIED for Datadog calls: skip_ssl_validation is true (${config.sourceOf('skip_ssl_validation')}); anyone on the path can read the API key. Turn it off as soon as possible.`);
+    warnings.push(
+      `TLS CERTIFICATES ARE NOT VERIFIED for Datadog calls: skip_ssl_validation is true (${config.sourceOf('skip_ssl_validation')}); anyone on the path can read the API key. Turn it off as soon as possible.`,
+    );
   }
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
-    warnings.push('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates are verified anyway (extra CAs: NODE_EXTRA_CA_CERTS; the agent setting skip_ssl_validation if you really must).');
+    warnings.push(
+      'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates are verified anyway (extra CAs: NODE_EXTRA_CA_CERTS; the agent setting skip_ssl_validation if you really must).',
+    );
   }
   const rawMin = (config.getString('min_tls_version') ?? 'tlsv1.2').toLowerCase();
   const minVersion = TLS_VERSIONS[rawMin];
   if (!minVersion) {
-    throw new ConfigError('CONFIG_VALUE', `min_tls_version is ${JSON.stringify(rawMin)} (${config.sourceOf('min_tls_version')})`, 'Use one of tlsv1.0, tlsv1.1, tlsv1.2, tlsv1.3, as the agent accepts.');
+    throw new ConfigError(
+      'CONFIG_VALUE',
+      `min_tls_version is ${JSON.stringify(rawMin)} (${config.sourceOf('min_tls_version')})`,
+      'Use one of tlsv1.0, tlsv1.1, tlsv1.2, tlsv1.3, as the agent accepts.',
+    );
   }
   const proxy: NetworkSettings['proxy'] = { noProxy, nonExact: config.getBool('no_proxy_nonexact_match') };
   if (http) proxy.http = parseProxyUrl(http.value, http.where);
   if (https) proxy.https = parseProxyUrl(https.value, https.where);
   const parts = [proxy.https ? `https via ${proxy.https.display}` : '', proxy.http ? `http via ${proxy.http.display}` : ''].filter(Boolean);
-  const summary = parts.length ? `proxy: ${parts.join(', ')} (no_proxy: ${noProxy.length} entr${noProxy.length === 1 ? 'y' : 'ies'}, ${proxy.nonExact ? 'suffix/CIDR' : 'exact host'} matching)` : 'proxy: none';
+  const summary = parts.length
+    ? `proxy: ${parts.join(', ')} (no_proxy: ${noProxy.length} entr${noProxy.length === 1 ? 'y' : 'ies'}, ${proxy.nonExact ? 'suffix/CIDR' : 'exact host'} matching)`
+    : 'proxy: none';
   return { proxy, tls: { rejectUnauthorized: !skip, minVersion }, warnings, summary };
 }

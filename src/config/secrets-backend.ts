@@ -54,7 +54,11 @@ export function secretBackendSettings(config: AgentConfig): SecretBackendSetting
     try {
       backendConfig = JSON.parse(rawConfig) as Record<string, unknown>;
     } catch {
-      throw new ConfigError('SECRET_BACKEND_CONFIG', `secret_backend_config (${config.sourceOf('secret_backend_config')}) is not a JSON object`, 'Set it as a YAML mapping, or DD_SECRET_BACKEND_CONFIG as a JSON object.');
+      throw new ConfigError(
+        'SECRET_BACKEND_CONFIG',
+        `secret_backend_config (${config.sourceOf('secret_backend_config')}) is not a JSON object`,
+        'Set it as a YAML mapping, or DD_SECRET_BACKEND_CONFIG as a JSON object.',
+      );
     }
   }
   return {
@@ -112,7 +116,11 @@ async function checkBackendRights(path: string, allowGroupExec: boolean): Promis
 
 /** Go marshals a map with sorted keys: the payload is byte-identical to the agent's. */
 function secretPayload(handles: string[], settings: SecretBackendSettings): string {
-  const payload: Record<string, unknown> = { secret_backend_timeout: settings.timeoutSeconds, secrets: handles, version: SECRET_PAYLOAD_VERSION };
+  const payload: Record<string, unknown> = {
+    secret_backend_timeout: settings.timeoutSeconds,
+    secrets: handles,
+    version: SECRET_PAYLOAD_VERSION,
+  };
   if (settings.type) payload.type = settings.type;
   if (settings.config) payload.config = settings.config;
   return JSON.stringify(Object.fromEntries(Object.entries(payload).sort(([a], [b]) => (a < b ? -1 : 1))));
@@ -163,49 +171,108 @@ function runBackend(path: string, settings: SecretBackendSettings, input: string
  * Resolves every handle in one run of the backend. Returns handle → value. `labels` names where
  * each handle was found (api_key from env DD_API_KEY, …) for the error messages.
  */
-export async function resolveSecretHandles(handles: string[], settings: SecretBackendSettings, env: NodeJS.ProcessEnv, labels: Record<string, string> = {}): Promise<Map<string, string>> {
+export async function resolveSecretHandles(
+  handles: string[],
+  settings: SecretBackendSettings,
+  env: NodeJS.ProcessEnv,
+  labels: Record<string, string> = {},
+): Promise<Map<string, string>> {
   const unique = [...new Set(handles)];
   const named = unique.map((h) => `${labels[h] ?? 'a config value'} (ENC[${h}])`).join(', ');
   const path = await findExecutable(settings.command, env);
-  if (!path) fail('SECRET_BACKEND_FAILED', `secret_backend_command ${settings.command} was not found (needed for ${named})`, unique, 'Set secret_backend_command to the path the agent uses.');
+  if (!path)
+    fail(
+      'SECRET_BACKEND_FAILED',
+      `secret_backend_command ${settings.command} was not found (needed for ${named})`,
+      unique,
+      'Set secret_backend_command to the path the agent uses.',
+    );
   if (!settings.embedded) {
     const problem = await checkBackendRights(path, settings.allowGroupExec);
     if (problem) {
-      fail('SECRET_BACKEND_PERMISSIONS', `${problem} (needed for ${named})`, unique, `The agent refuses it too: make it executable by its owner only (chmod 700${settings.allowGroupExec ? ', or 750 with secret_backend_command_allow_group_exec_perm' : ''}).`);
+      fail(
+        'SECRET_BACKEND_PERMISSIONS',
+        `${problem} (needed for ${named})`,
+        unique,
+        `The agent refuses it too: make it executable by its owner only (chmod 700${settings.allowGroupExec ? ', or 750 with secret_backend_command_allow_group_exec_perm' : ''}).`,
+      );
     }
   }
   const run = await runBackend(path, settings, secretPayload(unique, settings), env);
   if (run.failure) {
-    fail('SECRET_BACKEND_FAILED', `error while running '${settings.command}' for ${named}: ${run.failure}${run.stderrBytes ? ` (stderr: ${run.stderrBytes} bytes, not shown)` : ''}`, unique, 'Run the backend by hand as the agent would, or raise secret_backend_timeout / secret_backend_output_max_size.');
+    fail(
+      'SECRET_BACKEND_FAILED',
+      `error while running '${settings.command}' for ${named}: ${run.failure}${run.stderrBytes ? ` (stderr: ${run.stderrBytes} bytes, not shown)` : ''}`,
+      unique,
+      'Run the backend by hand as the agent would, or raise secret_backend_timeout / secret_backend_output_max_size.',
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(run.stdout.toString('utf8'));
   } catch {
-    fail('SECRET_BACKEND_FAILED', `could not unmarshal 'secret_backend_command' output for ${named}: not JSON (${run.stdout.length} bytes)`, unique, 'The backend must print {"<handle>":{"value":"…"}}.');
+    fail(
+      'SECRET_BACKEND_FAILED',
+      `could not unmarshal 'secret_backend_command' output for ${named}: not JSON (${run.stdout.length} bytes)`,
+      unique,
+      'The backend must print {"<handle>":{"value":"…"}}.',
+    );
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    fail('SECRET_BACKEND_FAILED', `could not unmarshal 'secret_backend_command' output for ${named}: not a JSON object`, unique, 'The backend must print {"<handle>":{"value":"…"}}.');
+    fail(
+      'SECRET_BACKEND_FAILED',
+      `could not unmarshal 'secret_backend_command' output for ${named}: not a JSON object`,
+      unique,
+      'The backend must print {"<handle>":{"value":"…"}}.',
+    );
   }
   const answers = parsed as Record<string, unknown>;
   const result = new Map<string, string>();
   for (const handle of unique) {
     const where = `${labels[handle] ?? 'a config value'} (ENC[${handle}])`;
     const entry = answers[handle];
-    if (entry === undefined) fail('SECRET_UNRESOLVED', `secret handle '${handle}' was not resolved by the secret_backend_command (${where})`, [handle], 'Check the handle name in the agent config and in the backend.');
-    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) fail('SECRET_BACKEND_FAILED', `could not unmarshal 'secret_backend_command' output: the entry for '${handle}' is not an object`, [handle], 'The backend must print {"<handle>":{"value":"…"}}.');
+    if (entry === undefined)
+      fail(
+        'SECRET_UNRESOLVED',
+        `secret handle '${handle}' was not resolved by the secret_backend_command (${where})`,
+        [handle],
+        'Check the handle name in the agent config and in the backend.',
+      );
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+      fail(
+        'SECRET_BACKEND_FAILED',
+        `could not unmarshal 'secret_backend_command' output: the entry for '${handle}' is not an object`,
+        [handle],
+        'The backend must print {"<handle>":{"value":"…"}}.',
+      );
     const { value, error } = entry as { value?: unknown; error?: unknown };
     if ((value !== undefined && typeof value !== 'string') || (error !== undefined && error !== null && typeof error !== 'string')) {
-      fail('SECRET_BACKEND_FAILED', `could not unmarshal 'secret_backend_command' output: the entry for '${handle}' has a non-string value or error`, [handle], 'The backend must print {"<handle>":{"value":"…"}}.');
+      fail(
+        'SECRET_BACKEND_FAILED',
+        `could not unmarshal 'secret_backend_command' output: the entry for '${handle}' has a non-string value or error`,
+        [handle],
+        'The backend must print {"<handle>":{"value":"…"}}.',
+      );
     }
     if (typeof error === 'string' && error !== '') {
       // The backend's own error text is its message, not a secret; still shown only as its length-bounded first line.
       const said = sanitizeServerString(error.split('\n')[0], 200);
-      fail('SECRET_UNRESOLVED', `an error occurred while resolving '${handle}' (${where}): ${said}`, [handle], 'Fix what the backend reports, then run again.');
+      fail(
+        'SECRET_UNRESOLVED',
+        `an error occurred while resolving '${handle}' (${where}): ${said}`,
+        [handle],
+        'Fix what the backend reports, then run again.',
+      );
     }
     let resolved = typeof value === 'string' ? value : '';
     if (settings.removeTrailingLineBreak) resolved = resolved.replace(/[\r\n]+$/, '');
-    if (resolved === '') fail('SECRET_UNRESOLVED', `resolved secret for '${handle}' is empty (${where})`, [handle], 'Store a value for that handle in the backend.');
+    if (resolved === '')
+      fail(
+        'SECRET_UNRESOLVED',
+        `resolved secret for '${handle}' is empty (${where})`,
+        [handle],
+        'Store a value for that handle in the backend.',
+      );
     result.set(handle, resolved);
   }
   return result;

@@ -121,7 +121,8 @@ export function resolveTaggedScalar(tag: string, text: string): YamlScalar | Err
   const short = tag.startsWith(TAG_PREFIX) ? tag.slice(TAG_PREFIX.length) : undefined;
   if (short === 'str' || short === 'timestamp' || short === 'binary') {
     if (short === 'binary') return Buffer.from(text, 'base64').toString('utf8');
-    if (short === 'timestamp' && !/^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}/.test(text)) return new Error(`cannot decode !!str \`${text}\` as a !!timestamp`);
+    if (short === 'timestamp' && !/^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}/.test(text))
+      return new Error(`cannot decode !!str \`${text}\` as a !!timestamp`);
     return text;
   }
   if (short !== 'bool' && short !== 'int' && short !== 'float' && short !== 'null') return text;

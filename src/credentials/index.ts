@@ -1,1 +1,9 @@
-export { deleteProfile, KeychainUnavailableError, maskSecret, type Profile, PROFILE_FIELDS, readProfile, writeProfile } from './keychain.js';
+export {
+  deleteProfile,
+  KeychainUnavailableError,
+  maskSecret,
+  type Profile,
+  PROFILE_FIELDS,
+  readProfile,
+  writeProfile,
+} from './keychain.js';

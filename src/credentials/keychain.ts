@@ -18,12 +18,7 @@ const NO_KEYCHAIN_HINT =
 
 export class KeychainUnavailableError extends ParError {
   constructor(reason: string, hint = NO_KEYCHAIN_HINT) {
-    super(
-      'KEYCHAIN_UNAVAILABLE',
-      `the OS keychain is not available here: ${reason}`,
-      hint,
-      { reason },
-    );
+    super('KEYCHAIN_UNAVAILABLE', `the OS keychain is not available here: ${reason}`, hint, { reason });
   }
 }
 

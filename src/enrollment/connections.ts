@@ -37,9 +37,16 @@ interface ConnectionsInput {
 export type { ConnectionsOutcome };
 
 /** The agent's default actions (default_actions_enabled): Kubernetes reads on the cluster agent, rshell elsewhere. */
-export function effectiveAllowlist(configured: string[], defaultActionsEnabled: boolean, flavor: 'private_action_runner' | 'cluster_agent'): string[] {
+export function effectiveAllowlist(
+  configured: string[],
+  defaultActionsEnabled: boolean,
+  flavor: 'private_action_runner' | 'cluster_agent',
+): string[] {
   if (!defaultActionsEnabled) return configured;
-  return [...configured, ...(flavor === 'cluster_agent' ? ['com.datadoghq.kubernetes.core.getPod'] : ['com.datadoghq.remoteaction.rshell.runCommand'])];
+  return [
+    ...configured,
+    ...(flavor === 'cluster_agent' ? ['com.datadoghq.kubernetes.core.getPod'] : ['com.datadoghq.remoteaction.rshell.runCommand']),
+  ];
 }
 
 // exported for tests: the allowlist to connections rule, checked without a server
@@ -88,12 +95,22 @@ export async function createConnections(input: ConnectionsInput): Promise<Connec
   };
   for (const definition of definitions) {
     try {
-      const res = await exchange('POST', `${input.baseUrl}${CONNECTIONS_PATH}`, headers, connectionBody(definition, input.runnerId, input.runnerName, tags), input.timeoutMs, input.network);
+      const res = await exchange(
+        'POST',
+        `${input.baseUrl}${CONNECTIONS_PATH}`,
+        headers,
+        connectionBody(definition, input.runnerId, input.runnerName, tags),
+        input.timeoutMs,
+        input.network,
+      );
       if (res.status >= 200 && res.status < 300) outcome.created.push(definition.integrationType);
       else outcome.failed.push({ integrationType: definition.integrationType, reason: `HTTP ${res.status}` });
     } catch (err) {
       const tls = tlsCertificateErrorCode(err);
-      outcome.failed.push({ integrationType: definition.integrationType, reason: tls ? `TLS certificate not trusted (${tls})` : describeNetworkError(err) });
+      outcome.failed.push({
+        integrationType: definition.integrationType,
+        reason: tls ? `TLS certificate not trusted (${tls})` : describeNetworkError(err),
+      });
     }
   }
   return outcome;

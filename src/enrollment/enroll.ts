@@ -76,10 +76,19 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
     } catch (err) {
       const tls = tlsCertificateErrorCode(err);
       if (tls) {
-        throw new EnrollmentError('TLS_UNTRUSTED', `TLS certificate of ${new URL(endpoint).host} not trusted (${tls})`, `${NOTHING_WRITTEN} ${TLS_HINT}`, { tlsError: tls });
+        throw new EnrollmentError(
+          'TLS_UNTRUSTED',
+          `TLS certificate of ${new URL(endpoint).host} not trusted (${tls})`,
+          `${NOTHING_WRITTEN} ${TLS_HINT}`,
+          { tlsError: tls },
+        );
       }
       if (err instanceof ResponseTooLargeError) {
-        throw new EnrollmentError('ENROLL_BAD_RESPONSE', `the enrollment API sent a ${err.message}`, `${NOTHING_WRITTEN} Check for a proxy or captive portal answering in place of Datadog.`);
+        throw new EnrollmentError(
+          'ENROLL_BAD_RESPONSE',
+          `the enrollment API sent a ${err.message}`,
+          `${NOTHING_WRITTEN} Check for a proxy or captive portal answering in place of Datadog.`,
+        );
       }
       // A name that does not exist will not exist on the next try either (EAI_AGAIN, a resolver that
       // did not answer, and connection errors are retried).

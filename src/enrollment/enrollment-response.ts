@@ -7,7 +7,8 @@ export interface EnrollmentResult {
   runnerId: string;
 }
 
-const NOTHING_CHANGED = 'Nothing was written. Run again later; if it persists, check for a proxy rewriting responses or contact Datadog support.';
+const NOTHING_CHANGED =
+  'Nothing was written. Run again later; if it persists, check for a proxy rewriting responses or contact Datadog support.';
 
 function bad(message: string): EnrollmentError {
   return new EnrollmentError('ENROLL_BAD_RESPONSE', `the enrollment API answered 200 but ${message}`, NOTHING_CHANGED);
@@ -42,7 +43,11 @@ export function serverMessage(body: string): string | undefined {
   try {
     const parsed = JSON.parse(body) as { errors?: unknown[] };
     const parts = (parsed.errors ?? []).map((e) =>
-      typeof e === 'string' ? e : [((e as Record<string, unknown>).title as string) ?? '', ((e as Record<string, unknown>).detail as string) ?? ''].filter(Boolean).join(': '),
+      typeof e === 'string'
+        ? e
+        : [((e as Record<string, unknown>).title as string) ?? '', ((e as Record<string, unknown>).detail as string) ?? '']
+            .filter(Boolean)
+            .join(': '),
     );
     const text = sanitizeServerString(parts.filter(Boolean).join('; '), 300);
     return text || undefined;

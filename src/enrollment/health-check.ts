@@ -49,7 +49,11 @@ function healthCheckUrl(input: Pick<HealthCheckInput, 'baseUrl' | 'version' | 'f
 }
 
 /** One signed call; callers that need to run many (the replica demo) use this directly. */
-export async function healthCheckOnce(input: HealthCheckInput, now: Date, timeoutMs: number): Promise<{ status: number; body: string; retryAfter?: string }> {
+export async function healthCheckOnce(
+  input: HealthCheckInput,
+  now: Date,
+  timeoutMs: number,
+): Promise<{ status: number; body: string; retryAfter?: string }> {
   const jwt = await signRunnerJwt(input.identity.key.privateKey, input.identity.urn, now);
   const headers = setHeaders(setHeaders(runtimeHeaders(input.version, input.flavor, input.platform), input.extraHeaders), {
     'X-Datadog-OnPrem-JWT': jwt,
@@ -64,7 +68,10 @@ export async function healthCheckOnce(input: HealthCheckInput, now: Date, timeou
  * Retries transient failures within the deadline (the run's, its clock included); a 401/403 is a
  * definite "not accepted".
  */
-export async function verifyOnline(input: HealthCheckInput, options: { deadline: Deadline; policy?: RetryPolicy }): Promise<HealthCheckResult> {
+export async function verifyOnline(
+  input: HealthCheckInput,
+  options: { deadline: Deadline; policy?: RetryPolicy },
+): Promise<HealthCheckResult> {
   const { deadline } = options;
   const { clock } = deadline;
   // What was left when checking began: the time the failure reason names.
@@ -78,14 +85,32 @@ export async function verifyOnline(input: HealthCheckInput, options: { deadline:
         const kind = classifyStatus(res.status);
         if (kind === 'ok') return { done: true, value: { ok: true, rejected: false, status: res.status, attempts: n } };
         if (kind !== 'retry') {
-          return { done: true, value: { ok: false, rejected: kind === 'credentials', status: res.status, reason: `health check answered HTTP ${res.status}`, attempts: n } };
+          return {
+            done: true,
+            value: {
+              ok: false,
+              rejected: kind === 'credentials',
+              status: res.status,
+              reason: `health check answered HTTP ${res.status}`,
+              attempts: n,
+            },
+          };
         }
         const retryAfterMs = parseRetryAfter(res.retryAfter, clock.now());
         return { done: false, reason: `HTTP ${res.status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
       } catch (err) {
         // A certificate that is not trusted stays untrusted: not retried.
         const tls = tlsCertificateErrorCode(err);
-        if (tls) return { done: true, value: { ok: false, rejected: false, reason: `TLS certificate not trusted (${tls}); extra CAs go in NODE_EXTRA_CA_CERTS`, attempts: n } };
+        if (tls)
+          return {
+            done: true,
+            value: {
+              ok: false,
+              rejected: false,
+              reason: `TLS certificate not trusted (${tls}); extra CAs go in NODE_EXTRA_CA_CERTS`,
+              attempts: n,
+            },
+          };
         return { done: false, reason: describeNetworkError(err) };
       }
     },

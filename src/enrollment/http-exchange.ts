@@ -25,14 +25,29 @@ export interface HttpResponse {
 
 function tlsOptions(network: NetworkSettings, host: string) {
   // SNI carries names only (RFC 6066); an IP literal is verified against the certificate's IP SANs.
-  return { rejectUnauthorized: network.tls.rejectUnauthorized, minVersion: network.tls.minVersion, ...(isIP(host) ? {} : { servername: host }) };
+  return {
+    rejectUnauthorized: network.tls.rejectUnauthorized,
+    minVersion: network.tls.minVersion,
+    ...(isIP(host) ? {} : { servername: host }),
+  };
 }
 
-async function send(method: string, url: URL, headers: Record<string, string>, body: string | undefined, network: NetworkSettings, signal: AbortSignal): Promise<IncomingMessage> {
+async function send(
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  body: string | undefined,
+  network: NetworkSettings,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   const proxy = proxyFor(url, network);
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  const base = { method, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) }, signal };
+  const base = {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) },
+    signal,
+  };
   let req: ClientRequest;
   if (url.protocol === 'https:') {
     if (proxy) {
@@ -41,11 +56,25 @@ async function send(method: string, url: URL, headers: Record<string, string>, b
       const secure = tlsConnect({ socket: raw, ...tlsOptions(network, hostname) });
       req = httpRequest({ ...base, host: hostname, port, path: url.pathname + url.search, createConnection: () => secure });
     } else {
-      req = (await https()).request({ ...base, host: hostname, port, path: url.pathname + url.search, agent: false, ...tlsOptions(network, hostname) });
+      req = (await https()).request({
+        ...base,
+        host: hostname,
+        port,
+        path: url.pathname + url.search,
+        agent: false,
+        ...tlsOptions(network, hostname),
+      });
     }
   } else if (proxy) {
     const proxyHeaders = proxy.authorization ? { 'Proxy-Authorization': proxy.authorization } : {};
-    req = httpRequest({ ...base, headers: { ...base.headers, ...proxyHeaders, Host: url.host }, host: proxy.hostname, port: proxy.port, path: url.href, agent: false });
+    req = httpRequest({
+      ...base,
+      headers: { ...base.headers, ...proxyHeaders, Host: url.host },
+      host: proxy.hostname,
+      port: proxy.port,
+      path: url.href,
+      agent: false,
+    });
   } else {
     req = httpRequest({ ...base, host: hostname, port, path: url.pathname + url.search, agent: false });
   }
@@ -67,7 +96,14 @@ export async function exchange(
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${Math.round(timeoutMs)} ms`)), timeoutMs);
   try {
-    const res = await send(method, new URL(url), headers, body, network, network.signal ? AbortSignal.any([controller.signal, network.signal]) : controller.signal);
+    const res = await send(
+      method,
+      new URL(url),
+      headers,
+      body,
+      network,
+      network.signal ? AbortSignal.any([controller.signal, network.signal]) : controller.signal,
+    );
     const text = (await readBoundedBody(res, MAX_RESPONSE_BYTES)).toString('utf8');
     const flat: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(res.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;

@@ -18,13 +18,25 @@ interface KeyValidation {
   unproven?: string;
 }
 
-async function get(url: string, baseUrl: string, headers: Record<string, string>, timeoutMs: number, network?: NetworkSettings): Promise<Awaited<ReturnType<typeof exchange>>> {
+async function get(
+  url: string,
+  baseUrl: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  network?: NetworkSettings,
+): Promise<Awaited<ReturnType<typeof exchange>>> {
   try {
     return await exchange('GET', url, { ...headers, Accept: 'application/json' }, undefined, timeoutMs, network);
   } catch (err) {
     if (err instanceof ParError) throw err;
     const tls = tlsCertificateErrorCode(err);
-    if (tls) throw new EnrollmentError('TLS_UNTRUSTED', `TLS certificate of ${new URL(url).host} not trusted (${tls})`, `Nothing was enrolled and nothing was changed. ${TLS_HINT}`, { tlsError: tls });
+    if (tls)
+      throw new EnrollmentError(
+        'TLS_UNTRUSTED',
+        `TLS certificate of ${new URL(url).host} not trusted (${tls})`,
+        `Nothing was enrolled and nothing was changed. ${TLS_HINT}`,
+        { tlsError: tls },
+      );
     throw new EnrollmentError(
       'API_UNREACHABLE',
       `the Datadog API at ${baseUrl} cannot be reached (${describeNetworkError(err)})`,
@@ -42,7 +54,13 @@ function jsonField(body: string, field: string): unknown {
   }
 }
 
-export async function validateApiKey(baseUrl: string, apiKey: string, extraHeaders: Record<string, string>, timeoutMs: number, network?: NetworkSettings): Promise<KeyValidation> {
+export async function validateApiKey(
+  baseUrl: string,
+  apiKey: string,
+  extraHeaders: Record<string, string>,
+  timeoutMs: number,
+  network?: NetworkSettings,
+): Promise<KeyValidation> {
   const url = `${baseUrl}${VALIDATE_PATH}`;
   const res = await get(url, baseUrl, { ...extraHeaders, 'DD-API-KEY': apiKey }, timeoutMs, network);
   if (res.status === 200 && jsonField(res.body, 'valid') === true) return {};
@@ -55,7 +73,12 @@ export async function validateApiKey(baseUrl: string, apiKey: string, extraHeade
     );
   }
   if (res.status === 429 || res.status >= 500) return { unproven: `HTTP ${res.status} (a real run retries this within --timeout)` };
-  throw new EnrollmentError('API_KEY_CHECK_FAILED', `the API key check at ${url} answered HTTP ${res.status}`, 'Nothing was enrolled and nothing was changed. Check site/dd_url and any proxy in between.', { status: res.status, endpoint: url });
+  throw new EnrollmentError(
+    'API_KEY_CHECK_FAILED',
+    `the API key check at ${url} answered HTTP ${res.status}`,
+    'Nothing was enrolled and nothing was changed. Check site/dd_url and any proxy in between.',
+    { status: res.status, endpoint: url },
+  );
 }
 
 /** The application key, with the API key already proven: a read-only request that needs both. */
@@ -78,7 +101,8 @@ export async function validateAppKey(
       { status: res.status, endpoint: url },
     );
   }
-  if (res.status === 429 || res.status >= 500) return { unproven: `the application key check answered HTTP ${res.status} (a real run retries the enrollment within --timeout)` };
+  if (res.status === 429 || res.status >= 500)
+    return { unproven: `the application key check answered HTTP ${res.status} (a real run retries the enrollment within --timeout)` };
   // A host that is not Datadog's (dd_url through DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS) may not offer it.
   return { unproven: `the application key check at ${url} answered HTTP ${res.status}` };
 }

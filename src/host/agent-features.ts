@@ -34,7 +34,8 @@ function autoconfigEnabled(config: AgentConfig, env: NodeJS.ProcessEnv, notes: s
     if (raw === undefined) continue;
     const text = raw.trim().toLowerCase();
     if (['1', 't', 'true'].includes(text)) return true;
-    if (!['0', 'f', 'false'].includes(text)) notes.push(`environment detection: ${name}=${JSON.stringify(raw)} is not a boolean; the agent then turns detection off`);
+    if (!['0', 'f', 'false'].includes(text))
+      notes.push(`environment detection: ${name}=${JSON.stringify(raw)} is not a boolean; the agent then turns detection off`);
     return false;
   }
   return configFlagOr(config, 'autoconfig_from_environment', true);
@@ -70,7 +71,13 @@ export function detectAgentEnvironment(config: AgentConfig, env: NodeJS.ProcessE
     // detectAWSEnvironments: Fargate first, then eks_fargate, then ECS on EC2.
     if (isEcsFargate(env)) ecsFargate = true;
     else if (configFlagOr(config, 'eks_fargate', false)) eksFargate = true;
-    else if (env.AWS_EXECUTION_ENV === 'AWS_ECS_EC2' || env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI || env.ECS_CONTAINER_METADATA_URI || env.ECS_CONTAINER_METADATA_URI_V4) ecsEc2 = true;
+    else if (
+      env.AWS_EXECUTION_ENV === 'AWS_ECS_EC2' ||
+      env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI ||
+      env.ECS_CONTAINER_METADATA_URI ||
+      env.ECS_CONTAINER_METADATA_URI_V4
+    )
+      ecsEc2 = true;
     else ecsConfigChecked = probes.exists(hostPath(env, ECS_CONFIG_FILE));
   }
   const kubernetes = enabled && (Boolean(env.KUBERNETES_SERVICE_PORT) || Boolean(env.KUBERNETES) || eksFargate);
@@ -83,7 +90,8 @@ export function detectAgentEnvironment(config: AgentConfig, env: NodeJS.ProcessE
     const prefixes = containerized ? ['', HOST_MOUNT_PREFIX] : [''];
     for (const prefix of prefixes) {
       const path = `${prefix}${DOCKER_SOCKET}`;
-      if (await probes.socketReachable(hostPath(env, path), SOCKET_PROBE_MS)) return { present: true, host: `unix://${hostPath(env, path)}` };
+      if (await probes.socketReachable(hostPath(env, path), SOCKET_PROBE_MS))
+        return { present: true, host: `unix://${hostPath(env, path)}` };
     }
     return { present: false };
   };

@@ -50,7 +50,11 @@ export async function ipcSetup(config: AgentConfig): Promise<IpcSetup> {
   if (typeof tokenText === 'object') return { ok: false, reason: tokenText.refused };
   const token = tokenText?.trim();
   if (!token) return { ok: false, reason: `no auth token readable at ${tokenPath}` };
-  const certCandidates = [config.getString('ipc_cert_file_path'), join(dirname(tokenPath), 'ipc_cert.pem'), configDir ? join(configDir, 'ipc_cert.pem') : undefined];
+  const certCandidates = [
+    config.getString('ipc_cert_file_path'),
+    join(dirname(tokenPath), 'ipc_cert.pem'),
+    configDir ? join(configDir, 'ipc_cert.pem') : undefined,
+  ];
   for (const path of certCandidates) {
     if (!path) continue;
     const pem = await readIpcFile(path);
@@ -110,7 +114,11 @@ export interface IpcOptions {
  * GET with a few short tries: an agent that is restarting refuses connections for a moment.
  * 401/403/404 are final (retrying cannot fix a token or an endpoint).
  */
-async function askAgent(endpoint: IpcEndpoint, path: string, options: IpcOptions = {}): Promise<{ ok: true; body: string } | { ok: false; reason: string }> {
+async function askAgent(
+  endpoint: IpcEndpoint,
+  path: string,
+  options: IpcOptions = {},
+): Promise<{ ok: true; body: string } | { ok: false; reason: string }> {
   const tries = options.tries ?? 3;
   let reason = 'not asked';
   for (let n = 1; n <= tries; n++) {
@@ -130,7 +138,10 @@ async function askAgent(endpoint: IpcEndpoint, path: string, options: IpcOptions
 }
 
 /** GET /agent/hostname: a JSON string; "" means the agent could not resolve one (a failure here). */
-export async function agentHostname(endpoint: IpcEndpoint, options?: IpcOptions): Promise<{ ok: true; hostname: string } | { ok: false; reason: string }> {
+export async function agentHostname(
+  endpoint: IpcEndpoint,
+  options?: IpcOptions,
+): Promise<{ ok: true; hostname: string } | { ok: false; reason: string }> {
   const res = await askAgent(endpoint, '/agent/hostname', options);
   if (!res.ok) return res;
   let value: unknown;
@@ -149,7 +160,10 @@ export async function agentHostname(endpoint: IpcEndpoint, options?: IpcOptions)
 }
 
 /** The agent's version in its own format (7.66.0+commit.abc1234), from GET /agent/version. */
-export async function agentVersion(endpoint: IpcEndpoint, options?: IpcOptions): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
+export async function agentVersion(
+  endpoint: IpcEndpoint,
+  options?: IpcOptions,
+): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
   const res = await askAgent(endpoint, '/agent/version', options);
   if (!res.ok) return res;
   try {

@@ -10,10 +10,16 @@ import { AGENT_VERSION_FORMAT } from './agent-version-format.js';
 
 export type { AgentVersionChoice };
 
-
-export async function resolveAgentVersion(config: AgentConfig, options: { flag?: string; toolVersion: string; ipc?: IpcOptions }): Promise<AgentVersionChoice> {
+export async function resolveAgentVersion(
+  config: AgentConfig,
+  options: { flag?: string; toolVersion: string; ipc?: IpcOptions },
+): Promise<AgentVersionChoice> {
   if (options.flag !== undefined && !AGENT_VERSION_FORMAT.test(options.flag)) {
-    throw new ConfigError('AGENT_VERSION_INVALID', `--agent-version ${JSON.stringify(options.flag.slice(0, 64))} is not an agent version`, 'Give it as the agent prints it, e.g. 7.66.0 or 7.66.0+commit.abc1234.');
+    throw new ConfigError(
+      'AGENT_VERSION_INVALID',
+      `--agent-version ${JSON.stringify(options.flag.slice(0, 64))} is not an agent version`,
+      'Give it as the agent prints it, e.g. 7.66.0 or 7.66.0+commit.abc1234.',
+    );
   }
   const setup = await ipcSetup(config);
   let note: string;

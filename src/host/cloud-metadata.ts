@@ -35,7 +35,8 @@ export async function gceHostname(config: AgentConfig, baseUrl: string): Promise
 export async function azureHostname(config: AgentConfig, baseUrl: string): Promise<ProviderResult> {
   const style = config.getString('azure_hostname_style') ?? 'os';
   if (style === 'os') return { ok: false, reason: 'Azure: azure_hostname_style is os' };
-  if (!['vmid', 'name', 'name_and_resource_group', 'full'].includes(style)) return { ok: false, reason: `Azure: invalid azure_hostname_style ${style}` };
+  if (!['vmid', 'name', 'name_and_resource_group', 'full'].includes(style))
+    return { ok: false, reason: `Azure: invalid azure_hostname_style ${style}` };
   if (!cloudProviderEnabled(config, 'azure')) return { ok: false, reason: 'Azure: disabled by cloud_provider_metadata' };
   let meta: Record<string, unknown>;
   try {
@@ -79,7 +80,12 @@ export async function fetchEc2InstanceId(config: AgentConfig, baseUrl: string): 
   if (configFlag(config, 'ec2_prefer_imdsv2') || imdsv2TransitionEnabled(config)) {
     const ttl = configNumber(config, 'ec2_metadata_token_lifetime', 21600);
     try {
-      const res = await metadataRequest('PUT', `${baseUrl}/latest/api/token`, { 'X-aws-ec2-metadata-token-ttl-seconds': String(ttl) }, timeout);
+      const res = await metadataRequest(
+        'PUT',
+        `${baseUrl}/latest/api/token`,
+        { 'X-aws-ec2-metadata-token-ttl-seconds': String(ttl) },
+        timeout,
+      );
       if (res.status === 200 && res.body) headers['X-aws-ec2-metadata-token'] = res.body;
     } catch {
       // no token: IMDSv1 below, as upstream

@@ -36,9 +36,17 @@ function clusterNameRule(hint: AgentVersionHint | undefined): ClusterNameRule {
   const older = hint ? olderThan7_78(hint.version) : undefined;
   const why = hint && older !== undefined ? `agent ${hint.version} from ${hint.source}` : 'agent version unknown: the newest';
   if (older) {
-    return { pattern: GKE_RULE, label: `agent ≤ 7.77 cluster_name rule (${why})`, demand: 'lower-case dot-separated labels (letters, digits, hyphens; starting with a letter)' };
+    return {
+      pattern: GKE_RULE,
+      label: `agent ≤ 7.77 cluster_name rule (${why})`,
+      demand: 'lower-case dot-separated labels (letters, digits, hyphens; starting with a letter)',
+    };
   }
-  return { pattern: RULE_7_78, label: `agent ≥ 7.78 cluster_name rule (${why})`, demand: 'lower-case dot-separated labels (letters, digits, hyphens, underscores; starting and ending with a letter or digit)' };
+  return {
+    pattern: RULE_7_78,
+    label: `agent ≥ 7.78 cluster_name rule (${why})`,
+    demand: 'lower-case dot-separated labels (letters, digits, hyphens, underscores; starting and ending with a letter or digit)',
+  };
 }
 
 interface ClusterNameChoice {
@@ -65,9 +73,13 @@ export function clusterNameFor(config: AgentConfig, nodeName: string, hint?: Age
   }
   const judged = raw === undefined || raw === null || String(raw) === '' ? {} : { rule: rule.label };
   if (name === '') {
-    notes.push('no usable cluster_name: the agent may still append a cluster name it discovers (cloud metadata, node labels), which this tool does not; set cluster_name to be sure');
+    notes.push(
+      'no usable cluster_name: the agent may still append a cluster name it discovers (cloud metadata, node labels), which this tool does not; set cluster_name to be sure',
+    );
   } else if (config.getString('kubernetes_node_label_as_cluster_name')) {
-    notes.push('kubernetes_node_label_as_cluster_name is set: a node label may replace cluster_name in the agent, which this tool does not read');
+    notes.push(
+      'kubernetes_node_label_as_cluster_name is set: a node label may replace cluster_name in the agent, which this tool does not read',
+    );
   }
   return name === '' ? { ...judged, notes } : { name: name.replaceAll('_', '-'), ...judged, notes };
 }

@@ -59,7 +59,14 @@ export async function containerHostname(lookup: ContainerLookup): Promise<Contai
     skipped.push('container/kubelet: not in Kubernetes (KUBERNETES_SERVICE_PORT and KUBERNETES unset)');
     return { skipped };
   }
-  const kubelet = await kubeletHostname({ config: lookup.config, env: lookup.env, probes: lookup.probes, dockerName, limits: lookup.limits.kubelet, ...(lookup.agentVersion ? { agentVersion: lookup.agentVersion } : {}) });
+  const kubelet = await kubeletHostname({
+    config: lookup.config,
+    env: lookup.env,
+    probes: lookup.probes,
+    dockerName,
+    limits: lookup.limits.kubelet,
+    ...(lookup.agentVersion ? { agentVersion: lookup.agentVersion } : {}),
+  });
   skipped.push(...kubelet.notes.map((n) => `container/kubelet: ${n}`));
   if (!kubelet.ok) {
     skipped.push(`container/kubelet: ${kubelet.reason}`);
@@ -71,6 +78,14 @@ export async function containerHostname(lookup: ContainerLookup): Promise<Contai
     return { skipped };
   }
   // The rule that judged cluster_name goes into the source, so both the human output and --json say it.
-  const rule = kubelet.clusterRule ? (kubelet.withCluster ? `, ${kubelet.clusterRule}` : `; cluster_name ignored, ${kubelet.clusterRule}`) : '';
-  return { hostname: kubelet.hostname, source: `${kubelet.withCluster ? 'Kubernetes node name (kubelet) + cluster_name' : 'Kubernetes node name (kubelet)'}${rule}`, skipped };
+  const rule = kubelet.clusterRule
+    ? kubelet.withCluster
+      ? `, ${kubelet.clusterRule}`
+      : `; cluster_name ignored, ${kubelet.clusterRule}`
+    : '';
+  return {
+    hostname: kubelet.hostname,
+    source: `${kubelet.withCluster ? 'Kubernetes node name (kubelet) + cluster_name' : 'Kubernetes node name (kubelet)'}${rule}`,
+    skipped,
+  };
 }

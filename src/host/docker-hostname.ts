@@ -25,7 +25,8 @@ function dockerEndpoint(dockerHost: string | undefined, env: NodeJS.ProcessEnv):
   if (scheme === 'unix') return address ? { socketPath: address, label: value } : { unsupported: 'DOCKER_HOST unix:// names no socket' };
   if (scheme === 'tcp' || scheme === 'http') {
     // With DOCKER_CERT_PATH the agent speaks TLS with the client certificate found there.
-    if (env.DOCKER_CERT_PATH) return { unsupported: `DOCKER_HOST ${value} with DOCKER_CERT_PATH (TLS to the daemon) is not supported by this tool` };
+    if (env.DOCKER_CERT_PATH)
+      return { unsupported: `DOCKER_HOST ${value} with DOCKER_CERT_PATH (TLS to the daemon) is not supported by this tool` };
     const hostPort = /^\[?([^\]]+?)\]?:(\d+)\/?$/.exec(address);
     if (!hostPort) return { unsupported: `DOCKER_HOST ${value} has no host:port` };
     return { host: hostPort[1]!, port: Number(hostPort[2]), label: value };
@@ -36,7 +37,11 @@ function dockerEndpoint(dockerHost: string | undefined, env: NodeJS.ProcessEnv):
 function get(endpoint: Endpoint, path: string, timeoutMs: number) {
   const target = 'socketPath' in endpoint ? { socketPath: endpoint.socketPath } : { hostname: endpoint.host, port: endpoint.port };
   return boundedExchange(
-    (onResponse) => request({ ...target, path, method: 'GET', headers: { Host: 'docker', Accept: 'application/json' }, agent: false, timeout: timeoutMs }, onResponse),
+    (onResponse) =>
+      request(
+        { ...target, path, method: 'GET', headers: { Host: 'docker', Accept: 'application/json' }, agent: false, timeout: timeoutMs },
+        onResponse,
+      ),
     timeoutMs,
     'docker daemon',
     MAX_INFO_BYTES,
@@ -64,6 +69,9 @@ export async function dockerDaemonName(dockerHost: string | undefined, env: Node
     if (typeof body.Name !== 'string') return { ok: false, reason: `${endpoint.label}: /info has no Name` };
     return { ok: true, name: body.Name, endpoint: endpoint.label };
   } catch (err) {
-    return { ok: false, reason: `${endpoint.label}: ${err instanceof SyntaxError ? 'the /info answer is not JSON' : describeFailure(err)}` };
+    return {
+      ok: false,
+      reason: `${endpoint.label}: ${err instanceof SyntaxError ? 'the /info answer is not JSON' : describeFailure(err)}`,
+    };
   }
 }

@@ -24,7 +24,8 @@ async function dmiValue(probes: HostProbes, env: NodeJS.ProcessEnv, name: string
 export async function instanceIdFromDmi(config: AgentConfig, env: NodeJS.ProcessEnv, probes: HostProbes): Promise<Ec2InstanceIdFetch> {
   if (!configFlagOr(config, 'ec2_use_dmi', true)) return { ok: false, reason: 'DMI: ec2_use_dmi is false' };
   const vendor = await dmiValue(probes, env, 'board_vendor');
-  if (vendor !== DMI_BOARD_VENDOR_EC2) return { ok: false, reason: `DMI: board vendor is ${vendor ? JSON.stringify(vendor) : 'unknown'}, not ${DMI_BOARD_VENDOR_EC2}` };
+  if (vendor !== DMI_BOARD_VENDOR_EC2)
+    return { ok: false, reason: `DMI: board vendor is ${vendor ? JSON.stringify(vendor) : 'unknown'}, not ${DMI_BOARD_VENDOR_EC2}` };
   const tag = await dmiValue(probes, env, 'board_asset_tag');
   if (!tag.startsWith('i-')) return { ok: false, reason: `DMI: board_asset_tag ${JSON.stringify(tag)} is not an instance id` };
   return { ok: true, instanceId: tag };

@@ -84,7 +84,10 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
   };
   const gce = await fromCloud(await gceHostname(config, ctx.metadataUrl), 'GCE metadata');
   if (gce) return gce;
-  const azure = await fromCloud(await azureHostname(config, ctx.metadataUrl), `Azure metadata (${config.getString('azure_hostname_style')})`);
+  const azure = await fromCloud(
+    await azureHostname(config, ctx.metadataUrl),
+    `Azure metadata (${config.getString('azure_hostname_style')})`,
+  );
   if (azure) return azure;
 
   let hostname = '';
@@ -104,7 +107,14 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
     }
   }
   // 7. container: kube-apiserver (cluster agent only), docker, kubelet — continue
-  const container = await containerHostname({ config, env: ctx.env, probes, environment, limits: ctx.containerLimits ?? DEFAULT_CONTAINER_LIMITS, ...(ctx.agentVersion ? { agentVersion: ctx.agentVersion } : {}) });
+  const container = await containerHostname({
+    config,
+    env: ctx.env,
+    probes,
+    environment,
+    limits: ctx.containerLimits ?? DEFAULT_CONTAINER_LIMITS,
+    ...(ctx.agentVersion ? { agentVersion: ctx.agentVersion } : {}),
+  });
   skipped.push(...container.skipped);
   if (container.hostname !== undefined) {
     hostname = container.hostname;
@@ -119,7 +129,10 @@ export async function runHostnameChain(ctx: ChainContext): Promise<ChainResult |
   } else skipped.push(`OS hostname: not used, ${source} already gave one`);
   // 9. EC2 instance id on ECS, on an EC2 default name, or when asked to prefer it — continue
   const trigger = await ec2Trigger(ctx, environment, hostname);
-  if (trigger === undefined) skipped.push(`EC2: not asked (not on ECS, ${JSON.stringify(hostname)} is no EC2 default name, ec2_prioritize_instance_id_as_hostname is off)`);
+  if (trigger === undefined)
+    skipped.push(
+      `EC2: not asked (not on ECS, ${JSON.stringify(hostname)} is no EC2 default name, ec2_prioritize_instance_id_as_hostname is off)`,
+    );
   else {
     let fetched = await fetchEc2InstanceId(config, ctx.metadataUrl);
     let via = '';

@@ -40,10 +40,16 @@ async function readOptional(probes: HostProbes, path: string): Promise<string | 
 export async function kubeletSettings(config: AgentConfig, env: NodeJS.ProcessEnv, probes: HostProbes): Promise<SettingsResult> {
   const useApiServer = configFlagOr(config, 'kubelet_use_api_server', false);
   if (useApiServer && !(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT_HTTPS)) {
-    return { ok: false, reason: 'kubelet_use_api_server is set but KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT_HTTPS are not (the agent fails the same way)' };
+    return {
+      ok: false,
+      reason:
+        'kubelet_use_api_server is set but KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT_HTTPS are not (the agent fails the same way)',
+    };
   }
   // A token file that is configured, or present, but unreadable fails the whole client, as upstream.
-  const tokenPath = config.getString('kubelet_auth_token_path') ?? ((await probes.exists(hostPath(env, SERVICE_ACCOUNT_TOKEN))) ? hostPath(env, SERVICE_ACCOUNT_TOKEN) : undefined);
+  const tokenPath =
+    config.getString('kubelet_auth_token_path') ??
+    ((await probes.exists(hostPath(env, SERVICE_ACCOUNT_TOKEN))) ? hostPath(env, SERVICE_ACCOUNT_TOKEN) : undefined);
   let token: string | undefined;
   if (tokenPath) {
     const text = await readOptional(probes, tokenPath);
@@ -57,7 +63,9 @@ export async function kubeletSettings(config: AgentConfig, env: NodeJS.ProcessEn
     useApiServer,
     ...(token ? { token } : {}),
   };
-  const caPath = config.getString('kubelet_client_ca') ?? ((await probes.exists(hostPath(env, SERVICE_ACCOUNT_CA))) ? hostPath(env, SERVICE_ACCOUNT_CA) : undefined);
+  const caPath =
+    config.getString('kubelet_client_ca') ??
+    ((await probes.exists(hostPath(env, SERVICE_ACCOUNT_CA))) ? hostPath(env, SERVICE_ACCOUNT_CA) : undefined);
   if (caPath) {
     const ca = await readOptional(probes, caPath);
     if (ca?.includes('-----BEGIN CERTIFICATE-----')) settings.ca = ca;
@@ -84,10 +92,20 @@ export const describeEndpoint = (e: KubeletEndpoint) => `${e.scheme}://${e.host.
 /** The pod list of a busy node is a few megabytes; this bounds a broken or hostile answer. */
 const MAX_KUBELET_BODY = 32 * 1024 * 1024;
 
-export async function kubeletGet(endpoint: KubeletEndpoint, settings: KubeletSettings, path: string, timeoutMs: number): Promise<SmallAnswer> {
+export async function kubeletGet(
+  endpoint: KubeletEndpoint,
+  settings: KubeletSettings,
+  path: string,
+  timeoutMs: number,
+): Promise<SmallAnswer> {
   const common = { hostname: endpoint.host, port: endpoint.port, path, method: 'GET', agent: false as const, timeout: timeoutMs };
   if (endpoint.scheme === 'http') {
-    return boundedExchange((onResponse) => httpRequest({ ...common, headers: { Accept: 'application/json' } }, onResponse), timeoutMs, 'kubelet', MAX_KUBELET_BODY);
+    return boundedExchange(
+      (onResponse) => httpRequest({ ...common, headers: { Accept: 'application/json' } }, onResponse),
+      timeoutMs,
+      'kubelet',
+      MAX_KUBELET_BODY,
+    );
   }
   // Loaded only when a kubelet is asked over HTTPS: TLS costs every other run ~1.6 MiB (docs/architecture.md, "Start-up and memory").
   const { request: httpsRequest } = await import('node:https');

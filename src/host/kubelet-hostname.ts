@@ -36,7 +36,9 @@ interface KubeletLookup {
   agentVersion?: AgentVersionHint;
 }
 
-type KubeletHostname = { ok: true; hostname: string; withCluster: boolean; clusterRule?: string; notes: string[] } | { ok: false; reason: string; notes: string[] };
+type KubeletHostname =
+  | { ok: true; hostname: string; withCluster: boolean; clusterRule?: string; notes: string[] }
+  | { ok: false; reason: string; notes: string[] };
 
 async function candidateHosts(lookup: KubeletLookup): Promise<{ hosts: string[]; notes: string[] }> {
   const hosts: string[] = [];
@@ -50,7 +52,12 @@ async function candidateHosts(lookup: KubeletLookup): Promise<{ hosts: string[];
 }
 
 /** The first candidate that answers /spec without 401, HTTPS before HTTP, as checkKubeletConnection. */
-async function findKubelet(hosts: string[], settings: KubeletSettings, deadline: LookupDeadline, requestMs: number): Promise<{ endpoint?: KubeletEndpoint; tried: string[] }> {
+async function findKubelet(
+  hosts: string[],
+  settings: KubeletSettings,
+  deadline: LookupDeadline,
+  requestMs: number,
+): Promise<{ endpoint?: KubeletEndpoint; tried: string[] }> {
   const tried: string[] = [];
   const schemes: KubeletEndpoint[] = [];
   if (settings.httpsPort > 0) schemes.push(...hosts.map((host) => ({ scheme: 'https' as const, host, port: settings.httpsPort })));
@@ -108,9 +115,15 @@ export async function kubeletHostname(lookup: KubeletLookup): Promise<KubeletHos
   const configured = await kubeletSettings(lookup.config, lookup.env, lookup.probes);
   if (!configured.ok) return { ok: false, reason: configured.reason, notes: [] };
   const { settings } = configured;
-  if (settings.httpsPort <= 0 && settings.httpPort <= 0) return { ok: false, reason: 'both kubelet ports are disabled (kubernetes_https_kubelet_port, kubernetes_http_kubelet_port ≤ 0)', notes: [] };
+  if (settings.httpsPort <= 0 && settings.httpPort <= 0)
+    return {
+      ok: false,
+      reason: 'both kubelet ports are disabled (kubernetes_https_kubelet_port, kubernetes_http_kubelet_port ≤ 0)',
+      notes: [],
+    };
   const { hosts, notes } = await candidateHosts(lookup);
-  if (hosts.length === 0) return { ok: false, reason: 'no kubelet host: kubernetes_kubelet_host is not set and docker gave no hostname', notes };
+  if (hosts.length === 0)
+    return { ok: false, reason: 'no kubelet host: kubernetes_kubelet_host is not set and docker gave no hostname', notes };
 
   const deadline = new LookupDeadline(lookup.limits.totalMs);
   const found = await findKubelet(hosts, settings, deadline, lookup.limits.requestMs);
@@ -131,5 +144,11 @@ export async function kubeletHostname(lookup: KubeletLookup): Promise<KubeletHos
 
   const cluster = clusterNameFor(lookup.config, nodeName, lookup.agentVersion);
   notes.push(...cluster.notes);
-  return { ok: true, hostname: cluster.name ? `${nodeName}-${cluster.name}` : nodeName, withCluster: Boolean(cluster.name), ...(cluster.rule ? { clusterRule: cluster.rule } : {}), notes };
+  return {
+    ok: true,
+    hostname: cluster.name ? `${nodeName}-${cluster.name}` : nodeName,
+    withCluster: Boolean(cluster.name),
+    ...(cluster.rule ? { clusterRule: cluster.rule } : {}),
+    notes,
+  };
 }

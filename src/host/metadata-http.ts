@@ -15,6 +15,15 @@ export function metadataBaseUrl(env: NodeJS.ProcessEnv): string {
 
 type MetadataAnswer = SmallAnswer;
 
-export function metadataRequest(method: 'GET' | 'PUT', url: string, headers: Record<string, string>, timeoutMs: number): Promise<MetadataAnswer> {
-  return boundedExchange((onResponse) => request(url, { method, headers, timeout: timeoutMs, agent: false }, onResponse), timeoutMs, 'metadata');
+export function metadataRequest(
+  method: 'GET' | 'PUT',
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<MetadataAnswer> {
+  return boundedExchange(
+    (onResponse) => request(url, { method, headers, timeout: timeoutMs, agent: false }, onResponse),
+    timeoutMs,
+    'metadata',
+  );
 }

@@ -14,7 +14,7 @@ export function predictReenroll(stored: StoredHostFacts, resolvedHostname: strin
     reasons.push(`stored hostname ${stored.hostname} differs from the hostname the agent resolves (${resolvedHostname || '""'})`);
   }
   if (stored.apiKeyHash && agentApiKey !== undefined && stored.apiKeyHash !== apiKeyHash(agentApiKey.trim())) {
-    reasons.push("stored api_key_hash differs from the hash of the API key the agent reads");
+    reasons.push('stored api_key_hash differs from the hash of the API key the agent reads');
   }
   return reasons;
 }

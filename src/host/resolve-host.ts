@@ -42,7 +42,11 @@ export async function resolveHost(config: AgentConfig, options: ResolveHostOptio
   if (options.override !== undefined) {
     const problem = hostnameProblem(options.override);
     if (problem) {
-      throw new ConfigError('HOSTNAME_INVALID', `--hostname is not a hostname the agent accepts: ${problem}`, 'Give the hostname the agent reports (`datadog-agent hostname`), or drop --hostname to resolve it as the agent does.');
+      throw new ConfigError(
+        'HOSTNAME_INVALID',
+        `--hostname is not a hostname the agent accepts: ${problem}`,
+        'Give the hostname the agent reports (`datadog-agent hostname`), or drop --hostname to resolve it as the agent does.',
+      );
     }
     return { hostname: options.override, source: '--hostname', notes: [] };
   }
@@ -50,9 +54,12 @@ export async function resolveHost(config: AgentConfig, options: ResolveHostOptio
   const split = splitMode(config);
   const setup = await ipcSetup(config);
   // The version that chooses the chain's cluster_name rule: the agent's own (IPC), else --agent-version, else none (the newest rule).
-  let version: AgentVersionHint | undefined = options.agentVersion === undefined ? undefined : { version: options.agentVersion, source: '--agent-version' };
+  let version: AgentVersionHint | undefined =
+    options.agentVersion === undefined ? undefined : { version: options.agentVersion, source: '--agent-version' };
   if (split) {
-    notes.push('split mode (private_action_runner.split_enabled): the runner resolves the hostname with its own chain, not the core agent\'s IPC answer');
+    notes.push(
+      "split mode (private_action_runner.split_enabled): the runner resolves the hostname with its own chain, not the core agent's IPC answer",
+    );
     if (setup.ok) {
       const asked = await agentVersion(setup.endpoint, { ...options.ipc, tries: 1 });
       if (asked.ok) version = { version: asked.version, source: 'agent IPC' };

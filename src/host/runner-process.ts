@@ -97,7 +97,8 @@ export function environmentDifferences(runner: Record<string, string>, own: Node
     const ours = own[name] === '' ? undefined : own[name];
     if ((theirs === '' ? undefined : theirs) === ours) continue;
     if (SECRET_VARIABLES.has(name)) {
-      const consequence = name === 'DD_API_KEY' ? ': the runner hashes its own key, so an identity made with this one is re-enrolled at its next start' : '';
+      const consequence =
+        name === 'DD_API_KEY' ? ': the runner hashes its own key, so an identity made with this one is re-enrolled at its next start' : '';
       lines.push(`${name} differs (runner ${masked(theirs)}; here ${masked(ours)})${consequence}`);
     } else if (theirs === undefined) lines.push(`${name} is set here, not in the runner`);
     else if (ours === undefined) lines.push(`${name} is set in the runner only`);

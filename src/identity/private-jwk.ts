@@ -1,11 +1,4 @@
-import {
-  createECDH,
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-} from 'node:crypto';
+import { createECDH, createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { IdentityDecodeError } from '../errors.js';
 import { quotedServerValue } from '../sanitize.js';
 import { holdSecret } from '../secrets-held.js';
@@ -72,7 +65,8 @@ export function encodePrivateJwk(key: PrivateIdentityKey): string {
 function strictCoordinate(jwk: Record<string, unknown>, field: 'x' | 'y' | 'd'): string {
   const value = jwk[field];
   if (typeof value !== 'string' || value === '') throw new IdentityDecodeError(field, 'missing');
-  if (value.length !== COORDINATE_CHARS) throw new IdentityDecodeError(field, `is ${value.length} characters long, expected ${COORDINATE_CHARS} (32 bytes in base64url)`);
+  if (value.length !== COORDINATE_CHARS)
+    throw new IdentityDecodeError(field, `is ${value.length} characters long, expected ${COORDINATE_CHARS} (32 bytes in base64url)`);
   if (!BASE64URL.test(value)) throw new IdentityDecodeError(field, 'is not unpadded base64url');
   const length = Buffer.from(value, 'base64url').length;
   if (length !== COORDINATE_BYTES) throw new IdentityDecodeError(field, `is ${length} bytes, expected 32`);
@@ -81,13 +75,15 @@ function strictCoordinate(jwk: Record<string, unknown>, field: 'x' | 'y' | 'd'):
 
 function parseJwkJson(encoded: string): Record<string, unknown> {
   if (encoded.length === 0) throw new IdentityDecodeError('private_key', 'is empty');
-  if (encoded.length > MAX_ENCODED_KEY_LENGTH) throw new IdentityDecodeError('private_key', `is ${encoded.length} characters long (at most ${MAX_ENCODED_KEY_LENGTH})`);
+  if (encoded.length > MAX_ENCODED_KEY_LENGTH)
+    throw new IdentityDecodeError('private_key', `is ${encoded.length} characters long (at most ${MAX_ENCODED_KEY_LENGTH})`);
   if (encoded.includes('=')) throw new IdentityDecodeError('private_key', 'has base64 padding (=), which the Go agent rejects');
   if (!BASE64URL.test(encoded)) {
     throw new IdentityDecodeError('private_key', 'contains characters outside base64url (whitespace is not tolerated by the Go agent)');
   }
   // Buffer silently drops a lone trailing character; Go's RawURLEncoding rejects it.
-  if (encoded.length % 4 === 1) throw new IdentityDecodeError('private_key', 'is truncated base64url (a dangling final character), which the Go agent rejects');
+  if (encoded.length % 4 === 1)
+    throw new IdentityDecodeError('private_key', 'is truncated base64url (a dangling final character), which the Go agent rejects');
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
@@ -105,7 +101,8 @@ export function decodePrivateJwk(encoded: string): PrivateIdentityKey {
   const jwk = parseJwkJson(encoded);
   if (jwk.kty !== 'EC') throw new IdentityDecodeError('kty', `is ${quotedServerValue(jwk.kty)}, expected "EC"`);
   if (jwk.crv !== 'P-256') throw new IdentityDecodeError('crv', `is ${quotedServerValue(jwk.crv)}, expected "P-256"`);
-  if (jwk.alg !== undefined && jwk.alg !== 'ES256') throw new IdentityDecodeError('alg', `is ${quotedServerValue(jwk.alg)}, expected "ES256"`);
+  if (jwk.alg !== undefined && jwk.alg !== 'ES256')
+    throw new IdentityDecodeError('alg', `is ${quotedServerValue(jwk.alg)}, expected "ES256"`);
   const x = strictCoordinate(jwk, 'x');
   const y = strictCoordinate(jwk, 'y');
   const d = strictCoordinate(jwk, 'd');

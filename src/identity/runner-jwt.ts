@@ -17,7 +17,9 @@ export async function signRunnerJwt(privateKey: KeyObject, urn: RunnerUrn, now: 
     throw new TypeError('ES256 needs a P-256 private key');
   }
   const iat = Math.floor(now.getTime() / 1000);
-  const payload = Buffer.from(JSON.stringify({ orgId: urn.orgId, runnerId: urn.runnerId, iat, exp: iat + JWT_LIFETIME_SECONDS })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ orgId: urn.orgId, runnerId: urn.runnerId, iat, exp: iat + JWT_LIFETIME_SECONDS })).toString(
+    'base64url',
+  );
   const input = `${HEADER}.${payload}`;
   const signature = sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
   const token = `${input}.${signature.toString('base64url')}`;

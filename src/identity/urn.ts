@@ -34,12 +34,14 @@ export function checkRunnerId(runnerId: string): void {
   if (runnerId.includes(':')) throw new IdentityDecodeError('runner_id', 'contains ":", which breaks the URN the Go agent parses');
   // Control, escape and bidi-formatting characters: a server-chosen id with these could rewrite a terminal or a log.
   if (hasUnprintable(runnerId)) throw new IdentityDecodeError('runner_id', 'contains control or formatting characters (not printed)');
-  if (runnerId.length > MAX_RUNNER_ID_LENGTH) throw new IdentityDecodeError('runner_id', `is ${runnerId.length} characters long (at most ${MAX_RUNNER_ID_LENGTH})`);
+  if (runnerId.length > MAX_RUNNER_ID_LENGTH)
+    throw new IdentityDecodeError('runner_id', `is ${runnerId.length} characters long (at most ${MAX_RUNNER_ID_LENGTH})`);
 }
 
 export function parseUrn(urn: string): RunnerUrn {
   // The length first: nothing below should run over (or quote) a string of any size.
-  if (urn.length > MAX_URN_LENGTH) throw new IdentityDecodeError('urn', `is ${urn.length} characters long (at most ${MAX_URN_LENGTH}); not printed`);
+  if (urn.length > MAX_URN_LENGTH)
+    throw new IdentityDecodeError('urn', `is ${urn.length} characters long (at most ${MAX_URN_LENGTH}); not printed`);
   const parts = urn.split(':');
   if (parts.length !== 7) throw new IdentityDecodeError('urn', `has ${parts.length} ':'-separated parts, expected 7`);
   PREFIX.forEach((expected, i) => {
@@ -47,12 +49,14 @@ export function parseUrn(urn: string): RunnerUrn {
   });
   const [, , , , region, org, runnerId] = parts as [string, string, string, string, string, string, string];
   if (region === '') throw new IdentityDecodeError('urn', 'region is empty');
-  if (region.length > MAX_REGION_LENGTH) throw new IdentityDecodeError('urn', `region is ${region.length} characters long (at most ${MAX_REGION_LENGTH})`);
+  if (region.length > MAX_REGION_LENGTH)
+    throw new IdentityDecodeError('urn', `region is ${region.length} characters long (at most ${MAX_REGION_LENGTH})`);
   if (!/^-?\d+$/.test(org) || BigInt(org) > INT64_MAX || BigInt(org) < -INT64_MAX - 1n) {
     throw new IdentityDecodeError('urn', 'org id is not a base-10 int64');
   }
   if (runnerId === '') throw new IdentityDecodeError('urn', 'runner id is empty');
-  if (runnerId.length > MAX_RUNNER_ID_LENGTH) throw new IdentityDecodeError('urn', `runner id is ${runnerId.length} characters long (at most ${MAX_RUNNER_ID_LENGTH})`);
+  if (runnerId.length > MAX_RUNNER_ID_LENGTH)
+    throw new IdentityDecodeError('urn', `runner id is ${runnerId.length} characters long (at most ${MAX_RUNNER_ID_LENGTH})`);
   if (hasUnprintable(urn)) throw new IdentityDecodeError('urn', 'contains control or formatting characters (not printed)');
   return { region, orgId: Number(org), runnerId };
 }

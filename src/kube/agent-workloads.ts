@@ -37,10 +37,13 @@ export async function findClusterAgentWorkloads(apps: AppsV1Api, namespace?: str
   const where = namespace ? `in namespace ${namespace}` : 'in all namespaces';
   for (const labelSelector of CLUSTER_AGENT_SELECTORS) {
     try {
-      const list = namespace ? await apps.listNamespacedDeployment({ namespace, labelSelector }) : await apps.listDeploymentForAllNamespaces({ labelSelector });
+      const list = namespace
+        ? await apps.listNamespacedDeployment({ namespace, labelSelector })
+        : await apps.listDeploymentForAllNamespaces({ labelSelector });
       for (const d of list.items) found.add(`${d.metadata?.namespace}/${d.metadata?.name}`);
     } catch (err) {
-      if (strict && apiStatus(err).code !== 403) throw kubeFailure(err, `listing cluster-agent Deployments ${where}`, 'Nothing was enrolled and nothing was changed.');
+      if (strict && apiStatus(err).code !== 403)
+        throw kubeFailure(err, `listing cluster-agent Deployments ${where}`, 'Nothing was enrolled and nothing was changed.');
       const reason = why(err, `Deployments ${where}`);
       if (!unlisted.includes(reason)) unlisted.push(reason);
     }

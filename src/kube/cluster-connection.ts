@@ -12,7 +12,6 @@ import { confirmUsable, findNamed, type KubeCluster, type KubeconfigData, Kubeco
 import { existingFiles, loadMerged, splitKubeconfigList } from './kubeconfig-merge.js';
 import { serviceAccountDir, serviceAccountNamespace } from './service-account.js';
 
-
 // One cluster connection per run, resolved as kubectl resolves it, and said out loud.
 // Sources, first match wins: --kubeconfig > KUBECONFIG (every listed file, merged with kubectl's
 // rules) > kubernetes_kubeconfig_path (agent config) > in-cluster service account > ~/.kube/config.
@@ -98,7 +97,10 @@ async function loadFiles(files: string[], source: string, sourceKind: ClusterSou
   try {
     return { config: await loadMerged(files), source, sourceKind, files, warnings: [] };
   } catch (err) {
-    throw notConfigured(`cannot load the Kubernetes configuration from ${source}: ${(err as Error).message.split('\n')[0]}`, 'Check the kubeconfig file.');
+    throw notConfigured(
+      `cannot load the Kubernetes configuration from ${source}: ${(err as Error).message.split('\n')[0]}`,
+      'Check the kubeconfig file.',
+    );
   }
 }
 
@@ -136,10 +138,23 @@ function inCluster(env: NodeJS.ProcessEnv): Loaded | undefined {
   try {
     token = readFileSync(tokenFile, 'utf8');
   } catch (err) {
-    throw notConfigured(`cannot read the service-account token ${tokenFile}: ${(err as Error).message}`, 'Check the Pod\'s service-account token volume.');
+    throw notConfigured(
+      `cannot read the service-account token ${tokenFile}: ${(err as Error).message}`,
+      "Check the Pod's service-account token volume.",
+    );
   }
   const config: KubeconfigData = {
-    clusters: [{ name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, ...(loadableCa(caFile) ? { certificateAuthority: caFile } : {}), insecureSkipTlsVerify: false, disableCompression: false, extensions: {}, ignoredKeys: [] }],
+    clusters: [
+      {
+        name: 'inCluster',
+        server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+        ...(loadableCa(caFile) ? { certificateAuthority: caFile } : {}),
+        insecureSkipTlsVerify: false,
+        disableCompression: false,
+        extensions: {},
+        ignoredKeys: [],
+      },
+    ],
     users: [{ name: 'inClusterUser', token, tokenFile, impersonateGroups: [], impersonateUserExtra: {}, ignoredKeys: [] }],
     contexts: [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' }],
     currentContext: 'inClusterContext',
@@ -151,7 +166,8 @@ async function pickSource(options: ResolveClusterOptions): Promise<Loaded> {
   const { env } = options;
   if (options.kubeconfig) {
     // kubectl: an explicit --kubeconfig must exist.
-    if (!existsSync(options.kubeconfig)) throw notConfigured(`--kubeconfig ${options.kubeconfig} does not exist`, 'Pass the path of an existing kubeconfig file.');
+    if (!existsSync(options.kubeconfig))
+      throw notConfigured(`--kubeconfig ${options.kubeconfig} does not exist`, 'Pass the path of an existing kubeconfig file.');
     return loadFiles([options.kubeconfig], `--kubeconfig ${options.kubeconfig}`, 'flag');
   }
   const warnings: string[] = [];
@@ -160,7 +176,8 @@ async function pickSource(options: ResolveClusterOptions): Promise<Loaded> {
     const { found, missing } = existingFiles(listed);
     if (found.length > 0) {
       const loaded = await loadFiles(found, `KUBECONFIG ${found.join(env.KUBECONFIG?.includes(';') ? ';' : ':')}`, 'KUBECONFIG');
-      if (missing.length > 0) loaded.warnings.push(`KUBECONFIG lists files that do not exist (ignored, as kubectl does): ${missing.join(', ')}`);
+      if (missing.length > 0)
+        loaded.warnings.push(`KUBECONFIG lists files that do not exist (ignored, as kubectl does): ${missing.join(', ')}`);
       return loaded;
     }
     // kubectl then has an empty config and falls back to the in-cluster config; it never reads ~/.kube/config.
@@ -168,7 +185,10 @@ async function pickSource(options: ResolveClusterOptions): Promise<Loaded> {
   }
   if (options.configKubeconfig) {
     if (!existsSync(options.configKubeconfig)) {
-      throw notConfigured(`kubernetes_kubeconfig_path ${options.configKubeconfig} (agent config) does not exist`, 'Fix kubernetes_kubeconfig_path, or pass --kubeconfig PATH.');
+      throw notConfigured(
+        `kubernetes_kubeconfig_path ${options.configKubeconfig} (agent config) does not exist`,
+        'Fix kubernetes_kubeconfig_path, or pass --kubeconfig PATH.',
+      );
     }
     const loaded = await loadFiles([options.configKubeconfig], `kubernetes_kubeconfig_path ${options.configKubeconfig}`, 'agent-config');
     loaded.warnings.unshift(...warnings);
@@ -203,9 +223,14 @@ export async function kubeconfigNames(env: NodeJS.ProcessEnv): Promise<{ context
   }
 }
 
-function pickNamespace(options: ResolveClusterOptions, contextNamespace: string | undefined, contextName: string | undefined): { namespace: string; namespaceSource: string } {
+function pickNamespace(
+  options: ResolveClusterOptions,
+  contextNamespace: string | undefined,
+  contextName: string | undefined,
+): { namespace: string; namespaceSource: string } {
   if (options.namespace) return { namespace: options.namespace, namespaceSource: '--namespace' };
-  if (options.configNamespace?.value) return { namespace: options.configNamespace.value, namespaceSource: `kube_resources_namespace (${options.configNamespace.source})` };
+  if (options.configNamespace?.value)
+    return { namespace: options.configNamespace.value, namespaceSource: `kube_resources_namespace (${options.configNamespace.source})` };
   if (contextNamespace) return { namespace: contextNamespace, namespaceSource: `context ${contextName}` };
   const sa = serviceAccountNamespace(options.env);
   if (sa) return { namespace: sa, namespaceSource: 'service-account namespace file' };
@@ -227,26 +252,44 @@ export async function resolveClusterTarget(options: ResolveClusterOptions): Prom
  * tests that start many watchers).
  */
 export function clusterTargetFromConfig(config: KubeconfigData, options: ResolveClusterOptions & { source?: string }): ClusterTarget {
-  return targetOf({ config: { ...config }, source: options.source ?? 'kubeconfig data', sourceKind: 'flag', files: [], warnings: [] }, options);
+  return targetOf(
+    { config: { ...config }, source: options.source ?? 'kubeconfig data', sourceKind: 'flag', files: [], warnings: [] },
+    options,
+  );
 }
 
 function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget {
   const { config, source } = loaded;
   if (options.context) {
     if (!findNamed(config.contexts, options.context)) {
-      throw notConfigured(`context ${options.context} is not in ${source}`, `Pick one of: ${config.contexts.map((c) => c.name).join(', ') || '(none)'}.`);
+      throw notConfigured(
+        `context ${options.context} is not in ${source}`,
+        `Pick one of: ${config.contexts.map((c) => c.name).join(', ') || '(none)'}.`,
+      );
     }
     config.currentContext = options.context;
   }
   const contextName = config.currentContext || undefined;
   const context = contextName ? findNamed(config.contexts, contextName) : undefined;
-  if (contextName && !context) throw notConfigured(`current-context ${contextName} is not defined in ${source}`, 'Set a current context that exists, or pass --context NAME.');
+  if (contextName && !context)
+    throw notConfigured(
+      `current-context ${contextName} is not defined in ${source}`,
+      'Set a current context that exists, or pass --context NAME.',
+    );
   if (!contextName || !context) throw notConfigured(`${source} has no current context`, 'Set current-context, or pass --context NAME.');
   const cluster = findNamed(config.clusters, context.cluster);
-  if (!cluster?.server) throw notConfigured(`context ${contextName} in ${source} names no cluster with a server`, 'Fix the kubeconfig, or pass --context NAME.');
+  if (!cluster?.server)
+    throw notConfigured(
+      `context ${contextName} in ${source} names no cluster with a server`,
+      'Fix the kubeconfig, or pass --context NAME.',
+    );
   const userEntry = findNamed(config.users, context.user || undefined);
   const refused = confirmUsable(cluster, userEntry);
-  if (refused.length > 0) throw notConfigured(`the kubeconfig's context ${contextName} in ${source} is not usable: ${refused.join('; ')}`, 'Fix the kubeconfig (kubectl refuses it too).');
+  if (refused.length > 0)
+    throw notConfigured(
+      `the kubeconfig's context ${contextName} in ${source} is not usable: ${refused.join('; ')}`,
+      'Fix the kubeconfig (kubectl refuses it too).',
+    );
   const warnings = [...loaded.warnings];
   const tlsWarning = tlsEnvironmentWarning(options.env);
   if (tlsWarning) warnings.push(tlsWarning);
@@ -254,21 +297,39 @@ function targetOf(loaded: Loaded, options: ResolveClusterOptions): ClusterTarget
     [`cluster ${cluster.name}`, cluster.ignoredKeys],
     [`user ${userEntry?.name}`, userEntry?.ignoredKeys ?? []],
   ] as const) {
-    if (keys.length > 0) warnings.push(`the kubeconfig ${what} has keys kubectl does not read, ignored as kubectl ignores them: ${keys.join(', ')}`);
+    if (keys.length > 0)
+      warnings.push(`the kubeconfig ${what} has keys kubectl does not read, ignored as kubectl ignores them: ${keys.join(', ')}`);
   }
-  const { namespace, namespaceSource } = pickNamespace(options, loaded.sourceKind === 'in-cluster' ? undefined : context.namespace, contextName);
+  const { namespace, namespaceSource } = pickNamespace(
+    options,
+    loaded.sourceKind === 'in-cluster' ? undefined : context.namespace,
+    contextName,
+  );
   const limits = options.limits ?? {};
   const podNamespace = serviceAccountNamespace(options.env);
   // Built now, so that what kubectl refuses before sending (an unreadable CA, certificate, key or token
   // file, a removed auth-provider) fails here, before any step that needs the cluster starts.
   let transport: KubeTransport;
   try {
-    transport = new KubeTransport({ cluster, ...(userEntry ? { user: userEntry } : {}), env: options.env, limits, ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}) });
+    transport = new KubeTransport({
+      cluster,
+      ...(userEntry ? { user: userEntry } : {}),
+      env: options.env,
+      limits,
+      ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
+    });
   } catch (err) {
-    if (err instanceof KubeconfigError) throw notConfigured(`the kubeconfig's context ${contextName} in ${source} is not usable: ${err.message.split('\n').join(' ')}`, 'Fix the kubeconfig (kubectl refuses it too).');
+    if (err instanceof KubeconfigError)
+      throw notConfigured(
+        `the kubeconfig's context ${contextName} in ${source} is not usable: ${err.message.split('\n').join(' ')}`,
+        'Fix the kubeconfig (kubectl refuses it too).',
+      );
     throw err;
   }
-  if (transport.anonymous) warnings.push(`the kubeconfig context ${contextName} has no user credential (kubectl would ask for a username and password): requests are sent without one`);
+  if (transport.anonymous)
+    warnings.push(
+      `the kubeconfig context ${contextName} has no user credential (kubectl would ask for a username and password): requests are sent without one`,
+    );
   return {
     source,
     sourceKind: loaded.sourceKind,

@@ -47,10 +47,20 @@ export async function resolveClusterId(core: CoreV1Api, where: { namespace: stri
   try {
     uid = (await core.readNamespace({ name: 'kube-system' })).metadata?.uid;
   } catch (err) {
-    throw kubeFailure(err, 'reading namespace kube-system (cluster id fallback)', 'Nothing was changed. Create ConfigMap datadog-cluster-id with key id, or allow get on namespaces/kube-system.');
+    throw kubeFailure(
+      err,
+      'reading namespace kube-system (cluster id fallback)',
+      'Nothing was changed. Create ConfigMap datadog-cluster-id with key id, or allow get on namespaces/kube-system.',
+    );
   }
   if (!uid) throw kubeFailure(new Error('namespace kube-system has no uid'), 'resolving the cluster id', 'Nothing was changed.');
-  if (existing) return { id: uid, source: `kube-system namespace UID (${label} holds an id that is not ${CLUSTER_ID_BYTES} bytes: replaced with it, as the agent does)`, stored: false, replaces: existing };
+  if (existing)
+    return {
+      id: uid,
+      source: `kube-system namespace UID (${label} holds an id that is not ${CLUSTER_ID_BYTES} bytes: replaced with it, as the agent does)`,
+      stored: false,
+      replaces: existing,
+    };
   return { id: uid, source: `kube-system namespace UID (${label} to be created with it)`, stored: false };
 }
 
@@ -59,7 +69,12 @@ export async function resolveClusterId(core: CoreV1Api, where: { namespace: stri
  * checks RBAC and admission, storing nothing). Another agent may have created it meanwhile: then its
  * value is returned, as the agent keeps it.
  */
-export async function storeClusterId(core: CoreV1Api, namespace: string, wanted: ClusterId, options: { dryRun: boolean }): Promise<{ id: string; createdByUs: boolean }> {
+export async function storeClusterId(
+  core: CoreV1Api,
+  namespace: string,
+  wanted: ClusterId,
+  options: { dryRun: boolean },
+): Promise<{ id: string; createdByUs: boolean }> {
   const { id } = wanted;
   const dryRun = options.dryRun ? { dryRun: 'All' } : {};
   const verb = wanted.replaces ? 'updating' : 'creating';
@@ -68,11 +83,20 @@ export async function storeClusterId(core: CoreV1Api, namespace: string, wanted:
       const body = { ...wanted.replaces, data: { ...(wanted.replaces.data ?? {}), id } };
       await core.replaceNamespacedConfigMap({ name: CLUSTER_ID_CONFIGMAP, namespace, body, ...dryRun });
     } else {
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: CLUSTER_ID_CONFIGMAP, namespace }, data: { id } }, ...dryRun });
+      await core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name: CLUSTER_ID_CONFIGMAP, namespace }, data: { id } },
+        ...dryRun,
+      });
     }
     return { id, createdByUs: true };
   } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw kubeFailure(err, `${options.dryRun ? `server-side dry run of ${verb}` : verb} ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`, 'Nothing was changed.');
+    if ((err as { code?: number }).code !== 409)
+      throw kubeFailure(
+        err,
+        `${options.dryRun ? `server-side dry run of ${verb}` : verb} ConfigMap ${namespace}/${CLUSTER_ID_CONFIGMAP}`,
+        'Nothing was changed.',
+      );
   }
   const existing = await resolveClusterId(core, { namespace, source: 'the same namespace' });
   return { id: existing.id, createdByUs: false };

@@ -109,7 +109,13 @@ export function secretIdentityEvent(
 ): RecordEventInput {
   const rotated = change === 'rotated';
   return {
-    regarding: { kind: 'Secret', apiVersion: 'v1', namespace: secret.namespace, name: secret.name, ...(secret.uid ? { uid: secret.uid } : {}) },
+    regarding: {
+      kind: 'Secret',
+      apiVersion: 'v1',
+      namespace: secret.namespace,
+      name: secret.name,
+      ...(secret.uid ? { uid: secret.uid } : {}),
+    },
     reason: rotated ? EventReason.IdentityRotated : EventReason.IdentityRolledBack,
     action: rotated ? 'Rotate' : 'Rollback',
     type: 'Normal',
@@ -165,7 +171,11 @@ export function buildEvent(input: RecordEventInput, options: RecordEventOptions 
  * Posts one events.k8s.io/v1 Event. Never throws: a 403 (no `create` on events.events.k8s.io)
  * and any other failure come back as a warning the caller prints.
  */
-export async function recordEvent(target: ClusterConnection | EventsWriter, input: RecordEventInput, options: RecordEventOptions = {}): Promise<RecordEventResult> {
+export async function recordEvent(
+  target: ClusterConnection | EventsWriter,
+  input: RecordEventInput,
+  options: RecordEventOptions = {},
+): Promise<RecordEventResult> {
   const where = `${input.regarding.kind} ${input.regarding.namespace}/${input.regarding.name}`;
   try {
     const body = buildEvent(input, options);

@@ -67,10 +67,12 @@ export type IdentitySecretState =
 /** The data values, base64-decoded; data that is not a map of strings is a bad answer (KUBE_BAD_RESPONSE), not a network error. */
 function decodeData(secret: V1Secret): Record<string, string> {
   const data: unknown = secret.data ?? {};
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new KubeBadResponse(`the Secret's data is not a map (${Array.isArray(data) ? 'array' : typeof data})`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new KubeBadResponse(`the Secret's data is not a map (${Array.isArray(data) ? 'array' : typeof data})`);
   return Object.fromEntries(
     Object.entries(data).map(([k, v]) => {
-      if (typeof v !== 'string') throw new KubeBadResponse(`the Secret's data value ${quotedServerValue(k)} is not a string (${v === null ? 'null' : typeof v})`);
+      if (typeof v !== 'string')
+        throw new KubeBadResponse(`the Secret's data value ${quotedServerValue(k)} is not a string (${v === null ? 'null' : typeof v})`);
       return [k, Buffer.from(v, 'base64').toString('utf8')];
     }),
   );
@@ -102,7 +104,11 @@ export function describeSecret(ref: SecretRef, secret: V1Secret, layout: SecretL
   };
 }
 
-export async function readIdentitySecret(core: CoreV1Api, ref: SecretRef, layout: SecretLayout = CLUSTER_AGENT_LAYOUT): Promise<IdentitySecretState> {
+export async function readIdentitySecret(
+  core: CoreV1Api,
+  ref: SecretRef,
+  layout: SecretLayout = CLUSTER_AGENT_LAYOUT,
+): Promise<IdentitySecretState> {
   try {
     return describeSecret(ref, await core.readNamespacedSecret(ref), layout);
   } catch (err) {
@@ -116,7 +122,12 @@ export async function secretExists(core: CoreV1Api, ref: SecretRef): Promise<boo
 }
 
 /** The Secret as it should be after the write: data replaced wholesale (as upstream), labels merged. */
-export function buildIdentitySecret(ref: SecretRef, existing: V1Secret | undefined, values: Record<string, string>, layout: SecretLayout = CLUSTER_AGENT_LAYOUT): V1Secret {
+export function buildIdentitySecret(
+  ref: SecretRef,
+  existing: V1Secret | undefined,
+  values: Record<string, string>,
+  layout: SecretLayout = CLUSTER_AGENT_LAYOUT,
+): V1Secret {
   const encoded = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
   const data = layout.keepOtherKeys ? { ...(existing?.data ?? {}), ...encoded } : encoded;
   return {
@@ -138,7 +149,12 @@ export function buildIdentitySecret(ref: SecretRef, existing: V1Secret | undefin
  * answer 409 and nothing is overwritten. `dryRun` asks the apiserver to run every check (RBAC,
  * admission, validation) without storing anything.
  */
-export async function writeIdentitySecret(core: CoreV1Api, ref: SecretRef, secret: V1Secret, options: { create: boolean; dryRun: boolean }): Promise<V1Secret> {
+export async function writeIdentitySecret(
+  core: CoreV1Api,
+  ref: SecretRef,
+  secret: V1Secret,
+  options: { create: boolean; dryRun: boolean },
+): Promise<V1Secret> {
   const dryRun = options.dryRun ? { dryRun: 'All' } : {};
   return options.create
     ? core.createNamespacedSecret({ namespace: ref.namespace, body: secret, ...dryRun })

@@ -149,7 +149,9 @@ export class KubeAuth {
   ) {
     this.now = options.now ?? Date.now;
     this.secure = !cluster.server.startsWith('http://');
-    this.caData = cluster.certificateAuthorityData ?? (cluster.certificateAuthority ? readConfigFile(cluster.certificateAuthority, 'certificate-authority', cluster.name) : undefined);
+    this.caData =
+      cluster.certificateAuthorityData ??
+      (cluster.certificateAuthority ? readConfigFile(cluster.certificateAuthority, 'certificate-authority', cluster.name) : undefined);
     this.tls = {
       ...(this.caData ? { ca: this.caData } : {}),
       rejectUnauthorized: !cluster.insecureSkipTlsVerify,
@@ -187,7 +189,16 @@ export class KubeAuth {
   /** The exec plugin runs only when nothing else identifies the user (client-go UpdateTransportConfig). */
   private get usesExec(): boolean {
     const user = this.user;
-    return !!user?.exec && this.secure && !user.token && !user.tokenFile && !user.username && !user.password && !user.clientCertificate && !user.clientCertificateData;
+    return (
+      !!user?.exec &&
+      this.secure &&
+      !user.token &&
+      !user.tokenFile &&
+      !user.username &&
+      !user.password &&
+      !user.clientCertificate &&
+      !user.clientCertificateData
+    );
   }
 
   private bearer(): string | undefined {
@@ -224,7 +235,11 @@ export class KubeAuth {
         'kubectl would refresh it from the identity provider and write it back into the kubeconfig; par-identity does not. Use the exec plugin kubelogin (`kubectl oidc-login get-token`, https://github.com/int128/kubelogin) in the kubeconfig instead, or refresh the token with kubectl first.',
       );
     }
-    if (expiresAt === undefined) throw credentialsError(`the kubeconfig user ${this.user!.name} has an oidc id-token that is not a JWT`, 'Refresh it (e.g. with kubectl), or use the exec plugin kubelogin instead.');
+    if (expiresAt === undefined)
+      throw credentialsError(
+        `the kubeconfig user ${this.user!.name} has an oidc id-token that is not a JWT`,
+        'Refresh it (e.g. with kubectl), or use the exec plugin kubelogin instead.',
+      );
     return idToken;
   }
 
@@ -241,7 +256,12 @@ export class KubeAuth {
     // the network's: said as such, the value never shown (docs/output.md, KUBE_CREDENTIALS).
     for (const [name, value] of Object.entries(out.headers)) {
       if ([value].flat().some((v) => !HEADER_VALUE.test(v))) {
-        const what = name === 'Authorization' ? (typeof auth === 'string' && auth.startsWith('Basic ') ? 'username or password' : 'bearer token') : `impersonation value (${name})`;
+        const what =
+          name === 'Authorization'
+            ? typeof auth === 'string' && auth.startsWith('Basic ')
+              ? 'username or password'
+              : 'bearer token'
+            : `impersonation value (${name})`;
         throw credentialsError(
           `the ${what} of the kubeconfig user ${this.user?.name ?? '(none)'} holds a control character that an HTTP header cannot carry; it was not sent (the value is not printed)`,
           'Fix the token (the kubeconfig token or tokenFile, the service-account token, or what the exec plugin prints) or the impersonation setting; a stray escape sequence or line break is the usual cause.',
@@ -255,7 +275,8 @@ export class KubeAuth {
     const user = this.user;
     const headers: Record<string, string | string[]> = {};
     if (!user) return { headers };
-    const out: { headers: Record<string, string | string[]>; cert?: Buffer | string; key?: Buffer | string; exec?: ExecCredentialResult } = { headers };
+    const out: { headers: Record<string, string | string[]>; cert?: Buffer | string; key?: Buffer | string; exec?: ExecCredentialResult } =
+      { headers };
     if (this.secure) {
       if (this.staticCert) {
         out.cert = this.staticCert.cert;
@@ -266,7 +287,8 @@ export class KubeAuth {
       }
       const token = this.bearer();
       if (token) headers.Authorization = `Bearer ${token}`;
-      else if (user.username || user.password) headers.Authorization = `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}`;
+      else if (user.username || user.password)
+        headers.Authorization = `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}`;
       else if (this.usesExec) {
         const credential = await this.execCredential();
         out.exec = credential;
@@ -281,7 +303,8 @@ export class KubeAuth {
       headers['Impersonate-User'] = user.impersonate;
       if (user.impersonateUid) headers['Impersonate-Uid'] = user.impersonateUid;
       if (user.impersonateGroups.length > 0) headers['Impersonate-Group'] = [...user.impersonateGroups];
-      for (const [key, values] of Object.entries(user.impersonateUserExtra)) if (values.length > 0) headers[`Impersonate-Extra-${headerKeyEscape(key)}`] = [...values];
+      for (const [key, values] of Object.entries(user.impersonateUserExtra))
+        if (values.length > 0) headers[`Impersonate-Extra-${headerKeyEscape(key)}`] = [...values];
     }
     return out;
   }
@@ -294,6 +317,9 @@ export class KubeAuth {
   /** The user has nothing that identifies it (kubectl would ask for a username and password). */
   get anonymous(): boolean {
     const u = this.user;
-    return !u || !(u.token || u.tokenFile || u.username || u.password || u.clientCertificate || u.clientCertificateData || u.exec || u.authProvider);
+    return (
+      !u ||
+      !(u.token || u.tokenFile || u.username || u.password || u.clientCertificate || u.clientCertificateData || u.exec || u.authProvider)
+    );
   }
 }

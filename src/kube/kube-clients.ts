@@ -67,13 +67,32 @@ export function makeClient<T>(k8s: KubeApiModule, transport: KubeTransport, api:
   const httpApi = {
     send(context: RequestContext) {
       const body = context.getBody();
-      if (body !== undefined && typeof body !== 'string') throw new TypeError('par-identity sends Kubernetes request bodies as JSON text only');
+      if (body !== undefined && typeof body !== 'string')
+        throw new TypeError('par-identity sends Kubernetes request bodies as JSON text only');
       const answer = transport
-        .sendBuffered({ method: context.getHttpMethod(), path: context.getUrl(), headers: context.getHeaders(), ...(body !== undefined ? { body } : {}), signal: context.getSignal() })
-        .then((res) => new k8s.ResponseContext(res.status, res.headers, { text: async () => res.body.toString('utf8'), binary: async () => res.body, stream: () => null }));
+        .sendBuffered({
+          method: context.getHttpMethod(),
+          path: context.getUrl(),
+          headers: context.getHeaders(),
+          ...(body !== undefined ? { body } : {}),
+          signal: context.getSignal(),
+        })
+        .then(
+          (res) =>
+            new k8s.ResponseContext(res.status, res.headers, {
+              text: async () => res.body.toString('utf8'),
+              binary: async () => res.body,
+              stream: () => null,
+            }),
+        );
       return new k8s.Observable(answer);
     },
   };
-  const configuration = { baseServer: new k8s.ServerConfiguration(transport.baseUrl, {}), httpApi, middleware: [], authMethods: {} } as unknown as Configuration;
+  const configuration = {
+    baseServer: new k8s.ServerConfiguration(transport.baseUrl, {}),
+    httpApi,
+    middleware: [],
+    authMethods: {},
+  } as unknown as Configuration;
   return new api(configuration);
 }

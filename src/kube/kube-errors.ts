@@ -54,7 +54,11 @@ export class KubeApiStatus extends Error {
     } catch {
       body = undefined;
     }
-    return new KubeApiStatus(code, typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text }, retryAfter);
+    return new KubeApiStatus(
+      code,
+      typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as StatusBody) : { message: text },
+      retryAfter,
+    );
   }
 }
 
@@ -117,16 +121,38 @@ function certificateErrorOf(err: unknown): string | undefined {
 export function kubeFailure(err: unknown, action: string, nextStep: string): ParError {
   if (err instanceof KubernetesError || err instanceof ConflictError) return err;
   const { code, status } = apiStatus(err);
-  const said = sanitizeServerString(status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)), MAX_SERVER_TEXT);
+  const said = sanitizeServerString(
+    status?.message ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err)),
+    MAX_SERVER_TEXT,
+  );
   if (code === 409) return new ConflictError(`${action}: ${said}`, nextStep, { httpStatus: code });
   if (code === 403) {
-    return new KubernetesError('KUBE_FORBIDDEN', `${action}: ${said}`, `${nextStep} Grant the service account that verb on that object (Role rules with resourceNames suffice).`, { httpStatus: code });
+    return new KubernetesError(
+      'KUBE_FORBIDDEN',
+      `${action}: ${said}`,
+      `${nextStep} Grant the service account that verb on that object (Role rules with resourceNames suffice).`,
+      { httpStatus: code },
+    );
   }
-  if (code === 401) return new KubernetesError('KUBE_UNAUTHORIZED', `${action}: the Kubernetes API rejected the credentials`, `${nextStep} Check the kubeconfig user or the service-account token.`, { httpStatus: code });
-  if (code === 422) return new KubernetesError('KUBE_INVALID', `${action}: ${said}`, `${nextStep} An admission rule or validation refused the object.`, { httpStatus: code });
+  if (code === 401)
+    return new KubernetesError(
+      'KUBE_UNAUTHORIZED',
+      `${action}: the Kubernetes API rejected the credentials`,
+      `${nextStep} Check the kubeconfig user or the service-account token.`,
+      { httpStatus: code },
+    );
+  if (code === 422)
+    return new KubernetesError('KUBE_INVALID', `${action}: ${said}`, `${nextStep} An admission rule or validation refused the object.`, {
+      httpStatus: code,
+    });
   if (code !== undefined) return new KubernetesError('KUBE_API_ERROR', `${action}: HTTP ${code} ${said}`, nextStep, { httpStatus: code });
   if (err instanceof ResponseTooLargeError) {
-    return new KubernetesError('KUBE_RESPONSE_TOO_LARGE', `${action}: the Kubernetes API answered more than ${err.limit / 1024 / 1024} MiB; the rest was not read`, `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`, { limitBytes: err.limit });
+    return new KubernetesError(
+      'KUBE_RESPONSE_TOO_LARGE',
+      `${action}: the Kubernetes API answered more than ${err.limit / 1024 / 1024} MiB; the rest was not read`,
+      `${nextStep} Check that --kubeconfig/--context point at an API server, and narrow the request (a namespace) if the cluster is that large.`,
+      { limitBytes: err.limit },
+    );
   }
   const bad = badResponseOf(err);
   if (bad !== undefined) {
@@ -166,5 +192,10 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
     );
   }
   const errno = findInCauses(err, (e) => (typeof e.code === 'string' ? e.code : undefined)) as string | undefined;
-  return new KubernetesError('KUBE_UNREACHABLE', `${action}: the Kubernetes API is unreachable (${errno ?? said})`, `${nextStep} Check --kubeconfig/--context and network access to the API server.`, { errno: errno ?? null });
+  return new KubernetesError(
+    'KUBE_UNREACHABLE',
+    `${action}: the Kubernetes API is unreachable (${errno ?? said})`,
+    `${nextStep} Check --kubeconfig/--context and network access to the API server.`,
+    { errno: errno ?? null },
+  );
 }

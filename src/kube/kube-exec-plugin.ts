@@ -80,7 +80,10 @@ function readCredential(stdout: string, exec: KubeExecConfig): ExecCredentialRes
   }
   if (!isObject(parsed) || parsed.kind !== 'ExecCredential') throw credentialError('decoding stdout: not an ExecCredential', exec);
   if (parsed.apiVersion !== exec.apiVersion) {
-    throw credentialError(`exec plugin is configured to use API version ${exec.apiVersion}, plugin returned version ${sanitizeServerString(parsed.apiVersion ?? '', 80)}`, exec);
+    throw credentialError(
+      `exec plugin is configured to use API version ${exec.apiVersion}, plugin returned version ${sanitizeServerString(parsed.apiVersion ?? '', 80)}`,
+      exec,
+    );
   }
   const status = parsed.status;
   if (!isObject(status)) throw credentialError("exec plugin didn't return a status field", exec);
@@ -99,7 +102,8 @@ function readCredential(stdout: string, exec: KubeExecConfig): ExecCredentialRes
   }
   const expiry = text('expirationTimestamp');
   const expiresAt = expiry ? Date.parse(expiry) : undefined;
-  if (expiresAt !== undefined && Number.isNaN(expiresAt)) throw credentialError('decoding stdout: status.expirationTimestamp is not a time', exec);
+  if (expiresAt !== undefined && Number.isNaN(expiresAt))
+    throw credentialError('decoding stdout: status.expirationTimestamp is not a time', exec);
   return { ...(token ? { token } : {}), ...(cert ? { cert, key } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) };
 }
 
@@ -110,7 +114,12 @@ function lastWords(stderr: string): string {
 }
 
 /** Runs the plugin once and returns its credential; throws KubernetesError KUBE_CREDENTIALS. */
-export function runExecPlugin(exec: KubeExecConfig, cluster: KubeCluster, caData: Buffer | undefined, options: ExecRunOptions): Promise<ExecCredentialResult> {
+export function runExecPlugin(
+  exec: KubeExecConfig,
+  cluster: KubeCluster,
+  caData: Buffer | undefined,
+  options: ExecRunOptions,
+): Promise<ExecCredentialResult> {
   const interactive = isInteractive(exec, options.stdinIsTerminal);
   const spec: Record<string, unknown> = {};
   if (exec.provideClusterInfo) spec.cluster = execClusterInfo(cluster, caData);
@@ -132,13 +141,20 @@ export function runExecPlugin(exec: KubeExecConfig, cluster: KubeCluster, caData
       if (err) reject(err);
       else resolve(result!);
     };
-    const child = spawn(exec.command, exec.args, { env, stdio: [interactive ? 'inherit' : 'ignore', 'pipe', interactive ? 'inherit' : 'pipe'] });
+    const child = spawn(exec.command, exec.args, {
+      env,
+      stdio: [interactive ? 'inherit' : 'ignore', 'pipe', interactive ? 'inherit' : 'pipe'],
+    });
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      finish(credentialError(`no credential within ${Math.floor(timeoutMs / 100) / 10} s (${limitedBy}); the plugin was stopped`, exec, { timeoutMs }));
+      finish(
+        credentialError(`no credential within ${Math.floor(timeoutMs / 100) / 10} s (${limitedBy}); the plugin was stopped`, exec, {
+          timeoutMs,
+        }),
+      );
     }, timeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
@@ -161,7 +177,13 @@ export function runExecPlugin(exec: KubeExecConfig, cluster: KubeCluster, caData
     });
     child.once('close', (code, signal) => {
       if (code !== 0) {
-        finish(credentialError(`exec: executable ${exec.command} failed with ${signal ? `signal ${signal}` : `exit code ${code}`}${lastWords(stderr)}`, exec, { exitCode: code }));
+        finish(
+          credentialError(
+            `exec: executable ${exec.command} failed with ${signal ? `signal ${signal}` : `exit code ${code}`}${lastWords(stderr)}`,
+            exec,
+            { exitCode: code },
+          ),
+        );
         return;
       }
       try {

@@ -1,4 +1,11 @@
-import { Agent as HttpAgent, type AgentOptions, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type RequestOptions } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type AgentOptions,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  request as httpRequest,
+  type RequestOptions,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
@@ -58,7 +65,13 @@ interface KubeTransportOptions {
 export function kubeServerUrl(cluster: KubeCluster, user?: KubeUser): URL {
   let text = cluster.server;
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    const tls = !!(cluster.certificateAuthority || cluster.certificateAuthorityData || cluster.insecureSkipTlsVerify || user?.clientCertificate || user?.clientCertificateData);
+    const tls = !!(
+      cluster.certificateAuthority ||
+      cluster.certificateAuthorityData ||
+      cluster.insecureSkipTlsVerify ||
+      user?.clientCertificate ||
+      user?.clientCertificateData
+    );
     text = `${tls ? 'https' : 'http'}://${text}`;
   }
   // A value no request can go to is the kubeconfig's fault, named as such (never "unreachable", never
@@ -73,7 +86,8 @@ export function kubeServerUrl(cluster: KubeCluster, user?: KubeUser): URL {
   } catch {
     throw refuse('is not a valid URL (a port must be 1-65535, an IPv6 address goes in brackets: https://[::1]:6443)');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse(`has the scheme "${url.protocol.slice(0, -1)}"; a Kubernetes API server is https:// (or http://)`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw refuse(`has the scheme "${url.protocol.slice(0, -1)}"; a Kubernetes API server is https:// (or http://)`);
   if (url.port === '0') throw refuse('has port 0, which no server listens on');
   if (!url.hostname) throw refuse('names no host');
   url.pathname = url.pathname.replace(/\/+$/, '');
@@ -86,14 +100,23 @@ export function kubeServerUrl(cluster: KubeCluster, user?: KubeUser): URL {
 function proxiedAgent(secure: boolean, proxy: URL, proxyTls: ConnectionOptions, options: AgentOptions): HttpAgent {
   const Base = secure ? HttpsAgent : HttpAgent;
   const agent = new Base(options);
-  (agent as unknown as { createConnection: (o: RequestOptions & ConnectionOptions, cb: (err: Error | null, s?: Duplex) => void) => undefined }).createConnection = (o, cb) => {
+  (
+    agent as unknown as {
+      createConnection: (o: RequestOptions & ConnectionOptions, cb: (err: Error | null, s?: Duplex) => void) => undefined;
+    }
+  ).createConnection = (o, cb) => {
     const host = String(o.host ?? o.hostname ?? '').replace(/^\[|\]$/g, '');
     const port = Number(o.port);
     tunnel(proxy, host, port, proxyTls).then(
       (socket) => {
         // The tunnel is left paused; plain HTTP reads it through 'data' events (nothing comes before our request).
         if (!secure) return cb(null, socket.resume());
-        const tls = tlsConnect({ ...o, socket, host, servername: o.servername || (host.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(host) ? '' : host) } as ConnectionOptions);
+        const tls = tlsConnect({
+          ...o,
+          socket,
+          host,
+          servername: o.servername || (host.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(host) ? '' : host),
+        } as ConnectionOptions);
         cb(null, tls);
       },
       (err: Error) => cb(err),
@@ -129,7 +152,11 @@ export class KubeTransport {
     this.proxy = proxyFor(this.server, options.cluster.proxyUrl, options.env);
     // TCP keep-alive probes after 30 s, as client-go's dialer.
     const agentOptions: AgentOptions = { keepAlive: true, keepAliveMsecs: 30_000 };
-    this.agent = this.proxy ? proxiedAgent(this.secure, this.proxy.url, this.auth.tls, agentOptions) : this.secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+    this.agent = this.proxy
+      ? proxiedAgent(this.secure, this.proxy.url, this.auth.tls, agentOptions)
+      : this.secure
+        ? new HttpsAgent(agentOptions)
+        : new HttpAgent(agentOptions);
   }
 
   /** No user credential at all (kubectl would prompt for a username and password). */
@@ -188,7 +215,10 @@ export class KubeTransport {
   }
 
   /** One whole exchange within the per-request timeout, the answer read into memory up to `maxBytes`. */
-  async sendBuffered(req: Omit<KubeRequest, 'signal'> & { signal?: AbortSignal | undefined }, maxBytes = this.maxResponseBytes): Promise<BufferedResponse> {
+  async sendBuffered(
+    req: Omit<KubeRequest, 'signal'> & { signal?: AbortSignal | undefined },
+    maxBytes = this.maxResponseBytes,
+  ): Promise<BufferedResponse> {
     const credentials = await this.auth.credentials();
     const signal = requestSignal(this.limits, req.signal);
     try {
@@ -196,13 +226,16 @@ export class KubeTransport {
       const status = response.statusCode ?? 0;
       const ok = status >= 200 && status <= 299;
       // An error answer larger than its cap loses its text, not its status.
-      const body = ok ? await readBoundedBody(response, maxBytes, 'Kubernetes API answer') : await readBoundedBody(response, MAX_ERROR_BODY_BYTES).catch(() => Buffer.alloc(0));
+      const body = ok
+        ? await readBoundedBody(response, maxBytes, 'Kubernetes API answer')
+        : await readBoundedBody(response, MAX_ERROR_BODY_BYTES).catch(() => Buffer.alloc(0));
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       return { status, headers, body };
     } catch (err) {
       // An abort while the body streams surfaces as a socket error: report the abort's own reason.
-      if (signal.aborted && !(err instanceof ResponseTooLargeError)) throw Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError' });
+      if (signal.aborted && !(err instanceof ResponseTooLargeError))
+        throw Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError' });
       throw err;
     }
   }

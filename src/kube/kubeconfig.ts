@@ -184,8 +184,33 @@ class Fields {
   }
 }
 
-const CLUSTER_KEYS = new Set(['server', 'tls-server-name', 'insecure-skip-tls-verify', 'certificate-authority', 'certificate-authority-data', 'proxy-url', 'disable-compression', 'extensions']);
-const USER_KEYS = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'as', 'as-uid', 'as-groups', 'as-user-extra', 'username', 'password', 'auth-provider', 'exec', 'extensions']);
+const CLUSTER_KEYS = new Set([
+  'server',
+  'tls-server-name',
+  'insecure-skip-tls-verify',
+  'certificate-authority',
+  'certificate-authority-data',
+  'proxy-url',
+  'disable-compression',
+  'extensions',
+]);
+const USER_KEYS = new Set([
+  'client-certificate',
+  'client-certificate-data',
+  'client-key',
+  'client-key-data',
+  'token',
+  'tokenFile',
+  'as',
+  'as-uid',
+  'as-groups',
+  'as-user-extra',
+  'username',
+  'password',
+  'auth-provider',
+  'exec',
+  'extensions',
+]);
 
 const INTERACTIVE_MODES = new Set<string>(['Never', 'IfAvailable', 'Always'] satisfies ExecInteractiveMode[]);
 /** The ExecCredential versions kubectl still speaks. */
@@ -211,7 +236,8 @@ function readExec(f: Fields, root: string): KubeExecConfig {
 }
 
 const absolute = (root: string, file: string) => (isAbsolute(file) ? file : join(root, file));
-const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined || value === '' ? {} : ({ [key]: value } as { [P in K]?: V }));
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  value === undefined || value === '' ? {} : ({ [key]: value } as { [P in K]?: V });
 
 /** Names are map keys in client-go: the same name twice in one list is an error. */
 function uniqueNames<T extends { name: string }>(items: T[], list: string): T[] {
@@ -230,7 +256,11 @@ export async function parseKubeconfig(text: string, root: string): Promise<Kubec
   const yaml = commonJs(await import('yaml'));
   // go-yaml v2, as kubectl uses it: YAML 1.1 scalars, but timestamps stay strings (they only become
   // times in a time-typed field, and no kubeconfig field is one); a repeated key keeps its last value.
-  const docs = yaml.parseAllDocuments(text, { version: '1.1', uniqueKeys: false, customTags: (tags) => tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp') });
+  const docs = yaml.parseAllDocuments(text, {
+    version: '1.1',
+    uniqueKeys: false,
+    customTags: (tags) => tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp'),
+  });
   const first = Array.isArray(docs) ? docs[0] : docs;
   if (!first) return empty();
   if (first.errors.length > 0) throw new KubeconfigError(`not valid YAML: ${first.errors[0]!.message.split('\n')[0]}`);
@@ -283,7 +313,12 @@ export async function parseKubeconfig(text: string, root: string): Promise<Kubec
   });
   const contexts = top.list('contexts').map((entry): KubeContext => {
     const c = entry.map('context') ?? new Fields({}, 'context');
-    return { name: entry.string('name') ?? '', cluster: c.string('cluster') ?? '', user: c.string('user') ?? '', ...optional('namespace', c.string('namespace')) };
+    return {
+      name: entry.string('name') ?? '',
+      cluster: c.string('cluster') ?? '',
+      user: c.string('user') ?? '',
+      ...optional('namespace', c.string('namespace')),
+    };
   });
   return {
     clusters: uniqueNames(clusters, 'clusters'),
@@ -323,17 +358,28 @@ export function confirmUsable(cluster: KubeCluster, user: KubeUser | undefined):
     } catch {
       errors.push(`invalid 'proxy-url' "${shown}" for cluster "${cluster.name}": not a URL`);
     }
-    if (scheme && !PROXY_SCHEMES.has(scheme)) errors.push(`invalid 'proxy-url' "${shown}" for cluster "${cluster.name}": unsupported scheme "${scheme.slice(0, -1)}", must be http, https, or socks5`);
+    if (scheme && !PROXY_SCHEMES.has(scheme))
+      errors.push(
+        `invalid 'proxy-url' "${shown}" for cluster "${cluster.name}": unsupported scheme "${scheme.slice(0, -1)}", must be http, https, or socks5`,
+      );
   }
-  if (cluster.certificateAuthority && cluster.certificateAuthorityData) errors.push(`certificate-authority-data and certificate-authority are both specified for ${cluster.name}. certificate-authority-data will override.`);
-  if ((cluster.certificateAuthority || cluster.certificateAuthorityData) && cluster.insecureSkipTlsVerify) errors.push('specifying a root certificates file with the insecure flag is not allowed');
+  if (cluster.certificateAuthority && cluster.certificateAuthorityData)
+    errors.push(
+      `certificate-authority-data and certificate-authority are both specified for ${cluster.name}. certificate-authority-data will override.`,
+    );
+  if ((cluster.certificateAuthority || cluster.certificateAuthorityData) && cluster.insecureSkipTlsVerify)
+    errors.push('specifying a root certificates file with the insecure flag is not allowed');
   if (!user) return errors;
   const methods = [...(user.token ? ['token'] : []), ...(user.username || user.password ? ['basicAuth'] : [])];
-  if (methods.length > 1) errors.push(`more than one authentication method found for ${user.name}; found [${methods.join(' ')}], only one is allowed`);
+  if (methods.length > 1)
+    errors.push(`more than one authentication method found for ${user.name}; found [${methods.join(' ')}], only one is allowed`);
   if (user.clientCertificate || user.clientCertificateData) {
-    if (user.clientCertificate && user.clientCertificateData) errors.push(`client-cert-data and client-cert are both specified for ${user.name}. client-cert-data will override.`);
-    if (user.clientKey && user.clientKeyData) errors.push(`client-key-data and client-key are both specified for ${user.name}; client-key-data will override`);
-    if (!user.clientKey && !user.clientKeyData) errors.push(`client-key-data or client-key must be specified for ${user.name} to use the clientCert authentication method.`);
+    if (user.clientCertificate && user.clientCertificateData)
+      errors.push(`client-cert-data and client-cert are both specified for ${user.name}. client-cert-data will override.`);
+    if (user.clientKey && user.clientKeyData)
+      errors.push(`client-key-data and client-key are both specified for ${user.name}; client-key-data will override`);
+    if (!user.clientKey && !user.clientKeyData)
+      errors.push(`client-key-data or client-key must be specified for ${user.name} to use the clientCert authentication method.`);
   }
   if (user.exec) {
     const exec = user.exec;
@@ -341,11 +387,16 @@ export function confirmUsable(cluster: KubeCluster, user: KubeUser | undefined):
     if (!exec.command) errors.push(`command must be specified for ${user.name} to use exec authentication plugin`);
     if (!exec.apiVersion) errors.push(`apiVersion must be specified for ${user.name} to use exec authentication plugin`);
     else if (!EXEC_API_VERSIONS.has(exec.apiVersion)) errors.push(`exec plugin: invalid apiVersion "${exec.apiVersion}"`);
-    if (exec.env.some((e) => !e.name)) errors.push(`env variable name must be specified for ${user.name} to use exec authentication plugin`);
+    if (exec.env.some((e) => !e.name))
+      errors.push(`env variable name must be specified for ${user.name} to use exec authentication plugin`);
     if (exec.interactiveMode === '') errors.push(`interactiveMode must be specified for ${user.name} to use exec authentication plugin`);
-    else if (!INTERACTIVE_MODES.has(exec.interactiveMode)) errors.push(`invalid interactiveMode for ${user.name}: "${exec.interactiveMode}"`);
+    else if (!INTERACTIVE_MODES.has(exec.interactiveMode))
+      errors.push(`invalid interactiveMode for ${user.name}: "${exec.interactiveMode}"`);
   }
-  if ((user.impersonateUid || user.impersonateGroups.length > 0 || Object.keys(user.impersonateUserExtra).length > 0) && !user.impersonate) {
+  if (
+    (user.impersonateUid || user.impersonateGroups.length > 0 || Object.keys(user.impersonateUserExtra).length > 0) &&
+    !user.impersonate
+  ) {
     errors.push(`requesting uid, groups or user-extra for ${user.name} without impersonating a user`);
   }
   return errors;

@@ -36,14 +36,23 @@ interface SecretTargetFlags {
   agentNamespace?: string;
 }
 
-export function resolveSecretTarget(config: AgentConfig, env: NodeJS.ProcessEnv, flags: SecretTargetFlags): ResolvedSecretTarget & { warnings: string[] } {
+export function resolveSecretTarget(
+  config: AgentConfig,
+  env: NodeJS.ProcessEnv,
+  flags: SecretTargetFlags,
+): ResolvedSecretTarget & { warnings: string[] } {
   const configNs = config.getString('kube_resources_namespace');
   const configSource = `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})`;
   const saNs = serviceAccountNamespace(env);
   const warnings: string[] = [];
   if (flags.namespace && configNs && flags.namespace !== configNs) {
     const said = `-n ${flags.namespace} differs from ${configSource} = ${configNs}: the agent reads its identity Secret from ${configNs} only`;
-    if (!flags.readOnly) throw new ConfigError('NAMESPACE_MISMATCH', said, `Nothing was enrolled and nothing was changed. Drop -n, or pass -n ${configNs}; change kube_resources_namespace first if the agent is to move.`);
+    if (!flags.readOnly)
+      throw new ConfigError(
+        'NAMESPACE_MISMATCH',
+        said,
+        `Nothing was enrolled and nothing was changed. Drop -n, or pass -n ${configNs}; change kube_resources_namespace first if the agent is to move.`,
+      );
     warnings.push(said);
   }
   const configName = config.getString('private_action_runner.identity_secret_name');
@@ -74,7 +83,7 @@ export function namespaceUnknown(lookedFor = '', candidates: string[] = []): Kub
       ? `Pass -n ${candidates[0]} (where the cluster-agent Deployment was found)`
       : candidates.length > 1
         ? `Pass -n with the namespace of the cluster agent that runs this runner: one of ${candidates.join(', ')}`
-        : 'Pass -n with the cluster agent\'s namespace (kubectl get deploy -A -l app.kubernetes.io/component=cluster-agent finds it)';
+        : "Pass -n with the cluster agent's namespace (kubectl get deploy -A -l app.kubernetes.io/component=cluster-agent finds it)";
   return new KubernetesError(
     'NAMESPACE_UNKNOWN',
     `the cluster agent's namespace is unknown: no -n, no kube_resources_namespace, and not inside a Pod (a kubeconfig context's namespace is never taken for the identity Secret)${lookedFor ? `; ${lookedFor}` : ''}`,

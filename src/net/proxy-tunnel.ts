@@ -96,7 +96,17 @@ function readBytes(socket: Socket, n: number): Promise<Buffer> {
   return readUntil(socket, (b) => (b.length >= n ? n : undefined), 'the SOCKS proxy closed the connection');
 }
 
-const SOCKS_REPLIES = ['succeeded', 'general failure', 'connection not allowed by ruleset', 'network unreachable', 'host unreachable', 'connection refused', 'TTL expired', 'command not supported', 'address type not supported'];
+const SOCKS_REPLIES = [
+  'succeeded',
+  'general failure',
+  'connection not allowed by ruleset',
+  'network unreachable',
+  'host unreachable',
+  'connection refused',
+  'TTL expired',
+  'command not supported',
+  'address type not supported',
+];
 
 async function socks5(proxy: URL, host: string, port: number): Promise<Socket> {
   const socket = await connected(netConnect(Number(proxy.port || 1080), proxy.hostname), 'connect');
@@ -152,16 +162,33 @@ async function readHead(socket: Socket, signal?: AbortSignal): Promise<string> {
  * A CONNECT tunnel to host:port through an http(s) proxy. `signal` ends it at once (the caller's
  * request timeout, a stopped run) with the signal's reason.
  */
-export async function connectTunnel(proxy: ConnectProxy, host: string, port: number, proxyTls: ConnectionOptions, signal?: AbortSignal): Promise<Socket> {
+export async function connectTunnel(
+  proxy: ConnectProxy,
+  host: string,
+  port: number,
+  proxyTls: ConnectionOptions,
+  signal?: AbortSignal,
+): Promise<Socket> {
   signal?.throwIfAborted();
   const proxyHost = proxy.hostname.replace(/^\[|\]$/g, '');
   const socket =
     proxy.protocol === 'https:'
-      ? await connected((await import('node:tls')).connect({ ...proxyTls, host: proxyHost, port: proxy.port, servername: proxyTls.servername ?? (isIP(proxyHost) ? '' : proxyHost) }), 'secureConnect', signal)
+      ? await connected(
+          (await import('node:tls')).connect({
+            ...proxyTls,
+            host: proxyHost,
+            port: proxy.port,
+            servername: proxyTls.servername ?? (isIP(proxyHost) ? '' : proxyHost),
+          }),
+          'secureConnect',
+          signal,
+        )
       : await connected(netConnect(proxy.port, proxyHost), 'connect', signal);
   try {
     const target = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
-    socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${proxy.authorization ? `Proxy-Authorization: ${proxy.authorization}\r\n` : ''}\r\n`);
+    socket.write(
+      `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${proxy.authorization ? `Proxy-Authorization: ${proxy.authorization}\r\n` : ''}\r\n`,
+    );
     const head = await readHead(socket, signal);
     const status = /^HTTP\/1\.[01] (\d{3})/.exec(head);
     if (!status) throw new Error(`proxy ${display(proxy)} answered CONNECT with something that is not HTTP`);
@@ -182,6 +209,11 @@ function proxyAuthorization(url: URL): string | undefined {
 export function tunnel(proxy: URL, host: string, port: number, proxyTls: ConnectionOptions): Promise<Socket> {
   if (proxy.protocol === 'socks5:' || proxy.protocol === 'socks5h:') return socks5(proxy, host, port);
   const secure = proxy.protocol === 'https:';
-  const target: ConnectProxy = { protocol: proxy.protocol, hostname: proxy.hostname, port: Number(proxy.port || (secure ? 443 : 80)), authorization: proxyAuthorization(proxy) };
+  const target: ConnectProxy = {
+    protocol: proxy.protocol,
+    hostname: proxy.hostname,
+    port: Number(proxy.port || (secure ? 443 : 80)),
+    authorization: proxyAuthorization(proxy),
+  };
   return connectTunnel(target, host, port, proxyTls);
 }

@@ -53,7 +53,10 @@ export class SupervisedChild {
 
   start(env: NodeJS.ProcessEnv): void {
     if (this.closed) return;
-    const child = spawn(this.options.command, this.options.args, { env, stdio: ['inherit', this.options.stdoutToStderr ? 2 : 'inherit', 'inherit'] });
+    const child = spawn(this.options.command, this.options.args, {
+      env,
+      stdio: ['inherit', this.options.stdoutToStderr ? 2 : 'inherit', 'inherit'],
+    });
     this.starts++;
     this.child = child;
     const running = new Promise<ChildExit>((resolve) => {

@@ -53,7 +53,11 @@ export async function startHealthServer(listen: string, source: HealthSource): P
   // No 'timeout' listener: Node destroys the idle socket itself.
   server.setTimeout(IDLE_SOCKET_MS);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${listen}: cannot listen (${err.code ?? err.message})`, 'Pick a free port, or an address of this host.')));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new UsageError(`--listen ${listen}: cannot listen (${err.code ?? err.message})`, 'Pick a free port, or an address of this host.'),
+      ),
+    );
     server.listen(port, host, () => resolve());
   });
   // Once listening, a failed accept (descriptors short for a moment) costs that one connection, not the watcher.
@@ -82,13 +86,22 @@ function answer(source: HealthSource, req: IncomingMessage, res: ServerResponse)
     const seconds = Math.round(health.silentForMs / 1000);
     // Only what happened: before the first successful list there is no "last list" to speak of.
     if (!health.heard) {
-      return health.ok ? reply(200, `ok: started ${seconds} s ago; no watch event or successful list yet\n`) : reply(503, `stale: no watch event or successful list since start, ${seconds} s ago\n`);
+      return health.ok
+        ? reply(200, `ok: started ${seconds} s ago; no watch event or successful list yet\n`)
+        : reply(503, `stale: no watch event or successful list since start, ${seconds} s ago\n`);
     }
-    return health.ok ? reply(200, `ok: last watch event or list ${seconds} s ago\n`) : reply(503, `stale: no watch event or successful list for ${seconds} s\n`);
+    return health.ok
+      ? reply(200, `ok: last watch event or list ${seconds} s ago\n`)
+      : reply(503, `stale: no watch event or successful list for ${seconds} s\n`);
   }
   if (path === '/readyz') {
     if (source.ready()) return reply(200, `ok: identity ${source.metrics.fingerprint} loaded\n`);
-    return reply(503, source.metrics.acceptedFingerprint ? 'not ready: the last identity could not be applied (see apply-error)\n' : 'not ready: no identity loaded yet\n');
+    return reply(
+      503,
+      source.metrics.acceptedFingerprint
+        ? 'not ready: the last identity could not be applied (see apply-error)\n'
+        : 'not ready: no identity loaded yet\n',
+    );
   }
   if (path === '/metrics') return reply(200, source.metrics.render(source.now()), METRICS_CONTENT_TYPE);
   return reply(404, 'not found: try /healthz, /readyz or /metrics\n');

@@ -24,10 +24,14 @@ interface RawIdentity {
 /** The Secret's other values a written identity file carries along (api_key_hash, orch_cluster_id). */
 const MAX_CARRIED_VALUE_LENGTH = 256;
 
-const carriedOf = (secret: V1Secret): string => `${secret.data?.[SECRET_KEYS.apiKeyHash] ?? ''}\n${secret.data?.[SECRET_KEYS.clusterId] ?? ''}`;
+const carriedOf = (secret: V1Secret): string =>
+  `${secret.data?.[SECRET_KEYS.apiKeyHash] ?? ''}\n${secret.data?.[SECRET_KEYS.clusterId] ?? ''}`;
 
 const sameRaw = (a: RawIdentity | undefined, b: RawIdentity, secret?: V1Secret): boolean =>
-  a !== undefined && a.privateKey === b.privateKey && a.urn === b.urn && (a.carried === undefined || secret === undefined || a.carried === carriedOf(secret));
+  a !== undefined &&
+  a.privateKey === b.privateKey &&
+  a.urn === b.urn &&
+  (a.carried === undefined || secret === undefined || a.carried === carriedOf(secret));
 
 export function changedFields(previous: DecodedIdentity | undefined, next: DecodedIdentity): ChangedField[] {
   if (!previous) return [];
@@ -75,10 +79,17 @@ export class IdentityTracker {
     const apiKeyHash = state.data[SECRET_KEYS.apiKeyHash];
     const orchClusterId = state.data[SECRET_KEYS.clusterId];
     // Bounded as the URN is (docs/security.md): a SHA-256 in hex is 64 characters, a cluster id 36.
-    for (const [key, value] of [[SECRET_KEYS.apiKeyHash, apiKeyHash], [SECRET_KEYS.clusterId, orchClusterId]] as const) {
+    for (const [key, value] of [
+      [SECRET_KEYS.apiKeyHash, apiKeyHash],
+      [SECRET_KEYS.clusterId, orchClusterId],
+    ] as const) {
       if (value && value.length > MAX_CARRIED_VALUE_LENGTH) {
         this.rejected = { ...raw, carried: carriedOf(secret) };
-        return { action: 'reject', error: new IdentityDecodeError(key, `is ${value.length} characters long (at most ${MAX_CARRIED_VALUE_LENGTH}); not printed`), resourceVersion };
+        return {
+          action: 'reject',
+          error: new IdentityDecodeError(key, `is ${value.length} characters long (at most ${MAX_CARRIED_VALUE_LENGTH}); not printed`),
+          resourceVersion,
+        };
       }
     }
     const reason = this.accepted ? 'rotated' : 'initial';

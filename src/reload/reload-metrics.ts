@@ -108,13 +108,40 @@ export class ReloadMetrics {
     };
     const base = { namespace: this.labels.namespace, secret: this.labels.secret };
     metric('par_reloads_total', 'counter', 'Identity changes applied after the first load.', [[base, this.reloads]]);
-    metric('par_reload_errors_total', 'counter', 'New Secret content that was not applied (invalid), or an identity that could not be handed on.', [[base, this.reloadErrors]]);
-    metric('par_watch_restarts_total', 'counter', 'Restarts of the list+watch after an error (410 re-lists not included).', [[base, this.watchRestarts]]);
-    metric('par_watch_malformed_events_total', 'counter', 'Watch streams ended because the API server sent a line that is not a valid event (not JSON, unknown type, another kind, missing fields).', [[base, this.malformedEvents]]);
-    metric('par_watch_ignored_events_total', 'counter', 'Objects from the API server that were not this Secret (another name or namespace), not applied.', [[base, this.ignoredEvents]]);
+    metric(
+      'par_reload_errors_total',
+      'counter',
+      'New Secret content that was not applied (invalid), or an identity that could not be handed on.',
+      [[base, this.reloadErrors]],
+    );
+    metric('par_watch_restarts_total', 'counter', 'Restarts of the list+watch after an error (410 re-lists not included).', [
+      [base, this.watchRestarts],
+    ]);
+    metric(
+      'par_watch_malformed_events_total',
+      'counter',
+      'Watch streams ended because the API server sent a line that is not a valid event (not JSON, unknown type, another kind, missing fields).',
+      [[base, this.malformedEvents]],
+    );
+    metric(
+      'par_watch_ignored_events_total',
+      'counter',
+      'Objects from the API server that were not this Secret (another name or namespace), not applied.',
+      [[base, this.ignoredEvents]],
+    );
     metric('par_relists_total', 'counter', 'Full lists of the Secret (start, 410 Expired, periodic, restart).', [[base, this.relists]]);
-    metric('par_identity_age_seconds', 'gauge', 'Seconds since the current identity was put in service (loaded, and handed on when watch hands it on).', this.loadedAtMs === undefined ? [] : [[base, (nowMs - this.loadedAtMs) / 1000]]);
-    metric('par_last_event_timestamp_seconds', 'gauge', 'Unix time of the last watch event (bookmarks included) or successful list.', this.lastActivityMs === undefined ? [] : [[base, this.lastActivityMs / 1000]]);
+    metric(
+      'par_identity_age_seconds',
+      'gauge',
+      'Seconds since the current identity was put in service (loaded, and handed on when watch hands it on).',
+      this.loadedAtMs === undefined ? [] : [[base, (nowMs - this.loadedAtMs) / 1000]],
+    );
+    metric(
+      'par_last_event_timestamp_seconds',
+      'gauge',
+      'Unix time of the last watch event (bookmarks included) or successful list.',
+      this.lastActivityMs === undefined ? [] : [[base, this.lastActivityMs / 1000]],
+    );
     metric(
       'par_identity_info',
       'gauge',

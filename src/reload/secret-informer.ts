@@ -126,7 +126,11 @@ class ListWatch {
     }
     const query: Record<string, string> = { resourceVersion: this.resourceVersion, fieldSelector: this.fieldSelector };
     if (this.reconnectDelayMs > 0 && this.hasConnected) await this.delay(this.reconnectDelayMs);
-    if (this.hasConnected) this.reconnectDelayMs = Math.min(this.reconnectDelayMs > 0 ? this.reconnectDelayMs * 2 : ListWatch.BASE_RECONNECT_DELAY_MS, ListWatch.MAX_RECONNECT_DELAY_MS);
+    if (this.hasConnected)
+      this.reconnectDelayMs = Math.min(
+        this.reconnectDelayMs > 0 ? this.reconnectDelayMs * 2 : ListWatch.BASE_RECONNECT_DELAY_MS,
+        ListWatch.MAX_RECONNECT_DELAY_MS,
+      );
     this.hasConnected = true;
     this.request = await this.watch(this.path, query, this.watchHandler.bind(this), this.doneHandler.bind(this));
   }
@@ -266,7 +270,8 @@ export function secretInformerFactory(http: KubeTransport, ref: SecretRef): Secr
       // Only our Secret goes into the cache: anything else would be applied as ours.
       const items = ((result.items as unknown[] | undefined) ?? []).filter((s): s is V1Secret => {
         const secret = s as V1Secret | undefined;
-        const ours = secret?.metadata?.name === ref.name && (secret.metadata.namespace === undefined || secret.metadata.namespace === ref.namespace);
+        const ours =
+          secret?.metadata?.name === ref.name && (secret.metadata.namespace === undefined || secret.metadata.namespace === ref.namespace);
         if (!ours && !stopped) hooks.ignored(`a listed object that is not Secret ${ref.namespace}/${ref.name}`);
         return ours;
       });

@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js';
 export function parseSignalName(name: string): NodeJS.Signals {
   const upper = name.trim().toUpperCase();
   const full = (upper.startsWith('SIG') ? upper : `SIG${upper}`) as NodeJS.Signals;
-  if (!(full in constants.signals)) throw new UsageError(`--signal-name ${JSON.stringify(name)} is not a signal name (try HUP, USR1, USR2, TERM)`);
+  if (!(full in constants.signals))
+    throw new UsageError(`--signal-name ${JSON.stringify(name)} is not a signal name (try HUP, USR1, USR2, TERM)`);
   return full;
 }

@@ -59,12 +59,19 @@ function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
     return { action: 'fail', error: new KubeApiStatus(code, object as StatusBody) };
   }
   const metadata = object.metadata;
-  if (!isObject(metadata) || typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return fail(`a ${type} event without metadata.resourceVersion`);
+  if (!isObject(metadata) || typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '')
+    return fail(`a ${type} event without metadata.resourceVersion`);
   if (type === 'BOOKMARK') return { action: 'pass' };
-  if (object.kind !== 'Secret') return fail(`a ${type} event for a ${typeof object.kind === 'string' ? sanitizeServerString(object.kind, 40) : 'object without kind'} instead of a Secret`);
+  if (object.kind !== 'Secret')
+    return fail(
+      `a ${type} event for a ${typeof object.kind === 'string' ? sanitizeServerString(object.kind, 40) : 'object without kind'} instead of a Secret`,
+    );
   if (typeof metadata.name !== 'string') return fail(`a ${type} event without metadata.name`);
   if (metadata.name !== ref.name || (metadata.namespace !== undefined && metadata.namespace !== ref.namespace)) {
-    return { action: 'ignore', reason: `a ${type} event for another Secret (${sanitizeServerString(metadata.namespace ?? '?', 63)}/${sanitizeServerString(metadata.name, 253)})` };
+    return {
+      action: 'ignore',
+      reason: `a ${type} event for another Secret (${sanitizeServerString(metadata.namespace ?? '?', 63)}/${sanitizeServerString(metadata.name, 253)})`,
+    };
   }
   if (object.data !== undefined && !isObject(object.data)) return fail(`a ${type} event whose data is not a map`);
   return { action: 'pass' };
@@ -77,7 +84,13 @@ function checkWatchEvent(ref: SecretRef, event: unknown): Verdict {
  * `maxLine` characters is not kept: `onTooLong` is called instead and the stream is left alone.
  */
 // exported for tests: line splitting and the line cap, checked on streams
-export function readLines(stream: Readable, onLine: (line: string) => void, onEnd: () => void, maxLine = Number.POSITIVE_INFINITY, onTooLong: () => void = () => undefined): void {
+export function readLines(
+  stream: Readable,
+  onLine: (line: string) => void,
+  onEnd: () => void,
+  maxLine = Number.POSITIVE_INFINITY,
+  onTooLong: () => void = () => undefined,
+): void {
   let pending = '';
   let sawReturn = false;
   let tooLong = false;
@@ -167,7 +180,10 @@ export async function strictWatch(
     const { ms, limitedBy } = effectiveTimeout(limits);
     connectTimer = setTimeout(() => abortSelf(new KubeRequestTimeout(ms, limitedBy)), ms);
     connectTimer.unref();
-    const response = await transport.send({ method: 'GET', path, query: { watch: 'true', ...query }, headers: { Accept: 'application/json' }, signal: controller.signal }, credentials);
+    const response = await transport.send(
+      { method: 'GET', path, query: { watch: 'true', ...query }, headers: { Accept: 'application/json' }, signal: controller.signal },
+      credentials,
+    );
     clearTimeout(connectTimer);
     const status = response.statusCode ?? 0;
     if (status !== 200) {
@@ -179,26 +195,32 @@ export async function strictWatch(
     response.on('error', finish);
     // Closed without its end (nor an error): the stream is over all the same.
     response.on('close', () => finish(new Error('the watch stream closed before its end')));
-    readLines(response, (line: string) => {
-      if (finished || line.trim() === '') return;
-      let event: unknown;
-      try {
-        event = JSON.parse(line);
-      } catch {
-        finish(malformedEvent(ref, `a line that is not JSON (${line.length} characters)`));
-        return;
-      }
-      const verdict = checkWatchEvent(ref, event);
-      if (verdict.action === 'fail') finish(verdict.error);
-      else if (verdict.action === 'ignore') hooks.ignored(verdict.reason);
-      else {
-        const e = event as { type: string; object: unknown };
-        guarded(
-          () => callback(e.type, e.object, e),
-          (err) => finish(err),
-        );
-      }
-    }, () => finish(null), MAX_WATCH_EVENT_BYTES, () => finish(malformedEvent(ref, `an event longer than ${MAX_WATCH_EVENT_BYTES / 1024 / 1024} MiB`)));
+    readLines(
+      response,
+      (line: string) => {
+        if (finished || line.trim() === '') return;
+        let event: unknown;
+        try {
+          event = JSON.parse(line);
+        } catch {
+          finish(malformedEvent(ref, `a line that is not JSON (${line.length} characters)`));
+          return;
+        }
+        const verdict = checkWatchEvent(ref, event);
+        if (verdict.action === 'fail') finish(verdict.error);
+        else if (verdict.action === 'ignore') hooks.ignored(verdict.reason);
+        else {
+          const e = event as { type: string; object: unknown };
+          guarded(
+            () => callback(e.type, e.object, e),
+            (err) => finish(err),
+          );
+        }
+      },
+      () => finish(null),
+      MAX_WATCH_EVENT_BYTES,
+      () => finish(malformedEvent(ref, `an event longer than ${MAX_WATCH_EVENT_BYTES / 1024 / 1024} MiB`)),
+    );
   };
   run().catch((err: unknown) => {
     clearTimeout(connectTimer);

@@ -132,7 +132,8 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
 
   const decide = (decision: TrackerDecision): void => {
     if (decision.action === 'load') load(decision);
-    else if (decision.action === 'reject') emit({ type: 'rejected', at: at(), resourceVersion: decision.resourceVersion, error: decision.error, ...kept() });
+    else if (decision.action === 'reject')
+      emit({ type: 'rejected', at: at(), resourceVersion: decision.resourceVersion, error: decision.error, ...kept() });
     else if (decision.why === 'deleted') emit({ type: 'deleted', at: at(), resourceVersion: decision.resourceVersion ?? '', ...kept() });
     else if (decision.why === 'missing') emit({ type: 'missing', at: at(), ...kept() });
   };
@@ -155,7 +156,12 @@ export function watchIdentity(options: WatchIdentityOptions): IdentityWatch {
       const error =
         failure !== err || !(failure instanceof KubernetesError)
           ? failure
-          : new KubernetesError(failure.code, failure.message, failure.code === 'WATCH_MALFORMED' ? `The event was not applied. ${next}` : `${failure.hint} ${next}`, failure.details);
+          : new KubernetesError(
+              failure.code,
+              failure.message,
+              failure.code === 'WATCH_MALFORMED' ? `The event was not applied. ${next}` : `${failure.hint} ${next}`,
+              failure.details,
+            );
       emit({ type: 'watch-error', at: at(), error, attempt, retryInMs });
     },
   };

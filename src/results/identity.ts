@@ -60,4 +60,6 @@ export interface IdentitySummary {
  * status, of the one in service. `rejected`: the server answered 401/403 (a verdict on the key);
  * `ok` and `rejected` both false: not proven either way (unavailable until the deadline).
  */
-export type VerifyReport = { performed: false } | { performed: true; ok: boolean; rejected: boolean; status?: number; reason?: string; attempts: number };
+export type VerifyReport =
+  | { performed: false }
+  | { performed: true; ok: boolean; rejected: boolean; status?: number; reason?: string; attempts: number };

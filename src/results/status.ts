@@ -93,7 +93,7 @@ export interface FileFacts {
   hostname: string;
   hostnameSource: string;
   file: { mode: string; uid: number; gid: number } | null;
-  backup: ((IdentitySummary & { path: string }) | { path: string; corrupt: true }) & { writtenAt: string | null } | null;
+  backup: (((IdentitySummary & { path: string }) | { path: string; corrupt: true }) & { writtenAt: string | null }) | null;
   /** Where a rotation would take its API key from (never the value). */
   apiKeySource: string;
   /** Whether the agent would enroll again on its next start (hostname or API key changed), and why. */
@@ -170,12 +170,12 @@ export interface SecretRow {
 /** `status` with `allNamespaces`. */
 export type AllNamespacesStatusResult = Envelope<'status', 'ok'> &
   StatusVerdict & {
-  allNamespaces: true;
-  secrets: SecretRow[];
-  /** Namespaces whose Secrets this token may not list: named, never silently skipped. */
-  unreadableNamespaces: { namespace: string; reason: string }[];
-  how: string;
-};
+    allNamespaces: true;
+    secrets: SecretRow[];
+    /** Namespaces whose Secrets this token may not list: named, never silently skipped. */
+    unreadableNamespaces: { namespace: string; reason: string }[];
+    how: string;
+  };
 
 /** One Pod of `status --pods`. */
 export interface PodRow {

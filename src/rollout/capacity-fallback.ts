@@ -16,7 +16,10 @@ const RESERVATION_ANNOTATION = 'par-identity.datadoghq.com/fallback-reservation'
 export type { FallbackStep };
 
 /** Other nodes failing only because the Pod is pinned elsewhere, in old and new scheduler wording. */
-const PINNED_ELSEWHERE = [/^node\(s\) didn't match Pod's node affinity\/selector$/, /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/];
+const PINNED_ELSEWHERE = [
+  /^node\(s\) didn't match Pod's node affinity\/selector$/,
+  /^node\(s\) didn't satisfy plugin\(s\) \[NodeAffinity\]$/,
+];
 
 /** Only a lack of cpu/memory on the node the Pod is pinned to (other nodes are expected affinity mismatches). */
 // exported for tests: the scheduler messages it accepts, one by one
@@ -76,14 +79,16 @@ export async function fallbackStep(ctx: FallbackContext, pods: V1Pod[]): Promise
   // Re-read everything: status and deletions are observed at different times.
   const ds = (await ctx.api.readWorkload(ctx.ref)) as V1DaemonSet;
   if (ds.metadata?.uid !== ctx.uid) return skip('the DaemonSet was replaced (UID changed)');
-  if ((ds.metadata?.generation ?? 0) !== (ds.status?.observedGeneration ?? -1)) return skip('the controller has not observed the latest generation yet');
+  if ((ds.metadata?.generation ?? 0) !== (ds.status?.observedGeneration ?? -1))
+    return skip('the controller has not observed the latest generation yet');
   const livePods = await ctx.api.podsOf(ctx.ref, ds);
   if (!livePods.some((p) => isNew(p))) return skip('the current revision changed');
   const old = livePods.filter((p) => !isNew(p) && p.spec?.nodeName === node && !p.metadata?.deletionTimestamp);
   const availableOld = old.filter(isReady);
   // No old Pod left: an earlier step (or the controller) already made room; the scheduler is next.
   if (old.length === 0) return undefined;
-  if (old.length !== 1 || availableOld.length !== 1) return skip(`expected exactly one available old Pod on ${node}, found ${availableOld.length} of ${old.length}`);
+  if (old.length !== 1 || availableOld.length !== 1)
+    return skip(`expected exactly one available old Pod on ${node}, found ${availableOld.length} of ${old.length}`);
   const nodeObj = (await ctx.api.nodes()).find((n) => n.metadata?.name === node);
   if (!nodeObj) return skip(`node ${node} is gone`);
   const problems = nodeProblems(nodeObj, candidate);
@@ -93,16 +98,21 @@ export async function fallbackStep(ctx: FallbackContext, pods: V1Pod[]): Promise
   const newNeeds = podRequests(candidate.spec);
   if (oldNeeds.milliCpu <= 0 && oldNeeds.bytes <= 0) return skip('the old Pod requests nothing, so deleting it frees nothing');
   const free = freeOnNode(nodeObj, await ctx.api.podsOnNode(node));
-  if (free.milliCpu + oldNeeds.milliCpu < newNeeds.milliCpu || free.bytes + oldNeeds.bytes < newNeeds.bytes) return skip('the new Pod would not fit even after removing the old one');
+  if (free.milliCpu + oldNeeds.milliCpu < newNeeds.milliCpu || free.bytes + oldNeeds.bytes < newNeeds.bytes)
+    return skip('the new Pod would not fit even after removing the old one');
   const terminatingNodes = new Set(livePods.filter((p) => p.metadata?.deletionTimestamp).map((p) => p.spec?.nodeName));
   const used = (ds.status?.numberUnavailable ?? 0) + terminatingNodes.size;
-  if (used >= ctx.budget) return skip(`budget used: ${ds.status?.numberUnavailable ?? 0} unavailable + ${terminatingNodes.size} terminating ≥ ${ctx.budget}`);
-  await ctx.api.annotatePod(ctx.ref.namespace, candidate.metadata!.name!, { [RESERVATION_ANNOTATION]: `${node} ${isoString(ctx.now())} replaces ${oldPod.metadata?.name}` });
+  if (used >= ctx.budget)
+    return skip(`budget used: ${ds.status?.numberUnavailable ?? 0} unavailable + ${terminatingNodes.size} terminating ≥ ${ctx.budget}`);
+  await ctx.api.annotatePod(ctx.ref.namespace, candidate.metadata!.name!, {
+    [RESERVATION_ANNOTATION]: `${node} ${isoString(ctx.now())} replaces ${oldPod.metadata?.name}`,
+  });
   try {
     await ctx.api.deletePod(ctx.ref.namespace, oldPod.metadata!.name!, oldPod.metadata!.uid!);
   } catch (err) {
     // 409 from the UID precondition: a new Pod took that name meanwhile, and it is never deleted.
-    if ((err as { code?: string }).code === 'CONFLICT') return skip(`Pod ${oldPod.metadata?.name} was replaced meanwhile (UID changed); not deleted`);
+    if ((err as { code?: string }).code === 'CONFLICT')
+      return skip(`Pod ${oldPod.metadata?.name} was replaced meanwhile (UID changed); not deleted`);
     throw err;
   }
   return { node, deletedPod: oldPod.metadata!.name! };

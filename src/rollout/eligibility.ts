@@ -60,12 +60,21 @@ export interface ClusterView {
 export function podRequests(spec: V1PodSpec | undefined): { milliCpu: number; bytes: number } {
   const sum = (containers: V1PodSpec['containers'] | undefined) =>
     (containers ?? []).reduce(
-      (acc, c) => ({ milliCpu: acc.milliCpu + milliCpu(c.resources?.requests?.cpu), bytes: acc.bytes + bytes(c.resources?.requests?.memory) }),
+      (acc, c) => ({
+        milliCpu: acc.milliCpu + milliCpu(c.resources?.requests?.cpu),
+        bytes: acc.bytes + bytes(c.resources?.requests?.memory),
+      }),
       { milliCpu: 0, bytes: 0 },
     );
   const main = sum(spec?.containers);
   // Init containers run one at a time: the Pod needs the larger of their peak and the main sum.
-  const init = (spec?.initContainers ?? []).reduce((acc, c) => ({ milliCpu: Math.max(acc.milliCpu, milliCpu(c.resources?.requests?.cpu)), bytes: Math.max(acc.bytes, bytes(c.resources?.requests?.memory)) }), { milliCpu: 0, bytes: 0 });
+  const init = (spec?.initContainers ?? []).reduce(
+    (acc, c) => ({
+      milliCpu: Math.max(acc.milliCpu, milliCpu(c.resources?.requests?.cpu)),
+      bytes: Math.max(acc.bytes, bytes(c.resources?.requests?.memory)),
+    }),
+    { milliCpu: 0, bytes: 0 },
+  );
   return { milliCpu: Math.max(main.milliCpu, init.milliCpu), bytes: Math.max(main.bytes, init.bytes) };
 }
 
@@ -91,18 +100,29 @@ function strategyFindings(view: ClusterView): { findings: Finding[]; budget: num
   const findings: Finding[] = [];
   if (view.kind === 'deployment') {
     const strategy = (view.workload as V1Deployment).spec?.strategy;
-    if (strategy?.type === 'Recreate') findings.push({ severity: 'blocker', code: 'STRATEGY_RECREATE', message: 'strategy Recreate deletes every Pod before creating new ones' });
-    if ((view.workload as V1Deployment).spec?.paused) findings.push({ severity: 'blocker', code: 'PAUSED', message: 'the Deployment is paused (kubectl rollout restart refuses it too)' });
+    if (strategy?.type === 'Recreate')
+      findings.push({
+        severity: 'blocker',
+        code: 'STRATEGY_RECREATE',
+        message: 'strategy Recreate deletes every Pod before creating new ones',
+      });
+    if ((view.workload as V1Deployment).spec?.paused)
+      findings.push({ severity: 'blocker', code: 'PAUSED', message: 'the Deployment is paused (kubectl rollout restart refuses it too)' });
     return { findings, budget: 0 };
   }
   const ds = view.workload as V1DaemonSet;
   const strategy = ds.spec?.updateStrategy;
-  if (strategy?.type === 'OnDelete') findings.push({ severity: 'blocker', code: 'STRATEGY_ONDELETE', message: 'strategy OnDelete never replaces Pods by itself' });
+  if (strategy?.type === 'OnDelete')
+    findings.push({ severity: 'blocker', code: 'STRATEGY_ONDELETE', message: 'strategy OnDelete never replaces Pods by itself' });
   const desired = ds.status?.desiredNumberScheduled ?? view.pods.length;
   const surge = scaledIntOrPercent(strategy?.rollingUpdate?.maxSurge as number | string | undefined, desired, 0, true);
   const unavailable = scaledIntOrPercent(strategy?.rollingUpdate?.maxUnavailable as number | string | undefined, desired, 1, true);
   const budget = Math.max(1, unavailable > 0 ? unavailable : surge);
-  findings.push({ severity: 'info', code: 'BUDGET', message: `budget ${budget} node(s) at a time (maxUnavailable ${unavailable}, maxSurge ${surge})` });
+  findings.push({
+    severity: 'info',
+    code: 'BUDGET',
+    message: `budget ${budget} node(s) at a time (maxUnavailable ${unavailable}, maxSurge ${surge})`,
+  });
   return { findings, budget };
 }
 
@@ -111,18 +131,38 @@ function podSpecFindings(spec: V1PodSpec | undefined, labels: Record<string, str
   const containers = spec?.containers ?? [];
   const ports = containers.flatMap((c) => c.ports ?? []);
   if (!spec?.hostNetwork && ports.some((p) => p.hostPort)) {
-    findings.push({ severity: 'blocker', code: 'HOST_PORT', message: 'a container declares a hostPort: a second Pod cannot schedule on the same node' });
+    findings.push({
+      severity: 'blocker',
+      code: 'HOST_PORT',
+      message: 'a container declares a hostPort: a second Pod cannot schedule on the same node',
+    });
   }
   if (spec?.hostNetwork && ports.length > 0) {
-    findings.push({ severity: 'blocker', code: 'HOST_NETWORK_PORTS', message: 'hostNetwork with declared ports: Kubernetes turns them into host-port claims, and probes may reach the old process' });
+    findings.push({
+      severity: 'blocker',
+      code: 'HOST_NETWORK_PORTS',
+      message: 'hostNetwork with declared ports: Kubernetes turns them into host-port claims, and probes may reach the old process',
+    });
   }
   const antiAffinity = spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   const selfAnti = antiAffinity.some(
-    (term) => term.topologyKey === 'kubernetes.io/hostname' && Object.entries(term.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && (term.labelSelector?.matchLabels || term.labelSelector?.matchExpressions),
+    (term) =>
+      term.topologyKey === 'kubernetes.io/hostname' &&
+      Object.entries(term.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+      (term.labelSelector?.matchLabels || term.labelSelector?.matchExpressions),
   );
-  if (selfAnti) findings.push({ severity: 'blocker', code: 'SELF_ANTI_AFFINITY', message: 'a required pod anti-affinity on kubernetes.io/hostname matches the workload itself' });
+  if (selfAnti)
+    findings.push({
+      severity: 'blocker',
+      code: 'SELF_ANTI_AFFINITY',
+      message: 'a required pod anti-affinity on kubernetes.io/hostname matches the workload itself',
+    });
   if (containers.some((c) => !c.readinessProbe)) {
-    findings.push({ severity: 'blocker', code: 'NO_READINESS_PROBE', message: 'a container has no readinessProbe: "Ready" would only mean "started", so a surge proves nothing' });
+    findings.push({
+      severity: 'blocker',
+      code: 'NO_READINESS_PROBE',
+      message: 'a container has no readinessProbe: "Ready" would only mean "started", so a surge proves nothing',
+    });
   }
   return findings;
 }
@@ -162,10 +202,13 @@ export function freeOnNode(node: V1Node, podsOnNodes: V1Pod[]): { milliCpu: numb
   const name = node.metadata?.name;
   const used = podsOnNodes
     .filter((p) => p.spec?.nodeName === name && !isTerminal(p))
-    .reduce((acc, p) => {
-      const r = podRequests(p.spec);
-      return { milliCpu: acc.milliCpu + r.milliCpu, bytes: acc.bytes + r.bytes };
-    }, { milliCpu: 0, bytes: 0 });
+    .reduce(
+      (acc, p) => {
+        const r = podRequests(p.spec);
+        return { milliCpu: acc.milliCpu + r.milliCpu, bytes: acc.bytes + r.bytes };
+      },
+      { milliCpu: 0, bytes: 0 },
+    );
   return { milliCpu: milliCpu(node.status?.allocatable?.cpu) - used.milliCpu, bytes: bytes(node.status?.allocatable?.memory) - used.bytes };
 }
 
@@ -175,17 +218,28 @@ function nodeRooms(view: ClusterView): NodeRoom[] {
   // A DaemonSet's nodes are those of its Pods; a Deployment's, those its Pods may be scheduled to
   // (nodeSelector, required node affinity, taints): room elsewhere is no room for its surge Pod.
   const spec = template(view.workload)?.spec;
-  const relevant = view.kind === 'daemonset' ? view.nodes.filter((n) => nodesWithPods.has(n.metadata?.name)) : view.nodes.filter((n) => selectsNode(n, spec) && untoleratedTaints(n, spec).length === 0);
+  const relevant =
+    view.kind === 'daemonset'
+      ? view.nodes.filter((n) => nodesWithPods.has(n.metadata?.name))
+      : view.nodes.filter((n) => selectsNode(n, spec) && untoleratedTaints(n, spec).length === 0);
   return relevant.map((node) => {
     const free = freeOnNode(node, view.podsOnNodes);
     const notReady = nodeStateProblems(node);
     const fits = free.milliCpu >= need.milliCpu && free.bytes >= need.bytes;
     const short = [
       ...(free.milliCpu < need.milliCpu ? [`cpu: ${free.milliCpu}m free, ${need.milliCpu}m needed`] : []),
-      ...(free.bytes < need.bytes ? [`memory: ${Math.floor(free.bytes / 2 ** 20)}Mi free, ${Math.ceil(need.bytes / 2 ** 20)}Mi needed`] : []),
+      ...(free.bytes < need.bytes
+        ? [`memory: ${Math.floor(free.bytes / 2 ** 20)}Mi free, ${Math.ceil(need.bytes / 2 ** 20)}Mi needed`]
+        : []),
     ];
     const verdict: Verdict = notReady.length ? 'blocked' : fits ? 'can surge' : 'needs fallback';
-    return { node: node.metadata?.name ?? '?', verdict, reasons: notReady.length ? notReady : fits ? ['room for a second Pod'] : short, freeMilliCpu: free.milliCpu, freeBytes: free.bytes };
+    return {
+      node: node.metadata?.name ?? '?',
+      verdict,
+      reasons: notReady.length ? notReady : fits ? ['room for a second Pod'] : short,
+      freeMilliCpu: free.milliCpu,
+      freeBytes: free.bytes,
+    };
   });
 }
 
@@ -194,10 +248,26 @@ export function checkRollout(view: ClusterView): RolloutCheck {
   const labels = template(view.workload)?.metadata?.labels ?? {};
   const { findings, budget } = strategyFindings(view);
   findings.push(...podSpecFindings(spec, labels));
-  if (view.pdbNames === undefined) findings.push({ severity: 'info', code: 'PDB_UNCHECKED', message: 'PodDisruptionBudgets not checked: the token may not list them in this namespace (informational only)' });
-  else if (view.pdbNames.length) findings.push({ severity: 'info', code: 'PDB', message: `PodDisruptionBudgets select these Pods (${view.pdbNames.join(', ')}); rollouts do not consult them, the fallback's budget does` });
+  if (view.pdbNames === undefined)
+    findings.push({
+      severity: 'info',
+      code: 'PDB_UNCHECKED',
+      message: 'PodDisruptionBudgets not checked: the token may not list them in this namespace (informational only)',
+    });
+  else if (view.pdbNames.length)
+    findings.push({
+      severity: 'info',
+      code: 'PDB',
+      message: `PodDisruptionBudgets select these Pods (${view.pdbNames.join(', ')}); rollouts do not consult them, the fallback's budget does`,
+    });
   const identity = identityUse(spec, view.identitySecretNames);
-  if (!identity.restartNeeded) findings.push({ severity: 'info', code: 'VOLUME_REFRESH', message: 'the identity comes from a whole-volume Secret mount: the kubelet refreshes it, a restart is only needed if the process does not re-read it' });
+  if (!identity.restartNeeded)
+    findings.push({
+      severity: 'info',
+      code: 'VOLUME_REFRESH',
+      message:
+        'the identity comes from a whole-volume Secret mount: the kubelet refreshes it, a restart is only needed if the process does not re-read it',
+    });
   if (view.capacityUnavailable) {
     findings.push({
       severity: 'warning',
@@ -209,8 +279,15 @@ export function checkRollout(view: ClusterView): RolloutCheck {
   let verdict: Verdict = 'can surge';
   if (findings.some((f) => f.severity === 'blocker')) verdict = 'blocked';
   else if (view.kind === 'daemonset' && nodes.some((n) => n.verdict === 'needs fallback')) verdict = 'needs fallback';
-  else if (view.kind === 'deployment' && view.nodes.length > 0 && !view.capacityUnavailable && !nodes.some((n) => n.verdict === 'can surge')) {
-    const message = nodes.length ? 'no node has room for a surge replica' : "no node the Pods may be scheduled to (the template's nodeSelector, required node affinity and tolerations)";
+  else if (
+    view.kind === 'deployment' &&
+    view.nodes.length > 0 &&
+    !view.capacityUnavailable &&
+    !nodes.some((n) => n.verdict === 'can surge')
+  ) {
+    const message = nodes.length
+      ? 'no node has room for a surge replica'
+      : "no node the Pods may be scheduled to (the template's nodeSelector, required node affinity and tolerations)";
     findings.push({ severity: 'blocker', code: 'NO_ROOM', message });
     verdict = 'blocked';
   }

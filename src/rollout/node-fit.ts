@@ -6,7 +6,9 @@ import type { V1Node, V1NodeSelectorRequirement, V1PodSpec, V1Taint, V1Toleratio
 
 function tolerates(tolerations: V1Toleration[], taint: V1Taint): boolean {
   return tolerations.some(
-    (t) => (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')) && (!t.effect || t.effect === taint.effect),
+    (t) =>
+      (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')) &&
+      (!t.effect || t.effect === taint.effect),
   );
 }
 
@@ -15,7 +17,8 @@ export function nodeStateProblems(node: V1Node): string[] {
   const problems: string[] = [];
   const conditions = node.status?.conditions ?? [];
   if (conditions.find((c) => c.type === 'Ready')?.status !== 'True') problems.push('node not Ready');
-  for (const pressure of ['MemoryPressure', 'DiskPressure', 'PIDPressure']) if (conditions.find((c) => c.type === pressure)?.status === 'True') problems.push(pressure);
+  for (const pressure of ['MemoryPressure', 'DiskPressure', 'PIDPressure'])
+    if (conditions.find((c) => c.type === pressure)?.status === 'True') problems.push(pressure);
   if (node.spec?.unschedulable) problems.push('node cordoned');
   if (node.metadata?.deletionTimestamp) problems.push('node being deleted');
   return problems;
@@ -63,6 +66,9 @@ export function selectsNode(node: V1Node, spec: V1PodSpec | undefined): boolean 
     const fields = term.matchFields ?? [];
     // An empty term matches no node, as in Kubernetes.
     if (!expressions.length && !fields.length) return false;
-    return expressions.every((r) => matches(r, labels[r.key])) && fields.every((r) => (r.key === 'metadata.name' ? matches(r, node.metadata?.name) : true));
+    return (
+      expressions.every((r) => matches(r, labels[r.key])) &&
+      fields.every((r) => (r.key === 'metadata.name' ? matches(r, node.metadata?.name) : true))
+    );
   });
 }

@@ -33,7 +33,10 @@ function selectorOf(workload: Workload): string {
 }
 
 /** `failureHint`: the next step a failed call's error names (a rotation's pre-flight: nothing was enrolled). */
-export async function rolloutApi(conn: ClusterConnection, failureHint = 'The rollout was not started or is left as it is; run `par-identity rollout --check` to see the state.'): Promise<RolloutApi> {
+export async function rolloutApi(
+  conn: ClusterConnection,
+  failureHint = 'The rollout was not started or is left as it is; run `par-identity rollout --check` to see the state.',
+): Promise<RolloutApi> {
   const k8s = await import('../kube/client-node-api.js');
   const apps: AppsV1Api = conn.apps();
   const core: CoreV1Api = conn.core();
@@ -49,12 +52,19 @@ export async function rolloutApi(conn: ClusterConnection, failureHint = 'The rol
   return {
     readWorkload: (ref) =>
       wrap(`reading ${ref.kind}/${ref.name}`, () =>
-        ref.kind === 'deployment' ? apps.readNamespacedDeployment({ name: ref.name, namespace: ref.namespace }) : apps.readNamespacedDaemonSet({ name: ref.name, namespace: ref.namespace }),
+        ref.kind === 'deployment'
+          ? apps.readNamespacedDeployment({ name: ref.name, namespace: ref.namespace })
+          : apps.readNamespacedDaemonSet({ name: ref.name, namespace: ref.namespace }),
       ),
     podsOf: async (ref, workload) =>
-      (await wrap(`listing the Pods of ${ref.kind}/${ref.name}`, () => core.listNamespacedPod({ namespace: ref.namespace, labelSelector: selectorOf(workload) }))).items,
+      (
+        await wrap(`listing the Pods of ${ref.kind}/${ref.name}`, () =>
+          core.listNamespacedPod({ namespace: ref.namespace, labelSelector: selectorOf(workload) }),
+        )
+      ).items,
     nodes: async () => (await wrap('listing nodes', () => core.listNode())).items,
-    podsOnNode: async (node) => (await wrap(`listing Pods on node ${node}`, () => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }))).items,
+    podsOnNode: async (node) =>
+      (await wrap(`listing Pods on node ${node}`, () => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }))).items,
     pdbNames: async (ref) => {
       try {
         const policy = conn.client(k8s.PolicyV1Api);
@@ -67,7 +77,13 @@ export async function rolloutApi(conn: ClusterConnection, failureHint = 'The rol
       }
     },
     patchWorkload: (ref, patch, options) => {
-      const request = { name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'par-identity', ...(options?.dryRun ? { dryRun: 'All' } : {}) };
+      const request = {
+        name: ref.name,
+        namespace: ref.namespace,
+        body: patch,
+        fieldManager: 'par-identity',
+        ...(options?.dryRun ? { dryRun: 'All' } : {}),
+      };
       return wrap(`${options?.dryRun ? 'server-side dry run of the restart patch of' : 'patching'} ${ref.kind}/${ref.name}`, () =>
         ref.kind === 'deployment' ? apps.patchNamespacedDeployment(request, strategic) : apps.patchNamespacedDaemonSet(request, strategic),
       ) as Promise<V1Deployment | V1DaemonSet>;

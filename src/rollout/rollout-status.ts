@@ -35,7 +35,13 @@ export interface NodeProgress {
 export function progressOf(kind: WorkloadKind, pods: V1Pod[], isNew: (pod: V1Pod) => boolean): NodeProgress[] {
   const groups = new Map<string, V1Pod[]>();
   for (const pod of pods) {
-    const key = kind === 'daemonset' ? (pod.spec?.nodeName ?? pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]?.values?.[0] ?? '(unscheduled)') : 'replicas';
+    const key =
+      kind === 'daemonset'
+        ? (pod.spec?.nodeName ??
+          pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]
+            ?.values?.[0] ??
+          '(unscheduled)')
+        : 'replicas';
     groups.set(key, [...(groups.get(key) ?? []), pod]);
   }
   return [...groups.entries()]

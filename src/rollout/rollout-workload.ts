@@ -2,7 +2,16 @@ import { decodePrivateJwk } from '../identity/index.js';
 import { type Io, ioClock } from '../io.js';
 import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, readIdentitySecret } from '../kube/index.js';
 import type { Reporter } from '../output.js';
-import { describeRef, type NodeProgress, readWorkloadOrMissing, restartPatch, type RolloutOutcome, rolloutApi, runRollout, type WorkloadRef } from './index.js';
+import {
+  describeRef,
+  type NodeProgress,
+  readWorkloadOrMissing,
+  restartPatch,
+  type RolloutOutcome,
+  rolloutApi,
+  runRollout,
+  type WorkloadRef,
+} from './index.js';
 import type { ClusterSession } from '../kube/cluster-session.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster
@@ -57,7 +66,9 @@ export function progressPrinter(io: Pick<Io, 'isTTY'>, report: Reporter) {
   let lastNote = '';
   let lastPrintedMs = 0;
   return (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => {
-    const line = rows.map((r) => `${r.node}: ${r.newReady ? (r.oldPods ? 'new Ready, old terminating' : 'done') : `waiting (${r.readyPods} Ready)`}`).join(' | ');
+    const line = rows
+      .map((r) => `${r.node}: ${r.newReady ? (r.oldPods ? 'new Ready, old terminating' : 'done') : `waiting (${r.readyPods} Ready)`}`)
+      .join(' | ');
     if (line !== last && (io.isTTY || !last || rows.every((r) => r.newReady))) {
       report.info(line);
       lastPrintedMs = elapsedMs;
@@ -65,7 +76,9 @@ export function progressPrinter(io: Pick<Io, 'isTTY'>, report: Reporter) {
     else if (elapsedMs - lastPrintedMs >= HEARTBEAT_MS) {
       const ready = rows.reduce((n, r) => n + r.readyPods, 0);
       const total = rows.reduce((n, r) => n + r.pods, 0);
-      report.info(`still waiting after ${Math.round(elapsedMs / 1000)} s: ${ready}/${total} Pods ready, ${rows.filter((r) => r.newReady).length}/${rows.length} ${rows.length === 1 ? 'workload' : 'nodes'} on the new template`);
+      report.info(
+        `still waiting after ${Math.round(elapsedMs / 1000)} s: ${ready}/${total} Pods ready, ${rows.filter((r) => r.newReady).length}/${rows.length} ${rows.length === 1 ? 'workload' : 'nodes'} on the new template`,
+      );
       lastPrintedMs = elapsedMs;
     }
     last = line;
@@ -88,10 +101,18 @@ export async function precheckRollout(session: ClusterSession, ref: WorkloadRef)
   return `rollout of ${describeRef(ref)}: the workload exists, its Pods can be listed, and the restart patch is allowed (server-side dry run)`;
 }
 
-export async function rolloutWorkload(session: ClusterSession, ref: WorkloadRef, request: RolloutRequest, io: Io, report: Reporter): Promise<RolloutOutcome> {
+export async function rolloutWorkload(
+  session: ClusterSession,
+  ref: WorkloadRef,
+  request: RolloutRequest,
+  io: Io,
+  report: Reporter,
+): Promise<RolloutOutcome> {
   const secretNames = [request.identitySecret ?? DEFAULT_SECRET_NAME, HELM_SECRET_NAME].filter((n, i, all) => all.indexOf(n) === i);
   const fingerprint = request.fingerprint ?? (await secretFingerprint(session, ref.namespace, secretNames));
-  report.step(`${request.checkOnly ? 'check' : 'roll out'} ${describeRef(ref)}${fingerprint ? ` (identity fingerprint ${fingerprint})` : ''}`);
+  report.step(
+    `${request.checkOnly ? 'check' : 'roll out'} ${describeRef(ref)}${fingerprint ? ` (identity fingerprint ${fingerprint})` : ''}`,
+  );
   return runRollout(await rolloutApi(session.conn), {
     ref,
     checkOnly: request.checkOnly,

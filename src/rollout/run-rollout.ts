@@ -22,7 +22,15 @@ import {
   strategyOf,
   strategyOfPatch,
 } from './strategy-record.js';
-import { combine, deleteFirstPatch, FINGERPRINT_ANNOTATION, restartPatch, restorePatch, surgePatch, undoRestartPatch } from './surge-strategy.js';
+import {
+  combine,
+  deleteFirstPatch,
+  FINGERPRINT_ANNOTATION,
+  restartPatch,
+  restorePatch,
+  surgePatch,
+  undoRestartPatch,
+} from './surge-strategy.js';
 import { describeRef, type WorkloadRef } from './workload-ref.js';
 
 // check → restore what an interrupted rollout left (its record on the workload) → (server-side dry run) →
@@ -86,10 +94,17 @@ export interface RolloutOutcome {
  * Nodes and every Pod on them (any namespace) need cluster-scoped reads. They are optional: without
  * them the per-node room is not computed and the check says so (the fallback then refuses to run).
  */
-async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): Promise<{ nodes: V1Node[]; podsOnNodes: V1Pod[]; unavailable?: string }> {
+async function capacityView(
+  api: RolloutApi,
+  ref: WorkloadRef,
+  pods: V1Pod[],
+): Promise<{ nodes: V1Node[]; podsOnNodes: V1Pod[]; unavailable?: string }> {
   try {
     const nodes = await api.nodes();
-    const nodeNames = ref.kind === 'daemonset' ? [...new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => Boolean(n)))] : nodes.map((n) => n.metadata?.name ?? '');
+    const nodeNames =
+      ref.kind === 'daemonset'
+        ? [...new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => Boolean(n)))]
+        : nodes.map((n) => n.metadata?.name ?? '');
     const podsOnNodes = (await Promise.all(nodeNames.map((n) => api.podsOnNode(n)))).flat();
     return { nodes, podsOnNodes };
   } catch (err) {
@@ -102,13 +117,22 @@ async function capacityView(api: RolloutApi, ref: WorkloadRef, pods: V1Pod[]): P
 }
 
 /** A 404 on the workload is WORKLOAD_MISSING (exit 10, as the error table says), not a generic API error. */
-export async function readWorkloadOrMissing(api: RolloutApi, ref: WorkloadRef, what: string, untouched: string): ReturnType<RolloutApi['readWorkload']> {
+export async function readWorkloadOrMissing(
+  api: RolloutApi,
+  ref: WorkloadRef,
+  what: string,
+  untouched: string,
+): ReturnType<RolloutApi['readWorkload']> {
   try {
     return await api.readWorkload(ref);
   } catch (err) {
     const cause = (err as { cause?: unknown }).cause ?? err;
     if (isNotFound(cause) || (err as { details?: { httpStatus?: number } }).details?.httpStatus === 404) {
-      throw new RolloutError('WORKLOAD_MISSING', `${what} ${describeRef(ref)}, which does not exist`, `${untouched} Check the workload name and -n, then run again.`);
+      throw new RolloutError(
+        'WORKLOAD_MISSING',
+        `${what} ${describeRef(ref)}, which does not exist`,
+        `${untouched} Check the workload name and -n, then run again.`,
+      );
     }
     throw err;
   }
@@ -119,12 +143,18 @@ export async function readWorkloadOrMissing(api: RolloutApi, ref: WorkloadRef, w
  * the one it set (interrupted, or still running), the check reads the recorded original instead, so
  * it never presents a surge strategy as the user's (docs/rollout.md §9).
  */
-async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'identitySecretNames' | 'now'>): Promise<{ check: RolloutCheck; workload: Workload; leftover: Leftover }> {
+async function inspect(
+  api: RolloutApi,
+  options: Pick<RolloutOptions, 'ref' | 'identitySecretNames' | 'now'>,
+): Promise<{ check: RolloutCheck; workload: Workload; leftover: Leftover }> {
   const workload = await readWorkloadOrMissing(api, options.ref, 'rollout names', 'Nothing was changed.');
   const leftover = assessLeftover(options.ref.kind, workload, { now: options.now() });
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);
-  const own = leftover.state === 'interrupted' || leftover.state === 'in-progress' ? withStrategy(options.ref.kind, workload, leftover.record.original) : workload;
+  const own =
+    leftover.state === 'interrupted' || leftover.state === 'in-progress'
+      ? withStrategy(options.ref.kind, workload, leftover.record.original)
+      : workload;
   const check = checkRollout({
     kind: options.ref.kind,
     workload: own,
@@ -140,7 +170,17 @@ async function inspect(api: RolloutApi, options: Pick<RolloutOptions, 'ref' | 'i
 
 /** `w` as it would be with `fields` as its strategy (for the check only; never written). */
 function withStrategy(kind: WorkloadRef['kind'], w: Workload, fields: StrategyFields): Workload {
-  const strategy = { type: fields.type ?? 'RollingUpdate', ...(fields.type && fields.type !== 'RollingUpdate' ? {} : { rollingUpdate: { ...(fields.maxSurge !== null ? { maxSurge: fields.maxSurge } : {}), ...(fields.maxUnavailable !== null ? { maxUnavailable: fields.maxUnavailable } : {}) } }) };
+  const strategy = {
+    type: fields.type ?? 'RollingUpdate',
+    ...(fields.type && fields.type !== 'RollingUpdate'
+      ? {}
+      : {
+          rollingUpdate: {
+            ...(fields.maxSurge !== null ? { maxSurge: fields.maxSurge } : {}),
+            ...(fields.maxUnavailable !== null ? { maxUnavailable: fields.maxUnavailable } : {}),
+          },
+        }),
+  };
   return { ...w, spec: { ...w.spec, ...(kind === 'deployment' ? { strategy } : { updateStrategy: strategy }) } } as Workload;
 }
 
@@ -149,7 +189,8 @@ type RestartMode = 'surge' | 'own' | 'delete-first';
 /** How a restart went, as its audit Event says it. */
 function restartHow(surged: boolean, mode: RestartMode): string {
   if (surged) return 'create-before-delete (surge, original strategy restored afterwards)';
-  if (mode === 'delete-first') return 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)';
+  if (mode === 'delete-first')
+    return 'delete-before-create, one Pod at a time (--fallback: no node has room; original strategy restored afterwards)';
   return "the workload's own strategy";
 }
 
@@ -174,7 +215,12 @@ function decideSurge(check: RolloutCheck, options: RolloutOptions): RestartMode 
     );
   }
   if (check.verdict === 'blocked') {
-    if (options.surge === true) throw new RolloutError('SURGE_BLOCKED', `a create-before-delete restart is not safe: ${blockers.map((b) => b.message).join('; ')}`, 'Nothing was changed. Fix the listed conditions, or restart with the workload’s own strategy using --no-surge.');
+    if (options.surge === true)
+      throw new RolloutError(
+        'SURGE_BLOCKED',
+        `a create-before-delete restart is not safe: ${blockers.map((b) => b.message).join('; ')}`,
+        'Nothing was changed. Fix the listed conditions, or restart with the workload’s own strategy using --no-surge.',
+      );
     return 'own';
   }
   if (check.verdict === 'needs fallback' && !options.fallback) {
@@ -195,7 +241,12 @@ function decideSurge(check: RolloutCheck, options: RolloutOptions): RestartMode 
  * replaced (the controller puts them back onto the original template; every Pod that starts reads the
  * identity as it is now) and which were not restarted. The caller adds how to resume.
  */
-function interruptedRollout(options: RolloutOptions, phase: 'before' | 'during', progress: NodeProgress[] = [], elapsedMs = 0): InterruptedError {
+function interruptedRollout(
+  options: RolloutOptions,
+  phase: 'before' | 'during',
+  progress: NodeProgress[] = [],
+  elapsedMs = 0,
+): InterruptedError {
   const what = describeRef(options.ref);
   const make = (where: string, inPlace: string, details: Record<string, unknown>) =>
     new InterruptedError('rollout', {
@@ -204,13 +255,19 @@ function interruptedRollout(options: RolloutOptions, phase: 'before' | 'during',
       signal: stopSignalOf(options.signal),
       details: { step: 'rollout', phase, inPlace, ...details },
     });
-  if (phase === 'before') return make(`before the restart of ${what}`, `nothing was changed, no Pod of ${what} restarted`, { restartedPods: 0 });
+  if (phase === 'before')
+    return make(`before the restart of ${what}`, `nothing was changed, no Pod of ${what} restarted`, { restartedPods: 0 });
   const replaced = progress.reduce((n, r) => n + (r.pods - r.oldPods), 0);
   const kept = progress.reduce((n, r) => n + r.oldPods, 0);
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   const restarted =
     options.ref.kind === 'daemonset'
-      ? `${plural(replaced, 'new Pod')}, ${progress.filter((r) => r.newReady).length} of ${plural(progress.length, 'node')} with a new Ready Pod (${progress.filter((r) => r.newReady).map((r) => r.node).join(', ') || 'none'})`
+      ? `${plural(replaced, 'new Pod')}, ${progress.filter((r) => r.newReady).length} of ${plural(progress.length, 'node')} with a new Ready Pod (${
+          progress
+            .filter((r) => r.newReady)
+            .map((r) => r.node)
+            .join(', ') || 'none'
+        })`
       : `${plural(replaced, 'new Pod')} (${progress.some((r) => r.newReady) ? 'some Ready' : 'none Ready yet'})`;
   return make(
     `during the rollout of ${what}, ${Math.round(elapsedMs / 1000)} s in`,
@@ -221,14 +278,21 @@ function interruptedRollout(options: RolloutOptions, phase: 'before' | 'during',
 
 /** The Pods a stopped rollout did not restart: "2 Pods still running as they were, with the identity they started with". */
 function notRestarted(kept: number): string {
-  return kept === 1 ? '1 Pod still running as it was, with the identity it started with' : `${kept} Pods still running as they were, with the identity they started with`;
+  return kept === 1
+    ? '1 Pod still running as it was, with the identity it started with'
+    : `${kept} Pods still running as they were, with the identity they started with`;
 }
 
 /** Default poll period when the caller's is not a positive finite number (a 0 or NaN period would spin). */
 const DEFAULT_POLL_MS = 1_000;
 
 /** Records one audit Event on the workload; failures become warnings, never errors. */
-function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<ReturnType<RolloutApi['readWorkload']>>, events: RolloutOutcome['events']) {
+function auditTrail(
+  api: RolloutApi,
+  options: RolloutOptions,
+  workload: Awaited<ReturnType<RolloutApi['readWorkload']>>,
+  events: RolloutOutcome['events'],
+) {
   const regarding = {
     kind: options.ref.kind === 'deployment' ? 'Deployment' : 'DaemonSet',
     apiVersion: 'apps/v1',
@@ -238,7 +302,10 @@ function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<
   };
   return async (reason: EventReasonName, type: 'Normal' | 'Warning', note: string): Promise<void> => {
     if (!api.recordEvent) return;
-    const result = await api.recordEvent({ regarding, reason, note, type, action: reason === EventReason.RolloutFallback ? 'Fallback' : 'Rollout' }, options.eventInstance);
+    const result = await api.recordEvent(
+      { regarding, reason, note, type, action: reason === EventReason.RolloutFallback ? 'Fallback' : 'Rollout' },
+      options.eventInstance,
+    );
     if (result.recorded) events.recorded.push(reason);
     else {
       events.warnings.push(result.warning);
@@ -251,12 +318,17 @@ function auditTrail(api: RolloutApi, options: RolloutOptions, workload: Awaited<
 const GUARDED_ATTEMPTS = 8;
 
 function stillRunning(options: RolloutOptions, l: Extract<Leftover, { state: 'in-progress' }>): ParError {
-  return new ParError('LOCKED', `${describeRef(options.ref)}: ${l.message}`, `Nothing was changed. Wait until that rollout ends (at the latest ${l.record.until}), then run again; \`rollout --check\` shows its state.`, {
-    host: l.record.host,
-    pid: l.record.pid,
-    since: l.record.at,
-    until: l.record.until,
-  });
+  return new ParError(
+    'LOCKED',
+    `${describeRef(options.ref)}: ${l.message}`,
+    `Nothing was changed. Wait until that rollout ends (at the latest ${l.record.until}), then run again; \`rollout --check\` shows its state.`,
+    {
+      host: l.record.host,
+      pid: l.record.pid,
+      since: l.record.at,
+      until: l.record.until,
+    },
+  );
 }
 
 /**
@@ -264,7 +336,12 @@ function stillRunning(options: RolloutOptions, l: Extract<Leftover, { state: 'in
  * record removed, in one write guarded by the resourceVersion just read; when someone changed the
  * strategy since, their change stays and only the record goes. Returns what was done.
  */
-async function recoverLeftover(api: RolloutApi, options: RolloutOptions, workload: Workload, found: Extract<Leftover, { state: 'interrupted' | 'changed-since' }>): Promise<LeftoverReport> {
+async function recoverLeftover(
+  api: RolloutApi,
+  options: RolloutOptions,
+  workload: Workload,
+  found: Extract<Leftover, { state: 'interrupted' | 'changed-since' }>,
+): Promise<LeftoverReport> {
   let w = workload;
   let l: Leftover = found;
   for (let attempt = 1; ; attempt++) {
@@ -272,7 +349,10 @@ async function recoverLeftover(api: RolloutApi, options: RolloutOptions, workloa
     if (l.state === 'in-progress') throw stillRunning(options, l);
     if (l.state === 'unreadable') return leftoverReport(l, 'reported');
     const drop = { [ORIGINAL_STRATEGY_ANNOTATION]: null };
-    const patch = l.state === 'interrupted' ? guarded(restorePatch(options.ref.kind, l.record.original), w.metadata?.resourceVersion, drop) : guarded({}, w.metadata?.resourceVersion, drop);
+    const patch =
+      l.state === 'interrupted'
+        ? guarded(restorePatch(options.ref.kind, l.record.original), w.metadata?.resourceVersion, drop)
+        : guarded({}, w.metadata?.resourceVersion, drop);
     try {
       await api.patchWorkload(options.ref, patch);
       return leftoverReport(l, l.state === 'interrupted' ? 'restored' : 'record-removed');
@@ -289,7 +369,13 @@ async function recoverLeftover(api: RolloutApi, options: RolloutOptions, workloa
  * conflict (a controller's status write, usually) is retried on a fresh read as long as neither the
  * strategy nor the record changed; otherwise nothing was changed and the run stops.
  */
-async function applyFirst(api: RolloutApi, options: RolloutOptions, workload: Workload, original: StrategyFields, build: (resourceVersion: string | undefined) => object): Promise<void> {
+async function applyFirst(
+  api: RolloutApi,
+  options: RolloutOptions,
+  workload: Workload,
+  original: StrategyFields,
+  build: (resourceVersion: string | undefined) => object,
+): Promise<void> {
   let rv = workload.metadata?.resourceVersion;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -302,7 +388,10 @@ async function applyFirst(api: RolloutApi, options: RolloutOptions, workload: Wo
     const leftover = assessLeftover(options.ref.kind, live, { now: options.now() });
     if (leftover.state === 'in-progress') throw stillRunning(options, leftover);
     if (leftover.state !== 'none' || !sameStrategy(strategyOf(options.ref.kind, live), original)) {
-      throw new ConflictError(`${describeRef(options.ref)} changed while this rollout prepared its restart (strategy now ${describeStrategy(strategyOf(options.ref.kind, live))})`, 'Nothing was changed. Run the rollout again.');
+      throw new ConflictError(
+        `${describeRef(options.ref)} changed while this rollout prepared its restart (strategy now ${describeStrategy(strategyOf(options.ref.kind, live))})`,
+        'Nothing was changed. Run the rollout again.',
+      );
     }
     rv = live.metadata?.resourceVersion;
   }
@@ -314,17 +403,31 @@ async function applyFirst(api: RolloutApi, options: RolloutOptions, workload: Wo
  * strategy is no longer what this run set, someone changed it meanwhile: it is left as they set it.
  * Nothing is written when the first patch never reached the workload (neither our record nor `applied`).
  */
-async function restoreOwnChange(api: RolloutApi, options: RolloutOptions, record: StrategyRecord, recordText: string, applied: boolean, undo: object | undefined): Promise<{ restored: boolean; changedMeanwhile?: StrategyFields }> {
+async function restoreOwnChange(
+  api: RolloutApi,
+  options: RolloutOptions,
+  record: StrategyRecord,
+  recordText: string,
+  applied: boolean,
+  undo: object | undefined,
+): Promise<{ restored: boolean; changedMeanwhile?: StrategyFields }> {
   for (let attempt = 1; ; attempt++) {
     const live = await api.readWorkload(options.ref);
     const ours = live.metadata?.annotations?.[ORIGINAL_STRATEGY_ANNOTATION] === recordText;
     if (!ours && !applied) return { restored: false };
     const current = strategyOf(options.ref.kind, live);
     const keep = !sameStrategy(current, record.changed);
-    const spec = keep ? undo : undo ? combine(restorePatch(options.ref.kind, record.original), undo) : restorePatch(options.ref.kind, record.original);
+    const spec = keep
+      ? undo
+      : undo
+        ? combine(restorePatch(options.ref.kind, record.original), undo)
+        : restorePatch(options.ref.kind, record.original);
     if (!spec && !ours) return { restored: false, changedMeanwhile: current };
     try {
-      await api.patchWorkload(options.ref, guarded(spec ?? {}, live.metadata?.resourceVersion, ours ? { [ORIGINAL_STRATEGY_ANNOTATION]: null } : {}));
+      await api.patchWorkload(
+        options.ref,
+        guarded(spec ?? {}, live.metadata?.resourceVersion, ours ? { [ORIGINAL_STRATEGY_ANNOTATION]: null } : {}),
+      );
       return keep ? { restored: false, changedMeanwhile: current } : { restored: true };
     } catch (err) {
       if (!(err instanceof ConflictError) || attempt >= GUARDED_ATTEMPTS) throw err;
@@ -337,10 +440,26 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   failpoint('rollout-before-check');
   let { check, workload, leftover: found } = await inspect(api, options);
   const events = { recorded: [] as EventReasonName[], warnings: [] as string[] };
-  const base = { target: describeRef(options.ref), check, fallbackSteps: [] as FallbackStep[], noReadyObservations: 0, progress: [] as NodeProgress[], events };
+  const base = {
+    target: describeRef(options.ref),
+    check,
+    fallbackSteps: [] as FallbackStep[],
+    noReadyObservations: 0,
+    progress: [] as NodeProgress[],
+    events,
+  };
   const audit = auditTrail(api, options, workload, events);
   const elapsed = () => options.now().getTime() - started;
-  if (options.checkOnly) return { ...base, action: 'checked', surged: false, strategyRestored: false, patches: [], durationMs: elapsed(), ...(found.state !== 'none' ? { interruptedRollout: leftoverReport(found, 'reported') } : {}) };
+  if (options.checkOnly)
+    return {
+      ...base,
+      action: 'checked',
+      surged: false,
+      strategyRestored: false,
+      patches: [],
+      durationMs: elapsed(),
+      ...(found.state !== 'none' ? { interruptedRollout: leftoverReport(found, 'reported') } : {}),
+    };
   if (found.state === 'in-progress') throw stillRunning(options, found);
   // An interrupted rollout's record: restored first (the workload back to its user's strategy, the
   // record gone), then this run goes on from the workload as it now is. A dry run only says so, and
@@ -369,15 +488,18 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   }
   // A refusal after a restore first still says what was restored (the hint's "nothing was changed" is about this run's restart).
   const saying = <E>(err: E): E => {
-    if (leftoverDone && leftoverDone.action !== 'reported' && err instanceof ParError) err.details['interruptedRollout'] = `${leftoverDone.action}: ${leftoverDone.message}`;
+    if (leftoverDone && leftoverDone.action !== 'reported' && err instanceof ParError)
+      err.details['interruptedRollout'] = `${leftoverDone.action}: ${leftoverDone.message}`;
     return err;
   };
   if (options.fallback && options.ref.kind === 'daemonset' && !check.capacityChecked) {
-    throw saying(new RolloutError(
-      'FALLBACK_UNAVAILABLE',
-      '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
-      'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
-    ));
+    throw saying(
+      new RolloutError(
+        'FALLBACK_UNAVAILABLE',
+        '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
+        'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
+      ),
+    );
   }
   let mode: RestartMode;
   try {
@@ -388,13 +510,22 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   const surged = mode === 'surge';
   const strategyChanged = mode !== 'own';
   const restart = restartPatch(options.now(), options.fingerprint);
-  const strategy = surged ? surgePatch(options.ref.kind, original, check.budget) : mode === 'delete-first' ? deleteFirstPatch(options.ref.kind) : undefined;
+  const strategy = surged
+    ? surgePatch(options.ref.kind, original, check.budget)
+    : mode === 'delete-first'
+      ? deleteFirstPatch(options.ref.kind)
+      : undefined;
   // The record of the original goes in the very patch that changes the strategy (docs/rollout.md).
-  const record = strategy ? newRecord(options.ref.kind, original, strategyOfPatch(options.ref.kind, strategy), options.now(), started + options.timeoutMs) : undefined;
+  const record = strategy
+    ? newRecord(options.ref.kind, original, strategyOfPatch(options.ref.kind, strategy), options.now(), started + options.timeoutMs)
+    : undefined;
   const recordText = record ? JSON.stringify(record) : '';
-  const firstWith = (rv: string | undefined) => (strategy ? guarded(combine(strategy, restart), rv, { [ORIGINAL_STRATEGY_ANNOTATION]: recordText }) : restart);
+  const firstWith = (rv: string | undefined) =>
+    strategy ? guarded(combine(strategy, restart), rv, { [ORIGINAL_STRATEGY_ANNOTATION]: recordText }) : restart;
   const first = firstWith(workload.metadata?.resourceVersion);
-  const patches = strategyChanged ? [first, guarded(restorePatch(options.ref.kind, original), undefined, { [ORIGINAL_STRATEGY_ANNOTATION]: null })] : [first];
+  const patches = strategyChanged
+    ? [first, guarded(restorePatch(options.ref.kind, original), undefined, { [ORIGINAL_STRATEGY_ANNOTATION]: null })]
+    : [first];
   if (options.dryRun) {
     // As a rotation's pre-flight does: the apiserver judges the very first patch (RBAC, admission, validation) and stores nothing.
     // Without its resourceVersion: a dry run after an interrupted one judges the patch, not the restore it would do first.
@@ -423,7 +554,10 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     failpoint('rollout-after-patch');
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
     // The deadline runs on the caller's clock (tests pin it), its waits too, capped by it.
-    const deadline = Deadline.at(started + options.timeoutMs, { now: () => options.now().getTime(), sleep: options.sleep ?? systemClock.sleep });
+    const deadline = Deadline.at(started + options.timeoutMs, {
+      now: () => options.now().getTime(),
+      sleep: options.sleep ?? systemClock.sleep,
+    });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     let polls = 0;
     for (;;) {
@@ -440,11 +574,21 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       if (options.fallback && surged && options.ref.kind === 'daemonset') {
         const newRevision = pods.map(revisionOf).find((r) => r && !oldRevisions.has(r));
         if (newRevision) {
-          const step = await fallbackStep({ api, ref: options.ref, uid: workload.metadata?.uid ?? '', newRevision, budget: check.budget, now: options.now }, pods);
+          const step = await fallbackStep(
+            { api, ref: options.ref, uid: workload.metadata?.uid ?? '', newRevision, budget: check.budget, now: options.now },
+            pods,
+          );
           if (step) {
             base.fallbackSteps.push(step);
-            if (step.deletedPod) await audit(EventReason.RolloutFallback, 'Warning', `capacity fallback on node ${step.node}: deleted old Pod ${step.deletedPod} before its replacement could schedule (best effort); ${identity}`);
-            note = step.deletedPod ? `fallback: deleted ${step.deletedPod} on ${step.node} to make room (best effort: another Pod could take the room)` : `fallback on ${step.node} skipped: ${step.skipped}`;
+            if (step.deletedPod)
+              await audit(
+                EventReason.RolloutFallback,
+                'Warning',
+                `capacity fallback on node ${step.node}: deleted old Pod ${step.deletedPod} before its replacement could schedule (best effort); ${identity}`,
+              );
+            note = step.deletedPod
+              ? `fallback: deleted ${step.deletedPod} on ${step.node} to make room (best effort: another Pod could take the room)`
+              : `fallback on ${step.node} skipped: ${step.skipped}`;
           }
         }
       }
@@ -467,7 +611,11 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     }
   } catch (err) {
     const why = err instanceof ParError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
-    await audit(EventReason.RolloutFailed, 'Warning', `rollout did not complete (the restart is being undone and the original strategy restored): ${why}; ${identity}`);
+    await audit(
+      EventReason.RolloutFailed,
+      'Warning',
+      `rollout did not complete (the restart is being undone and the original strategy restored): ${why}; ${identity}`,
+    );
     throw err;
   } finally {
     // On failure the restart is undone in the same patch that restores the strategy: with the
@@ -479,9 +627,20 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       strategyRestored = end.restored;
       strategyChangedMeanwhile = end.changedMeanwhile;
       if (end.changedMeanwhile) {
-        options.onWarning?.(`the strategy of ${describeRef(options.ref)} was changed by someone else during this rollout (now ${describeStrategy(end.changedMeanwhile)}; this run had set ${describeStrategy(record.changed)}): left as it is, not restored to ${describeStrategy(record.original)}`);
+        options.onWarning?.(
+          `the strategy of ${describeRef(options.ref)} was changed by someone else during this rollout (now ${describeStrategy(end.changedMeanwhile)}; this run had set ${describeStrategy(record.changed)}): left as it is, not restored to ${describeStrategy(record.original)}`,
+        );
       }
     } else if (undo) await api.patchWorkload(options.ref, undo);
   }
-  return { ...base, ...found2, ...(strategyChangedMeanwhile ? { strategyChangedMeanwhile } : {}), action: 'rolled-out', surged, strategyRestored, patches, durationMs: elapsed() };
+  return {
+    ...base,
+    ...found2,
+    ...(strategyChangedMeanwhile ? { strategyChangedMeanwhile } : {}),
+    action: 'rolled-out',
+    surged,
+    strategyRestored,
+    patches,
+    durationMs: elapsed(),
+  };
 }

@@ -47,14 +47,21 @@ export function strategyOfPatch(kind: WorkloadKind, patch: object): StrategyFiel
 }
 
 const same = (a: IntOrString | null, b: IntOrString | null) => (a === null ? b === null : b !== null && String(a) === String(b));
-export const sameStrategy = (a: StrategyFields, b: StrategyFields) => (a.type ?? 'RollingUpdate') === (b.type ?? 'RollingUpdate') && same(a.maxSurge, b.maxSurge) && same(a.maxUnavailable, b.maxUnavailable);
+export const sameStrategy = (a: StrategyFields, b: StrategyFields) =>
+  (a.type ?? 'RollingUpdate') === (b.type ?? 'RollingUpdate') && same(a.maxSurge, b.maxSurge) && same(a.maxUnavailable, b.maxUnavailable);
 
 export function describeStrategy(s: StrategyFields): string {
   if (s.type && s.type !== 'RollingUpdate') return `type ${s.type}`;
   return `maxSurge ${s.maxSurge ?? '(default)'}, maxUnavailable ${s.maxUnavailable ?? '(default)'}`;
 }
 
-export function newRecord(kind: WorkloadKind, original: StrategyFields, changed: StrategyFields, now: Date, deadlineMs: number): StrategyRecord {
+export function newRecord(
+  kind: WorkloadKind,
+  original: StrategyFields,
+  changed: StrategyFields,
+  now: Date,
+  deadlineMs: number,
+): StrategyRecord {
   const procStart = procStartOf(process.pid);
   const seconds = (d: Date) => isoString(d).replace(/\.\d{3}Z$/, 'Z');
   return {
@@ -80,10 +87,17 @@ const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 function fieldsOf(value: unknown): StrategyFields | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const v = value as Record<string, unknown>;
-  const intOrString = (x: unknown) => x === null || (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x < 1e6) || (typeof x === 'string' && INT_OR_PERCENT.test(x));
+  const intOrString = (x: unknown) =>
+    x === null ||
+    (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x < 1e6) ||
+    (typeof x === 'string' && INT_OR_PERCENT.test(x));
   if (!(v['type'] === null || (typeof v['type'] === 'string' && TYPES.has(v['type'])))) return undefined;
   if (!intOrString(v['maxSurge']) || !intOrString(v['maxUnavailable'])) return undefined;
-  return { type: v['type'] as string | null, maxSurge: v['maxSurge'] as IntOrString | null, maxUnavailable: v['maxUnavailable'] as IntOrString | null };
+  return {
+    type: v['type'] as string | null,
+    maxSurge: v['maxSurge'] as IntOrString | null,
+    maxUnavailable: v['maxUnavailable'] as IntOrString | null,
+  };
 }
 
 /** The record on `w`: undefined when there is none, 'unreadable' when the annotation is not one we wrote. */
@@ -147,13 +161,17 @@ interface HolderView {
   gone?: (record: StrategyRecord, host: string) => string | undefined;
 }
 
-const goneByLockRule = (record: StrategyRecord, host: string) => (record.pid === process.pid && record.host === host ? undefined : staleReason(record, host));
+const goneByLockRule = (record: StrategyRecord, host: string) =>
+  record.pid === process.pid && record.host === host ? undefined : staleReason(record, host);
 
 export function assessLeftover(kind: WorkloadKind, w: Workload, view: HolderView): Leftover {
   const record = readRecord(kind, w);
   if (record === undefined) return { state: 'none' };
   if (record === 'unreadable') {
-    return { state: 'unreadable', message: `annotation ${ORIGINAL_STRATEGY_ANNOTATION} is not one par-identity wrote: ignored (a surge of this rollout replaces it)` };
+    return {
+      state: 'unreadable',
+      message: `annotation ${ORIGINAL_STRATEGY_ANNOTATION} is not one par-identity wrote: ignored (a surge of this rollout replaces it)`,
+    };
   }
   const current = strategyOf(kind, w);
   const original = describeStrategy(record.original);
@@ -170,7 +188,13 @@ export function assessLeftover(kind: WorkloadKind, w: Workload, view: HolderView
   }
   const why = gone ?? `its deadline passed at ${record.until}`;
   if (sameStrategy(current, record.changed)) {
-    return { state: 'interrupted', record, current, why, message: `strategy changed by an interrupted par-identity rollout at ${record.at} (original: ${original}; now: ${describeStrategy(current)}; ${why})` };
+    return {
+      state: 'interrupted',
+      record,
+      current,
+      why,
+      message: `strategy changed by an interrupted par-identity rollout at ${record.at} (original: ${original}; now: ${describeStrategy(current)}; ${why})`,
+    };
   }
   return {
     state: 'changed-since',
@@ -190,5 +214,14 @@ export type { LeftoverReport, StrategyFields };
 
 export function leftoverReport(l: Exclude<Leftover, { state: 'none' }>, action: LeftoverReport['action']): LeftoverReport {
   if (l.state === 'unreadable') return { state: l.state, message: l.message, action };
-  return { state: l.state, message: l.message, changedAt: l.record.at, by: { host: l.record.host, pid: l.record.pid }, original: l.record.original, changed: l.record.changed, current: l.current, action };
+  return {
+    state: l.state,
+    message: l.message,
+    changedAt: l.record.at,
+    by: { host: l.record.host, pid: l.record.pid },
+    original: l.record.original,
+    changed: l.record.changed,
+    current: l.current,
+    action,
+  };
 }

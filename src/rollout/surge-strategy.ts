@@ -31,7 +31,10 @@ export function deleteFirstPatch(kind: WorkloadKind): object {
 /** Back to `original`; an unset field gets the apiserver's default (the value it had, as the server defaults every write). */
 export function restorePatch(kind: WorkloadKind, original: StrategyFields): object {
   const defaults = kind === 'deployment' ? { maxSurge: '25%', maxUnavailable: '25%' } : { maxSurge: 0, maxUnavailable: 1 };
-  return strategyPatch(kind, { maxSurge: original.maxSurge ?? defaults.maxSurge, maxUnavailable: original.maxUnavailable ?? defaults.maxUnavailable });
+  return strategyPatch(kind, {
+    maxSurge: original.maxSurge ?? defaults.maxSurge,
+    maxUnavailable: original.maxUnavailable ?? defaults.maxUnavailable,
+  });
 }
 
 export function restartPatch(now: Date, fingerprint: string | undefined): object {

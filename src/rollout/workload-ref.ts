@@ -22,7 +22,10 @@ export function parseWorkloadRef(text: string, namespace: string): WorkloadRef {
   const [kindText, name, extra] = text.split('/');
   const kind = kindText ? KINDS[kindText.toLowerCase()] : undefined;
   if (!kind || !name || extra !== undefined) {
-    throw new UsageError(`the workload must be deployment/<name> or daemonset/<name>, got a ${text.length}-character value`, 'Use deployment/<name> or daemonset/<name> (also deploy/ and ds/).');
+    throw new UsageError(
+      `the workload must be deployment/<name> or daemonset/<name>, got a ${text.length}-character value`,
+      'Use deployment/<name> or daemonset/<name> (also deploy/ and ds/).',
+    );
   }
   return { kind, name, namespace };
 }

@@ -18,10 +18,24 @@ export function describeAge(seconds: number): string {
  * Whether a scheduled rotation is due. A missing identity, one that does not decode, or one whose
  * age is unknown is due: skipping those would leave a runner without a working identity.
  */
-export function rotationDue(current: { state: string; rotatedAt?: string }, olderThanSeconds: number, now: Date): { due: boolean; ageSeconds: number | null; reason: string } {
+export function rotationDue(
+  current: { state: string; rotatedAt?: string },
+  olderThanSeconds: number,
+  now: Date,
+): { due: boolean; ageSeconds: number | null; reason: string } {
   const age = ageOf(current.rotatedAt, now);
-  if (current.state !== 'ok') return { due: true, ageSeconds: age, reason: current.state === 'missing' ? 'no identity yet' : 'the current identity does not decode' };
+  if (current.state !== 'ok')
+    return { due: true, ageSeconds: age, reason: current.state === 'missing' ? 'no identity yet' : 'the current identity does not decode' };
   if (age === null) return { due: true, ageSeconds: null, reason: 'the age of the current identity is unknown' };
-  if (age >= olderThanSeconds) return { due: true, ageSeconds: age, reason: `the current identity is ${describeAge(age)} old (threshold ${describeAge(olderThanSeconds)})` };
-  return { due: false, ageSeconds: age, reason: `the current identity is ${describeAge(age)} old, younger than ${describeAge(olderThanSeconds)}` };
+  if (age >= olderThanSeconds)
+    return {
+      due: true,
+      ageSeconds: age,
+      reason: `the current identity is ${describeAge(age)} old (threshold ${describeAge(olderThanSeconds)})`,
+    };
+  return {
+    due: false,
+    ageSeconds: age,
+    reason: `the current identity is ${describeAge(age)} old, younger than ${describeAge(olderThanSeconds)}`,
+  };
 }

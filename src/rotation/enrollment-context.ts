@@ -60,16 +60,31 @@ export async function resolveEnrollmentContext(
   const version: AgentVersionChoice =
     flags.agentVersionSource && flags.agentVersion
       ? { version: flags.agentVersion, source: flags.agentVersionSource }
-      : await resolveAgentVersion(config, { ...(flags.agentVersion === undefined ? {} : { flag: flags.agentVersion }), toolVersion: VERSION, ipc: { tries: 1 } });
+      : await resolveAgentVersion(config, {
+          ...(flags.agentVersion === undefined ? {} : { flag: flags.agentVersion }),
+          toolVersion: VERSION,
+          ipc: { tries: 1 },
+        });
   report.info(`X-Datadog-OnPrem-Version: ${version.version} (${version.source})`);
-  report.info(`API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`);
+  report.info(
+    `API key from ${credentials.apiKey.source}${credentials.appKey ? `, application key from ${credentials.appKey.source}` : ' (API-key-only enrollment)'}`,
+  );
   const agentKey = credentials.agentApiKey ?? credentials.apiKey;
   if (credentials.agentApiKey && credentials.agentApiKey.value !== credentials.apiKey.value) {
     report.warn(
       `enrolling with the API key from ${credentials.apiKey.source}, but the agent reads a different one (${credentials.agentApiKey.source}); the identity records the agent's key hash so it does not re-enroll`,
     );
   }
-  return { config, endpoint, credentials, apiKeyOnly, extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'), apiKeyHash: apiKeyHash(agentKey.value), network, version };
+  return {
+    config,
+    endpoint,
+    credentials,
+    apiKeyOnly,
+    extraHeaders: config.getStringMap('private_action_runner.opms_extra_headers'),
+    apiKeyHash: apiKeyHash(agentKey.value),
+    network,
+    version,
+  };
 }
 
 function enrollmentInput(
@@ -99,7 +114,15 @@ export function healthCheckInput(
   flavor: AgentFlavor,
   io: Io,
 ): HealthCheckInput {
-  return { baseUrl: ctx.endpoint.baseUrl, identity, version: ctx.version?.version ?? VERSION, flavor, platform: detectPlatform(io.env), extraHeaders: ctx.extraHeaders, ...(ctx.network ? { network: ctx.network } : {}) };
+  return {
+    baseUrl: ctx.endpoint.baseUrl,
+    identity,
+    version: ctx.version?.version ?? VERSION,
+    flavor,
+    platform: detectPlatform(io.env),
+    extraHeaders: ctx.extraHeaders,
+    ...(ctx.network ? { network: ctx.network } : {}),
+  };
 }
 
 /** Enrollment with bounded retries, the same key every time → the URN of the new runner. */
@@ -144,7 +167,10 @@ export async function createRunnerConnections(
   report.step('create connections');
   const config = ctx.config;
   const configured = configList(config, 'private_action_runner.actions_allowlist');
-  const defaults = config.get('private_action_runner.default_actions_enabled') === undefined ? true : config.getBool('private_action_runner.default_actions_enabled');
+  const defaults =
+    config.get('private_action_runner.default_actions_enabled') === undefined
+      ? true
+      : config.getBool('private_action_runner.default_actions_enabled');
   const outcome = await createConnections({
     baseUrl: ctx.endpoint.baseUrl,
     apiKey: ctx.credentials.apiKey.value,
@@ -162,7 +188,10 @@ export async function createRunnerConnections(
   });
   if (outcome.skipped) report.info(`connections: not created (${outcome.skipped})`);
   for (const created of outcome.created) report.info(`connections: created ${created} (${enrolled.runnerName})`);
-  for (const failed of outcome.failed) report.warn(`connections: ${failed.integrationType} not created (${failed.reason}); the identity is fine, create it in Datadog if needed`);
+  for (const failed of outcome.failed)
+    report.warn(
+      `connections: ${failed.integrationType} not created (${failed.reason}); the identity is fine, create it in Datadog if needed`,
+    );
   return outcome;
 }
 

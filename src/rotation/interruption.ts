@@ -30,15 +30,28 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
   const label = target?.label ?? 'the identity';
   const where = phase === 'before' ? `before step "${step.title}"` : `during step "${step.title}"`;
   const details = { step: step.name, phase };
-  const make = (inPlace: string, hint: string) => new InterruptedError(step.name, { message: `stopped by ${by} ${where}: ${inPlace}`, hint, signal, details });
+  const make = (inPlace: string, hint: string) =>
+    new InterruptedError(step.name, { message: `stopped by ${by} ${where}: ${inPlace}`, hint, signal, details });
   // The --rollout workload's own restart when the run named one; else the target's advice, "Restart the
   // runner … identity." without its full stop, to sit inside a sentence.
-  const rolloutCommand = r.rollout ? commandLine([programName(), 'rollout', `${r.rollout.ref.kind}/${r.rollout.ref.name}`, '-n', r.rollout.ref.namespace, ...kubeSelector(r.spec.options)]) : undefined;
-  const restart = rolloutCommand ? `restart ${r.rollout!.ref.kind}/${r.rollout!.ref.name} with \`${rolloutCommand}\`` : (target?.restartAdvice() ?? 'restart the runner').replace(/\.$/, '');
+  const rolloutCommand = r.rollout
+    ? commandLine([
+        programName(),
+        'rollout',
+        `${r.rollout.ref.kind}/${r.rollout.ref.name}`,
+        '-n',
+        r.rollout.ref.namespace,
+        ...kubeSelector(r.spec.options),
+      ])
+    : undefined;
+  const restart = rolloutCommand
+    ? `restart ${r.rollout!.ref.kind}/${r.rollout!.ref.name} with \`${rolloutCommand}\``
+    : (target?.restartAdvice() ?? 'restart the runner').replace(/\.$/, '');
   const Restart = restart.charAt(0).toUpperCase() + restart.slice(1);
   const runAgain = `Run \`${statusCommand(r)}\` to see it, then run ${r.spec.command} again when you want.`;
 
-  if (r.spec.options.dryRun) return make(`nothing was changed (dry run): ${label} untouched`, 'Nothing to undo. Run the dry run again when you want.');
+  if (r.spec.options.dryRun)
+    return make(`nothing was changed (dry run): ${label} untouched`, 'Nothing to undo. Run the dry run again when you want.');
 
   // The rollout undoes its own restart when stopped, and says what it had restarted (src/rollout/run-rollout.ts).
   if (step.name === 'rollout' && phase === 'during' && cause instanceof ParError && cause.code === 'INTERRUPTED') {
@@ -63,7 +76,12 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
     const what = `the new identity ${urn} (fingerprint ${r.next.key.kid}) is written to ${label}${r.written.previousKept ? ', the previous one kept' : ''}`;
     const undo = target ? rollbackCommandOf(target) : 'par-identity rollback';
     if (verified) {
-      const pending = [r.connections === undefined && step.name === 'connections' ? 'its connections were not created' : '', 'the runner was not restarted'].filter(Boolean).join('; ');
+      const pending = [
+        r.connections === undefined && step.name === 'connections' ? 'its connections were not created' : '',
+        'the runner was not restarted',
+      ]
+        .filter(Boolean)
+        .join('; ');
       return make(`${what} and verified; ${pending}`, `${Restart}. Undo with \`${undo}\`.`);
     }
     return make(
@@ -77,14 +95,22 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
   // Enrolled with its URN in the pending record (a run that verifies): the next run verifies that key
   // again and writes it, instead of enrolling another runner (docs/identity-lifecycle.md §3).
   if (pending && r.enrolled && r.next && r.spec.options.verify) {
-    const proven = r.verify?.performed && r.verify.ok ? 'and the health check accepted it' : step.name === 'verify' && phase === 'during' ? 'and its health check was cut off' : 'and not yet verified';
+    const proven =
+      r.verify?.performed && r.verify.ok
+        ? 'and the health check accepted it'
+        : step.name === 'verify' && phase === 'during'
+          ? 'and its health check was cut off'
+          : 'and not yet verified';
     return make(
       `runner ${r.next.urn} was enrolled with Datadog ${proven} (key fingerprint ${r.next.key.kid}); nothing was written: its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
       `The next ${r.spec.command} verifies that same key again and writes it if Datadog accepts it, without enrolling another runner. ${runAgain}`,
     );
   }
   if (pending && r.key && (r.enrolled || (step.name === 'enroll' && phase === 'during'))) {
-    const registered = r.enrolled && r.next ? `runner ${r.next.urn} was enrolled with Datadog` : 'the enrollment request was cut off, so Datadog may or may not have registered a runner';
+    const registered =
+      r.enrolled && r.next
+        ? `runner ${r.next.urn} was enrolled with Datadog`
+        : 'the enrollment request was cut off, so Datadog may or may not have registered a runner';
     return make(
       `${registered} (key fingerprint ${r.key.kid}); its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
       `\`${statusCommand(r)}\` lists it as a possible orphan (exit 15) and the next ${r.spec.command} sets it aside. ${removeRunnerAdvice(r)}, then remove the pending key as status says.`,

@@ -26,13 +26,26 @@ function removal(o: PossibleOrphan): string {
  * rotation in progress only while a live process on this host holds the file's lock (`lockHolder`),
  * which a record of that run alone can have; otherwise a possible orphan, as before.
  */
-export function splitPending(found: readonly PossibleOrphan[], lockHolder?: { pid: number; host: string; path: string }): { possibleOrphans: PossibleOrphan[]; rotationsInProgress: PossibleOrphan[] } {
+export function splitPending(
+  found: readonly PossibleOrphan[],
+  lockHolder?: { pid: number; host: string; path: string },
+): { possibleOrphans: PossibleOrphan[]; rotationsInProgress: PossibleOrphan[] } {
   const possibleOrphans: PossibleOrphan[] = [];
   const rotationsInProgress: PossibleOrphan[] = [];
   for (const o of found) {
     const byLock =
       o.state === 'pending' && !o.holder && lockHolder
-        ? { ...o, holder: { host: lockHolder.host, pid: lockHolder.pid, deadline: null, lives: true, checkedBy: 'lock' as const, why: `pid ${lockHolder.pid} on host ${lockHolder.host} holds the lock ${lockHolder.path}` } }
+        ? {
+            ...o,
+            holder: {
+              host: lockHolder.host,
+              pid: lockHolder.pid,
+              deadline: null,
+              lives: true,
+              checkedBy: 'lock' as const,
+              why: `pid ${lockHolder.pid} on host ${lockHolder.host} holds the lock ${lockHolder.path}`,
+            },
+          }
         : o;
     (byLock.holder?.lives ? rotationsInProgress : possibleOrphans).push(byLock);
   }

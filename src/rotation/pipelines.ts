@@ -34,31 +34,74 @@ import type { TargetKind } from './target.js';
 // the write, so Pods only restart onto an identity the server accepted. With --dry-run every step
 // runs its plan instead.
 
-const ROTATION_STEPS: readonly Step<RotationOptions>[] = [resolve, lock, read, preflight, generate, enroll, verify, write, readBack, connections, rollout];
+const ROTATION_STEPS: readonly Step<RotationOptions>[] = [
+  resolve,
+  lock,
+  read,
+  preflight,
+  generate,
+  enroll,
+  verify,
+  write,
+  readBack,
+  connections,
+  rollout,
+];
 const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, verify, restore];
 /** status reads only; without --verify it does not go online at all. */
-const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [resolve, lock, read, inspect, ...(options.verify ? [verify] : [])];
+const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [
+  resolve,
+  lock,
+  read,
+  inspect,
+  ...(options.verify ? [verify] : []),
+];
 
 function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spec: RunSpec<O>, io: Io): Run<O> {
   const startedMs = io.now().getTime();
-  return { spec, io, report: createReporter(io, spec.options), startedMs, deadline: Deadline.after(spec.options.timeoutSeconds * 1000, ioClock(io)) };
+  return {
+    spec,
+    io,
+    report: createReporter(io, spec.options),
+    startedMs,
+    deadline: Deadline.after(spec.options.timeoutSeconds * 1000, ioClock(io)),
+  };
 }
 
-export async function runRotation(command: RotationCommand, kind: TargetKind, options: RotationOptions, io: Io, resolveTarget: TargetResolver): Promise<CommandResult<RotationResult>> {
+export async function runRotation(
+  command: RotationCommand,
+  kind: TargetKind,
+  options: RotationOptions,
+  io: Io,
+  resolveTarget: TargetResolver,
+): Promise<CommandResult<RotationResult>> {
   // A Helm runner's config is often no more than its credentials: only the other two need it enabled.
-  const r = start({ command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true, enrolls: true, resolveTarget }, io);
+  const r = start(
+    { command, kind, options, access: 'write', requireEnabled: kind !== 'helm-secret', createsMissing: true, enrolls: true, resolveTarget },
+    io,
+  );
   const plan = await runSteps(ROTATION_STEPS, r);
   if (r.skipped) return skippedResult(r, command);
   return options.dryRun ? rotationPlanResult(r, command, plan) : rotationResult(r, command);
 }
 
-export async function runRollback(kind: TargetKind, options: RollbackOptions, io: Io, resolveTarget: TargetResolver): Promise<CommandResult<RollbackResult>> {
+export async function runRollback(
+  kind: TargetKind,
+  options: RollbackOptions,
+  io: Io,
+  resolveTarget: TargetResolver,
+): Promise<CommandResult<RollbackResult>> {
   const r = start({ command: 'rollback', kind, options, access: 'write', requireEnabled: false, resolveTarget }, io);
   const plan = await runSteps(ROLLBACK_STEPS, r);
   return options.dryRun ? rollbackPlanResult(r, plan) : rollbackResult(r);
 }
 
-export async function runStatus(kind: TargetKind, options: InspectOptions, io: Io, resolveTarget: TargetResolver): Promise<CommandResult<IdentityStatusResult>> {
+export async function runStatus(
+  kind: TargetKind,
+  options: InspectOptions,
+  io: Io,
+  resolveTarget: TargetResolver,
+): Promise<CommandResult<IdentityStatusResult>> {
   const r = start({ command: 'status', kind, options, access: 'read', requireEnabled: false, resolveTarget }, io);
   await runSteps(statusSteps(options), r);
   return statusResult(r);

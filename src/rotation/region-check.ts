@@ -11,7 +11,13 @@ import type { SiteRegion } from '../results/status.js';
 
 export function siteRegionOf(endpoint: Pick<Endpoint, 'site' | 'siteSource'>, identity: DecodedIdentity): SiteRegion {
   const region = regionFromSite(endpoint.site);
-  return { site: endpoint.site, source: endpoint.siteSource, region, identityRegion: identity.urn.region, matchesIdentity: region === identity.urn.region };
+  return {
+    site: endpoint.site,
+    source: endpoint.siteSource,
+    region,
+    identityRegion: identity.urn.region,
+    matchesIdentity: region === identity.urn.region,
+  };
 }
 
 /** The finding's sentence, for status and for the rotation's refusal. */
@@ -23,7 +29,11 @@ export function describeRegionChange(found: SiteRegion, urn: string): string {
  * Before enrolling: the new URN's region must be the one it replaces, unless `allow`. Returns the
  * warning a permitted change prints, or undefined when the region stays (or there is nothing to replace).
  */
-export function checkRegionChange(endpoint: Pick<Endpoint, 'site' | 'siteSource'>, current: DecodedIdentity | undefined, allow: boolean): string | undefined {
+export function checkRegionChange(
+  endpoint: Pick<Endpoint, 'site' | 'siteSource'>,
+  current: DecodedIdentity | undefined,
+  allow: boolean,
+): string | undefined {
   if (!current) return undefined;
   const found = siteRegionOf(endpoint, current);
   if (found.matchesIdentity) return undefined;

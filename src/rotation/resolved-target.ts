@@ -39,4 +39,10 @@ export interface ResolveChecks {
 }
 
 /** src/session/resolve-target.ts's resolveTarget, passed down by the command. */
-export type TargetResolver = (kind: TargetKind, options: TargetOptions, io: Io, report: Reporter, checks: ResolveChecks) => Promise<ResolvedTarget>;
+export type TargetResolver = (
+  kind: TargetKind,
+  options: TargetOptions,
+  io: Io,
+  report: Reporter,
+  checks: ResolveChecks,
+) => Promise<ResolvedTarget>;

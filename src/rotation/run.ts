@@ -10,7 +10,16 @@ import type { ClusterSession } from '../kube/cluster-session.js';
 import type { EnrollmentContext } from './enrollment-context.js';
 import type { RunOptions } from '../command-options.js';
 import type { ResolvedTarget, TargetResolver } from './resolved-target.js';
-import type { CurrentIdentity, NewIdentity, Preflight, RestoreOutcome, TargetFacts, TargetKind, TargetLock, WriteOutcome } from './target.js';
+import type {
+  CurrentIdentity,
+  NewIdentity,
+  Preflight,
+  RestoreOutcome,
+  TargetFacts,
+  TargetKind,
+  TargetLock,
+  WriteOutcome,
+} from './target.js';
 import type { Deadline } from '../time/index.js';
 import type { VerifyReport } from './verify-step.js';
 

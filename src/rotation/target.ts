@@ -195,10 +195,17 @@ export interface IdentityTarget {
   reload?(): AgentReload;
 }
 
-
 /** What status and the Secret targets print about an identity: names and fingerprint, never the key. */
 export function summaryOf(identity: DecodedIdentity): IdentitySummary;
 export function summaryOf(identity: DecodedIdentity | undefined): IdentitySummary | null;
 export function summaryOf(identity: DecodedIdentity | undefined): IdentitySummary | null {
-  return identity ? { urn: identity.record.urn, orgId: identity.urn.orgId, runnerId: identity.urn.runnerId, region: identity.urn.region, fingerprint: identity.key.kid } : null;
+  return identity
+    ? {
+        urn: identity.record.urn,
+        orgId: identity.urn.orgId,
+        runnerId: identity.urn.runnerId,
+        region: identity.urn.region,
+        fingerprint: identity.key.kid,
+      }
+    : null;
 }

@@ -6,5 +6,10 @@ import type { NewIdentity, VerifiedMark } from './target.js';
  * both targets record it with the write itself, with the name its runner was enrolled with.
  */
 export function verifiedMarkOf(next: NewIdentity, verifiedAt: Date): VerifiedMark {
-  return { fingerprint: next.key.kid, urn: next.urn, verifiedAt: isoString(verifiedAt), ...(next.runnerName ? { runnerName: next.runnerName } : {}) };
+  return {
+    fingerprint: next.key.kid,
+    urn: next.urn,
+    verifiedAt: isoString(verifiedAt),
+    ...(next.runnerName ? { runnerName: next.runnerName } : {}),
+  };
 }

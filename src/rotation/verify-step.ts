@@ -12,7 +12,11 @@ import { DEFAULT_PROFILE } from '../command-options.js';
 export type { VerifyReport };
 
 /** One verification within the run's deadline (what the steps before it left of --timeout). */
-export async function verifyOnce(input: HealthCheckInput, deadline: Deadline, policy: RetryPolicy): Promise<Extract<VerifyReport, { performed: true }>> {
+export async function verifyOnce(
+  input: HealthCheckInput,
+  deadline: Deadline,
+  policy: RetryPolicy,
+): Promise<Extract<VerifyReport, { performed: true }>> {
   const result = await verifyOnline(input, { deadline, policy });
   return { performed: true, ...result };
 }
@@ -21,7 +25,12 @@ export async function verifyOnce(input: HealthCheckInput, deadline: Deadline, po
  * Where a run that enrolls nothing (status, rollback) sends its health check: the site a rotation with
  * the same config, environment and profile would use (src/config/datadog-site.ts), and the agent config's network.
  */
-export async function verificationContext(config: AgentConfig, profile: string | undefined, io: Io, report: Reporter): Promise<Pick<EnrollmentContext, 'endpoint' | 'extraHeaders' | 'network'>> {
+export async function verificationContext(
+  config: AgentConfig,
+  profile: string | undefined,
+  io: Io,
+  report: Reporter,
+): Promise<Pick<EnrollmentContext, 'endpoint' | 'extraHeaders' | 'network'>> {
   const endpoint = await resolveSite(config, io.env, undefined, keychainSource(profile ?? DEFAULT_PROFILE, report));
   report.info(`health check API: ${endpoint.baseUrl} (${endpoint.how})`);
   const network = resolveNetworkSettings(config, io.env);

@@ -16,7 +16,8 @@ import { sanitizeServerString } from '../sanitize.js';
 
 /** The keys the agent decides (the rest — proxy, TLS, kubeconfig, secrets backend — are this host's). */
 const AGENT_DECIDES = (key: string) =>
-  key.startsWith('private_action_runner.') || ['site', 'dd_url', 'api_key', 'app_key', 'cluster_name', 'kube_resources_namespace'].includes(key);
+  key.startsWith('private_action_runner.') ||
+  ['site', 'dd_url', 'api_key', 'app_key', 'cluster_name', 'kube_resources_namespace'].includes(key);
 
 /** The enrollment-endpoint switch the agent reads from its environment only (docs/protocol.md §3). */
 const DD_URL_SWITCH = 'DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS';
@@ -50,7 +51,8 @@ export async function agentConfigOf(read: AgentSettingsRead): Promise<AgentConfi
 
 /** A config whose every key comes from `local` when it states it, else (a key the agent decides) from `agent`. */
 function layered(local: AgentConfig, agent: AgentConfig): AgentConfig {
-  const pick = (key: string): AgentConfig => (local.sourceOf(key) !== 'default' || !AGENT_DECIDES(key) || agent.sourceOf(key) === 'default' ? local : agent);
+  const pick = (key: string): AgentConfig =>
+    local.sourceOf(key) !== 'default' || !AGENT_DECIDES(key) || agent.sourceOf(key) === 'default' ? local : agent;
   return {
     ...(local.file ? { file: local.file } : {}),
     files: [...local.files, ...agent.files],
@@ -81,17 +83,27 @@ interface Side {
 }
 
 /** Each outcome the two sides lead to: [setting, local states it, local value+source, agent value+source]. */
-function outcomes(local: Side, agent: Side, agentNamespace: string): { setting: string; localStates: boolean; local: () => [string, string]; agent: () => [string, string] }[] {
+function outcomes(
+  local: Side,
+  agent: Side,
+  agentNamespace: string,
+): { setting: string; localStates: boolean; local: () => [string, string]; agent: () => [string, string] }[] {
   const endpoint = (side: Side) => {
     const e = resolveEndpoint(side.config, side.env);
     const viaSwitch = side.env[DD_URL_SWITCH] === 'true' && side.config.getString('dd_url');
-    return [`region ${regionFromSite(e.site)}, enrollment at ${e.baseUrl}`, viaSwitch ? `${e.siteSource}; dd_url (${side.config.sourceOf('dd_url')}) with ${DD_URL_SWITCH}` : e.siteSource] as [string, string];
+    return [
+      `region ${regionFromSite(e.site)}, enrollment at ${e.baseUrl}`,
+      viaSwitch ? `${e.siteSource}; dd_url (${side.config.sourceOf('dd_url')}) with ${DD_URL_SWITCH}` : e.siteSource,
+    ] as [string, string];
   };
   const apiKey = (config: AgentConfig): [string, string] => {
     const key = config.getString('api_key');
     return [key ? `api_key_hash ${apiKeyHash(key).slice(0, 12)}…` : 'none', config.sourceOf('api_key')];
   };
-  const settingOf = (config: AgentConfig, key: string, fallback: string): [string, string] => [config.getString(key) ?? fallback, config.sourceOf(key)];
+  const settingOf = (config: AgentConfig, key: string, fallback: string): [string, string] => [
+    config.getString(key) ?? fallback,
+    config.sourceOf(key),
+  ];
   return [
     {
       setting: 'identity Secret name',
@@ -103,7 +115,10 @@ function outcomes(local: Side, agent: Side, agentNamespace: string): { setting: 
       setting: 'identity Secret namespace',
       localStates: stated(local.config, 'kube_resources_namespace'),
       local: () => settingOf(local.config, 'kube_resources_namespace', ''),
-      agent: () => (agent.config.getString('kube_resources_namespace') ? settingOf(agent.config, 'kube_resources_namespace', '') : [agentNamespace, "the agent Pod's namespace (no kube_resources_namespace)"]),
+      agent: () =>
+        agent.config.getString('kube_resources_namespace')
+          ? settingOf(agent.config, 'kube_resources_namespace', '')
+          : [agentNamespace, "the agent Pod's namespace (no kube_resources_namespace)"],
     },
     {
       setting: 'site and enrollment endpoint',
@@ -118,7 +133,12 @@ function outcomes(local: Side, agent: Side, agentNamespace: string): { setting: 
       local: () => settingOf(local.config, 'cluster_name', ''),
       agent: () => settingOf(agent.config, 'cluster_name', "not set: the runner is named after the agent Pod's hostname"),
     },
-    { setting: 'API key (api_key_hash)', localStates: stated(local.config, 'api_key'), local: () => apiKey(local.config), agent: () => apiKey(agent.config) },
+    {
+      setting: 'API key (api_key_hash)',
+      localStates: stated(local.config, 'api_key'),
+      local: () => apiKey(local.config),
+      agent: () => apiKey(agent.config),
+    },
   ];
 }
 
@@ -128,7 +148,10 @@ function settingsMismatch(agentLabel: string, mismatches: SettingComparison[]): 
     'AGENT_SETTINGS_MISMATCH',
     `local settings lead to another outcome than the running cluster agent's (${agentLabel}): ${each.join('; ')}`,
     `Nothing was enrolled and nothing was changed. Drop the local setting (the -c/-E file's key, or unset the DD_* variable in this shell) to use the agent's, correct it, or pass --override-agent-settings to go on with the local one.`,
-    { agent: agentLabel, mismatches: mismatches.map((m) => `${m.setting}: ${m.local} (${m.localSource}) vs ${m.agent} (${m.agentSource})`) },
+    {
+      agent: agentLabel,
+      mismatches: mismatches.map((m) => `${m.setting}: ${m.local} (${m.localSource}) vs ${m.agent} (${m.agentSource})`),
+    },
   );
 }
 
@@ -153,12 +176,28 @@ export function mergeAgentSettings(local: Side, agent: AgentSettings, override: 
     }
     const [localValue, localSource] = o.local();
     const same = localValue === agentValue;
-    compared.push({ setting: o.setting, agent: shown(agentValue), agentSource: shown(agentSource), local: shown(localValue), localSource: shown(localSource), outcome: same ? 'same' : override ? 'overridden' : 'mismatch' });
+    compared.push({
+      setting: o.setting,
+      agent: shown(agentValue),
+      agentSource: shown(agentSource),
+      local: shown(localValue),
+      localSource: shown(localSource),
+      outcome: same ? 'same' : override ? 'overridden' : 'mismatch',
+    });
   }
   const mismatches = compared.filter((c) => c.outcome === 'mismatch');
   if (mismatches.length) throw settingsMismatch(agent.read.label, mismatches);
-  const env = local.env[DD_URL_SWITCH] === undefined && agent.read.env[DD_URL_SWITCH] !== undefined ? { ...local.env, [DD_URL_SWITCH]: agent.read.env[DD_URL_SWITCH] } : local.env;
-  return { config: layered(local.config, agent.config), env, compared, notCompared, overridden: compared.filter((c) => c.outcome === 'overridden') };
+  const env =
+    local.env[DD_URL_SWITCH] === undefined && agent.read.env[DD_URL_SWITCH] !== undefined
+      ? { ...local.env, [DD_URL_SWITCH]: agent.read.env[DD_URL_SWITCH] }
+      : local.env;
+  return {
+    config: layered(local.config, agent.config),
+    env,
+    compared,
+    notCompared,
+    overridden: compared.filter((c) => c.outcome === 'overridden'),
+  };
 }
 
 /** One line a compared setting, for the run's report. */

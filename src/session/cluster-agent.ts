@@ -41,7 +41,7 @@ function agentNotFound(looked: string): ConfigError {
   return new ConfigError(
     'AGENT_NOT_FOUND',
     `no cluster agent to take the settings from: looked for ${looked}; no -c was given (the default config path of this host is not the cluster agent's)`,
-    'Nothing was enrolled and nothing was changed. Pass --agent deployment/NAME -n NAMESPACE (the cluster agent\'s Deployment), or -c with the cluster agent\'s config, or run inside the cluster agent\'s Pod.',
+    "Nothing was enrolled and nothing was changed. Pass --agent deployment/NAME -n NAMESPACE (the cluster agent's Deployment), or -c with the cluster agent's config, or run inside the cluster agent's Pod.",
     { looked },
   );
 }
@@ -50,21 +50,34 @@ function agentNotFound(looked: string): ConfigError {
  * The run's settings: the agent's, with what this host states over them where the outcome is the
  * same (or --override-agent-settings). No agent: the local settings with -c, else AGENT_NOT_FOUND.
  */
-export async function resolveAgentSettings(session: ClusterSession, flags: AgentFlags, local: { config: AgentConfig; env: NodeJS.ProcessEnv }, report: Reporter): Promise<AgentResolution> {
+export async function resolveAgentSettings(
+  session: ClusterSession,
+  flags: AgentFlags,
+  local: { config: AgentConfig; env: NodeJS.ProcessEnv },
+  report: Reporter,
+): Promise<AgentResolution> {
   const explicit = flags.agent ? parseAgentRef(flags.agent) : undefined;
-  const lookup = await findClusterAgent(session.conn.apps(), { ...(explicit ? { explicit } : {}), namespace: session.namespace, namespaceGiven: Boolean(flags.namespace) });
+  const lookup = await findClusterAgent(session.conn.apps(), {
+    ...(explicit ? { explicit } : {}),
+    namespace: session.namespace,
+    namespaceGiven: Boolean(flags.namespace),
+  });
   if (!lookup.found) {
     const looked = lookup.denied && !lookup.looked.includes(lookup.denied) ? `${lookup.looked}; ${lookup.denied}` : lookup.looked;
     // A status of a Secret named outright (--secret-name and -n) reads it whatever runs: nothing is written.
     const namedOutright = Boolean(flags.readOnly && flags.secretName && flags.namespace);
     if (!flags.cfgPathGiven && !namedOutright) throw agentNotFound(looked);
-    report.warn(`cluster agent not found (${looked}): going on with the local settings (${flags.cfgPathGiven ? '-c' : '--secret-name and -n'}), which nothing could be compared with`);
+    report.warn(
+      `cluster agent not found (${looked}): going on with the local settings (${flags.cfgPathGiven ? '-c' : '--secret-name and -n'}), which nothing could be compared with`,
+    );
     return { config: local.config, env: local.env, ...(lookup.seen ? { sightings: lookup.seen } : {}) };
   }
   const read = await readPodTemplate(lookup.found, objectReader(session.core));
   const agent: AgentSettings = { read, config: await agentConfigOf(read), how: lookup.how };
   const merged = mergeAgentSettings(local, agent, Boolean(flags.overrideAgentSettings));
-  report.info(`cluster agent: ${read.label} (${agent.how}; layout ${read.layout}${read.version ? `, version ${read.version}` : ''}; container ${read.container || 'none'})`);
+  report.info(
+    `cluster agent: ${read.label} (${agent.how}; layout ${read.layout}${read.version ? `, version ${read.version}` : ''}; container ${read.container || 'none'})`,
+  );
   for (const file of read.files) report.info(`  ${file}`);
   for (const c of merged.compared) {
     if (c.outcome === 'overridden') report.warn(describeComparison(c));

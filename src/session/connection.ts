@@ -42,13 +42,17 @@ function resolveOptions(flags: ClusterFlags, agent: AgentClusterSettings, io: Io
     ...(agent.namespace ? { configNamespace: agent.namespace } : {}),
     env: io.env,
     stdinIsTerminal: io.stdinIsTTY,
-    ...(flags.deadline || flags.signal ? { limits: { ...(flags.deadline ? { deadline: flags.deadline } : {}), ...(flags.signal ? { signal: flags.signal } : {}) } } : {}),
+    ...(flags.deadline || flags.signal
+      ? { limits: { ...(flags.deadline ? { deadline: flags.deadline } : {}), ...(flags.signal ? { signal: flags.signal } : {}) } }
+      : {}),
   };
 }
 
 function announce(conn: ClusterTarget, report: Reporter): void {
   for (const warning of conn.warnings) report.warn(warning);
-  report.info(`kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''}${conn.proxy ? `, through proxy ${conn.proxy}` : ''})`);
+  report.info(
+    `kubernetes: ${conn.server} (${conn.source}${conn.context ? `, context ${conn.context}` : ''}${conn.proxy ? `, through proxy ${conn.proxy}` : ''})`,
+  );
 }
 
 export function clusterAccess(flags: ClusterFlags, agent: AgentClusterSettings, io: Io, report: Reporter): ClusterAccess {
@@ -66,7 +70,12 @@ export function clusterAccess(flags: ClusterFlags, agent: AgentClusterSettings, 
 }
 
 /** clusterAccess() without @kubernetes/client-node: the same resolution and the same lines, for `watch`. */
-export function clusterTargetAccess(flags: ClusterFlags, agent: AgentClusterSettings, io: Io, report: Reporter): () => Promise<ClusterTargetSession> {
+export function clusterTargetAccess(
+  flags: ClusterFlags,
+  agent: AgentClusterSettings,
+  io: Io,
+  report: Reporter,
+): () => Promise<ClusterTargetSession> {
   let session: Promise<ClusterTargetSession> | undefined;
   const options = resolveOptions(flags, agent, io);
   return () => {

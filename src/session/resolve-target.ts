@@ -37,7 +37,9 @@ export async function loadTargetConfig(kind: TargetKind, options: TargetOptions,
   // read. Nor in another Pod (the shipped CronJob's) when --agent names the agent whose settings to take.
   if (kind === 'cluster-secret' && !configPathGiven(options) && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
     const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
-    report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`);
+    report.info(
+      `config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`,
+    );
     return config;
   }
   const config = await loadConfigWith(kind, options, io.env);
@@ -67,7 +69,11 @@ export async function resolveTarget(
     const runner = await findRunnerProcess(io.env, await ownerOf(config.file));
     if (options.envFromRunner) {
       if (!runner.found) {
-        throw new ConfigError('RUNNER_ENV_UNAVAILABLE', `--env-from-runner: no runner process whose environment can be read (${runner.notes.join('; ') || 'none running'})`, 'Nothing was changed. Run as root or the agent\'s user while the runner runs, or drop --env-from-runner and set its DD_* variables here.');
+        throw new ConfigError(
+          'RUNNER_ENV_UNAVAILABLE',
+          `--env-from-runner: no runner process whose environment can be read (${runner.notes.join('; ') || 'none running'})`,
+          "Nothing was changed. Run as root or the agent's user while the runner runs, or drop --env-from-runner and set its DD_* variables here.",
+        );
       }
       io = { ...io, env: withRunnerEnvironment(io.env, runner.found.env) };
       report.info(`environment: the DD_* variables of runner process ${runner.found.pid} (${runner.found.exe})`);
@@ -78,10 +84,21 @@ export async function resolveTarget(
         const runnerEnv = withRunnerEnvironment(io.env, runner.found.env);
         const outcomes = await outcomeDifferences(
           { here: { config, env: io.env }, runner: { config: await loadConfigWith(kind, options, runnerEnv), env: runnerEnv } },
-          { hostname: options.hostname !== undefined, identityFile: options.identityFile !== undefined, ...(options.agentVersion ? { agentVersion: options.agentVersion } : {}) },
+          {
+            hostname: options.hostname !== undefined,
+            identityFile: options.identityFile !== undefined,
+            ...(options.agentVersion ? { agentVersion: options.agentVersion } : {}),
+          },
         );
-        for (const warning of settleDifferences(outcomes, runner.found, { stop: checks.agentSettings === 'stop', override: checks.overrideAgentSettings === true })) report.warn(warning);
-        if (!outcomes.length) report.info(`the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`);
+        for (const warning of settleDifferences(outcomes, runner.found, {
+          stop: checks.agentSettings === 'stop',
+          override: checks.overrideAgentSettings === true,
+        }))
+          report.warn(warning);
+        if (!outcomes.length)
+          report.info(
+            `the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`,
+          );
       }
     }
   }
@@ -96,7 +113,9 @@ export async function resolveTarget(
     {
       kubeconfig: config.getString('kubernetes_kubeconfig_path'),
       // Only the cluster agent's Secret follows kube_resources_namespace; a Helm Secret or a rollout do not.
-      ...(kind === 'cluster-secret' && !offCluster && configNs ? { namespace: { value: configNs, source: `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})` } } : {}),
+      ...(kind === 'cluster-secret' && !offCluster && configNs
+        ? { namespace: { value: configNs, source: `kube_resources_namespace (${config.sourceOf('kube_resources_namespace')})` } }
+        : {}),
     },
     io,
     report,
@@ -114,7 +133,12 @@ export async function resolveTarget(
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('../rotation/targets/cluster-agent-secret.js');
     if (offCluster) {
       const { resolveAgentSettings } = await import('./cluster-agent.js');
-      const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options), ...(checks.readOnly ? { readOnly: true } : {}) }, { config, env: io.env }, report);
+      const agent = await resolveAgentSettings(
+        await cluster(),
+        { ...options, cfgPathGiven: configPathGiven(options), ...(checks.readOnly ? { readOnly: true } : {}) },
+        { config, env: io.env },
+        report,
+      );
       config = agent.config;
       io = { ...io, env: agent.env };
       if (checks.requireEnabled) requireSecretStorage(config);
@@ -128,13 +152,31 @@ export async function resolveTarget(
         report,
         async (s) => (agent.sightings?.found.length ? agent.sightings : findClusterAgentWorkloads(s.conn.apps())),
       );
-      const resolved = agent.agent ? await existingSecretLayout(located.session, located.resolved, agent.agent, options, report) : located.resolved;
-      const target = new ClusterAgentSecretTarget(config, located.session, resolved, selectors, keepPrevious, io, checks.create, agent.summary);
+      const resolved = agent.agent
+        ? await existingSecretLayout(located.session, located.resolved, agent.agent, options, report)
+        : located.resolved;
+      const target = new ClusterAgentSecretTarget(
+        config,
+        located.session,
+        resolved,
+        selectors,
+        keepPrevious,
+        io,
+        checks.create,
+        agent.summary,
+      );
       return { config, cluster, target, env: io.env, ...(agent.summary ? { agent: agent.summary } : {}) };
     }
     if (checks.requireEnabled) requireSecretStorage(config, `datadog-cluster.yaml or datadog.yaml in ${options.cfgPath}`);
     const { findClusterAgentWorkloads } = await import('../kube/agent-workloads.js');
-    const { session, resolved } = await locateClusterSecret(config, cluster, { ...options, ...(checks.readOnly ? { readOnly: true } : {}) }, io, report, (s) => findClusterAgentWorkloads(s.conn.apps()));
+    const { session, resolved } = await locateClusterSecret(
+      config,
+      cluster,
+      { ...options, ...(checks.readOnly ? { readOnly: true } : {}) },
+      io,
+      report,
+      (s) => findClusterAgentWorkloads(s.conn.apps()),
+    );
     return { config, cluster, target: new ClusterAgentSecretTarget(config, session, resolved, selectors, keepPrevious, io, checks.create) };
   }
   const session = await cluster();
@@ -143,7 +185,11 @@ export async function resolveTarget(
   const workload = options.rollout ? parseWorkloadRef(options.rollout, ref.namespace) : undefined;
   const { HelmRunnerSecretTarget } = await import('../rotation/targets/helm-runner-secret.js');
   const checked = workload ? { kind: workload.kind, name: workload.name, override: options.overrideAgentSettings === true } : undefined;
-  return { config, cluster, target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workload?.name, () => io.now(), io.env, checked) };
+  return {
+    config,
+    cluster,
+    target: new HelmRunnerSecretTarget(config, session, ref, selectors, keepPrevious, workload?.name, () => io.now(), io.env, checked),
+  };
 }
 
 /** The cluster agent's identity Secret on the run's connection (also what `watch` follows); docs/protocol.md §6c. */
@@ -166,8 +212,13 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
     const namespaces = namespacesOf(seen);
     const only = namespaces[0];
     // A read finds the agent where its Deployment runs; a write never acts on a guess.
-    if (!flags.readOnly || namespaces.length !== 1 || !only) throw namespaceUnknown(`looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`, namespaces);
-    resolved = { ...resolveSecretTarget(config, io.env, { ...flags, namespace: only }), namespaceSource: `cluster-agent Deployment ${seen.found.join(', ')} (found by its labels)`, warnings: [] };
+    if (!flags.readOnly || namespaces.length !== 1 || !only)
+      throw namespaceUnknown(`looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`, namespaces);
+    resolved = {
+      ...resolveSecretTarget(config, io.env, { ...flags, namespace: only }),
+      namespaceSource: `cluster-agent Deployment ${seen.found.join(', ')} (found by its labels)`,
+      warnings: [],
+    };
   }
   for (const warning of resolved.warnings) report.warn(warning);
   const { warnings: _, ...target } = resolved;
@@ -186,12 +237,20 @@ function envIdentityNeedsRollout(secret: { namespace: string; name: string }, de
   return `the agent runs with its identity as env vars from Secret ${secret.namespace}/${secret.name} (identityFromExistingSecret): that Secret is rotated; env vars never change in a running container, so the agent takes the new identity only after a rollout (${restart})`;
 }
 
-export async function existingSecretLayout(session: ClusterSession, resolved: ResolvedSecretTarget, agent: AgentSettings, options: Pick<TargetOptions, 'secretName'>, report: Reporter): Promise<ResolvedSecretTarget> {
+export async function existingSecretLayout(
+  session: ClusterSession,
+  resolved: ResolvedSecretTarget,
+  agent: AgentSettings,
+  options: Pick<TargetOptions, 'secretName'>,
+  report: Reporter,
+): Promise<ResolvedSecretTarget> {
   const env = agent.read.identityEnv;
   if (!env?.urn || options.secretName) return resolved;
   const { secretExists } = await import('../kube/index.js');
   if (await secretExists(session.core, { namespace: resolved.namespace, name: resolved.name })) {
-    report.info(`identity: Secret ${resolved.namespace}/${resolved.name} exists, and the agent takes it before its DD_PRIVATE_ACTION_RUNNER_URN env (identityFromExistingSecret)`);
+    report.info(
+      `identity: Secret ${resolved.namespace}/${resolved.name} exists, and the agent takes it before its DD_PRIVATE_ACTION_RUNNER_URN env (identityFromExistingSecret)`,
+    );
     return resolved;
   }
   const user = env.urn;
@@ -203,5 +262,11 @@ export async function existingSecretLayout(session: ClusterSession, resolved: Re
     );
   }
   report.warn(envIdentityNeedsRollout(user, agent.read.deployment));
-  return { ...resolved, namespace: user.namespace, name: user.name, nameSource: `env DD_PRIVATE_ACTION_RUNNER_URN of ${agent.read.label} (secretKeyRef; the agent's own Secret ${resolved.name} does not exist)`, agentsForSure: true };
+  return {
+    ...resolved,
+    namespace: user.namespace,
+    name: user.name,
+    nameSource: `env DD_PRIVATE_ACTION_RUNNER_URN of ${agent.read.label} (secretKeyRef; the agent's own Secret ${resolved.name} does not exist)`,
+    agentsForSure: true,
+  };
 }

@@ -66,7 +66,10 @@ function endpointOf(config: AgentConfig, env: NodeJS.ProcessEnv): Outcome {
     const endpoint = resolveEndpoint(config, env);
     const region = regionFromSite(endpoint.site);
     const apiKeyOnly = config.getBool('private_action_runner.api_key_only_enrollment') ? ', API-key-only enrollment' : '';
-    return { value: `${endpoint.baseUrl} ${region}${apiKeyOnly}`, text: `${endpoint.baseUrl}, site ${endpoint.site} (from ${endpoint.siteSource}), region ${region}${apiKeyOnly}` };
+    return {
+      value: `${endpoint.baseUrl} ${region}${apiKeyOnly}`,
+      text: `${endpoint.baseUrl}, site ${endpoint.site} (from ${endpoint.siteSource}), region ${region}${apiKeyOnly}`,
+    };
   });
 }
 
@@ -93,7 +96,10 @@ const same = (a: AgentConfig, b: AgentConfig, key: string) => JSON.stringify(a.g
  * The outcomes that differ between this run's settings and the runner's. `explicit`: what a flag
  * fixes for this run (--hostname, --identity-file), which is not compared.
  */
-export async function outcomeDifferences(sides: Sides, explicit: { hostname?: boolean; identityFile?: boolean; agentVersion?: string }): Promise<OutcomeDifference[]> {
+export async function outcomeDifferences(
+  sides: Sides,
+  explicit: { hostname?: boolean; identityFile?: boolean; agentVersion?: string },
+): Promise<OutcomeDifference[]> {
   const { here, runner } = sides;
   const out: OutcomeDifference[] = [];
   const push = (outcome: string, a: Outcome, b: Outcome) => {
@@ -126,11 +132,19 @@ function describe(d: OutcomeDifference, pid: number): string {
  * What a run does with the differences: a rotation (`stop`) refuses unless overridden; status
  * reports them. Returns the warnings to print; throws AGENT_SETTINGS_MISMATCH.
  */
-export function settleDifferences(differences: OutcomeDifference[], runner: RunnerProcess, how: { stop: boolean; override: boolean }): string[] {
+export function settleDifferences(
+  differences: OutcomeDifference[],
+  runner: RunnerProcess,
+  how: { stop: boolean; override: boolean },
+): string[] {
   if (!differences.length) return [];
   const lines = differences.map((d) => describe(d, runner.pid));
   if (how.override) return lines.map((line) => `--override-agent-settings: overriding the running runner's setting, ${line}`);
-  if (!how.stop) return lines.map((line) => `the running runner reads other settings than this run, with another outcome: ${line}. A rotation stops on it (--env-from-runner takes the runner's, --override-agent-settings this run's)`);
+  if (!how.stop)
+    return lines.map(
+      (line) =>
+        `the running runner reads other settings than this run, with another outcome: ${line}. A rotation stops on it (--env-from-runner takes the runner's, --override-agent-settings this run's)`,
+    );
   throw new ConfigError(
     'AGENT_SETTINGS_MISMATCH',
     `the running runner (pid ${runner.pid}, ${runner.exe}) reads other DD_* settings than this run, and they lead elsewhere: ${lines.join('; ')}`,

@@ -29,17 +29,32 @@ function commandDeadline(options: { timeoutSeconds: number }, io: Io): { deadlin
   return { deadline: Deadline.after(options.timeoutSeconds * 1000, ioClock(io)) };
 }
 
-export async function runAllNamespacesStatus(options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<AllNamespacesStatusResult>> {
+export async function runAllNamespacesStatus(
+  options: OutputOptions & TargetOptions & { timeoutSeconds: number },
+  io: Io,
+): Promise<CommandResult<AllNamespacesStatusResult>> {
   const report = createReporter(io, options);
   const session = await clusterAccess({ ...options, ...commandDeadline(options, io) }, {}, io, report)();
   const found = await identitySecretsEverywhere(session, io.now());
-  for (const u of found.unreadable) report.warn(`namespace ${u.namespace}: Secrets not readable (${u.reason}); any identity there is not listed`);
+  for (const u of found.unreadable)
+    report.warn(`namespace ${u.namespace}: Secrets not readable (${u.reason}); any identity there is not listed`);
   const header = ['NAMESPACE', 'NAME', 'LAYOUT', 'URN', 'FINGERPRINT', 'AGE'];
   const rows = found.rows.map((r) => [r.namespace, r.name, r.layout, r.urn ?? `(${r.problem})`, r.fingerprint ?? '-', age(r.ageSeconds)]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return {
-    json: resultJson('status', { exitCode: ExitCode.ok, findings: [], allNamespaces: true as const, secrets: found.rows, unreadableNamespaces: found.unreadable, how: found.how }),
+    json: resultJson('status', {
+      exitCode: ExitCode.ok,
+      findings: [],
+      allNamespaces: true as const,
+      secrets: found.rows,
+      unreadableNamespaces: found.unreadable,
+      how: found.how,
+    }),
     summary: [
       line(header),
       ...rows.map(line),
@@ -49,22 +64,34 @@ export async function runAllNamespacesStatus(options: OutputOptions & TargetOpti
   };
 }
 
-export async function runPodsStatus(kind: TargetKind, workload: string | true, options: OutputOptions & TargetOptions & { timeoutSeconds: number }, io: Io): Promise<CommandResult<PodsStatusResult>> {
+export async function runPodsStatus(
+  kind: TargetKind,
+  workload: string | true,
+  options: OutputOptions & TargetOptions & { timeoutSeconds: number },
+  io: Io,
+): Promise<CommandResult<PodsStatusResult>> {
   const report = createReporter(io, options);
   if (kind === 'file') kind = 'cluster-secret';
-  const { target, cluster } = await resolveTarget(kind, options, io, report, { requireEnabled: false, readOnly: true, ...commandDeadline(options, io) });
+  const { target, cluster } = await resolveTarget(kind, options, io, report, {
+    requireEnabled: false,
+    readOnly: true,
+    ...commandDeadline(options, io),
+  });
   const current = await target.read();
   const fingerprint = current.identity?.key.kid ?? null;
   const session = await cluster();
   const namespace = typeof target.where.namespace === 'string' ? target.where.namespace : session.namespace;
-  if (workload === true && kind === 'helm-secret') throw new UsageError('--pods needs the workload with --k8s-secret, e.g. --pods deployment/<name>');
+  if (workload === true && kind === 'helm-secret')
+    throw new UsageError('--pods needs the workload with --k8s-secret, e.g. --pods deployment/<name>');
   const ref = parseWorkloadRef(workload === true ? 'deployment/datadog-cluster-agent' : workload, namespace);
   const view = await podsOfWorkload(session, ref, fingerprint, io.now(), kind === 'helm-secret');
   // Pods still on another identity, or that may be (an agent version that may or may not reload, no
   // fingerprint recorded), need the previous runner: a runbook that would remove it must be able to stop
   // on this, so it has its own exit status. A Pod whose agent reloaded is current (docs/protocol.md §6d).
   const others = view.pods.filter((p) => p.identity !== 'current');
-  const findings: (StatusFinding & { kind: 'pods-on-another-identity' })[] = others.length ? [{ kind: 'pods-on-another-identity', exitCode: ExitCode.podsOnOtherIdentity, message: view.reason }] : [];
+  const findings: (StatusFinding & { kind: 'pods-on-another-identity' })[] = others.length
+    ? [{ kind: 'pods-on-another-identity', exitCode: ExitCode.podsOnOtherIdentity, message: view.reason }]
+    : [];
   const exitCode = findings[0]?.exitCode ?? ExitCode.ok;
   return {
     ...(exitCode === ExitCode.ok ? {} : { exitCode }),
@@ -87,7 +114,11 @@ export async function runPodsStatus(kind: TargetKind, workload: string | true, o
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
       ...view.pods.map(podLine),
       view.reason,
-      ...(view.interruptedRollout ? [`${describeRef(ref)}: ${view.interruptedRollout.message}${view.interruptedRollout.state === 'interrupted' ? ': `par-identity rollout` restores it' : ''}`] : []),
+      ...(view.interruptedRollout
+        ? [
+            `${describeRef(ref)}: ${view.interruptedRollout.message}${view.interruptedRollout.state === 'interrupted' ? ': `par-identity rollout` restores it' : ''}`,
+          ]
+        : []),
     ],
   };
 }

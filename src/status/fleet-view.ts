@@ -1,6 +1,14 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { CLUSTER_AGENT_LAYOUT, describeSecret, HELM_RUNNER_LAYOUT, kubeFailure, apiStatus } from '../kube/index.js';
-import { assessLeftover, describeRef, FINGERPRINT_ANNOTATION, type LeftoverReport, leftoverReport, rolloutApi, type WorkloadRef } from '../rollout/index.js';
+import {
+  assessLeftover,
+  describeRef,
+  FINGERPRINT_ANNOTATION,
+  type LeftoverReport,
+  leftoverReport,
+  rolloutApi,
+  type WorkloadRef,
+} from '../rollout/index.js';
 import { ageOf } from '../rotation/age.js';
 import type { ClusterSession } from '../kube/cluster-session.js';
 import { rotatedAtOf } from '../rotation/targets/secret-base.js';
@@ -21,7 +29,12 @@ interface FleetSecrets {
 
 function rowOf(secret: V1Secret, now: Date): SecretRow | undefined {
   const data = secret.data ?? {};
-  const layout = data[CLUSTER_AGENT_LAYOUT.privateKey] !== undefined ? 'cluster-agent' : data[HELM_RUNNER_LAYOUT.privateKey] !== undefined ? 'helm-runner' : undefined;
+  const layout =
+    data[CLUSTER_AGENT_LAYOUT.privateKey] !== undefined
+      ? 'cluster-agent'
+      : data[HELM_RUNNER_LAYOUT.privateKey] !== undefined
+        ? 'helm-runner'
+        : undefined;
   if (!layout) return undefined;
   const ref = { namespace: secret.metadata?.namespace ?? '', name: secret.metadata?.name ?? '' };
   const state = describeSecret(ref, secret, layout === 'cluster-agent' ? CLUSTER_AGENT_LAYOUT : HELM_RUNNER_LAYOUT);
@@ -52,7 +65,11 @@ export async function identitySecretsEverywhere(session: ClusterSession, now: Da
   try {
     namespaces = (await core.listNamespace({})).items.map((n) => n.metadata?.name ?? '').filter(Boolean);
   } catch (err) {
-    throw kubeFailure(err, 'listing namespaces (needed when Secrets cannot be listed cluster-wide)', 'Nothing was changed. Grant list on secrets cluster-wide, or list on namespaces plus list on secrets per namespace.');
+    throw kubeFailure(
+      err,
+      'listing namespaces (needed when Secrets cannot be listed cluster-wide)',
+      'Nothing was changed. Grant list on secrets cluster-wide, or list on namespaces plus list on secrets per namespace.',
+    );
   }
   const rows: SecretRow[] = [];
   const unreadable: { namespace: string; reason: string }[] = [];
@@ -84,8 +101,13 @@ function agentImage(pod: V1Pod): string | undefined {
  * agent may have reloaded is unknown, never reported as running the previous identity.
  */
 // exported for tests: each pairing of fingerprints and reload behaviours
-export function podIdentity(fingerprint: string | null, currentFingerprint: string | null, behaviour: ReloadBehaviour): { identity: PodRow['identity']; how: string } {
-  if (currentFingerprint === null) return { identity: behaviour.reloads === 'none' ? 'previous' : 'unknown', how: 'no identity in service' };
+export function podIdentity(
+  fingerprint: string | null,
+  currentFingerprint: string | null,
+  behaviour: ReloadBehaviour,
+): { identity: PodRow['identity']; how: string } {
+  if (currentFingerprint === null)
+    return { identity: behaviour.reloads === 'none' ? 'previous' : 'unknown', how: 'no identity in service' };
   if (fingerprint === currentFingerprint) return { identity: 'current', how: 'started with it (rollout annotation)' };
   if (behaviour.reloads === 'urn-change') return { identity: 'current', how: `reloaded: ${behaviour.why}` };
   return { identity: behaviour.reloads === 'none' ? 'previous' : 'unknown', how: behaviour.why };
@@ -113,7 +135,9 @@ export async function podsOfWorkload(
     const fingerprint = pod.metadata?.annotations?.[FINGERPRINT_ANNOTATION] ?? null;
     const created = pod.metadata?.creationTimestamp;
     const version = agentVersionOfImage(agentImage(pod));
-    const behaviour: ReloadBehaviour = readsAtStartOnly ? { reloads: 'none', why: 'it reads the identity from environment variables, set when the container starts' } : reloadBehaviour(version);
+    const behaviour: ReloadBehaviour = readsAtStartOnly
+      ? { reloads: 'none', why: 'it reads the identity from environment variables, set when the container starts' }
+      : reloadBehaviour(version);
     const { identity, how } = podIdentity(fingerprint, currentFingerprint, behaviour);
     return {
       name: pod.metadata?.name ?? '?',
@@ -131,14 +155,20 @@ export async function podsOfWorkload(
   const unknown = pods.filter((p) => p.identity === 'unknown');
   const previousRemovable = pods.length > 0 && previous.length === 0 && unknown.length === 0 && pods.every((p) => p.ready);
   const names = (list: PodRow[]) => list.map((p) => p.name).join(', ');
-  const reason = pods.length === 0
-    ? `${describeRef(ref)} has no Pods`
-    : previous.length
-      ? `${previous.length} of ${pods.length} Pods do not run the identity in service (${names(previous)}): keep the previous runner in Datadog`
-      : unknown.length
-        ? `${unknown.length} of ${pods.length} Pods may still run the previous identity (${names(unknown)}; ${unknown[0]!.how}): keep the previous runner in Datadog until they restart`
-        : pods.every((p) => p.ready)
-          ? 'every Pod runs the identity in service and is Ready: the previous runner can be removed in Datadog'
-          : 'every Pod runs the identity in service, but not all are Ready yet';
-  return { pods, previousRemovable, reason, ...(leftover.state !== 'none' ? { interruptedRollout: leftoverReport(leftover, 'reported') } : {}) };
+  const reason =
+    pods.length === 0
+      ? `${describeRef(ref)} has no Pods`
+      : previous.length
+        ? `${previous.length} of ${pods.length} Pods do not run the identity in service (${names(previous)}): keep the previous runner in Datadog`
+        : unknown.length
+          ? `${unknown.length} of ${pods.length} Pods may still run the previous identity (${names(unknown)}; ${unknown[0]!.how}): keep the previous runner in Datadog until they restart`
+          : pods.every((p) => p.ready)
+            ? 'every Pod runs the identity in service and is Ready: the previous runner can be removed in Datadog'
+            : 'every Pod runs the identity in service, but not all are Ready yet';
+  return {
+    pods,
+    previousRemovable,
+    reason,
+    ...(leftover.state !== 'none' ? { interruptedRollout: leftoverReport(leftover, 'reported') } : {}),
+  };
 }

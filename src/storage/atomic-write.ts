@@ -120,7 +120,11 @@ export async function sweepInterruptedWrites(path: string, now = new Date()): Pr
  * file that does not decode must never replace a good backup). Owner and group follow the owner rule
  * of src/storage/file-owner.ts.
  */
-export async function replaceFileAtomically(path: string, content: string, options: { keepBackup: boolean | 'aside'; now?: Date }): Promise<WriteResult> {
+export async function replaceFileAtomically(
+  path: string,
+  content: string,
+  options: { keepBackup: boolean | 'aside'; now?: Date },
+): Promise<WriteResult> {
   const warnings: string[] = [];
   // Following a link would give the new key the owner of whatever the link points at.
   await refuseSymlink(path);
@@ -263,7 +267,9 @@ export async function swapIntoService(path: string, options: SwapOptions = {}): 
     }
   } catch (err) {
     // The new identity is in service; the replaced one is still complete in `kept`.
-    warnings.push(`could not finish (${(err as NodeJS.ErrnoException).code}): the replaced identity is kept as ${kept ?? 'its recovery file'}`);
+    warnings.push(
+      `could not finish (${(err as NodeJS.ErrnoException).code}): the replaced identity is kept as ${kept ?? 'its recovery file'}`,
+    );
   }
   await fsyncDirectory(dirname(path)).catch((err: NodeJS.ErrnoException) => {
     warnings.push(`directory fsync failed (${err.code}); the restored file is in place but may not survive a power loss`);

@@ -43,7 +43,11 @@ export async function ownerForFilesBeside(path: string): Promise<FileOwner | und
  * Refuses an existing file at `path` that belongs to someone other than the owner the rule gives,
  * the running user or root: writing the new key there would give it to that user.
  */
-export async function refuseForeignFile(path: string, owner: FileOwner | undefined, untouched = 'Nothing was enrolled and the file was not touched.'): Promise<void> {
+export async function refuseForeignFile(
+  path: string,
+  owner: FileOwner | undefined,
+  untouched = 'Nothing was enrolled and the file was not touched.',
+): Promise<void> {
   const stats = await stat(path).catch(() => undefined);
   if (!stats) return;
   const allowed = new Set([0, process.geteuid?.() ?? 0, ...(owner ? [owner.uid] : [])]);

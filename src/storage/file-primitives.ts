@@ -75,7 +75,13 @@ export function isNoSpace(err: unknown): boolean {
 export function noSpaceError(err: unknown, path: string, what: string, left: string): StorageError {
   const code = (err as NodeJS.ErrnoException).code ?? 'ENOSPC';
   const why = code === 'EDQUOT' ? 'the disk quota of this user is reached (EDQUOT)' : 'no space left on the file system (ENOSPC)';
-  return new StorageError('NO_SPACE', `cannot write ${what ? `${what} ` : ''}${path}: ${why}`, `${left} Free space on the file system of ${dirname(path)} (\`df -h ${dirname(path)}\`), then run again.`, { path, errno: code }, err);
+  return new StorageError(
+    'NO_SPACE',
+    `cannot write ${what ? `${what} ` : ''}${path}: ${why}`,
+    `${left} Free space on the file system of ${dirname(path)} (\`df -h ${dirname(path)}\`), then run again.`,
+    { path, errno: code },
+    err,
+  );
 }
 
 /**
@@ -99,8 +105,15 @@ export async function checkFreeSpace(dir: string, left: string): Promise<void> {
   const free = (process.geteuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize;
   const inodesShort = fs.files > 0 && fs.ffree < FILES_WRITTEN;
   if (free >= need && !inodesShort) return;
-  const what = inodesShort ? `${fs.ffree} free inode(s), ${FILES_WRITTEN} needed` : `${Math.floor(free / 1024)} KiB free, ${need / 1024} KiB needed for the identity, its backup, the pending key and their temporary files`;
-  throw new StorageError('NO_SPACE', `the file system of ${dir} has no room for a rotation (${what})`, `${left} Free space on it (\`df -h ${dir}\`), then run again.`, { dir, freeBytes: free, neededBytes: need });
+  const what = inodesShort
+    ? `${fs.ffree} free inode(s), ${FILES_WRITTEN} needed`
+    : `${Math.floor(free / 1024)} KiB free, ${need / 1024} KiB needed for the identity, its backup, the pending key and their temporary files`;
+  throw new StorageError(
+    'NO_SPACE',
+    `the file system of ${dir} has no room for a rotation (${what})`,
+    `${left} Free space on it (\`df -h ${dir}\`), then run again.`,
+    { dir, freeBytes: free, neededBytes: need },
+  );
 }
 
 export function storageFailure(err: unknown, path: string): StorageError {
@@ -116,5 +129,11 @@ export function storageFailure(err: unknown, path: string): StorageError {
       err,
     );
   }
-  return new StorageError('WRITE_FAILED', `could not write ${path}: ${code ?? (err as Error).message}`, 'The live file was not changed. Check free space and permissions of the directory, then run again.', { path, errno: code ?? null }, err);
+  return new StorageError(
+    'WRITE_FAILED',
+    `could not write ${path}: ${code ?? (err as Error).message}`,
+    'The live file was not changed. Check free space and permissions of the directory, then run again.',
+    { path, errno: code ?? null },
+    err,
+  );
 }

@@ -59,7 +59,16 @@ export async function readIdentityFile(path: string): Promise<IdentityFileState>
       } catch (err) {
         if (!(err instanceof FileTooLargeError)) throw err;
         // Not an identity: as corrupt as one that does not decode, and its content is never kept in memory.
-        return { state: 'corrupt', path, text: '', error: new IdentityDecodeError('file', `is ${err.size} bytes or more (an identity file is at most ${formatBytes(MAX_IDENTITY_FILE_BYTES)})`), stats };
+        return {
+          state: 'corrupt',
+          path,
+          text: '',
+          error: new IdentityDecodeError(
+            'file',
+            `is ${err.size} bytes or more (an identity file is at most ${formatBytes(MAX_IDENTITY_FILE_BYTES)})`,
+          ),
+          stats,
+        };
       }
     } finally {
       await handle.close();
@@ -69,7 +78,12 @@ export async function readIdentityFile(path: string): Promise<IdentityFileState>
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'missing', path };
     if (code === 'ELOOP') await refuseSymlink(path);
-    throw new StorageError('READ_FAILED', `cannot read ${path}: ${code}`, 'Run par-identity as the user that owns the identity file (often root or dd-agent).', { path, errno: code ?? null });
+    throw new StorageError(
+      'READ_FAILED',
+      `cannot read ${path}: ${code}`,
+      'Run par-identity as the user that owns the identity file (often root or dd-agent).',
+      { path, errno: code ?? null },
+    );
   }
   try {
     return { state: 'ok', path, text, identity: decodeIdentity(parseIdentityFile(text)), stats };
@@ -87,7 +101,9 @@ export function backupPathOf(path: string): string {
 async function readOnlyMount(dir: string): Promise<StorageError> {
   const mount = await mountOf(dir);
   // The mount table's strings are the kernel's copy of what someone mounted: shown sanitized.
-  const named = mount ? ` (mount point ${sanitizeServerString(mount.mountPoint)}, ${sanitizeServerString(mount.fsType)} from ${sanitizeServerString(mount.source)})` : '';
+  const named = mount
+    ? ` (mount point ${sanitizeServerString(mount.mountPoint)}, ${sanitizeServerString(mount.fsType)} from ${sanitizeServerString(mount.source)})`
+    : '';
   return new StorageError(
     'READ_ONLY_FILESYSTEM',
     `${dir} is on a read-only mount${named}: the identity file cannot be replaced there (no user can, sudo does not help)`,
@@ -101,14 +117,27 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
   const dir = dirname(path);
   const dirStats = await stat(dir).catch(() => undefined);
   if (!dirStats) {
-    throw new StorageError('DIRECTORY_MISSING', `directory ${dir} does not exist`, `Nothing was enrolled. Create ${dir} (owned by the agent's user) or choose another --identity-file, then run again.`, { dir });
+    throw new StorageError(
+      'DIRECTORY_MISSING',
+      `directory ${dir} does not exist`,
+      `Nothing was enrolled. Create ${dir} (owned by the agent's user) or choose another --identity-file, then run again.`,
+      { dir },
+    );
   }
-  if (!dirStats.isDirectory()) throw new StorageError('DIRECTORY_MISSING', `${dir} is not a directory`, 'Nothing was enrolled. Choose another --identity-file.', { dir });
+  if (!dirStats.isDirectory())
+    throw new StorageError('DIRECTORY_MISSING', `${dir} is not a directory`, 'Nothing was enrolled. Choose another --identity-file.', {
+      dir,
+    });
   try {
     await access(dir, constants.W_OK | constants.X_OK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EROFS') throw await readOnlyMount(dir);
-    throw new StorageError('DIRECTORY_NOT_WRITABLE', `directory ${dir} is not writable by this user`, 'Nothing was enrolled. Run as the user that owns the agent files (often with sudo), then run again.', { dir });
+    throw new StorageError(
+      'DIRECTORY_NOT_WRITABLE',
+      `directory ${dir} is not writable by this user`,
+      'Nothing was enrolled. Run as the user that owns the agent files (often with sudo), then run again.',
+      { dir },
+    );
   }
   // access() says yes for root on a read-only mount; creating a file is the real test.
   // A random temp name like every other (a fixed one could be taken first by whoever may write the
@@ -123,7 +152,12 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EROFS') throw await readOnlyMount(dir);
     if (isNoSpace(err)) throw noSpaceError(err, probe, 'a temporary file', 'Nothing was enrolled.');
-    throw new StorageError('DIRECTORY_NOT_WRITABLE', `cannot create a temporary file in ${dir}: ${code}`, 'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.', { dir, errno: code ?? null });
+    throw new StorageError(
+      'DIRECTORY_NOT_WRITABLE',
+      `cannot create a temporary file in ${dir}: ${code}`,
+      'Nothing was enrolled. Make the directory writable (is it a read-only mount?), then run again.',
+      { dir, errno: code ?? null },
+    );
   } finally {
     if (created) await unlink(probe).catch(() => undefined);
   }
@@ -139,7 +173,9 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
   const fileStats = await stat(path).catch(() => undefined);
   if (fileStats) {
     if ((fileStats.mode & 0o077) !== 0) {
-      warnings.push(`${path} has mode ${(fileStats.mode & 0o777).toString(8).padStart(4, '0')}: other users could read the current key; the new file will be 0600`);
+      warnings.push(
+        `${path} has mode ${(fileStats.mode & 0o777).toString(8).padStart(4, '0')}: other users could read the current key; the new file will be 0600`,
+      );
     }
     if (fileStats.dev !== dirStats.dev || (await findMountPoint(path))) {
       throw new StorageError(

@@ -40,9 +40,11 @@ export async function listLeftovers(identityPath: string): Promise<Leftover[]> {
   if (names.includes(lockName)) {
     const holder = await readHolder(lockPath);
     const stale = typeof holder === 'string' ? undefined : staleReason(holder);
-    if (stale && typeof holder !== 'string') found.push({ path: lockPath, kind: 'stale-lock', detail: `taken by pid ${holder.pid} since ${holder.since}; ${stale}` });
+    if (stale && typeof holder !== 'string')
+      found.push({ path: lockPath, kind: 'stale-lock', detail: `taken by pid ${holder.pid} since ${holder.since}; ${stale}` });
     // Reported, never acted on: none of its fields is read (docs/security.md §5).
-    if (holder === 'unreadable') found.push({ path: lockPath, kind: 'invalid-lock', detail: 'names no holder in the form par-identity writes' });
+    if (holder === 'unreadable')
+      found.push({ path: lockPath, kind: 'invalid-lock', detail: 'names no holder in the form par-identity writes' });
   }
   for (const name of names) {
     const full = join(dir, name);
@@ -50,13 +52,22 @@ export async function listLeftovers(identityPath: string): Promise<Leftover[]> {
       const holder = await readHolder(full);
       const alive = typeof holder !== 'string' && !staleReason(holder);
       // A live taker's guard lasts a few file operations: only a dead one's is a leftover.
-      if (!alive) found.push({ path: shownPath(dir, name), kind: 'takeover', detail: typeof holder === 'string' ? 'names no holder' : `left by pid ${holder.pid} (${staleReason(holder)})` });
+      if (!alive)
+        found.push({
+          path: shownPath(dir, name),
+          kind: 'takeover',
+          detail: typeof holder === 'string' ? 'names no holder' : `left by pid ${holder.pid} (${staleReason(holder)})`,
+        });
       continue;
     }
     if (!name.startsWith(`.${base}`) || !name.includes(TEMP_MARK)) continue;
     const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
     if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) continue;
-    found.push({ path: shownPath(dir, name), kind: 'temp', detail: Number.isSafeInteger(pid) && pid > 0 ? `written by pid ${pid}, which is gone` : 'names no writer pid' });
+    found.push({
+      path: shownPath(dir, name),
+      kind: 'temp',
+      detail: Number.isSafeInteger(pid) && pid > 0 ? `written by pid ${pid}, which is gone` : 'names no writer pid',
+    });
   }
   return found;
 }

@@ -78,7 +78,8 @@ export function staleReason(holder: Pick<LockHolder, 'pid' | 'host' | 'procStart
   if (holder.pid === process.pid) return undefined;
   if (!pidAlive(holder.pid)) return `pid ${holder.pid} is gone`;
   const now = procStartOf(holder.pid);
-  if (holder.procStart !== undefined && now !== undefined && now !== holder.procStart) return `pid ${holder.pid} now belongs to another process`;
+  if (holder.procStart !== undefined && now !== undefined && now !== holder.procStart)
+    return `pid ${holder.pid} now belongs to another process`;
   return undefined;
 }
 
@@ -197,7 +198,13 @@ async function sweepTakeoverLitter(path: string, now: number): Promise<void> {
   }
 }
 
-function lockedError(identityPath: string, lockPath: string, holder: LockHolder | 'unreadable', waitSeconds: number, stale?: string): ParError {
+function lockedError(
+  identityPath: string,
+  lockPath: string,
+  holder: LockHolder | 'unreadable',
+  waitSeconds: number,
+  stale?: string,
+): ParError {
   const waited = waitSeconds > 0 ? ` (waited ${waitSeconds} s)` : '';
   if (holder === 'unreadable') {
     return new ParError(
@@ -211,14 +218,19 @@ function lockedError(identityPath: string, lockPath: string, holder: LockHolder 
   const hint = sameHost
     ? `Nothing was changed: ${identityPath} and its backup are untouched. Wait for pid ${holder.pid} to finish (or pass --wait-lock with a duration, e.g. --wait-lock 2m); if that process is not a par-identity run, remove ${lockPath} and run again.`
     : `Nothing was changed: ${identityPath} and its backup are untouched. The lock was taken on host ${holder.host}, so its process cannot be checked from here and the lock is never treated as stale automatically. Make sure no par-identity run is active on ${holder.host}, then remove ${lockPath} and run again.`;
-  return new ParError('LOCKED', `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`, hint, {
-    path: identityPath,
-    lockPath,
-    pid: holder.pid,
-    host: holder.host,
-    since: holder.since,
-    ...(stale ? { stale } : {}),
-  });
+  return new ParError(
+    'LOCKED',
+    `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`,
+    hint,
+    {
+      path: identityPath,
+      lockPath,
+      pid: holder.pid,
+      host: holder.host,
+      since: holder.since,
+      ...(stale ? { stale } : {}),
+    },
+  );
 }
 
 const held = new Set<string>();

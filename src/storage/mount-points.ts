@@ -32,7 +32,12 @@ async function mountsAround(path: string): Promise<{ mounts: Mount[]; resolved: 
     const fields = line.split(' ');
     const point = fields[4];
     const dash = fields.indexOf('-', 6);
-    if (point !== undefined && dash >= 0) mounts.push({ mountPoint: unescapeMountPath(point), fsType: fields[dash + 1] ?? '?', source: unescapeMountPath(fields[dash + 2] ?? '?') });
+    if (point !== undefined && dash >= 0)
+      mounts.push({
+        mountPoint: unescapeMountPath(point),
+        fsType: fields[dash + 1] ?? '?',
+        source: unescapeMountPath(fields[dash + 2] ?? '?'),
+      });
   }
   return { mounts, resolved };
 }

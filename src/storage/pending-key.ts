@@ -84,7 +84,11 @@ export function amendPendingRecord(text: string, change: PendingAmendment): stri
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  return JSON.stringify({ ...(value as Record<string, unknown>), ...(change.urn ? { urn: change.urn } : {}), ...(change.verification ? { verification: change.verification } : {}) });
+  return JSON.stringify({
+    ...(value as Record<string, unknown>),
+    ...(change.urn ? { urn: change.urn } : {}),
+    ...(change.verification ? { verification: change.verification } : {}),
+  });
 }
 
 /** The record with its key, or undefined when it does not decode. */
@@ -137,7 +141,12 @@ export async function removePendingKey(identityPath: string): Promise<void> {
 }
 
 /** A pending or set-aside file, described without its key (under the name `shown`); a file that does not parse still counts. */
-async function describePending(path: string, state: PossibleOrphan['state'], shown = path, nowMs = Date.now()): Promise<PossibleOrphan | undefined> {
+async function describePending(
+  path: string,
+  state: PossibleOrphan['state'],
+  shown = path,
+  nowMs = Date.now(),
+): Promise<PossibleOrphan | undefined> {
   const content = await readNoFollow(path).catch(() => undefined);
   return content ? describePendingRecord(content.toString('utf8'), shown, state, nowMs) : undefined;
 }
@@ -151,7 +160,8 @@ export function describePendingRecord(text: string, path: string, state: Possibl
   try {
     const value = JSON.parse(text) as Record<string, unknown>;
     const key = decodePrivateJwk(String(value.private_key));
-    const createdAt = typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
+    const createdAt =
+      typeof value.created_at === 'string' && !Number.isNaN(Date.parse(value.created_at)) ? isoString(new Date(value.created_at)) : null;
     const runnerName = typeof value.runner_name === 'string' && /^[\w.:-]{1,200}$/.test(value.runner_name) ? value.runner_name : null;
     const urn = typeof value.urn === 'string' && URN_SHAPE.test(value.urn) ? value.urn : undefined;
     const holder = state === 'pending' ? decodeHolder(value.holder) : undefined;
@@ -165,7 +175,18 @@ export function describePendingRecord(text: string, path: string, state: Possibl
       ...(urn ? { urn } : {}),
       ...(value.verification === 'rejected' ? { rejected: true } : {}),
       decodes: true,
-      ...(holder && judged ? { holder: { host: holder.host, pid: holder.pid, deadline: isoString(new Date(holder.deadlineMs)), lives: judged.lives, checkedBy: judged.checkedBy, why: judged.why } } : {}),
+      ...(holder && judged
+        ? {
+            holder: {
+              host: holder.host,
+              pid: holder.pid,
+              deadline: isoString(new Date(holder.deadlineMs)),
+              lives: judged.lives,
+              checkedBy: judged.checkedBy,
+              why: judged.why,
+            },
+          }
+        : {}),
     };
   } catch {
     return { path, state, fingerprint: null, createdAt: null, runnerName: null, decodes: false };
@@ -183,7 +204,10 @@ export async function listPossibleOrphans(identityPath: string, held: readonly s
   const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).sort();
   const found: PossibleOrphan[] = [];
   // The set-aside names are listed from a directory others may write: shown through the sanitizer.
-  for (const [path, state, shown] of [[pendingPathOf(identityPath), 'pending', pendingPathOf(identityPath)] as const, ...names.map((n) => [join(dir, n), 'set aside', shownPath(dir, n)] as const)]) {
+  for (const [path, state, shown] of [
+    [pendingPathOf(identityPath), 'pending', pendingPathOf(identityPath)] as const,
+    ...names.map((n) => [join(dir, n), 'set aside', shownPath(dir, n)] as const),
+  ]) {
     const described = await describePending(path, state, shown, nowMs);
     if (described && !(described.fingerprint && held.includes(described.fingerprint))) found.push(described);
   }

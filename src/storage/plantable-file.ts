@@ -34,7 +34,8 @@ export async function readUnlessPlanted(path: string, maxBytes: number): Promise
       const where = `in ${dirname(path)}, which other users may write, so it may have been planted`;
       const trusted = new Set([0, process.geteuid?.() ?? 0, dir.uid]);
       const name = await lstat(path).catch(() => undefined);
-      if (name?.isSymbolicLink() && !trusted.has(name.uid)) return { state: 'refused', why: `${path} is a symbolic link of uid ${name.uid} ${where}` };
+      if (name?.isSymbolicLink() && !trusted.has(name.uid))
+        return { state: 'refused', why: `${path} is a symbolic link of uid ${name.uid} ${where}` };
       if (!trusted.has(file.uid)) return { state: 'refused', why: `${path} belongs to uid ${file.uid} ${where}` };
       const now = await stat(path).catch(() => undefined);
       if (now?.dev !== file.dev || now.ino !== file.ino) return { state: 'refused', why: `${path} changed while it was read` };

@@ -17,7 +17,10 @@ interface KeptPrevious {
  * rotation wrote and never saw pass (its check failed); then the verified one stays. A corrupt
  * current identity never pushes out a valid previous one.
  */
-export function previousToKeep(current: { identity?: DecodedIdentity; previous?: DecodedIdentity }, mark: { fingerprint: string; unverified?: string } | undefined): KeptPrevious {
+export function previousToKeep(
+  current: { identity?: DecodedIdentity; previous?: DecodedIdentity },
+  mark: { fingerprint: string; unverified?: string } | undefined,
+): KeptPrevious {
   const { identity, previous } = current;
   // Only an identity this tool wrote and saw fail (or not yet pass) is passed over; one the agent
   // enrolled by itself is in service and kept as usual.

@@ -35,7 +35,9 @@ type RecoveryKind = RecoverableIdentity['kind'];
 
 /** 20261203T090512Z: sortable, no characters a shell or a filesystem minds. */
 export function utcStamp(date: Date): string {
-  return isoString(date).replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return isoString(date)
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 const KIND_MARK: Record<RecoveryKind, string> = { restore: '.restore-', corrupt: '.corrupt-' };
@@ -74,7 +76,12 @@ export async function keepAside(source: string, identityPath: string, kind: Reco
         n--;
       }
     }
-    throw new StorageError('WRITE_FAILED', `no free name for ${base}`, `Remove old ${basename(base)}* files from ${dirname(identityPath)}.`, { path: base });
+    throw new StorageError(
+      'WRITE_FAILED',
+      `no free name for ${base}`,
+      `Remove old ${basename(base)}* files from ${dirname(identityPath)}.`,
+      { path: base },
+    );
   } finally {
     if (copy) await unlink(copy).catch(() => undefined);
   }
@@ -104,7 +111,8 @@ async function makePrivate(candidate: string, source: string, owner: FileOwner |
     failpoint('keep-aside-before-chmod');
     await handle.chmod(0o600);
     const now = await lstat(candidate).catch(() => undefined);
-    if (!now?.isFile() || now.ino !== stats.ino || now.dev !== stats.dev) throw notOurs('SYMLINK_REFUSED', source, 'was replaced by another file while being kept aside');
+    if (!now?.isFile() || now.ino !== stats.ino || now.dev !== stats.dev)
+      throw notOurs('SYMLINK_REFUSED', source, 'was replaced by another file while being kept aside');
   } catch (err) {
     await unlink(candidate).catch(() => undefined);
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notOurs('SYMLINK_REFUSED', source, 'was replaced by a symbolic link');
@@ -115,7 +123,12 @@ async function makePrivate(candidate: string, source: string, owner: FileOwner |
 }
 
 function notOurs(code: 'SYMLINK_REFUSED' | 'FILE_OWNER_REFUSED', source: string, why: string): StorageError {
-  return new StorageError(code, `${source} ${why}; its mode and owner are left as they are`, 'Nothing was changed. Check who wrote that file, remove it if it is not yours, then run again.', { path: source });
+  return new StorageError(
+    code,
+    `${source} ${why}; its mode and owner are left as they are`,
+    'Nothing was changed. Check who wrote that file, remove it if it is not yours, then run again.',
+    { path: source },
+  );
 }
 
 function describe(text: string): Pick<RecoverableIdentity, 'decodes' | 'urn' | 'fingerprint' | 'error'> {
@@ -156,7 +169,12 @@ export async function adoptRecoveryAsBackup(identityPath: string, recoveryPath: 
   const backupPath = `${identityPath}.bak`;
   const stats = await lstat(recoveryPath).catch(() => undefined);
   if (!stats?.isFile() || !isRecoveryName(identityPath, basename(recoveryPath)) || dirname(recoveryPath) !== dirname(identityPath)) {
-    throw new StorageError('RECOVERY_NOT_FOUND', `${recoveryPath} is not a recovery file of ${identityPath}`, 'Nothing was changed. List them with `par-identity status`.', { path: recoveryPath });
+    throw new StorageError(
+      'RECOVERY_NOT_FOUND',
+      `${recoveryPath} is not a recovery file of ${identityPath}`,
+      'Nothing was changed. List them with `par-identity status`.',
+      { path: recoveryPath },
+    );
   }
   const [live, backup] = [await readNoFollow(identityPath), await readNoFollow(backupPath)];
   const backupDecodes = backup ? describe(backup.toString('utf8')).decodes : false;

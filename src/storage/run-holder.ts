@@ -44,18 +44,33 @@ function pidNamespace(): string | null {
 
 /** This process, for a run that must finish by `deadlineMs`. */
 export function thisRun(deadlineMs: number): RunHolder {
-  return { host: hostname(), pid: process.pid, pidStart: procStartOf(process.pid) ?? null, bootId: bootId(), pidNamespace: pidNamespace(), deadlineMs };
+  return {
+    host: hostname(),
+    pid: process.pid,
+    pidStart: procStartOf(process.pid) ?? null,
+    bootId: bootId(),
+    pidNamespace: pidNamespace(),
+    deadlineMs,
+  };
 }
 
 /** As kept in the pending record (snake case, like the record's other fields). */
 export function encodeHolder(holder: RunHolder): Record<string, string | number | null> {
-  return { host: holder.host, pid: holder.pid, pid_start: holder.pidStart, boot_id: holder.bootId, pid_namespace: holder.pidNamespace, deadline_ms: holder.deadlineMs };
+  return {
+    host: holder.host,
+    pid: holder.pid,
+    pid_start: holder.pidStart,
+    boot_id: holder.bootId,
+    pid_namespace: holder.pidNamespace,
+    deadline_ms: holder.deadlineMs,
+  };
 }
 
 const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NAMESPACE = /^\d{1,20}$/;
 
-const optional = <T>(value: unknown, valid: (v: unknown) => v is T): T | null | undefined => (value === undefined || value === null ? null : valid(value) ? value : undefined);
+const optional = <T>(value: unknown, valid: (v: unknown) => v is T): T | null | undefined =>
+  value === undefined || value === null ? null : valid(value) ? value : undefined;
 
 /**
  * The holder a record names, or undefined when it names none or one of another form than this tool
@@ -65,7 +80,10 @@ const optional = <T>(value: unknown, valid: (v: unknown) => v is T): T | null | 
 export function decodeHolder(value: unknown): RunHolder | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const v = value as Record<string, unknown>;
-  const isString = (re: RegExp) => (x: unknown): x is string => typeof x === 'string' && re.test(x);
+  const isString =
+    (re: RegExp) =>
+    (x: unknown): x is string =>
+      typeof x === 'string' && re.test(x);
   const isCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
   const pidStart = optional(v.pid_start, isCount);
   const boot = optional(v.boot_id, isString(BOOT_ID));
@@ -99,11 +117,13 @@ export function judgeHolder(holder: RunHolder, nowMs: number, here: RunHolder = 
   if (sameHost(holder, here)) {
     if (!pidAlive(holder.pid)) return { lives: false, checkedBy: 'process', why: `${who} is gone` };
     const start = procStartOf(holder.pid);
-    if (holder.pidStart !== null && start !== undefined && start !== holder.pidStart) return { lives: false, checkedBy: 'process', why: `${who} now belongs to another process` };
+    if (holder.pidStart !== null && start !== undefined && start !== holder.pidStart)
+      return { lives: false, checkedBy: 'process', why: `${who} now belongs to another process` };
     return { lives: true, checkedBy: 'process', why: `${who} is running` };
   }
   const until = holder.deadlineMs + OTHER_HOST_MARGIN_MS;
   const deadline = new Date(holder.deadlineMs).toISOString();
-  if (nowMs <= until) return { lives: true, checkedBy: 'deadline', why: `${who} (not checkable from here): its run's deadline ${deadline} has not passed` };
+  if (nowMs <= until)
+    return { lives: true, checkedBy: 'deadline', why: `${who} (not checkable from here): its run's deadline ${deadline} has not passed` };
   return { lives: false, checkedBy: 'deadline', why: `${who} (not checkable from here): its run's deadline ${deadline} passed` };
 }

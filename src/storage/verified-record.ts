@@ -53,7 +53,9 @@ export async function readVerifiedRecord(path: string): Promise<VerifiedRecord |
   if (!read || read.content.length > 4096) return undefined;
   const dirOwner = (await stat(dirname(file)).catch(() => undefined))?.uid;
   if (![0, process.geteuid?.() ?? 0, dirOwner].includes(read.uid)) {
-    return { refused: `${file} belongs to uid ${read.uid}, not to root, this user or the owner of its directory, so it is not believed (it may have been planted): which identity last passed verification is taken as unknown. Remove it if it is not yours` };
+    return {
+      refused: `${file} belongs to uid ${read.uid}, not to root, this user or the owner of its directory, so it is not believed (it may have been planted): which identity last passed verification is taken as unknown. Remove it if it is not yours`,
+    };
   }
   try {
     return parseVerifiedRecord(JSON.parse(read.content.toString('utf8')));

@@ -15,7 +15,9 @@ export const defaultRetryPolicy: RetryPolicy = { initialDelayMs: 1_000, maxDelay
 /** PAR_IDENTITY_RETRY_INITIAL_MS shortens the first wait (tests, impatient labs); the cap stays. */
 export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
   const initial = Number(env.PAR_IDENTITY_RETRY_INITIAL_MS);
-  return Number.isFinite(initial) && initial > 0 ? { ...defaultRetryPolicy, initialDelayMs: Math.min(initial, defaultRetryPolicy.maxDelayMs) } : defaultRetryPolicy;
+  return Number.isFinite(initial) && initial > 0
+    ? { ...defaultRetryPolicy, initialDelayMs: Math.min(initial, defaultRetryPolicy.maxDelayMs) }
+    : defaultRetryPolicy;
 }
 
 /** Equal jitter: half fixed so retries never bunch at zero, half random so a fleet spreads out. */
@@ -55,7 +57,12 @@ interface RetryOutcome<T> {
  */
 export async function retryUntil<T>(
   attempt: (n: number, remainingMs: number) => Promise<Attempt<T>>,
-  options: { deadline: Deadline; policy: RetryPolicy; onRetry?: (n: number, reason: string, waitMs: number) => void; signal?: AbortSignal | undefined },
+  options: {
+    deadline: Deadline;
+    policy: RetryPolicy;
+    onRetry?: (n: number, reason: string, waitMs: number) => void;
+    signal?: AbortSignal | undefined;
+  },
 ): Promise<RetryOutcome<T>> {
   const { policy, deadline } = options;
   let lastReason: string | undefined;

@@ -54,9 +54,19 @@ export function durationMs(text: string): number | 'bare' | undefined {
 }
 
 /** What a usage error says for a value that is not a duration: the rule, and an accepted value to copy. */
-export function durationSyntaxError(flag: string, parsed: 'bare' | undefined, text: string, shown: string, examples = EXAMPLES, unit = 's'): UsageError {
+export function durationSyntaxError(
+  flag: string,
+  parsed: 'bare' | undefined,
+  text: string,
+  shown: string,
+  examples = EXAMPLES,
+  unit = 's',
+): UsageError {
   // A bare number keeps its old meaning in the example, unless the value is shown by its length only.
-  const example = parsed === 'bare' && shown.startsWith('"') ? `${flag} ${text.trim()}${unit}` : `${flag} ${examples.replace(/^like /, '').split(',')[0]}`;
+  const example =
+    parsed === 'bare' && shown.startsWith('"')
+      ? `${flag} ${text.trim()}${unit}`
+      : `${flag} ${examples.replace(/^like /, '').split(',')[0]}`;
   const rule = parsed === 'bare' ? 'with its unit (ms, s, m, h or d)' : `with its unit, ${examples}`;
   return new UsageError(`${flag} must be a duration ${rule}, got ${shown}; for example: ${example}`);
 }
@@ -70,9 +80,14 @@ export function parseDurationFlag(text: string, spec: DurationFlag, shown = `a $
   if (ms === undefined || ms === 'bare') throw durationSyntaxError(spec.flag, ms, text, shown, EXAMPLES, spec.unit);
   const maxMs = Math.min(spec.maxMs, MAX_TIMER_MS);
   const minMs = spec.minMs ?? 0;
-  if (ms > maxMs) throw new UsageError(`${spec.flag} must be at most ${formatDuration(maxMs)}, got ${shown}; for example: ${spec.flag} ${formatDuration(maxMs)}`);
+  if (ms > maxMs)
+    throw new UsageError(
+      `${spec.flag} must be at most ${formatDuration(maxMs)}, got ${shown}; for example: ${spec.flag} ${formatDuration(maxMs)}`,
+    );
   if (spec.minMs === undefined ? ms <= 0 : ms < minMs) {
-    throw new UsageError(`${spec.flag} must be ${spec.minMs === undefined ? 'more than 0' : `at least ${formatDuration(minMs)}`}, got ${shown}; for example: ${spec.flag} ${formatDuration(Math.max(minMs, 1000))}`);
+    throw new UsageError(
+      `${spec.flag} must be ${spec.minMs === undefined ? 'more than 0' : `at least ${formatDuration(minMs)}`}, got ${shown}; for example: ${spec.flag} ${formatDuration(Math.max(minMs, 1000))}`,
+    );
   }
   return spec.unit === 's' ? ms / SECOND_MS : ms;
 }

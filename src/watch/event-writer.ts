@@ -12,24 +12,36 @@ import { isoString } from '../time/index.js';
 /** Log lines on stderr, or JSON lines on stdout: one function per event so both stay in step. */
 export function eventWriter(io: Io, options: OutputOptions, report: Reporter, secretName: string) {
   const stamp = () => isoString(io.now());
-  const json = (payload: Record<string, unknown>) => io.stdout(`${maskHeldSecrets(JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...payload }))}\n`);
+  const json = (payload: Record<string, unknown>) =>
+    io.stdout(`${maskHeldSecrets(JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...payload }))}\n`);
   const describe = (e: WatchEvent): { level: 'info' | 'warn'; text: string } | undefined => {
     const kept = (fp: string | undefined) => (fp ? `keeping identity ${fp}` : 'no identity loaded yet');
     switch (e.type) {
       case 'loaded':
         return e.reason === 'initial'
           ? { level: 'info', text: `loaded identity ${e.urn} (fingerprint ${e.fingerprint}, resourceVersion ${e.resourceVersion})` }
-          : { level: 'info', text: `reloaded: ${e.changed.join(' and ')} changed → ${e.urn} (fingerprint ${e.fingerprint}, was ${e.previousFingerprint}; resourceVersion ${e.resourceVersion}${e.splayMs ? `, after ${e.splayMs} ms splay` : ''})` };
+          : {
+              level: 'info',
+              text: `reloaded: ${e.changed.join(' and ')} changed → ${e.urn} (fingerprint ${e.fingerprint}, was ${e.previousFingerprint}; resourceVersion ${e.resourceVersion}${e.splayMs ? `, after ${e.splayMs} ms splay` : ''})`,
+            };
       case 'rejected':
-        return { level: 'warn', text: `resourceVersion ${e.resourceVersion} of the Secret holds an invalid identity (${e.error.message}); not applied, ${kept(e.keptFingerprint)}` };
+        return {
+          level: 'warn',
+          text: `resourceVersion ${e.resourceVersion} of the Secret holds an invalid identity (${e.error.message}); not applied, ${kept(e.keptFingerprint)}`,
+        };
       case 'deleted':
         return { level: 'warn', text: `the Secret was deleted; ${kept(e.keptFingerprint)}` };
       case 'missing': {
-        const helm = secretName === HELM_SECRET_NAME ? '' : ` (Helm and the Operator name it ${HELM_SECRET_NAME}: pass --secret-name if that is the one)`;
+        const helm =
+          secretName === HELM_SECRET_NAME
+            ? ''
+            : ` (Helm and the Operator name it ${HELM_SECRET_NAME}: pass --secret-name if that is the one)`;
         return { level: 'warn', text: `the Secret does not exist; ${kept(e.keptFingerprint)}, waiting for it${helm}` };
       }
       case 'listed':
-        return e.reason === 'start' ? undefined : { level: 'info', text: `re-listed the Secret (${e.reason}), resourceVersion ${e.resourceVersion}` };
+        return e.reason === 'start'
+          ? undefined
+          : { level: 'info', text: `re-listed the Secret (${e.reason}), resourceVersion ${e.resourceVersion}` };
       case 'watch-error':
         return { level: 'warn', text: `${e.error.message} (attempt ${e.attempt}); ${e.error.hint}` };
       case 'ignored':
@@ -47,7 +59,8 @@ export function eventWriter(io: Io, options: OutputOptions, report: Reporter, se
       else report.info(`${stamp()} ${text}`);
     },
     failure(event: string, err: ParError, fields: Record<string, unknown> = {}) {
-      if (options.json) json({ event, time: isoString(io.now()), error: { code: err.code, message: err.message, hint: err.hint }, ...fields });
+      if (options.json)
+        json({ event, time: isoString(io.now()), error: { code: err.code, message: err.message, hint: err.hint }, ...fields });
       else report.warn(`${stamp()} ${err.message}; ${err.hint}`);
     },
   };

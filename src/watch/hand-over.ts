@@ -9,7 +9,10 @@ import type { WatchPlan } from './watch-plan.js';
 // What watch does with every valid identity, in order: the file, then the signal, then the supervised command.
 
 /** The hand-over step that keeps `path` up to date: atomic, 0600, the previous identity as PATH.bak. */
-export function outputStep(path: string, on: { warning(message: string): void; written(path: string, fingerprint: string): void }): ApplyStep {
+export function outputStep(
+  path: string,
+  on: { warning(message: string): void; written(path: string, fingerprint: string): void },
+): ApplyStep {
   return async (identity) => {
     const written = await writeIdentityOutput(path, identity);
     for (const warning of written.warnings) on.warning(warning);
@@ -18,7 +21,14 @@ export function outputStep(path: string, on: { warning(message: string): void; w
 }
 
 /** The hand-over steps the flags ask for, in order: file, then signal, then the supervised command. */
-export function applySteps(options: WatchOptions, p: WatchPlan, outputPath: string | undefined, child: SupervisedChild | undefined, io: Io, out: EventWriter): ApplyStep[] {
+export function applySteps(
+  options: WatchOptions,
+  p: WatchPlan,
+  outputPath: string | undefined,
+  child: SupervisedChild | undefined,
+  io: Io,
+  out: EventWriter,
+): ApplyStep[] {
   const steps: ApplyStep[] = [];
   if (outputPath) {
     steps.push(
@@ -41,13 +51,25 @@ export function applySteps(options: WatchOptions, p: WatchPlan, outputPath: stri
       const env = childEnv(io.env, outputPath!, identity);
       if (reason === 'initial' || child.starts === 0) {
         child.start(env);
-        out.note('child-started', { pid: child.pid ?? null, command: options.command[0] }, `started ${options.command[0]} (pid ${child.pid ?? '?'})`);
+        out.note(
+          'child-started',
+          { pid: child.pid ?? null, command: options.command[0] },
+          `started ${options.command[0]} (pid ${child.pid ?? '?'})`,
+        );
       } else if (options.onChange === 'signal') {
         if (!child.signal(p.signal)) throw new UsageError(`cannot send ${p.signal} to ${options.command[0]}: it is not running`);
-        out.note('child-signalled', { pid: child.pid ?? null, signal: p.signal }, `sent ${p.signal} to ${options.command[0]} (pid ${child.pid})`);
+        out.note(
+          'child-signalled',
+          { pid: child.pid ?? null, signal: p.signal },
+          `sent ${p.signal} to ${options.command[0]} (pid ${child.pid})`,
+        );
       } else {
         await child.restart(env);
-        out.note('child-restarted', { pid: child.pid ?? null }, `restarted ${options.command[0]} with the new identity (pid ${child.pid ?? '?'})`);
+        out.note(
+          'child-restarted',
+          { pid: child.pid ?? null },
+          `restarted ${options.command[0]} with the new identity (pid ${child.pid ?? '?'})`,
+        );
       }
     });
   }

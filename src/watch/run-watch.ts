@@ -7,7 +7,15 @@ import type { Io } from '../io.js';
 import { type CommandResult, createReporter, resultJson } from '../output.js';
 import type { Envelope } from '../results/envelope.js';
 import type { WatchResult } from '../results/watch.js';
-import { ApplyQueue, type ChildExit, type HealthServer, type IdentityWatch, SupervisedChild, startHealthServer, watchIdentity } from '../reload/index.js';
+import {
+  ApplyQueue,
+  type ChildExit,
+  type HealthServer,
+  type IdentityWatch,
+  SupervisedChild,
+  startHealthServer,
+  watchIdentity,
+} from '../reload/index.js';
 import { retryPolicyFromEnv, systemClock } from '../time/index.js';
 import { eventWriter } from './event-writer.js';
 import { applySteps } from './hand-over.js';
@@ -51,11 +59,22 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
     }
     const outputPath = options.output ?? (tempDir ? join(tempDir, 'privateactionrunner_private_identity.json') : undefined);
     if (hasChild) {
-      child = new SupervisedChild({ command: options.command[0]!, args: options.command.slice(1), stdoutToStderr: options.json, stopTimeoutMs: options.killTimeoutSeconds * 1000 });
+      child = new SupervisedChild({
+        command: options.command[0]!,
+        args: options.command.slice(1),
+        stdoutToStderr: options.json,
+        stopTimeoutMs: options.killTimeoutSeconds * 1000,
+      });
     }
 
     if (options.output) await checkOutput(options.output);
-    const w = watchIdentity({ connection: cluster.conn, ...cluster.ref, relistIntervalMs: p.relistIntervalMs, splayMs: options.splayMs, retryPolicy: retryPolicyFromEnv(io.env) });
+    const w = watchIdentity({
+      connection: cluster.conn,
+      ...cluster.ref,
+      relistIntervalMs: p.relistIntervalMs,
+      splayMs: options.splayMs,
+      retryPolicy: retryPolicyFromEnv(io.env),
+    });
     watcher = w;
     // Metrics show as current only an identity handed on (written, signalled, given to the command).
     w.metrics.expectHandOn();
@@ -82,9 +101,16 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
       if (e.type === 'loaded') q.push(w.current()!);
       else memory.request();
     });
-    report.step(`watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${options.splayMs ? `, splay 0…${options.splayMs} ms` : ''})`);
+    report.step(
+      `watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${options.splayMs ? `, splay 0…${options.splayMs} ms` : ''})`,
+    );
     if (p.listen) {
-      health = await startHealthServer(p.listen, { metrics: w.metrics, ready: () => w.metrics.fingerprint !== undefined && !lastApplyFailed, staleMs: p.staleMs, now: () => io.now().getTime() });
+      health = await startHealthServer(p.listen, {
+        metrics: w.metrics,
+        ready: () => w.metrics.fingerprint !== undefined && !lastApplyFailed,
+        staleMs: p.staleMs,
+        now: () => io.now().getTime(),
+      });
       out.note('listening', { address: health.address }, `serving /healthz, /readyz and /metrics on http://${health.address}`);
     }
 
@@ -118,7 +144,12 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
 }
 
 /** What `watch` reports when it ends; a supervised command that failed makes it fail with the same status. */
-function result(w: IdentityWatch, options: WatchOptions, stoppedBy: string | undefined, childExit: ChildExit | undefined): CommandResult<WatchResult> {
+function result(
+  w: IdentityWatch,
+  options: WatchOptions,
+  stoppedBy: string | undefined,
+  childExit: ChildExit | undefined,
+): CommandResult<WatchResult> {
   const identity = w.current();
   const data: Omit<WatchResult, keyof Envelope> = {
     stoppedBy: stoppedBy ?? 'child-exit',
@@ -130,12 +161,22 @@ function result(w: IdentityWatch, options: WatchOptions, stoppedBy: string | und
     ...(childExit ? { childExitStatus: childExit.status } : {}),
   };
   if (childExit && childExit.status !== 0) {
-    const what = childExit.error ? `could not be started (${childExit.error.message})` : `exited with status ${childExit.status}${childExit.signal ? ` (${childExit.signal})` : ''}`;
-    throw new ChildExitError(childExit.error ? 'CHILD_START_FAILED' : 'CHILD_EXITED', `the supervised command ${options.command[0]} ${what}`, 'watch stopped with it and exits with its status. Check the command, then start watch again.', childExit.status, { status: childExit.status });
+    const what = childExit.error
+      ? `could not be started (${childExit.error.message})`
+      : `exited with status ${childExit.status}${childExit.signal ? ` (${childExit.signal})` : ''}`;
+    throw new ChildExitError(
+      childExit.error ? 'CHILD_START_FAILED' : 'CHILD_EXITED',
+      `the supervised command ${options.command[0]} ${what}`,
+      'watch stopped with it and exits with its status. Check the command, then start watch again.',
+      childExit.status,
+      { status: childExit.status },
+    );
   }
   const by = stoppedBy ? `stopped by ${stoppedBy}` : `the supervised command exited with status ${childExit?.status}`;
   return {
     json: resultJson('watch', data),
-    summary: [`watch ${by} after ${w.metrics.reloads} reload(s)${identity ? `; last identity ${identity.record.urn} (fingerprint ${identity.key.kid})` : '; no identity was loaded'}`],
+    summary: [
+      `watch ${by} after ${w.metrics.reloads} reload(s)${identity ? `; last identity ${identity.record.urn} (fingerprint ${identity.key.kid})` : '; no identity was loaded'}`,
+    ],
   };
 }

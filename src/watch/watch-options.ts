@@ -3,7 +3,12 @@ import type { TargetOptions } from '../command-options.js';
 
 // What `watch` is asked to do (types only: the API's declarations name them too).
 
-export interface WatchOptions extends OutputOptions, Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'cfgPathGiven' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'agent' | 'overrideAgentSettings'> {
+export interface WatchOptions
+  extends OutputOptions,
+    Pick<
+      TargetOptions,
+      'cfgPath' | 'extraCfg' | 'cfgPathGiven' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'agent' | 'overrideAgentSettings'
+    > {
   /** Identity file to keep up to date (atomic, 0600, previous kept as .bak). */
   output?: string;
   /** Process to signal after each rotation was written. */

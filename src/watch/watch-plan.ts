@@ -21,17 +21,26 @@ export function planWatch(options: WatchOptions): WatchPlan {
   const relistIntervalMs = nonNegative(options.relistIntervalSeconds, '--relist-interval') * 1000;
   nonNegative(options.splayMs, '--splay');
   nonNegative(options.killTimeoutSeconds, '--kill-timeout');
-  if (options.signalPid !== undefined && options.pidfile !== undefined) throw new UsageError('--signal and --pidfile name the same thing: give one of them');
-  if (options.signalPid !== undefined && (!Number.isSafeInteger(options.signalPid) || options.signalPid <= 0)) throw new UsageError(`--signal must be a process id, got ${options.signalPid}`);
+  if (options.signalPid !== undefined && options.pidfile !== undefined)
+    throw new UsageError('--signal and --pidfile name the same thing: give one of them');
+  if (options.signalPid !== undefined && (!Number.isSafeInteger(options.signalPid) || options.signalPid <= 0))
+    throw new UsageError(`--signal must be a process id, got ${options.signalPid}`);
   const signalsSomeone = options.signalPid !== undefined || options.pidfile !== undefined;
-  if (signalsSomeone && !options.output) throw new UsageError('--signal/--pidfile tell a process that --output PATH changed: add --output PATH');
-  if (options.onChange === 'signal' && options.command.length === 0) throw new UsageError('--on-change signal applies to a supervised command: add -- <command...>');
+  if (signalsSomeone && !options.output)
+    throw new UsageError('--signal/--pidfile tell a process that --output PATH changed: add --output PATH');
+  if (options.onChange === 'signal' && options.command.length === 0)
+    throw new UsageError('--on-change signal applies to a supervised command: add -- <command...>');
   if (options.listen) parseListenAddress(options.listen);
   const signal = parseSignalName(options.signalName);
-  const staleMs = options.healthzStaleSeconds !== undefined ? nonNegative(options.healthzStaleSeconds, '--healthz-stale') * 1000 : Math.max(2 * relistIntervalMs, 60_000);
+  const staleMs =
+    options.healthzStaleSeconds !== undefined
+      ? nonNegative(options.healthzStaleSeconds, '--healthz-stale') * 1000
+      : Math.max(2 * relistIntervalMs, 60_000);
   return {
     signal,
-    ...(signalsSomeone ? { signalTarget: { signal, ...(options.signalPid !== undefined ? { pid: options.signalPid } : { pidfile: options.pidfile! }) } } : {}),
+    ...(signalsSomeone
+      ? { signalTarget: { signal, ...(options.signalPid !== undefined ? { pid: options.signalPid } : { pidfile: options.pidfile! }) } }
+      : {}),
     ...(options.listen ? { listen: options.listen } : {}),
     relistIntervalMs,
     staleMs,

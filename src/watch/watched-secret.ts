@@ -33,7 +33,10 @@ function requireWatchEnabled(config: { getBool(key: string): boolean; sourceOf(k
  * Secret); without them the running cluster agent is found and its settings used, as the commands do.
  */
 export async function resolveWatchedSecret(
-  options: Pick<TargetOptions, 'cfgPath' | 'extraCfg' | 'cfgPathGiven' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'agent' | 'overrideAgentSettings'>,
+  options: Pick<
+    TargetOptions,
+    'cfgPath' | 'extraCfg' | 'cfgPathGiven' | 'kubeconfig' | 'context' | 'namespace' | 'secretName' | 'agent' | 'overrideAgentSettings'
+  >,
   io: Io,
   report: Reporter,
 ): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
@@ -43,19 +46,41 @@ export async function resolveWatchedSecret(
   // The config's own refusal first: it holds whatever the cluster says. Off-cluster with no -c, no config was read: the flags are the choice.
   if (!offCluster || configPathGiven(options)) requireWatchEnabled(config);
   if (offCluster && !explicit) return followAgent(config, options, io, report);
-  const { session, resolved } = await locateClusterSecret(config, clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report), { ...options, readOnly: true }, io, report);
+  const { session, resolved } = await locateClusterSecret(
+    config,
+    clusterTargetAccess(options, { kubeconfig: config.getString('kubernetes_kubeconfig_path') }, io, report),
+    { ...options, readOnly: true },
+    io,
+    report,
+  );
   return { conn: session.conn, ref: { namespace: resolved.namespace, name: resolved.name } };
 }
 
 /** Off-cluster without --secret-name and -n: the Secret the running cluster agent reads (src/session). */
-async function followAgent(local: AgentConfig, options: Parameters<typeof resolveWatchedSecret>[0], io: Io, report: Reporter): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
+async function followAgent(
+  local: AgentConfig,
+  options: Parameters<typeof resolveWatchedSecret>[0],
+  io: Io,
+  report: Reporter,
+): Promise<{ conn: ClusterTarget; ref: SecretRef }> {
   const { clusterAccess } = await import('../session/connection.js');
   const { resolveAgentSettings } = await import('../session/cluster-agent.js');
   const cluster = clusterAccess(options, { kubeconfig: local.getString('kubernetes_kubeconfig_path') }, io, report);
-  const agent = await resolveAgentSettings(await cluster(), { ...options, cfgPathGiven: configPathGiven(options) }, { config: local, env: io.env }, report);
+  const agent = await resolveAgentSettings(
+    await cluster(),
+    { ...options, cfgPathGiven: configPathGiven(options) },
+    { config: local, env: io.env },
+    report,
+  );
   requireWatchEnabled(agent.config);
   const deployment = agent.agent?.read.deployment;
-  const { session, resolved } = await locateClusterSecret(agent.config, cluster, { ...options, readOnly: true, ...(deployment ? { agentNamespace: deployment.namespace } : {}) }, { ...io, env: agent.env }, report);
+  const { session, resolved } = await locateClusterSecret(
+    agent.config,
+    cluster,
+    { ...options, readOnly: true, ...(deployment ? { agentNamespace: deployment.namespace } : {}) },
+    { ...io, env: agent.env },
+    report,
+  );
   const target = agent.agent ? await existingSecretLayout(session, resolved, agent.agent, options, report) : resolved;
   return { conn: session.conn, ref: { namespace: target.namespace, name: target.name } };
 }
@@ -66,6 +91,11 @@ export async function checkOutput(output: string): Promise<void> {
     await preflightIdentityDirectory(output);
   } catch (err) {
     if (!(err instanceof StorageError)) throw err;
-    throw new StorageError(err.code, `--output ${output}: ${err.message}`, 'Nothing is watched. Make the directory of --output writable by this user, or choose another --output, then start watch again.', err.details);
+    throw new StorageError(
+      err.code,
+      `--output ${output}: ${err.message}`,
+      'Nothing is watched. Make the directory of --output writable by this user, or choose another --output, then start watch again.',
+      err.details,
+    );
   }
 }

@@ -52,7 +52,11 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
   });
 
   it('a cluster agent found by its Operator labels makes the namespace certain: created there, cluster id beside it, undo deletes', async () => {
-    for (const object of agreeingAgent(w.ns, w.enrollment.url, { name: 'datadog-cluster-agent', labels: { 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'datadog-operator' } })) await cluster.create(object);
+    for (const object of agreeingAgent(w.ns, w.enrollment.url, {
+      name: 'datadog-cluster-agent',
+      labels: { 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'datadog-operator' },
+    }))
+      await cluster.create(object);
     const run = await w.rotate(['-n', w.ns, '--no-verify', '--json'], offCluster());
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`cluster agent: deployment ${w.ns}/datadog-cluster-agent (found by its labels`);
@@ -86,7 +90,9 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
   });
 
   it('-n that differs from kube_resources_namespace: refused, naming both (the agent reads only the latter), nothing enrolled, nothing created', async () => {
-    const run = await w.rotate(['-n', 'default', '--no-verify', '--json'], { env: { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: w.ns } });
+    const run = await w.rotate(['-n', 'default', '--no-verify', '--json'], {
+      env: { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: w.ns },
+    });
     expect(run.code, run.stderr).toBe(3);
     const out = JSON.parse(run.stdout) as { code: string; message: string };
     expect(out.code).toBe('NAMESPACE_MISMATCH');
@@ -99,7 +105,12 @@ describe(`the agent's namespace, off-cluster, on the ${CLUSTER_KIND} cluster`, (
 
   it("an id in the agent's datadog-cluster-id that is not 36 bytes is replaced with the kube-system UID, as the agent does; other keys kept", async () => {
     for (const object of agreeingAgent(w.ns, w.enrollment.url)) await cluster.create(object);
-    await cluster.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: w.ns }, data: { id: 'cluster-1234', other: 'kept' } });
+    await cluster.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-cluster-id', namespace: w.ns },
+      data: { id: 'cluster-1234', other: 'kept' },
+    });
     const run = await w.rotate(['-n', w.ns, '--no-verify'], offCluster());
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('not 36 bytes');

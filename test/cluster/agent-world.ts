@@ -31,7 +31,15 @@ export async function agentWorld(cluster: TestCluster, prefix = 'dd'): Promise<A
   const sa = join(dir, 'podroot/var/run/secrets/kubernetes.io/serviceaccount');
   await mkdir(sa, { recursive: true });
   await writeFile(join(sa, 'namespace'), ns);
-  const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollment.url}`, 'cluster_name: e2e-cluster', 'private_action_runner:', '  enabled: true', ''].join('\n');
+  const yaml = [
+    `api_key: ${DEFAULT_API_KEY}`,
+    `app_key: ${DEFAULT_APP_KEY}`,
+    `dd_url: ${enrollment.url}`,
+    'cluster_name: e2e-cluster',
+    'private_action_runner:',
+    '  enabled: true',
+    '',
+  ].join('\n');
   await writeFile(join(dir, 'datadog-cluster.yaml'), yaml);
   const env = {
     DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',

@@ -25,7 +25,9 @@ export interface CuttingProxy {
 export async function startCuttingProxy(upstreamKubeconfig: string): Promise<CuttingProxy> {
   const upstream = parse(await readFile(upstreamKubeconfig, 'utf8'));
   const cluster = upstream.clusters[0].cluster as { server: string; 'certificate-authority-data'?: string };
-  const upstreamCa = cluster['certificate-authority-data'] ? Buffer.from(cluster['certificate-authority-data'], 'base64').toString() : undefined;
+  const upstreamCa = cluster['certificate-authority-data']
+    ? Buffer.from(cluster['certificate-authority-data'], 'base64').toString()
+    : undefined;
   const target = new URL(cluster.server);
   const cert = await servingCert();
   const pending: Array<{ match: (m: string, p: string) => boolean; done: () => void }> = [];
@@ -42,20 +44,23 @@ export async function startCuttingProxy(upstreamKubeconfig: string): Promise<Cut
     const i = pending.findIndex((p) => p.match(req.method ?? '', req.url ?? ''));
     const cut = i >= 0 ? pending.splice(i, 1)[0] : undefined;
     const headers = { ...req.headers, host: target.host };
-    const up = httpsRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, ca: upstreamCa }, (upRes) => {
-      if (cut) {
-        // The apiserver has answered: the write is applied (or refused). Read the answer to its
-        // end, then drop the client's connection without a byte of it.
-        upRes.resume();
-        upRes.on('end', () => {
-          req.socket.destroy();
-          cut.done();
-        });
-        return;
-      }
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
+    const up = httpsRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers, ca: upstreamCa },
+      (upRes) => {
+        if (cut) {
+          // The apiserver has answered: the write is applied (or refused). Read the answer to its
+          // end, then drop the client's connection without a byte of it.
+          upRes.resume();
+          upRes.on('end', () => {
+            req.socket.destroy();
+            cut.done();
+          });
+          return;
+        }
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
     up.on('error', () => req.socket.destroy());
     req.pipe(up);
   });

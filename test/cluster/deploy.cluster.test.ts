@@ -23,7 +23,9 @@ import { CLUSTER_KIND, eventually, startTestCluster, type TestCluster, issueToke
  * The command names the agent with helper "agent"'s `--agent deployment/NAME` (issue 30): the tests
  * that run it wait for it, and turn on by themselves once the built binary has it.
  */
-const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes('--agent ');
+const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes(
+  '--agent ',
+);
 
 const DEPLOY = resolve(import.meta.dirname, '../../deploy');
 const AGENT = 'datadog-cluster-agent';
@@ -69,7 +71,15 @@ beforeAll(async () => {
   // (made by a first rotation as admin, in its Pod), and the cluster agent as the Helm chart deploys
   // it: its settings as env, the keys from `datadog-secret`, the enrollment emulator as dd_url.
   expect((await w.rotate(['--no-verify', '--secret-name', IDENTITY])).code).toBe(0);
-  const [token, keys, deployment] = helmClusterAgentObjects({ namespace: w.ns, name: AGENT, clusterName: 'e2e-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: w.enrollment.url, replicas: 1 });
+  const [token, keys, deployment] = helmClusterAgentObjects({
+    namespace: w.ns,
+    name: AGENT,
+    clusterName: 'e2e-cluster',
+    apiKey: DEFAULT_API_KEY,
+    appKey: DEFAULT_APP_KEY,
+    ddUrl: w.enrollment.url,
+    replicas: 1,
+  });
   const pod = deployment!.spec.template.spec;
   pod.nodeSelector = { 'par-test-pool': node };
   pod.terminationGracePeriodSeconds = 0;
@@ -120,45 +130,62 @@ async function ageIdentity() {
 
 describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
   it('kubectl apply --server-side --validate=strict takes every manifest', async () => {
-    const r = await cluster.kubectl(['apply', '--server-side', '--field-manager=par-identity-test', '--validate=strict', '-f', '-'], { stdin: docs.map((d) => JSON.stringify(d)).join('\n') });
+    const r = await cluster.kubectl(['apply', '--server-side', '--field-manager=par-identity-test', '--validate=strict', '-f', '-'], {
+      stdin: docs.map((d) => JSON.stringify(d)).join('\n'),
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n').sort()).toEqual(
-      ['cronjob.batch/par-identity-rotate serverside-applied', `role.rbac.authorization.k8s.io/${ROTATOR} serverside-applied`, `rolebinding.rbac.authorization.k8s.io/${ROTATOR} serverside-applied`, `serviceaccount/${ROTATOR} serverside-applied`].sort(),
+      [
+        'cronjob.batch/par-identity-rotate serverside-applied',
+        `role.rbac.authorization.k8s.io/${ROTATOR} serverside-applied`,
+        `rolebinding.rbac.authorization.k8s.io/${ROTATOR} serverside-applied`,
+        `serviceaccount/${ROTATOR} serverside-applied`,
+      ].sort(),
     );
   });
 
-  it.skipIf(workloadsRun.skip)(`kubectl create job --from=cronjob/par-identity-rotate makes a Job of the CronJob, owned by it ${workloadsRun.label}`, async () => {
-    await cluster.kubectlOk(['create', 'job', 'manual-1', '--from=cronjob/par-identity-rotate', '-n', w.ns]);
-    const job = (await cluster.getJson('job', 'manual-1', w.ns))!;
-    expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'CronJob', name: 'par-identity-rotate' })]);
-    expect(job.metadata.annotations['cronjob.kubernetes.io/instantiate']).toBe('manual');
-    expect(job.spec.template.spec.serviceAccountName).toBe(ROTATOR);
-    expect(job.spec.backoffLimit).toBe(0);
-    // Its Pod is made by the Job controller (the image is not pulled: kwok runs it).
-    await eventually(async () => JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', 'job-name=manual-1', '-o', 'json'])).items.length === 1, 'the Job Pod');
-    await cluster.kubectl(['delete', 'job', 'manual-1', '-n', w.ns, '--cascade=foreground', '--wait=false']);
-  });
+  it.skipIf(workloadsRun.skip)(
+    `kubectl create job --from=cronjob/par-identity-rotate makes a Job of the CronJob, owned by it ${workloadsRun.label}`,
+    async () => {
+      await cluster.kubectlOk(['create', 'job', 'manual-1', '--from=cronjob/par-identity-rotate', '-n', w.ns]);
+      const job = (await cluster.getJson('job', 'manual-1', w.ns))!;
+      expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'CronJob', name: 'par-identity-rotate' })]);
+      expect(job.metadata.annotations['cronjob.kubernetes.io/instantiate']).toBe('manual');
+      expect(job.spec.template.spec.serviceAccountName).toBe(ROTATOR);
+      expect(job.spec.backoffLimit).toBe(0);
+      // Its Pod is made by the Job controller (the image is not pulled: kwok runs it).
+      await eventually(
+        async () =>
+          JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', 'job-name=manual-1', '-o', 'json'])).items.length === 1,
+        'the Job Pod',
+      );
+      await cluster.kubectl(['delete', 'job', 'manual-1', '-n', w.ns, '--cascade=foreground', '--wait=false']);
+    },
+  );
 
-  it.skipIf(!agentFlagShipped || workloadsRun.skip)(`the CronJob’s command off-cluster with a token of its Role: skipped while young, then rotates and rolls out ${workloadsRun.label}`, async () => {
-    const before = (await w.secretData(IDENTITY)).urn;
-    const young = await runCronJobCommand();
-    expect(young.code, young.stderr).toBe(0);
-    expect(JSON.parse(young.stdout)).toMatchObject({ status: 'skipped' });
-    await ageIdentity();
-    const calls = w.enrollCalls();
-    const due = await runCronJobCommand();
-    expect(due.code, due.stderr).toBe(0);
-    expect(w.enrollCalls()).toBe(calls + 1);
-    const after = await w.secretData(IDENTITY);
-    expect(after.urn).not.toBe(before);
-    expect(after.previous_urn).toBe(before);
-    // Rolled out in the same run: nothing left to restart (the README's promise for --rollout).
-    expect(JSON.parse(due.stdout)).toMatchObject({ status: 'ok', urn: after.urn, restartHint: '' });
-    // --rollout: the cluster agent's Pod template carries the new identity's fingerprint.
-    const kid = decodeIdentity({ privateKey: after.private_key!, urn: after.urn! }).key.kid;
-    const agent = (await cluster.getJson('deployment', AGENT, w.ns))!;
-    expect(agent.spec.template.metadata.annotations['par-identity.datadoghq.com/identity-fingerprint']).toBe(kid);
-  });
+  it.skipIf(!agentFlagShipped || workloadsRun.skip)(
+    `the CronJob’s command off-cluster with a token of its Role: skipped while young, then rotates and rolls out ${workloadsRun.label}`,
+    async () => {
+      const before = (await w.secretData(IDENTITY)).urn;
+      const young = await runCronJobCommand();
+      expect(young.code, young.stderr).toBe(0);
+      expect(JSON.parse(young.stdout)).toMatchObject({ status: 'skipped' });
+      await ageIdentity();
+      const calls = w.enrollCalls();
+      const due = await runCronJobCommand();
+      expect(due.code, due.stderr).toBe(0);
+      expect(w.enrollCalls()).toBe(calls + 1);
+      const after = await w.secretData(IDENTITY);
+      expect(after.urn).not.toBe(before);
+      expect(after.previous_urn).toBe(before);
+      // Rolled out in the same run: nothing left to restart (the README's promise for --rollout).
+      expect(JSON.parse(due.stdout)).toMatchObject({ status: 'ok', urn: after.urn, restartHint: '' });
+      // --rollout: the cluster agent's Pod template carries the new identity's fingerprint.
+      const kid = decodeIdentity({ privateKey: after.private_key!, urn: after.urn! }).key.kid;
+      const agent = (await cluster.getJson('deployment', AGENT, w.ns))!;
+      expect(agent.spec.template.metadata.annotations['par-identity.datadoghq.com/identity-fingerprint']).toBe(kid);
+    },
+  );
 
   // Each rule's verbs, one at a time, taken out of the applied Role.
   const needed = [
@@ -170,29 +197,37 @@ describe(`deploy/ on the ${CLUSTER_KIND} cluster`, () => {
     ['deployments', 'patch'],
     ['pods', 'list'],
   ] as const;
-  it.skipIf(!agentFlagShipped).each(needed)('without %s %s in the Role the run fails before anything is enrolled', async (resource, verb) => {
-    const shipped = role();
-    const reduced = structuredClone(shipped);
-    for (const rule of reduced.rules) if (rule.resources.includes(resource)) rule.verbs = rule.verbs.filter((v: string) => v !== verb);
-    reduced.rules = reduced.rules.filter((r: { verbs: string[] }) => r.verbs.length > 0);
-    await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(reduced) });
-    try {
-      // RBAC changes reach the authorizer through its informer: wait until can-i says no.
-      await eventually(async () => {
-        const object = { secrets: `secrets/${IDENTITY}`, configmaps: 'configmaps/datadog-cluster-id', deployments: `deployments/${AGENT}`, pods: 'pods' }[resource];
-        const run = (args: string[], stdin: string) => cluster.kubectl(args, { stdin });
-        return (await canI(run, verb, object, { namespace: w.ns, as: `system:serviceaccount:${w.ns}:${ROTATOR}` })) === 'no';
-      }, `RBAC without ${verb} ${resource}`);
-      await ageIdentity();
-      const calls = w.enrollCalls();
-      const before = await w.secretData(IDENTITY);
-      const r = await runCronJobCommand();
-      expect(r.code, r.stderr).not.toBe(0);
-      expect(r.stderr).toMatch(/KUBE_FORBIDDEN|FORBIDDEN|forbidden/);
-      expect(w.enrollCalls()).toBe(calls);
-      expect(await w.secretData(IDENTITY)).toEqual(before);
-    } finally {
-      await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(shipped) });
-    }
-  });
+  it.skipIf(!agentFlagShipped).each(needed)(
+    'without %s %s in the Role the run fails before anything is enrolled',
+    async (resource, verb) => {
+      const shipped = role();
+      const reduced = structuredClone(shipped);
+      for (const rule of reduced.rules) if (rule.resources.includes(resource)) rule.verbs = rule.verbs.filter((v: string) => v !== verb);
+      reduced.rules = reduced.rules.filter((r: { verbs: string[] }) => r.verbs.length > 0);
+      await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(reduced) });
+      try {
+        // RBAC changes reach the authorizer through its informer: wait until can-i says no.
+        await eventually(async () => {
+          const object = {
+            secrets: `secrets/${IDENTITY}`,
+            configmaps: 'configmaps/datadog-cluster-id',
+            deployments: `deployments/${AGENT}`,
+            pods: 'pods',
+          }[resource];
+          const run = (args: string[], stdin: string) => cluster.kubectl(args, { stdin });
+          return (await canI(run, verb, object, { namespace: w.ns, as: `system:serviceaccount:${w.ns}:${ROTATOR}` })) === 'no';
+        }, `RBAC without ${verb} ${resource}`);
+        await ageIdentity();
+        const calls = w.enrollCalls();
+        const before = await w.secretData(IDENTITY);
+        const r = await runCronJobCommand();
+        expect(r.code, r.stderr).not.toBe(0);
+        expect(r.stderr).toMatch(/KUBE_FORBIDDEN|FORBIDDEN|forbidden/);
+        expect(w.enrollCalls()).toBe(calls);
+        expect(await w.secretData(IDENTITY)).toEqual(before);
+      } finally {
+        await cluster.kubectlOk(['replace', '-f', '-'], { stdin: JSON.stringify(shipped) });
+      }
+    },
+  );
 });

@@ -56,7 +56,15 @@ describe(`operator truth on the ${CLUSTER_KIND} cluster`, () => {
 
   it('rollout of a workload that does not exist: WORKLOAD_MISSING, exit 10, in text and --json', async () => {
     for (const json of [false, true]) {
-      const run = await w.run(['rollout', 'deployment/nope', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, ...(json ? ['--json'] : [])]);
+      const run = await w.run([
+        'rollout',
+        'deployment/nope',
+        '-n',
+        w.ns,
+        '--kubeconfig',
+        cluster.adminKubeconfig,
+        ...(json ? ['--json'] : []),
+      ]);
       expect(run.code, run.stderr).toBe(10);
       expect(run.stderr).toContain('error[WORKLOAD_MISSING]');
       if (json) expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'WORKLOAD_MISSING', exitCode: 10 });
@@ -65,8 +73,23 @@ describe(`operator truth on the ${CLUSTER_KIND} cluster`, () => {
 
   it("the Helm chart's placeholder is replaced and never kept as the previous identity: rollback then refuses (NO_BACKUP)", async () => {
     const placeholder = { RUNNER_URN: 'URN_FROM_CONFIG', RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG' };
-    await cluster.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'par-runner', namespace: w.ns }, type: 'Opaque', stringData: placeholder });
-    const args = ['-c', join(w.dir, 'datadog-cluster.yaml'), '--k8s-secret', 'par-runner', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig];
+    await cluster.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'par-runner', namespace: w.ns },
+      type: 'Opaque',
+      stringData: placeholder,
+    });
+    const args = [
+      '-c',
+      join(w.dir, 'datadog-cluster.yaml'),
+      '--k8s-secret',
+      'par-runner',
+      '-n',
+      w.ns,
+      '--kubeconfig',
+      cluster.adminKubeconfig,
+    ];
     const run = await w.run(['rotate-identity', ...args]);
     expect(run.code, run.stderr).toBe(0);
     const data = await w.secretData('par-runner');

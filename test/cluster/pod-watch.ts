@@ -17,7 +17,10 @@ export interface Coverage {
   stop(): Promise<void>;
 }
 
-function isReady(pod: { metadata?: { deletionTimestamp?: unknown }; status?: { conditions?: Array<{ type: string; status: string }> } }): boolean {
+function isReady(pod: {
+  metadata?: { deletionTimestamp?: unknown };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}): boolean {
   return !pod.metadata?.deletionTimestamp && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
@@ -25,7 +28,12 @@ function isReady(pod: { metadata?: { deletionTimestamp?: unknown }; status?: { c
  * Watches the Pods matching `labelSelector` in `namespace`. perNode: each node of `nodes` must have
  * a Ready Pod; otherwise at least `minimum` Pods must be Ready.
  */
-export async function watchCoverage(kubeconfigPath: string, namespace: string, labelSelector: string, opts: { nodes?: string[]; minimum?: number }): Promise<Coverage> {
+export async function watchCoverage(
+  kubeconfigPath: string,
+  namespace: string,
+  labelSelector: string,
+  opts: { nodes?: string[]; minimum?: number },
+): Promise<Coverage> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const pods = new Map<string, PodView>();

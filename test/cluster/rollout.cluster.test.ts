@@ -22,7 +22,8 @@ const small = `${pool}-small`;
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  if (!workloadsRun.skip) await cluster.addNodes(nodes.map((name) => ({ name, cpu: '2', memory: '4Gi', labels: { 'par-test-pool': pool } })));
+  if (!workloadsRun.skip)
+    await cluster.addNodes(nodes.map((name) => ({ name, cpu: '2', memory: '4Gi', labels: { 'par-test-pool': pool } })));
   w = await agentWorld(cluster, 'rollout');
   expect((await w.rotate(['--no-verify'])).code).toBe(0);
   const data = await w.secretData();
@@ -40,7 +41,15 @@ function podTemplate(app: string, selectPool = pool) {
     spec: {
       nodeSelector: { 'par-test-pool': selectPool },
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'runner', image: 'registry.example/par:1', readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, resources: { requests: { cpu: '600m', memory: '128Mi' } }, envFrom: [{ secretRef: { name: 'private-action-runner-identity' } }] }],
+      containers: [
+        {
+          name: 'runner',
+          image: 'registry.example/par:1',
+          readinessProbe: { httpGet: { path: '/ready', port: 8080 } },
+          resources: { requests: { cpu: '600m', memory: '128Mi' } },
+          envFrom: [{ secretRef: { name: 'private-action-runner-identity' } }],
+        },
+      ],
     },
   };
 }
@@ -50,7 +59,11 @@ async function daemonSet(name: string, selectPool = pool) {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
     metadata: { name, namespace: w.ns },
-    spec: { selector: { matchLabels: { app: name } }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, template: podTemplate(name, selectPool) },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+      template: podTemplate(name, selectPool),
+    },
   });
 }
 
@@ -64,13 +77,31 @@ async function deployment(name: string, replicas: number) {
 }
 
 interface PodList {
-  items: Array<{ metadata: { name: string; annotations?: Record<string, string>; deletionTimestamp?: string }; spec: { nodeName?: string }; status?: { conditions?: Array<{ type: string; status: string }> } }>;
+  items: Array<{
+    metadata: { name: string; annotations?: Record<string, string>; deletionTimestamp?: string };
+    spec: { nodeName?: string };
+    status?: { conditions?: Array<{ type: string; status: string }> };
+  }>;
 }
-const podsOf = async (app: string) => JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', `app=${app}`, '-o', 'json'])) as PodList;
-const readyPods = async (app: string) => (await podsOf(app)).items.filter((p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
-const allReady = (app: string, count: number) => eventually(async () => (await readyPods(app)).length === count && (await podsOf(app)).items.length === count, `${count} Ready Pods of ${app}`, 60_000, 250);
+const podsOf = async (app: string) =>
+  JSON.parse(await cluster.kubectlOk(['get', 'pods', '-n', w.ns, '-l', `app=${app}`, '-o', 'json'])) as PodList;
+const readyPods = async (app: string) =>
+  (await podsOf(app)).items.filter(
+    (p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
+const allReady = (app: string, count: number) =>
+  eventually(
+    async () => (await readyPods(app)).length === count && (await podsOf(app)).items.length === count,
+    `${count} Ready Pods of ${app}`,
+    60_000,
+    250,
+  );
 
-const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], { env: w.env, timeoutMs: 120_000 });
+const rollout = (...args: string[]) =>
+  runCli(['rollout', ...args, '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], {
+    env: w.env,
+    timeoutMs: 120_000,
+  });
 
 describe.skipIf(workloadsRun.skip)(`rollout on the ${CLUSTER_KIND} cluster ${workloadsRun.label}`, () => {
   it('DaemonSet: --check reports every node can surge and writes nothing', async () => {
@@ -128,9 +159,7 @@ describe.skipIf(workloadsRun.skip)(`rollout on the ${CLUSTER_KIND} cluster ${wor
     // One node of 1 CPU: a 600m runner Pod fits, a second (the surge) does not: Insufficient cpu.
     const smallPool = `${pool}-s`;
     beforeAll(async () => {
-      if (!workloadsRun.skip) await cluster.addNodes([
-        { name: small, cpu: '1', memory: '4Gi', labels: { 'par-test-pool': smallPool } },
-      ]);
+      if (!workloadsRun.skip) await cluster.addNodes([{ name: small, cpu: '1', memory: '4Gi', labels: { 'par-test-pool': smallPool } }]);
     });
 
     it('--check names the full node; without --fallback the rollout is refused before any change', async () => {
@@ -168,21 +197,58 @@ describe.skipIf(workloadsRun.skip)(`rollout on the ${CLUSTER_KIND} cluster ${wor
       try {
         await daemonSet('late', midPool);
         await allReady('late', 1);
-        const cli = startCli(['rollout', 'daemonset/late', '--fallback', '--json', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--poll-interval', '200ms'], {
-          env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'rollout-before-patch:stop' },
-        });
+        const cli = startCli(
+          [
+            'rollout',
+            'daemonset/late',
+            '--fallback',
+            '--json',
+            '-n',
+            w.ns,
+            '--kubeconfig',
+            cluster.adminKubeconfig,
+            '--poll-interval',
+            '200ms',
+          ],
+          {
+            env: { ...w.env, PAR_IDENTITY_FAILPOINT: 'rollout-before-patch:stop' },
+          },
+        );
         cli.child.stdin.end();
         await stoppedByFailpoint(cli.child.pid!);
-        await cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hog', namespace: w.ns }, spec: { nodeName: mid, terminationGracePeriodSeconds: 0, containers: [{ name: 'hog', image: 'registry.example/hog:1', resources: { requests: { cpu: '500m' } } }] } });
+        await cluster.create({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'hog', namespace: w.ns },
+          spec: {
+            nodeName: mid,
+            terminationGracePeriodSeconds: 0,
+            containers: [{ name: 'hog', image: 'registry.example/hog:1', resources: { requests: { cpu: '500m' } } }],
+          },
+        });
         cli.child.kill('SIGCONT');
         const { code } = await cli.exit;
         expect(code, cli.stderr()).toBe(0);
-        const out = JSON.parse(cli.stdout()) as { check: { nodes: { verdict: string }[] }; fallbackSteps: { node: string; deletedPod?: string }[] };
+        const out = JSON.parse(cli.stdout()) as {
+          check: { nodes: { verdict: string }[] };
+          fallbackSteps: { node: string; deletedPod?: string }[];
+        };
         expect(out.check.nodes.map((n) => n.verdict)).toEqual(['can surge']);
         expect(out.fallbackSteps.filter((s) => s.deletedPod).map((s) => s.node)).toEqual([mid]);
         // The trigger was the scheduler's own word for it, recorded on the surge Pod.
-        const scheduling = await cluster.kubectlOk(['get', 'events', '-n', w.ns, '--field-selector', 'reason=FailedScheduling', '-o', 'json']);
-        expect(JSON.stringify(JSON.parse(scheduling).items.map((e: { message?: string; note?: string }) => e.message ?? e.note))).toMatch(/Insufficient cpu/);
+        const scheduling = await cluster.kubectlOk([
+          'get',
+          'events',
+          '-n',
+          w.ns,
+          '--field-selector',
+          'reason=FailedScheduling',
+          '-o',
+          'json',
+        ]);
+        expect(JSON.stringify(JSON.parse(scheduling).items.map((e: { message?: string; note?: string }) => e.message ?? e.note))).toMatch(
+          /Insufficient cpu/,
+        );
         await allReady('late', 1);
         expect((await readyPods('late'))[0]!.metadata.annotations?.[FINGERPRINT]).toBe(kid);
       } finally {

@@ -83,7 +83,9 @@ describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
     expect(decodeIdentity({ privateKey: pending.private_key, urn: before.urn! }).key.kid).toBe(orphan.publicKeyThumbprint);
     const status = await w.run(['status', '--secret', '-c', w.dir, '--kubeconfig', sa, '--json']);
     expect(status.code, status.stderr).toBe(15);
-    expect((JSON.parse(status.stdout) as { possibleOrphans: { state: string; fingerprint: string }[] }).possibleOrphans).toMatchObject([{ state: 'pending', fingerprint: orphan.publicKeyThumbprint }]);
+    expect((JSON.parse(status.stdout) as { possibleOrphans: { state: string; fingerprint: string }[] }).possibleOrphans).toMatchObject([
+      { state: 'pending', fingerprint: orphan.publicKeyThumbprint },
+    ]);
     const next = await w.rotate(['--no-verify'], { kubeconfig: sa });
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).toContain(orphan.publicKeyThumbprint);
@@ -123,7 +125,9 @@ describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
       await writeFile(viaProxy, await proxy.kubeconfigFrom(sa), { mode: 0o600 });
       // The identity update is the rotation's second real PUT: the first keeps the pending key (docs/identity-lifecycle.md §3).
       let puts = 0;
-      const cut = proxy.cutNext((method, path) => method === 'PUT' && path.includes(`/secrets/${SECRET}`) && !path.includes('dryRun') && ++puts === 2);
+      const cut = proxy.cutNext(
+        (method, path) => method === 'PUT' && path.includes(`/secrets/${SECRET}`) && !path.includes('dryRun') && ++puts === 2,
+      );
       const run = await w.rotate(['--json', '--no-verify'], { kubeconfig: viaProxy });
       await cut;
       expect(run.code, run.stderr).toBe(0);
@@ -165,16 +169,42 @@ describe(`rotate-par-identity on the ${CLUSTER_KIND} cluster`, () => {
 
 describe(`rotate-identity --k8s-secret (the Helm runner Secret) on the ${CLUSTER_KIND} cluster`, () => {
   it('rotates RUNNER_URN / RUNNER_PRIVATE_KEY, keeps PREVIOUS_* and unrelated keys', async () => {
-    const seed = { RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }), RUNNER_PRIVATE_KEY: encodePrivateJwk(generateIdentityKey()), OTHER: 'keep-me' };
-    await cluster.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'par-runner', namespace: w.ns }, type: 'Opaque', stringData: seed });
-    const run = await w.run(['rotate-identity', '-c', join(w.dir, 'datadog-cluster.yaml'), '--k8s-secret', 'par-runner', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--json']);
+    const seed = {
+      RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }),
+      RUNNER_PRIVATE_KEY: encodePrivateJwk(generateIdentityKey()),
+      OTHER: 'keep-me',
+    };
+    await cluster.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'par-runner', namespace: w.ns },
+      type: 'Opaque',
+      stringData: seed,
+    });
+    const run = await w.run([
+      'rotate-identity',
+      '-c',
+      join(w.dir, 'datadog-cluster.yaml'),
+      '--k8s-secret',
+      'par-runner',
+      '-n',
+      w.ns,
+      '--kubeconfig',
+      cluster.adminKubeconfig,
+      '--json',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const data = await w.secretData('par-runner');
     expect(data.PREVIOUS_RUNNER_URN).toBe(seed.RUNNER_URN);
     expect(data.PREVIOUS_RUNNER_PRIVATE_KEY).toBe(seed.RUNNER_PRIVATE_KEY);
     expect(data.OTHER).toBe('keep-me');
     const identity = decodeIdentity({ privateKey: data.RUNNER_PRIVATE_KEY!, urn: data.RUNNER_URN! });
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', urn: data.RUNNER_URN, fingerprint: identity.key.kid, verify: { ok: true } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'ok',
+      urn: data.RUNNER_URN,
+      fingerprint: identity.key.kid,
+      verify: { ok: true },
+    });
   });
 });
 
@@ -204,7 +234,15 @@ describe(`the last verified identity on the ${CLUSTER_KIND} cluster`, () => {
     expect(after.previous_urn).toBe(verified.urn);
     expect(after.previous_private_key).toBe(verified.private_key);
     expect(second.stderr).toContain(`${unverified.urn} (in service, never verified) is replaced and not kept`);
-    const status = await w.run(['status', '--secret', '-c', join(w.dir, 'datadog-cluster.yaml'), '--kubeconfig', cluster.adminKubeconfig, '--json']);
+    const status = await w.run([
+      'status',
+      '--secret',
+      '-c',
+      join(w.dir, 'datadog-cluster.yaml'),
+      '--kubeconfig',
+      cluster.adminKubeconfig,
+      '--json',
+    ]);
     // The rejected run's key, set aside by the next rotation: the record of the runner to remove (exit 15).
     expect(status.code, status.stderr).toBe(15);
     expect(JSON.parse(status.stdout).lastVerified).toMatchObject({ fingerprint: kid, urn: verified.urn, is: 'previous' });
@@ -214,16 +252,66 @@ describe(`the last verified identity on the ${CLUSTER_KIND} cluster`, () => {
   });
 
   it('rotate-identity --k8s-secret: PREVIOUS_RUNNER_* keeps the verified identity across a rejected check and unverified rotations', async () => {
-    const seed = { RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }), RUNNER_PRIVATE_KEY: encodePrivateJwk(generateIdentityKey()) };
-    await cluster.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'par-runner', namespace: w.ns }, type: 'Opaque', stringData: seed });
-    const rotate = () => w.run(['rotate-identity', '-c', join(w.dir, 'datadog-cluster.yaml'), '--k8s-secret', 'par-runner', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig]);
+    const seed = {
+      RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }),
+      RUNNER_PRIVATE_KEY: encodePrivateJwk(generateIdentityKey()),
+    };
+    await cluster.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'par-runner', namespace: w.ns },
+      type: 'Opaque',
+      stringData: seed,
+    });
+    const rotate = () =>
+      w.run([
+        'rotate-identity',
+        '-c',
+        join(w.dir, 'datadog-cluster.yaml'),
+        '--k8s-secret',
+        'par-runner',
+        '-n',
+        w.ns,
+        '--kubeconfig',
+        cluster.adminKubeconfig,
+      ]);
     expect((await rotate()).code).toBe(0);
     const verified = await w.secretData('par-runner');
     reject();
     expect((await rotate()).code).toBe(8);
     expect((await w.secretData('par-runner')).RUNNER_URN).toBe(verified.RUNNER_URN);
-    expect((await w.run(['rotate-identity', '-c', join(w.dir, 'datadog-cluster.yaml'), '--k8s-secret', 'par-runner', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'])).code).toBe(0);
-    expect((await w.run(['rotate-identity', '-c', join(w.dir, 'datadog-cluster.yaml'), '--k8s-secret', 'par-runner', '-n', w.ns, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'])).code).toBe(0);
+    expect(
+      (
+        await w.run([
+          'rotate-identity',
+          '-c',
+          join(w.dir, 'datadog-cluster.yaml'),
+          '--k8s-secret',
+          'par-runner',
+          '-n',
+          w.ns,
+          '--kubeconfig',
+          cluster.adminKubeconfig,
+          '--no-verify',
+        ])
+      ).code,
+    ).toBe(0);
+    expect(
+      (
+        await w.run([
+          'rotate-identity',
+          '-c',
+          join(w.dir, 'datadog-cluster.yaml'),
+          '--k8s-secret',
+          'par-runner',
+          '-n',
+          w.ns,
+          '--kubeconfig',
+          cluster.adminKubeconfig,
+          '--no-verify',
+        ])
+      ).code,
+    ).toBe(0);
     const after = await w.secretData('par-runner');
     expect(after.PREVIOUS_RUNNER_URN).toBe(verified.RUNNER_URN);
     expect(after.PREVIOUS_RUNNER_PRIVATE_KEY).toBe(verified.RUNNER_PRIVATE_KEY);

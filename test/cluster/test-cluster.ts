@@ -68,7 +68,11 @@ export interface TestCluster {
 }
 
 /** Run a command, collect its output; never throws for a non-zero exit. */
-export function run(cmd: string, args: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CommandResult> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { stdin?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -90,7 +94,8 @@ export function run(cmd: string, args: string[], opts: { stdin?: string; env?: N
 }
 
 function kubectlFor(adminKubeconfig: string): Pick<TestCluster, 'kubectl' | 'kubectlOk' | 'getJson' | 'create'> {
-  const kubectl: TestCluster['kubectl'] = (args, opts = {}) => run('kubectl', [`--kubeconfig=${opts.kubeconfig ?? adminKubeconfig}`, ...args], { stdin: opts.stdin });
+  const kubectl: TestCluster['kubectl'] = (args, opts = {}) =>
+    run('kubectl', [`--kubeconfig=${opts.kubeconfig ?? adminKubeconfig}`, ...args], { stdin: opts.stdin });
   const kubectlOk: TestCluster['kubectlOk'] = async (args, opts) => {
     const r = await kubectl(args, opts);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
@@ -168,9 +173,16 @@ function common(dir: string, adminKubeconfig: string, kind: ClusterKind) {
  * A TokenRequest for a ServiceAccount, in JSON (`kubectl create token` sends protobuf, which the
  * emulator does not speak): the token. Throws with kubectl's stderr when refused.
  */
-export async function issueToken(k: Pick<TestCluster, 'kubectl'>, namespace: string, serviceAccount: string, expirationSeconds: number): Promise<string> {
+export async function issueToken(
+  k: Pick<TestCluster, 'kubectl'>,
+  namespace: string,
+  serviceAccount: string,
+  expirationSeconds: number,
+): Promise<string> {
   const body = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } });
-  const r = await k.kubectl(['create', '--raw', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, '-f', '-'], { stdin: body });
+  const r = await k.kubectl(['create', '--raw', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, '-f', '-'], {
+    stdin: body,
+  });
   if (r.code !== 0) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} refused: ${r.stderr}`);
   return (JSON.parse(r.stdout) as { status: { token: string } }).status.token;
 }
@@ -214,7 +226,13 @@ async function realCluster(): Promise<TestCluster> {
             name: n.name,
             // kwok manages exactly the Nodes with this annotation (scripts/control-plane.sh).
             annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-            labels: { 'kubernetes.io/hostname': n.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok', ...n.labels },
+            labels: {
+              'kubernetes.io/hostname': n.name,
+              'kubernetes.io/os': 'linux',
+              'kubernetes.io/arch': 'amd64',
+              type: 'kwok',
+              ...n.labels,
+            },
           },
           status: {
             allocatable: { cpu: n.cpu ?? '4', memory: n.memory ?? '8Gi', pods: String(n.pods ?? 110) },
@@ -254,7 +272,10 @@ export function only(kind: ClusterKind, reason: string): { skip: boolean; label:
  * Tests of workload behaviour (Pods scheduled and made Ready, a surge rollout, the capacity fallback,
  * a CronJob's Job running): the real control plane only (kwok runs the Pods), in `npm run test:cluster`.
  */
-export const workloadsRun = only('real', 'Pods run only on the real control plane (kwok); the emulator stores workloads but runs no scheduler, controllers or kubelet');
+export const workloadsRun = only(
+  'real',
+  'Pods run only on the real control plane (kwok); the emulator stores workloads but runs no scheduler, controllers or kubelet',
+);
 
 /** Resolves once the process has stopped itself (a `PAR_IDENTITY_FAILPOINT=<step>:stop`): state "T" in /proc. */
 export function stoppedByFailpoint(pid: number): Promise<boolean> {
@@ -265,7 +286,12 @@ export function stoppedByFailpoint(pid: number): Promise<boolean> {
 }
 
 /** Polls until check() returns a truthy value; an event-free cluster is only observable by asking. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -35,7 +35,9 @@ const lines = (r: RunningCli) =>
 const written = (r: RunningCli) => lines(r).filter((l) => l.event === 'written');
 
 async function startWatcher(): Promise<{ run: RunningCli; output: string }> {
-  const kubeconfig = await cluster.serviceAccountKubeconfig(w.ns, 'watcher', [{ apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] }]);
+  const kubeconfig = await cluster.serviceAccountKubeconfig(w.ns, 'watcher', [
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['get', 'list', 'watch'] },
+  ]);
   const output = join(w.dir, 'identity.json');
   const run = startCli(['watch', '-c', w.dir, '--kubeconfig', kubeconfig, '--output', output, '--json'], { env: w.env });
   running.push(run);

@@ -59,7 +59,9 @@ describe('the identity Secret goes only where the agent reads it', () => {
     expect(run.stderr).toContain(`it will be created (namespace from --namespace)`);
     expect(run.stderr).toContain(`cluster agent: deployment ${NS}/dd-release-cluster-agent`);
     expect(run.stdout).toMatch(new RegExp(`next: .*rollout deployment/dd-release-cluster-agent -n ${NS}`));
-    expect(run.stdout).toContain(`undo: kubectl -n ${NS} --kubeconfig ${fx.adminKubeconfig} delete secret ${SECRET} (it was created by this run`);
+    expect(run.stdout).toContain(
+      `undo: kubectl -n ${NS} --kubeconfig ${fx.adminKubeconfig} delete secret ${SECRET} (it was created by this run`,
+    );
     expect(run.stdout).not.toMatch(/undo: \S+ rollback/);
     expect(fx.secret(SECRET, NS)).toBeDefined();
   });
@@ -77,7 +79,9 @@ describe('the identity Secret goes only where the agent reads it', () => {
   });
 
   it('-n that differs from kube_resources_namespace: refused, naming both, nothing enrolled', async () => {
-    const run = await fx.rotate(['-n', 'default', '--no-verify', '--json'], { env: { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: NS } });
+    const run = await fx.rotate(['-n', 'default', '--no-verify', '--json'], {
+      env: { ...offCluster().env, DD_KUBE_RESOURCES_NAMESPACE: NS },
+    });
     expect(run.code, run.stderr).toBe(3);
     const out = JSON.parse(run.stdout) as { code: string; message: string };
     expect(out.code).toBe('NAMESPACE_MISMATCH');
@@ -102,7 +106,9 @@ describe('the identity Secret goes only where the agent reads it', () => {
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);
     const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', listOnly, '--no-verify'], offCluster());
-    expect(run.stderr).toContain(`cluster agent not found (deployment ${NS}/dd-release-cluster-agent (found by its labels); get deployment ${NS}/dd-release-cluster-agent: forbidden to this user)`);
+    expect(run.stderr).toContain(
+      `cluster agent not found (deployment ${NS}/dd-release-cluster-agent (found by its labels); get deployment ${NS}/dd-release-cluster-agent: forbidden to this user)`,
+    );
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[NAMESPACE_UNKNOWN]');
     expect(run.stderr).toContain('kubeconfig context');
@@ -116,11 +122,18 @@ describe('the identity Secret goes only where the agent reads it', () => {
   });
 
   it('a user who may not list Deployments or Secrets is told so, not given a wrong grant hint', async () => {
-    const kubeconfig = await fx.kubeconfigFor('namespaced', [
-      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'create', 'update'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-    ], 'default');
-    const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--kubeconfig', kubeconfig, '-n', 'default', '--no-verify'], offCluster());
+    const kubeconfig = await fx.kubeconfigFor(
+      'namespaced',
+      [
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'create', 'update'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+      ],
+      'default',
+    );
+    const run = await fx.run(
+      ['rotate-par-identity', '-c', fx.dir, '--kubeconfig', kubeconfig, '-n', 'default', '--no-verify'],
+      offCluster(),
+    );
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[SECRET_CREATE_UNCERTAIN]');
     expect(run.stderr).toContain('listing Deployments in all namespaces is forbidden to this user');

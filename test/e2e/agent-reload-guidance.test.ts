@@ -47,7 +47,9 @@ describe('next: and restartHint after a cluster Secret rotation', () => {
     const next = run.stdout.split('\n').find((l) => l.startsWith('next: '))!;
     expect(next).toContain('agent version "latest" is not a release number');
     expect(next).toMatch(/may reload when the Secret's urn changes .* or only read it at start/);
-    expect(next).toContain(`nothing is promised: restart it create-before-delete to be sure: par-identity rollout deployment/${DEPLOYMENT}`);
+    expect(next).toContain(
+      `nothing is promised: restart it create-before-delete to be sure: par-identity rollout deployment/${DEPLOYMENT}`,
+    );
     expect(next).not.toContain('no restart needed');
   });
 
@@ -73,7 +75,12 @@ describe('status --pods by the version each Pod runs', () => {
     fx.kube.createObject({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name, namespace: NS, labels: { app: 'dca' }, ...(fingerprint ? { annotations: { [FINGERPRINT_ANNOTATION]: fingerprint } } : {}) },
+      metadata: {
+        name,
+        namespace: NS,
+        labels: { app: 'dca' },
+        ...(fingerprint ? { annotations: { [FINGERPRINT_ANNOTATION]: fingerprint } } : {}),
+      },
       spec: { containers: [{ name: 'cluster-agent', image }] },
     } as never);
   }
@@ -85,9 +92,15 @@ describe('status --pods by the version each Pod runs', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'datadog-cluster-agent', namespace: NS },
-      spec: { replicas: 3, selector: { matchLabels: { app: 'dca' } }, template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'cluster-agent', image: 'x' }] } } },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: { app: 'dca' } },
+        template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'cluster-agent', image: 'x' }] } },
+      },
     } as never);
-    const fingerprint = String(json((await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json'])).stdout).fingerprint);
+    const fingerprint = String(
+      json((await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json'])).stdout).fingerprint,
+    );
     pod('dca-new', 'gcr.io/datadoghq/cluster-agent:7.81.1', fingerprint);
     pod('dca-old', 'gcr.io/datadoghq/cluster-agent:7.81.1', 'an-older-fingerprint');
     pod('dca-floating', 'gcr.io/datadoghq/cluster-agent:latest');

@@ -3,7 +3,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY } from '../../emulators/enrollment/index.js';
 import { apiKeyHash } from '../../src/identity/index.js';
-import { AGENT, type ClusterFixture, clusterAgentDeployment, clusterFixture, helmAgentEnv, KEYS_SECRET, NS, SECRET } from './cluster-fixture.js';
+import {
+  AGENT,
+  type ClusterFixture,
+  clusterAgentDeployment,
+  clusterFixture,
+  helmAgentEnv,
+  KEYS_SECRET,
+  NS,
+  SECRET,
+} from './cluster-fixture.js';
 import { expectNoSecrets } from './local-fixture.js';
 
 // The running cluster agent decides (issue 30; docs/configuration.md, "The running agent's settings"):
@@ -28,7 +37,8 @@ function replaceAgent(container: Record<string, unknown>, volumes: unknown[] = [
 }
 
 /** rotate-par-identity with no local config: the agent's settings only. */
-const rotateNoConfig = (extra: string[] = [], env: Record<string, string> = {}) => fx.run(['rotate-par-identity', '--kubeconfig', fx.adminKubeconfig, '--no-verify', ...extra], { env });
+const rotateNoConfig = (extra: string[] = [], env: Record<string, string> = {}) =>
+  fx.run(['rotate-par-identity', '--kubeconfig', fx.adminKubeconfig, '--no-verify', ...extra], { env });
 
 function runnerName(): string {
   const body = JSON.parse(enrollCalls().at(-1)!.body) as { data: { attributes: { runner_name: string } } };
@@ -36,8 +46,10 @@ function runnerName(): string {
 }
 
 describe('Helm layout (self-enroll Secret named by env)', () => {
-  it('issue 30 point 1: -c with no identity_secret_name rotates the agent\'s custom-par-identity, never creates the default', async () => {
-    replaceAgent({ env: helmAgentEnv(fx.enrollment.url, [{ name: 'DD_PRIVATE_ACTION_RUNNER_IDENTITY_SECRET_NAME', value: 'custom-par-identity' }]) });
+  it("issue 30 point 1: -c with no identity_secret_name rotates the agent's custom-par-identity, never creates the default", async () => {
+    replaceAgent({
+      env: helmAgentEnv(fx.enrollment.url, [{ name: 'DD_PRIVATE_ACTION_RUNNER_IDENTITY_SECRET_NAME', value: 'custom-par-identity' }]),
+    });
     // The agent's Secret exists (enrolled by the agent: here by a first run naming it).
     expect((await fx.rotate(['--no-verify', '--secret-name', 'custom-par-identity'])).code).toBe(0);
     const before = fx.secretData('custom-par-identity').urn;
@@ -46,19 +58,36 @@ describe('Helm layout (self-enroll Secret named by env)', () => {
     expect(json(run.stdout)).toMatchObject({ secretName: 'custom-par-identity', namespace: NS, action: 'updated' });
     expect(fx.secretData('custom-par-identity').previous_urn).toBe(before);
     expect(fx.secret(SECRET)).toBeUndefined();
-    expect(run.stderr).toContain(`identity Secret name: custom-par-identity (env DD_PRIVATE_ACTION_RUNNER_IDENTITY_SECRET_NAME of deployment ${NS}/${AGENT})`);
+    expect(run.stderr).toContain(
+      `identity Secret name: custom-par-identity (env DD_PRIVATE_ACTION_RUNNER_IDENTITY_SECRET_NAME of deployment ${NS}/${AGENT})`,
+    );
   });
 
-  it('no local config: the agent\'s settings, keys from its Secret, never printed; status shows them with their sources and the layout', async () => {
+  it("no local config: the agent's settings, keys from its Secret, never printed; status shows them with their sources and the layout", async () => {
     const run = await rotateNoConfig(['--agent', `deployment/${AGENT}`, '-n', NS, '--json']);
     expect(run.code, run.stderr).toBe(0);
-    const out = json(run.stdout) as { clusterAgent: { deployment: string; layout: string; version: string; settings: { setting: string; agentSource: string; outcome: string }[] } };
-    expect(out).toMatchObject({ secretName: SECRET, namespace: NS, action: 'created', agentVersion: { version: '7.81.0', source: 'cluster agent image' } });
+    const out = json(run.stdout) as {
+      clusterAgent: {
+        deployment: string;
+        layout: string;
+        version: string;
+        settings: { setting: string; agentSource: string; outcome: string }[];
+      };
+    };
+    expect(out).toMatchObject({
+      secretName: SECRET,
+      namespace: NS,
+      action: 'created',
+      agentVersion: { version: '7.81.0', source: 'cluster agent image' },
+    });
     expect(out.clusterAgent).toMatchObject({ deployment: `${NS}/${AGENT}`, layout: 'helm', version: '7.81.0' });
-    expect(out.clusterAgent.settings.find((s) => s.setting === 'API key (api_key_hash)')).toMatchObject({ agentSource: `secret ${NS}/${KEYS_SECRET} key api-key (env DD_API_KEY of deployment ${NS}/${AGENT})`, outcome: 'agent' });
+    expect(out.clusterAgent.settings.find((s) => s.setting === 'API key (api_key_hash)')).toMatchObject({
+      agentSource: `secret ${NS}/${KEYS_SECRET} key api-key (env DD_API_KEY of deployment ${NS}/${AGENT})`,
+      outcome: 'agent',
+    });
     expect(fx.secretData().api_key_hash).toBe(apiKeyHash(DEFAULT_API_KEY));
     expect(runnerName()).toMatch(/^e2e-cluster-\d{14}$/);
-    expect(run.stderr).toContain("no -c given, so /etc/datadog-agent is not read");
+    expect(run.stderr).toContain('no -c given, so /etc/datadog-agent is not read');
     expectNoSecrets(run, [DEFAULT_API_KEY, fx.enrollment.options.appKeys[0]!]);
     // Found by its labels too, without --agent.
     const status = await fx.run(['status', '--secret', '--kubeconfig', fx.adminKubeconfig]);
@@ -78,7 +107,12 @@ describe('a local setting with another outcome stops before anything is enrolled
     ['identity Secret name', 'private_action_runner:\n  identity_secret_name: elsewhere\n', {}, 'identity Secret name: here elsewhere'],
     ['cluster name', 'cluster_name: another\n', {}, 'cluster name (runner name): here another'],
     ['site (DD_SITE in the shell)', '', { DD_SITE: 'datadoghq.eu' }, 'site and enrollment endpoint: here region eu1'],
-    ['API key (DD_API_KEY in the shell)', '', { DD_API_KEY: 'a-different-api-key-0000000000000' }, `API key (api_key_hash): here api_key_hash ${apiKeyHash('a-different-api-key-0000000000000').slice(0, 12)}`],
+    [
+      'API key (DD_API_KEY in the shell)',
+      '',
+      { DD_API_KEY: 'a-different-api-key-0000000000000' },
+      `API key (api_key_hash): here api_key_hash ${apiKeyHash('a-different-api-key-0000000000000').slice(0, 12)}`,
+    ],
   ])('%s', async (_, extraYaml, env, said) => {
     const extra = join(fx.dir, 'local.yaml');
     await writeFile(extra, extraYaml || '{}\n');
@@ -98,7 +132,9 @@ describe('a local setting with another outcome stops before anything is enrolled
     const run = await fx.rotate(['--no-verify', '--override-agent-settings', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const out = json(run.stdout) as { clusterAgent: { overridden: { setting: string; local: string; agent: string }[] } };
-    expect(out.clusterAgent.overridden).toEqual([expect.objectContaining({ setting: 'cluster name (runner name)', local: 'another', agent: 'e2e-cluster' })]);
+    expect(out.clusterAgent.overridden).toEqual([
+      expect.objectContaining({ setting: 'cluster name (runner name)', local: 'another', agent: 'e2e-cluster' }),
+    ]);
     expect(run.stderr).toContain('cluster name (runner name): OVERRIDDEN with another');
     expect(runnerName()).toMatch(/^another-/);
   });
@@ -161,14 +197,27 @@ describe('no cluster agent found', () => {
 });
 
 describe('Operator layout (-E ConfigMap)', () => {
-  const operatorLabels = { 'app.kubernetes.io/component': 'cluster-agent', 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'datadog-operator' };
+  const operatorLabels = {
+    'app.kubernetes.io/component': 'cluster-agent',
+    'agent.datadoghq.com/component': 'cluster-agent',
+    'app.kubernetes.io/managed-by': 'datadog-operator',
+  };
   const parFile = '/etc/datadog-agent/privateactionrunner.yaml';
 
   async function operatorAgent(fileYaml: string): Promise<void> {
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-clusteragent-privateactionrunner', namespace: NS }, data: { 'privateactionrunner.yaml': fileYaml } } as never);
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-clusteragent-privateactionrunner', namespace: NS },
+      data: { 'privateactionrunner.yaml': fileYaml },
+    } as never);
     const env = helmAgentEnv(fx.enrollment.url).filter((e) => !String(e.name).startsWith('DD_PRIVATE_ACTION_RUNNER_'));
     replaceAgent(
-      { args: ['datadog-cluster-agent', 'start', `-E=${parFile}`], env, volumeMounts: [{ name: 'privateactionrunner-config', mountPath: parFile, subPath: 'privateactionrunner.yaml', readOnly: true }] },
+      {
+        args: ['datadog-cluster-agent', 'start', `-E=${parFile}`],
+        env,
+        volumeMounts: [{ name: 'privateactionrunner-config', mountPath: parFile, subPath: 'privateactionrunner.yaml', readOnly: true }],
+      },
       [{ name: 'privateactionrunner-config', configMap: { name: 'datadog-clusteragent-privateactionrunner' } }],
       operatorLabels,
     );
@@ -179,7 +228,9 @@ describe('Operator layout (-E ConfigMap)', () => {
     const run = await rotateNoConfig(['--json']);
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout)).toMatchObject({ secretName: 'op-identity', namespace: NS, clusterAgent: { layout: 'operator' } });
-    expect(run.stderr).toContain(`identity Secret name: op-identity (configmap ${NS}/datadog-clusteragent-privateactionrunner key privateactionrunner.yaml mounted at ${parFile})`);
+    expect(run.stderr).toContain(
+      `identity Secret name: op-identity (configmap ${NS}/datadog-clusteragent-privateactionrunner key privateactionrunner.yaml mounted at ${parFile})`,
+    );
   });
 
   it("no name in the file: the agent's default", async () => {
@@ -204,7 +255,11 @@ describe('Helm identityFromExistingSecret (selfEnroll false)', () => {
     replaceAgent({ env: existingEnv() });
     const run = await rotateNoConfig(['--json']);
     expect(run.code, run.stderr).toBe(0);
-    expect(json(run.stdout)).toMatchObject({ secretName: 'user-identity', action: 'updated', clusterAgent: { layout: 'helm-existing-secret' } });
+    expect(json(run.stdout)).toMatchObject({
+      secretName: 'user-identity',
+      action: 'updated',
+      clusterAgent: { layout: 'helm-existing-secret' },
+    });
     expect(fx.secretData('user-identity').urn).not.toBe(before);
     expect(fx.secret(SECRET)).toBeUndefined();
     expect(run.stderr).toContain('only after a rollout');

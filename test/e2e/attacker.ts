@@ -10,5 +10,8 @@ export const ROOT_ONLY = ROOT ? '' : ` [SKIPPED: needs root to play uid ${NOBODY
 
 /** Runs a shell command as uid 65534, as the attacker would; `input` is its stdin. */
 export function asNobody(script: string, input?: string): void {
-  execFileSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', 'sh', '-c', script], { input: input ?? '', stdio: ['pipe', 'ignore', 'inherit'] });
+  execFileSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', 'sh', '-c', script], {
+    input: input ?? '',
+    stdio: ['pipe', 'ignore', 'inherit'],
+  });
 }

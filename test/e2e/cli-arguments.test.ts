@@ -48,15 +48,47 @@ describe('duration flags are bounded and checked before any network call', () =>
   });
 
   it.each([
-    ['rollout --poll-interval NaN', ['rollout', 'deployment/x', '--kubeconfig', kubeconfig, '--poll-interval', 'NaN'], '--poll-interval must be a duration'],
-    ['rollout --poll-interval 0', ['rollout', 'deployment/x', '--kubeconfig', kubeconfig, '--poll-interval', '0'], '--poll-interval must be at least 10ms'],
-    ['watch --relist-interval 3000000s', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--relist-interval', '3000000s'], '--relist-interval must be at most 24h'],
+    [
+      'rollout --poll-interval NaN',
+      ['rollout', 'deployment/x', '--kubeconfig', kubeconfig, '--poll-interval', 'NaN'],
+      '--poll-interval must be a duration',
+    ],
+    [
+      'rollout --poll-interval 0',
+      ['rollout', 'deployment/x', '--kubeconfig', kubeconfig, '--poll-interval', '0'],
+      '--poll-interval must be at least 10ms',
+    ],
+    [
+      'watch --relist-interval 3000000s',
+      ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--relist-interval', '3000000s'],
+      '--relist-interval must be at most 24h',
+    ],
     ['watch --splay 25h', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--splay', '25h'], '--splay must be at most 24h'],
-    ['watch --kill-timeout -1', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--kill-timeout', '-1'], '--kill-timeout must be a duration'],
-    ['watch --healthz-stale 0', ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--healthz-stale', '0'], '--healthz-stale must be more than 0'],
-    ['rotate-par-identity --timeout 1e9', ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--timeout', '1e9'], '--timeout must be a duration'],
-    ['rotate-par-identity --rollout-timeout 2d', ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--rollout-timeout', '2d'], '--rollout-timeout must be at most 24h'],
-    ['status --secret --timeout 2h', ['status', '--secret', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--timeout', '2h'], '--timeout must be at most 1h'],
+    [
+      'watch --kill-timeout -1',
+      ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--kill-timeout', '-1'],
+      '--kill-timeout must be a duration',
+    ],
+    [
+      'watch --healthz-stale 0',
+      ['watch', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--healthz-stale', '0'],
+      '--healthz-stale must be more than 0',
+    ],
+    [
+      'rotate-par-identity --timeout 1e9',
+      ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--timeout', '1e9'],
+      '--timeout must be a duration',
+    ],
+    [
+      'rotate-par-identity --rollout-timeout 2d',
+      ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--rollout-timeout', '2d'],
+      '--rollout-timeout must be at most 24h',
+    ],
+    [
+      'status --secret --timeout 2h',
+      ['status', '--secret', '-c', '__DIR__', '--kubeconfig', kubeconfig, '--timeout', '2h'],
+      '--timeout must be at most 1h',
+    ],
   ])('%s exits 2 with no connection made', async (_name, args, message) => {
     const before = connections;
     const run = await runCli(args.map((a) => (a === '__DIR__' ? dir : a)));
@@ -75,12 +107,36 @@ describe('duration flags are bounded and checked before any network call', () =>
 describe('a rejected value is quoted, as kubectl does', () => {
   it.each([
     ['emulator --port abc', ['emulator', '--port', 'abc'], '--port must be a port number from 0 to 65535, got "abc"'],
-    ['emulator --kube --kube-port 70000', ['emulator', '--kube', '--kube-port', '70000'], '--kube-port must be a port number from 0 to 65535, got "70000"'],
-    ['rotate-identity --agent-version latest', ['rotate-identity', '-c', '__DIR__', '--agent-version', 'latest'], '--agent-version must be an agent version like 7.66.0 or 7.66.0+commit.abc1234, got "latest"'],
-    ['watch --listen nowhere', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--listen', 'nowhere'], '--listen must be an address: PORT, :PORT or HOST:PORT (e.g. 127.0.0.1:9090), got "nowhere"'],
-    ['watch --signal-name BOOM', ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--signal-name', 'BOOM'], '--signal-name must be a signal name (HUP, USR1, USR2, TERM…), got "BOOM"'],
-    ['rotate-par-identity --rollout statefulset/x', ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--rollout', 'statefulset/x'], '--rollout must be deployment/<name> or daemonset/<name> (also deploy/ and ds/), got "statefulset/x"'],
-    ['rotate-identity --timeout soon', ['rotate-identity', '--timeout', 'soon'], '--timeout must be a duration with its unit, like 30s, 5m or 1500ms, got "soon"; for example: --timeout 30s'],
+    [
+      'emulator --kube --kube-port 70000',
+      ['emulator', '--kube', '--kube-port', '70000'],
+      '--kube-port must be a port number from 0 to 65535, got "70000"',
+    ],
+    [
+      'rotate-identity --agent-version latest',
+      ['rotate-identity', '-c', '__DIR__', '--agent-version', 'latest'],
+      '--agent-version must be an agent version like 7.66.0 or 7.66.0+commit.abc1234, got "latest"',
+    ],
+    [
+      'watch --listen nowhere',
+      ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--listen', 'nowhere'],
+      '--listen must be an address: PORT, :PORT or HOST:PORT (e.g. 127.0.0.1:9090), got "nowhere"',
+    ],
+    [
+      'watch --signal-name BOOM',
+      ['watch', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--signal-name', 'BOOM'],
+      '--signal-name must be a signal name (HUP, USR1, USR2, TERM…), got "BOOM"',
+    ],
+    [
+      'rotate-par-identity --rollout statefulset/x',
+      ['rotate-par-identity', '-c', '__DIR__', '--kubeconfig', '__KUBECONFIG__', '--rollout', 'statefulset/x'],
+      '--rollout must be deployment/<name> or daemonset/<name> (also deploy/ and ds/), got "statefulset/x"',
+    ],
+    [
+      'rotate-identity --timeout soon',
+      ['rotate-identity', '--timeout', 'soon'],
+      '--timeout must be a duration with its unit, like 30s, 5m or 1500ms, got "soon"; for example: --timeout 30s',
+    ],
   ])('%s: a usage error naming the flag, nothing contacted', async (_name, args, message) => {
     const before = connections;
     const run = await runCli(args.map((a) => (a === '__DIR__' ? dir : a === '__KUBECONFIG__' ? kubeconfig : a)));

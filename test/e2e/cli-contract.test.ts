@@ -5,7 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { EXIT_CODE_DOCS } from '../../src/errors.js';
 import { runCli } from './run-cli.js';
 
-const COMMANDS = ['rotate-identity', 'rotate-par-identity', 'status', 'rollback', 'rollout', 'watch', 'credentials', 'completion', 'emulator'];
+const COMMANDS = [
+  'rotate-identity',
+  'rotate-par-identity',
+  'status',
+  'rollback',
+  'rollout',
+  'watch',
+  'credentials',
+  'completion',
+  'emulator',
+];
 
 describe('help output is pinned', () => {
   it.each(['', ...COMMANDS])('par-identity %s --help', async (name) => {
@@ -29,7 +39,10 @@ describe('man page is generated from the same definitions as --help', () => {
 
   it('renders with groff -ww without a single warning', async () => {
     const { spawnSync } = await import('node:child_process');
-    const run = spawnSync('groff', ['-ww', '-man', '-Tutf8', 'man/par-identity.1'], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
+    const run = spawnSync('groff', ['-ww', '-man', '-Tutf8', 'man/par-identity.1'], {
+      encoding: 'utf8',
+      cwd: new URL('../..', import.meta.url).pathname,
+    });
     if (run.error && process.env.CI !== 'true') return void console.warn(`groff not installed: ${run.error.message}`);
     expect(run.status).toBe(0);
     expect(run.stderr).toBe('');
@@ -106,7 +119,13 @@ describe('shell completion', () => {
     try {
       const kubeconfig = (contexts: [string, string][]) =>
         `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts:\n${contexts.map(([name, ns]) => `- {name: ${name}, context: {cluster: c, user: u, namespace: ${ns}}}\n`).join('')}current-context: ${contexts[0]![0]}\n`;
-      await writeFile(join(dir, 'main'), kubeconfig([['prod', 'datadog'], ['staging', 'datadog-staging']]));
+      await writeFile(
+        join(dir, 'main'),
+        kubeconfig([
+          ['prod', 'datadog'],
+          ['staging', 'datadog-staging'],
+        ]),
+      );
       await writeFile(join(dir, 'other'), kubeconfig([['lab', 'runners']]));
       const env = { KUBECONFIG: join(dir, 'main'), HOME: dir };
       expect(await complete(['par-identity', 'rotate-par-identity', '--context', ''], { env })).toEqual(['prod', 'staging']);
@@ -121,7 +140,8 @@ describe('shell completion', () => {
   it.each(['zsh', 'fish'])('%s script names every command', async (shell) => {
     const run = await runCli(['completion', shell]);
     expect(run.code).toBe(0);
-    for (const cmd of ['rotate-identity', 'rotate-par-identity', 'status', 'rollback', 'credentials', 'emulator']) expect(run.stdout).toContain(cmd);
+    for (const cmd of ['rotate-identity', 'rotate-par-identity', 'status', 'rollback', 'credentials', 'emulator'])
+      expect(run.stdout).toContain(cmd);
   });
 
   it('an unknown shell is a usage error', async () => {

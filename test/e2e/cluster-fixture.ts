@@ -44,7 +44,13 @@ export function clusterAgentDeployment(
     spec: {
       replicas: 0,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'cluster-agent', image: 'gcr.io/datadoghq/cluster-agent:7.81.0', ...container }], ...(volumes.length ? { volumes } : {}) } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [{ name: 'cluster-agent', image: 'gcr.io/datadoghq/cluster-agent:7.81.0', ...container }],
+          ...(volumes.length ? { volumes } : {}),
+        },
+      },
     },
   } as never;
 }
@@ -76,7 +82,11 @@ export function helmAgentEnv(enrollmentUrl: string, extra: Record<string, unknow
  * keys Secret holding the emulator's keys), so that a local -c is compared and found the same
  * (docs/configuration.md, "The running agent's settings"): the Deployment, then the keys Secret.
  */
-export function agreeingAgent(namespace: string, enrollmentUrl: string, options: { name?: string; labels?: Record<string, string>; env?: Record<string, unknown>[] } = {}): never[] {
+export function agreeingAgent(
+  namespace: string,
+  enrollmentUrl: string,
+  options: { name?: string; labels?: Record<string, string>; env?: Record<string, unknown>[] } = {},
+): never[] {
   const keys = { 'api-key': Buffer.from(DEFAULT_API_KEY).toString('base64'), 'app-key': Buffer.from(DEFAULT_APP_KEY).toString('base64') };
   return [
     clusterAgentDeployment(namespace, options.name, options.labels, { env: helmAgentEnv(enrollmentUrl, options.env) }),
@@ -112,7 +122,15 @@ export async function clusterFixture(): Promise<ClusterFixture> {
       return path;
     },
     async writeConfig(extra = `kube_resources_namespace: ${NS}\ncluster_name: e2e-cluster`) {
-      const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollment.url}`, 'private_action_runner:', '  enabled: true', extra, ''].join('\n');
+      const yaml = [
+        `api_key: ${DEFAULT_API_KEY}`,
+        `app_key: ${DEFAULT_APP_KEY}`,
+        `dd_url: ${enrollment.url}`,
+        'private_action_runner:',
+        '  enabled: true',
+        extra,
+        '',
+      ].join('\n');
       await writeFile(join(dir, 'datadog-cluster.yaml'), yaml);
     },
     secret: (name = SECRET, namespace = NS) => kube.getObject('v1', 'Secret', namespace, name),

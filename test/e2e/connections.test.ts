@@ -28,7 +28,10 @@ describe('connections after enrollment', () => {
       ['Kubernetes', `Kubernetes (${runner.name})`, runner.runnerId],
       ['Script', `Script (${runner.name})`, runner.runnerId],
     ]);
-    expect(fx.emulator.connections[1]!.credentials).toEqual({ configFileLocation: `${fx.dir}/private-action-runner/script-config.yaml`, type: 'Script' });
+    expect(fx.emulator.connections[1]!.credentials).toEqual({
+      configFileLocation: `${fx.dir}/private-action-runner/script-config.yaml`,
+      type: 'Script',
+    });
     expect(fx.emulator.connections[0]!.tags).toEqual([`runner-id:${runner.runnerId}`, 'hostname:e2e-host']);
     expect(JSON.parse(run.stdout).connections).toEqual({ created: ['Kubernetes', 'Script'], failed: [] });
   });

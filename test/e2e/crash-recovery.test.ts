@@ -26,11 +26,15 @@ async function rotate(): Promise<string> {
 
 /** Content of every file a next run finds and keeps: live, .bak, .restore-*, .corrupt-*. */
 async function stableCopies(): Promise<Map<string, string>> {
-  const names = (await readdir(fx.dir)).filter((n) => n === IDENTITY || n === `${IDENTITY}.bak` || n.startsWith(`${IDENTITY}.restore-`) || n.startsWith(`${IDENTITY}.corrupt-`));
+  const names = (await readdir(fx.dir)).filter(
+    (n) => n === IDENTITY || n === `${IDENTITY}.bak` || n.startsWith(`${IDENTITY}.restore-`) || n.startsWith(`${IDENTITY}.corrupt-`),
+  );
   return new Map(await Promise.all(names.map(async (n) => [n, await readFile(join(fx.dir, n), 'utf8')] as [string, string])));
 }
 
-async function statusAfterCrash(orphanPossible = false): Promise<{ recoverable: { path: string; urn?: string; sameAs: string | null }[]; urn: string }> {
+async function statusAfterCrash(
+  orphanPossible = false,
+): Promise<{ recoverable: { path: string; urn?: string; sameAs: string | null }[]; urn: string }> {
   const status = await fx.run(['status', '-c', fx.dir, '--json']);
   // Killed after enrolling and before the write: the pending key is a possible orphan (exit 15).
   expect(status.code, status.stderr).toBe(orphanPossible ? 15 : 0);
@@ -41,34 +45,37 @@ async function statusAfterCrash(orphanPossible = false): Promise<{ recoverable: 
 const reachedByRotate = FAILPOINTS.replace.filter((p) => p !== 'after-keep-aside');
 
 describe('rotate-identity killed at each failpoint', () => {
-  it.each(['after-enroll', ...reachedByRotate])('%s: the old identity stays complete, the enrolled one is in service or kept as .restore-*', async (point) => {
-    await rotate();
-    const before = await rotate();
-    const previousBackup = await fx.read(`${IDENTITY}.bak`);
-    const runnersBefore = fx.emulator.runners.length;
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
-    expect(run.signal).toBe('SIGKILL');
-    const status = await statusAfterCrash(point === 'after-enroll');
-    const copies = [...(await stableCopies()).values()];
-    // The identity that was in service is still complete somewhere stable, and the live file decodes.
-    expect(copies).toContain(before);
-    expect(decodeIdentity(parseIdentityFile(await fx.read())).urn.orgId).toBe(1234567);
-    expect([before, previousBackup]).toContain(await fx.read(`${IDENTITY}.bak`));
-    if (point === 'after-enroll') {
-      // Enrolled but never written: its key is the pending file status reports (docs/identity-lifecycle.md §3).
-      expect(fx.emulator.runners.length).toBe(runnersBefore + 1);
-      expect(await fx.read()).toBe(before);
-      expect(await fx.files()).toContain(`${IDENTITY}.pending`);
-      return;
-    }
-    const enrolled = fx.emulator.runners.at(-1)!;
-    const holders = copies.filter((c) => parseIdentityFile(c).urn.endsWith(`:${enrolled.runnerId}`));
-    expect(holders.length, `enrolled runner ${enrolled.runnerId} found in no stable file`).toBeGreaterThan(0);
-    const live = parseIdentityFile(await fx.read()).urn;
-    if (!live.endsWith(`:${enrolled.runnerId}`)) {
-      expect(status.recoverable.map((r) => r.urn)).toContain(parseIdentityFile(holders[0]!).urn);
-    }
-  });
+  it.each(['after-enroll', ...reachedByRotate])(
+    '%s: the old identity stays complete, the enrolled one is in service or kept as .restore-*',
+    async (point) => {
+      await rotate();
+      const before = await rotate();
+      const previousBackup = await fx.read(`${IDENTITY}.bak`);
+      const runnersBefore = fx.emulator.runners.length;
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
+      expect(run.signal).toBe('SIGKILL');
+      const status = await statusAfterCrash(point === 'after-enroll');
+      const copies = [...(await stableCopies()).values()];
+      // The identity that was in service is still complete somewhere stable, and the live file decodes.
+      expect(copies).toContain(before);
+      expect(decodeIdentity(parseIdentityFile(await fx.read())).urn.orgId).toBe(1234567);
+      expect([before, previousBackup]).toContain(await fx.read(`${IDENTITY}.bak`));
+      if (point === 'after-enroll') {
+        // Enrolled but never written: its key is the pending file status reports (docs/identity-lifecycle.md §3).
+        expect(fx.emulator.runners.length).toBe(runnersBefore + 1);
+        expect(await fx.read()).toBe(before);
+        expect(await fx.files()).toContain(`${IDENTITY}.pending`);
+        return;
+      }
+      const enrolled = fx.emulator.runners.at(-1)!;
+      const holders = copies.filter((c) => parseIdentityFile(c).urn.endsWith(`:${enrolled.runnerId}`));
+      expect(holders.length, `enrolled runner ${enrolled.runnerId} found in no stable file`).toBeGreaterThan(0);
+      const live = parseIdentityFile(await fx.read()).urn;
+      if (!live.endsWith(`:${enrolled.runnerId}`)) {
+        expect(status.recoverable.map((r) => r.urn)).toContain(parseIdentityFile(holders[0]!).urn);
+      }
+    },
+  );
 
   it('after-keep-aside (rotation over a corrupt live file): the good backup is untouched, the corrupt bytes are kept', async () => {
     await rotate();

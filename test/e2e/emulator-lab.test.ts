@@ -30,9 +30,16 @@ describe('par-identity emulator: a lab in one paste', () => {
       expect(paste).toContain('export DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true');
       expect(paste).toMatch(/^export KUBECONFIG=/m);
       const script = `${paste}\n"$PAR_NODE" "$PAR_BIN" rotate-identity -c "$PAR_LAB/datadog.yaml" --json && "$PAR_NODE" "$PAR_BIN" rotate-par-identity -c "$PAR_LAB/datadog-cluster.yaml" --json && echo "lab=$PAR_LAB"`;
-      const run = spawnSync('bash', ['-euc', script], { env: cleanEnv({ PAR_NODE: process.execPath, PAR_BIN: BIN, KUBECONFIG: undefined }), encoding: 'utf8', timeout: 30_000 });
+      const run = spawnSync('bash', ['-euc', script], {
+        env: cleanEnv({ PAR_NODE: process.execPath, PAR_BIN: BIN, KUBECONFIG: undefined }),
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(run.status, run.stderr).toBe(0);
-      const [local, cluster] = run.stdout.trim().split('\n').map((l) => (l.startsWith('{') ? JSON.parse(l) : l)) as { status: string }[];
+      const [local, cluster] = run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (l.startsWith('{') ? JSON.parse(l) : l)) as { status: string }[];
       expect(local?.status).toBe('ok');
       expect(cluster?.status).toBe('ok');
       const dir = /^lab=(.+)$/m.exec(run.stdout)?.[1];
@@ -47,7 +54,9 @@ describe('par-identity emulator: a lab in one paste', () => {
 });
 
 /** Whether the built binary has helper "agent"'s --agent (issue 30): the no-config form needs it. */
-const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes('--agent ');
+const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes(
+  '--agent ',
+);
 
 describe('par-identity emulator --kube: a cluster agent in the Helm layout with the lab settings', () => {
   async function lab(): Promise<{ cli: ReturnType<typeof startCli>; paste: string; kubeconfig: string; enrollmentUrl: string }> {
@@ -71,10 +80,16 @@ describe('par-identity emulator --kube: a cluster agent in the Helm layout with 
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfig);
       const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'datadog-cluster-agent', namespace: 'datadog' });
-      expect(d.metadata?.labels).toMatchObject({ 'app.kubernetes.io/component': 'cluster-agent', 'agent.datadoghq.com/component': 'cluster-agent', 'app.kubernetes.io/managed-by': 'Helm' });
+      expect(d.metadata?.labels).toMatchObject({
+        'app.kubernetes.io/component': 'cluster-agent',
+        'agent.datadoghq.com/component': 'cluster-agent',
+        'app.kubernetes.io/managed-by': 'Helm',
+      });
       const container = d.spec!.template.spec!.containers.find((c) => c.name === 'cluster-agent')!;
       expect(container.image).toMatch(/cluster-agent:\d+\.\d+\.\d+$/);
-      const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? `<${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}>`]));
+      const env = Object.fromEntries(
+        (container.env ?? []).map((e) => [e.name, e.value ?? `<${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}>`]),
+      );
       const setting = (key: string) => new RegExp(`^${key}: (.+)$`, 'm').exec(config)?.[1];
       expect(env).toMatchObject({
         DD_CLUSTER_NAME: setting('cluster_name'),
@@ -99,16 +114,23 @@ describe('par-identity emulator --kube: a cluster agent in the Helm layout with 
   });
 
   // Waits for helper "agent"'s --agent (issue 30): turns on by itself once the binary has it.
-  it.skipIf(!agentFlagShipped)('rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog works with no local config', async () => {
-    const { cli, paste } = await lab();
-    try {
-      const script = `${paste}\n"$PAR_NODE" "$PAR_BIN" rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog --json`;
-      const run = spawnSync('bash', ['-euc', script], { env: cleanEnv({ PAR_NODE: process.execPath, PAR_BIN: BIN, KUBECONFIG: undefined }), encoding: 'utf8', timeout: 30_000 });
-      expect(run.status, run.stderr).toBe(0);
-      expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', namespace: 'datadog', secretName: 'private-action-runner-identity' });
-    } finally {
-      cli.child.kill('SIGTERM');
-      await cli.exit;
-    }
-  });
+  it.skipIf(!agentFlagShipped)(
+    'rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog works with no local config',
+    async () => {
+      const { cli, paste } = await lab();
+      try {
+        const script = `${paste}\n"$PAR_NODE" "$PAR_BIN" rotate-par-identity --agent deployment/datadog-cluster-agent -n datadog --json`;
+        const run = spawnSync('bash', ['-euc', script], {
+          env: cleanEnv({ PAR_NODE: process.execPath, PAR_BIN: BIN, KUBECONFIG: undefined }),
+          encoding: 'utf8',
+          timeout: 30_000,
+        });
+        expect(run.status, run.stderr).toBe(0);
+        expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', namespace: 'datadog', secretName: 'private-action-runner-identity' });
+      } finally {
+        cli.child.kill('SIGTERM');
+        await cli.exit;
+      }
+    },
+  );
 });

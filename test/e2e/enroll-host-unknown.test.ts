@@ -23,7 +23,15 @@ afterEach(async () => {
 
 describe('an enrollment host that does not resolve', () => {
   it('fails at once with ENROLL_HOST_UNKNOWN (exit 5) after one attempt, nothing written', async () => {
-    const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, 'dd_url: https://api.par-test.invalid', 'hostname: e2e-host', 'private_action_runner:', '  enabled: true', ''];
+    const yaml = [
+      `api_key: ${DEFAULT_API_KEY}`,
+      `app_key: ${DEFAULT_APP_KEY}`,
+      'dd_url: https://api.par-test.invalid',
+      'hostname: e2e-host',
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ];
     await writeFile(join(fx.dir, 'datadog.yaml'), yaml.join('\n'));
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', '10m', '--json']);
     expect(run.code, run.stderr).toBe(5);
@@ -57,7 +65,15 @@ function withDeadResolver(args: string[], env: Record<string, string>): Promise<
 // goes too and no possible orphan is reported (docs/identity-lifecycle.md §3).
 describe('errors that retrying can cure are retried until --timeout', () => {
   async function pointAt(ddUrl: string): Promise<void> {
-    const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${ddUrl}`, 'hostname: e2e-host', 'private_action_runner:', '  enabled: true', ''];
+    const yaml = [
+      `api_key: ${DEFAULT_API_KEY}`,
+      `app_key: ${DEFAULT_APP_KEY}`,
+      `dd_url: ${ddUrl}`,
+      'hostname: e2e-host',
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ];
     await writeFile(join(fx.dir, 'datadog.yaml'), yaml.join('\n'));
   }
 
@@ -74,15 +90,18 @@ describe('errors that retrying can cure are retried until --timeout', () => {
     expect(status.code).not.toBe(15);
   });
 
-  it.skipIf(!CAN_UNSHARE_MOUNTS)(`a resolver that does not answer (EAI_AGAIN): retried, then ENROLL_TIMEOUT, never ENROLL_HOST_UNKNOWN${CAN_UNSHARE_MOUNTS ? '' : ' [SKIPPED: needs root and unshare(1)]'}`, async () => {
-    // Not resolvable anyway: the point is the resolver's answer, "try again", not the name.
-    await pointAt('https://api.par-test.example');
-    const run = await withDeadResolver(['rotate-identity', '-c', fx.dir, '--timeout', '2s', '--json'], { ...fx.env });
-    expect(run.code, run.stderr).toBe(5);
-    expect(JSON.parse(run.stdout)).toMatchObject({ code: 'ENROLL_TIMEOUT' });
-    expect(run.stderr).toMatch(/enrollment attempt 1 failed \([^)]*EAI_AGAIN[^)]*\); retrying/);
-    expect(run.stderr).toContain('enrollment attempt 2 failed');
-    expect(run.stdout + run.stderr).not.toContain('ENROLL_HOST_UNKNOWN');
-    expect(await fx.files()).toEqual(['datadog.yaml']);
-  });
+  it.skipIf(!CAN_UNSHARE_MOUNTS)(
+    `a resolver that does not answer (EAI_AGAIN): retried, then ENROLL_TIMEOUT, never ENROLL_HOST_UNKNOWN${CAN_UNSHARE_MOUNTS ? '' : ' [SKIPPED: needs root and unshare(1)]'}`,
+    async () => {
+      // Not resolvable anyway: the point is the resolver's answer, "try again", not the name.
+      await pointAt('https://api.par-test.example');
+      const run = await withDeadResolver(['rotate-identity', '-c', fx.dir, '--timeout', '2s', '--json'], { ...fx.env });
+      expect(run.code, run.stderr).toBe(5);
+      expect(JSON.parse(run.stdout)).toMatchObject({ code: 'ENROLL_TIMEOUT' });
+      expect(run.stderr).toMatch(/enrollment attempt 1 failed \([^)]*EAI_AGAIN[^)]*\); retrying/);
+      expect(run.stderr).toContain('enrollment attempt 2 failed');
+      expect(run.stdout + run.stderr).not.toContain('ENROLL_HOST_UNKNOWN');
+      expect(await fx.files()).toEqual(['datadog.yaml']);
+    },
+  );
 });

@@ -6,12 +6,48 @@ import { BIN, cleanEnv, runCli } from './run-cli.js';
 // (docs/architecture.md, "Start-up and memory"). Whatever path it takes, the output must be the full
 // path's, byte for byte: PAR_IDENTITY_NO_FAST_HELP=1 forces the full path to compare with.
 
-const COMMANDS = ['rotate-identity', 'rotate-par-identity', 'status', 'rollback', 'credentials', 'rollout', 'completion', 'emulator', 'watch', 'version'];
+const COMMANDS = [
+  'rotate-identity',
+  'rotate-par-identity',
+  'status',
+  'rollback',
+  'credentials',
+  'rollout',
+  'completion',
+  'emulator',
+  'watch',
+  'version',
+];
 const FULL = { PAR_IDENTITY_NO_FAST_HELP: '1' };
 
-const FAST_FORMS = [[], ['--help'], ['-h'], ['help'], ['--version'], ['-V'], ...COMMANDS.flatMap((c) => [[c, '--help'], [c, '-h'], ['help', c]])];
+const FAST_FORMS = [
+  [],
+  ['--help'],
+  ['-h'],
+  ['help'],
+  ['--version'],
+  ['-V'],
+  ...COMMANDS.flatMap((c) => [
+    [c, '--help'],
+    [c, '-h'],
+    ['help', c],
+  ]),
+];
 // Not pure help requests (or help the launcher does not keep): the full path answers, as before.
-const OTHER_FORMS = [['help', 'help'], ['help', 'nope'], ['nope', '--help'], ['help', 'constructor'], ['help', '__proto__'], ['--json', '--help'], ['status', '--json', '--help'], ['--help', 'status'], ['status', '--help', 'extra'], ['-h', '-h'], ['--version', '--json'], ['help', 'status', 'rollback']];
+const OTHER_FORMS = [
+  ['help', 'help'],
+  ['help', 'nope'],
+  ['nope', '--help'],
+  ['help', 'constructor'],
+  ['help', '__proto__'],
+  ['--json', '--help'],
+  ['status', '--json', '--help'],
+  ['--help', 'status'],
+  ['status', '--help', 'extra'],
+  ['-h', '-h'],
+  ['--version', '--json'],
+  ['help', 'status', 'rollback'],
+];
 
 async function bothPaths(args: string[]) {
   const [fast, full] = await Promise.all([runCli(args), runCli(args, { env: FULL })]);
@@ -19,17 +55,23 @@ async function bothPaths(args: string[]) {
 }
 
 describe('fast help: the same bytes as commander', () => {
-  it.each(FAST_FORMS.map((args) => [args.join(' ') || '(no arguments: the program help, exit 0)', args]))('par-identity %s', async (_, args) => {
-    const { fast, full } = await bothPaths(args as string[]);
-    expect(full.code).toBe(0);
-    expect(full.stdout.length).toBeGreaterThan(0);
-    expect(fast).toEqual(full);
-  });
+  it.each(FAST_FORMS.map((args) => [args.join(' ') || '(no arguments: the program help, exit 0)', args]))(
+    'par-identity %s',
+    async (_, args) => {
+      const { fast, full } = await bothPaths(args as string[]);
+      expect(full.code).toBe(0);
+      expect(full.stdout.length).toBeGreaterThan(0);
+      expect(fast).toEqual(full);
+    },
+  );
 
-  it.each(OTHER_FORMS.map((args) => [args.join(' ') || '(no arguments)', args]))('par-identity %s: same output and status as the full path', async (_, args) => {
-    const { fast, full } = await bothPaths(args as string[]);
-    expect(fast).toEqual(full);
-  });
+  it.each(OTHER_FORMS.map((args) => [args.join(' ') || '(no arguments)', args]))(
+    'par-identity %s: same output and status as the full path',
+    async (_, args) => {
+      const { fast, full } = await bothPaths(args as string[]);
+      expect(fast).toEqual(full);
+    },
+  );
 
   it('help of an unknown command is still a usage error: the program help on stderr, exit 2', async () => {
     const run = await runCli(['help', 'nope']);

@@ -22,7 +22,12 @@ let docker: DockerDaemonEmulator;
 const INSTANCE_ID = 'i-0abc123def4567890';
 
 beforeAll(async () => {
-  [cloud, ipc, kubelet, docker] = await Promise.all([startCloudMetadataEmulator(), startAgentIpcEmulator(), startKubeletEmulator(), startDockerDaemonEmulator()]);
+  [cloud, ipc, kubelet, docker] = await Promise.all([
+    startCloudMetadataEmulator(),
+    startAgentIpcEmulator(),
+    startKubeletEmulator(),
+    startDockerDaemonEmulator(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([cloud.close(), ipc.close(), kubelet.close(), docker.close()]);
@@ -40,7 +45,14 @@ afterEach(() => fx.close());
 
 /** datadog.yaml as an agent install without `hostname` has it. */
 async function agentConfig(extra = ''): Promise<void> {
-  const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${fx.emulator.url}`, 'private_action_runner:', '  enabled: true', extra].join('\n');
+  const yaml = [
+    `api_key: ${DEFAULT_API_KEY}`,
+    `app_key: ${DEFAULT_APP_KEY}`,
+    `dd_url: ${fx.emulator.url}`,
+    'private_action_runner:',
+    '  enabled: true',
+    extra,
+  ].join('\n');
   await writeFile(join(fx.dir, 'datadog.yaml'), yaml);
 }
 
@@ -59,7 +71,12 @@ describe('hostname on a simulated EC2 host (OS name ip-10-0-0-1)', () => {
     expect(fx.emulator.requests.at(-1)!.body).toContain(`"runner_name":"${INSTANCE_ID}-`);
     const status = await fx.run(['status', '-c', fx.dir, '--json'], { env: ec2Host() });
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ hostname: INSTANCE_ID, hostnameSource: 'EC2 instance id', agentWouldReEnroll: false, reEnrollReasons: [] });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      hostname: INSTANCE_ID,
+      hostnameSource: 'EC2 instance id',
+      agentWouldReEnroll: false,
+      reEnrollReasons: [],
+    });
   });
 
   it('status says plainly that an identity holding the OS hostname will be discarded', async () => {
@@ -70,7 +87,9 @@ describe('hostname on a simulated EC2 host (OS name ip-10-0-0-1)', () => {
     const status = await fx.run(['status', '-c', fx.dir], { env: ec2Host() });
     expect(status.code, status.stderr).toBe(14); // reenrollPredicted: the prediction has its own exit code
     expect(status.stdout).toContain(`hostname:     ${INSTANCE_ID} (EC2 instance id)`);
-    expect(status.stdout).toContain(`re-enroll:    YES on next agent start: stored hostname ip-10-0-0-1 differs from the hostname the agent resolves (${INSTANCE_ID})`);
+    expect(status.stdout).toContain(
+      `re-enroll:    YES on next agent start: stored hostname ip-10-0-0-1 differs from the hostname the agent resolves (${INSTANCE_ID})`,
+    );
   });
 });
 
@@ -98,33 +117,52 @@ describe('hostname in a simulated Pod (the kubelet names the node)', () => {
     const env = await podEnv();
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
     expect(rotated.code, rotated.stderr).toBe(0);
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', hostnameSource: `Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE}` });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({
+      hostname: 'gke-pool-1-node-a-prod-eu',
+      hostnameSource: `Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE}`,
+    });
     expect(parseIdentityFile(await fx.read()).hostname).toBe('gke-pool-1-node-a-prod-eu');
     expect(kubelet.requests.map((r) => `${r.scheme} ${r.path} ${r.status}`)).toEqual(['https /spec 200', 'https /pods 200']);
     expect(kubelet.requests.every((r) => r.authorization === `Bearer ${kubelet.token}`)).toBe(true);
     expect(rotated.stdout + rotated.stderr).not.toContain(kubelet.token);
     const same = await fx.run(['status', '-c', fx.dir, '--json'], { env });
-    expect(JSON.parse(same.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod-eu', agentWouldReEnroll: false, reEnrollReasons: [] });
+    expect(JSON.parse(same.stdout)).toMatchObject({
+      hostname: 'gke-pool-1-node-a-prod-eu',
+      agentWouldReEnroll: false,
+      reEnrollReasons: [],
+    });
     // Not an EC2 default hostname: no instance-id lookup.
     expect(cloud.requests.filter((r) => r.provider === 'ec2')).toEqual([]);
 
     kubelet.set({ nodeName: 'gke-pool-1-node-b' });
     const moved = await fx.run(['status', '-c', fx.dir], { env });
     expect(moved.code, moved.stderr).toBe(14);
-    expect(moved.stdout).toContain(`hostname:     gke-pool-1-node-b-prod-eu (Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE})`);
-    expect(moved.stdout).toContain('re-enroll:    YES on next agent start: stored hostname gke-pool-1-node-a-prod-eu differs from the hostname the agent resolves (gke-pool-1-node-b-prod-eu)');
+    expect(moved.stdout).toContain(
+      `hostname:     gke-pool-1-node-b-prod-eu (Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE})`,
+    );
+    expect(moved.stdout).toContain(
+      're-enroll:    YES on next agent start: stored hostname gke-pool-1-node-a-prod-eu differs from the hostname the agent resolves (gke-pool-1-node-b-prod-eu)',
+    );
   });
 
   it('DD_KUBERNETES_KUBELET_NODENAME does not name the host: the kubelet does, as for the agent', async () => {
     await agentConfig('cluster_name: prod');
-    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv({ DD_KUBERNETES_KUBELET_NODENAME: 'from-downward-api' }) });
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-prod', hostnameSource: `Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE}` });
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], {
+      env: await podEnv({ DD_KUBERNETES_KUBELET_NODENAME: 'from-downward-api' }),
+    });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({
+      hostname: 'gke-pool-1-node-a-prod',
+      hostnameSource: `Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE}`,
+    });
   });
 
   it('a cluster_name the agent refuses (Prod_EU) is left off, as the agent does', async () => {
     await agentConfig('cluster_name: Prod_EU');
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: await podEnv() });
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a', hostnameSource: `Kubernetes node name (kubelet); cluster_name ignored, ${NEWEST_RULE}` });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({
+      hostname: 'gke-pool-1-node-a',
+      hostnameSource: `Kubernetes node name (kubelet); cluster_name ignored, ${NEWEST_RULE}`,
+    });
   });
 
   it('on EKS the node name starts with ip-, so the agent (and this tool) ends on the EC2 instance id', async () => {
@@ -146,21 +184,35 @@ describe('hostname in a simulated Pod (the kubelet names the node)', () => {
 });
 
 describe('hostname on a simulated docker host and on ECS', () => {
-  it('the agent in a container with the docker socket: the daemon\'s Name; status agrees', async () => {
+  it("the agent in a container with the docker socket: the daemon's Name; status agrees", async () => {
     await agentConfig();
-    const env = { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url, PAR_IDENTITY_OS_HOSTNAME: '3f2a9c1d7b6e', DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost };
+    const env = {
+      PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url,
+      PAR_IDENTITY_OS_HOSTNAME: '3f2a9c1d7b6e',
+      DOCKER_DD_AGENT: 'true',
+      DOCKER_HOST: docker.dockerHost,
+    };
     const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'docker-host-1', hostnameSource: 'docker daemon hostname' });
     expect(docker.requests.map((r) => r.path)).toEqual(['/_ping', '/v1.47/info']);
     const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
-    expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'docker-host-1', hostnameSource: 'docker daemon hostname', agentWouldReEnroll: false });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      hostname: 'docker-host-1',
+      hostnameSource: 'docker daemon hostname',
+      agentWouldReEnroll: false,
+    });
   });
 
   it('ECS on EC2: the instance id, even though the docker name is not an EC2 default one; an identity holding the docker name will be discarded', async () => {
     await agentConfig();
     docker.set({ name: 'ecs-host-7' });
-    const env = { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url, DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost, AWS_EXECUTION_ENV: 'AWS_ECS_EC2' };
+    const env = {
+      PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url,
+      DOCKER_DD_AGENT: 'true',
+      DOCKER_HOST: docker.dockerHost,
+      AWS_EXECUTION_ENV: 'AWS_ECS_EC2',
+    };
     const old = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { ...env, DD_HOSTNAME: 'ecs-host-7' } });
     expect(old.code, old.stderr).toBe(0);
     const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
@@ -182,7 +234,11 @@ describe('hostname on a simulated docker host and on ECS', () => {
       await mkdir(join(root, 'sys/devices/virtual/dmi/id'), { recursive: true });
       await writeFile(join(root, 'sys/devices/virtual/dmi/id/board_vendor'), 'Amazon EC2\n');
       await writeFile(join(root, 'sys/devices/virtual/dmi/id/board_asset_tag'), `${INSTANCE_ID}\n`);
-      const env = { PAR_IDENTITY_CLOUD_METADATA_URL: await closedLoopbackUrl(), PAR_IDENTITY_OS_HOSTNAME: 'ip-10-0-0-1', PAR_IDENTITY_HOST_ROOT: root };
+      const env = {
+        PAR_IDENTITY_CLOUD_METADATA_URL: await closedLoopbackUrl(),
+        PAR_IDENTITY_OS_HOSTNAME: 'ip-10-0-0-1',
+        PAR_IDENTITY_HOST_ROOT: root,
+      };
       const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env });
       expect(rotated.code, rotated.stderr).toBe(0);
       expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: INSTANCE_ID, hostnameSource: 'EC2 instance id from DMI' });
@@ -197,7 +253,9 @@ describe('hostname from the running agent', () => {
     await ipc.writeFiles(fx.dir);
     ipc.set({ hostname: 'i-from-the-agent' });
     await agentConfig(`hostname: from-config\ncmd_host: 127.0.0.1\ncmd_port: ${ipc.port}`);
-    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url } });
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], {
+      env: { PAR_IDENTITY_CLOUD_METADATA_URL: cloud.url },
+    });
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'i-from-the-agent', hostnameSource: 'agent IPC' });
     expect(rotated.stdout + rotated.stderr).not.toContain(ipc.token);
@@ -218,13 +276,16 @@ describe('the cluster_name rule follows the agent version (datadog-agent #47189,
 
     const newest = await fx.run(['status', '-c', fx.dir], { env });
     expect(newest.code, newest.stderr).toBe(0);
-    expect(newest.stdout).toContain(`hostname:     gke-pool-1-node-a-my-cluster (Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE})`);
+    expect(newest.stdout).toContain(
+      `hostname:     gke-pool-1-node-a-my-cluster (Kubernetes node name (kubelet) + cluster_name, ${NEWEST_RULE})`,
+    );
     expect(newest.stdout).toContain('re-enroll:    no');
 
     const older = await fx.run(['status', '-c', fx.dir, '--json', '--agent-version', '7.77.0'], { env });
     expect(JSON.parse(older.stdout)).toMatchObject({
       hostname: 'gke-pool-1-node-a',
-      hostnameSource: 'Kubernetes node name (kubelet); cluster_name ignored, agent ≤ 7.77 cluster_name rule (agent 7.77.0 from --agent-version)',
+      hostnameSource:
+        'Kubernetes node name (kubelet); cluster_name ignored, agent ≤ 7.77 cluster_name rule (agent 7.77.0 from --agent-version)',
       agentWouldReEnroll: true,
     });
   });
@@ -232,7 +293,9 @@ describe('the cluster_name rule follows the agent version (datadog-agent #47189,
   it('a leading digit (0-prod) is taken from 7.78 on; an upper-case name is still ignored', async () => {
     await agentConfig('cluster_name: 0-prod');
     const env = await podEnv();
-    const digit = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--dry-run', '--agent-version', '7.78.2'], { env });
+    const digit = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--dry-run', '--agent-version', '7.78.2'], {
+      env,
+    });
     expect(JSON.parse(digit.stdout), digit.stderr).toMatchObject({ hostname: 'gke-pool-1-node-a-0-prod' });
     await agentConfig('cluster_name: My_Cluster');
     const upper = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--dry-run'], { env });
@@ -251,7 +314,9 @@ describe('split mode (private_action_runner.split_enabled): the runner resolves 
     expect(rotated.code, rotated.stderr).toBe(0);
     const out = JSON.parse(rotated.stdout);
     expect(out.hostname).toBe('gke-pool-1-node-a-my-cluster');
-    expect(out.hostnameSource).toBe("Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent 7.78.0+commit.abc1234 from agent IPC); split mode: the runner's own chain");
+    expect(out.hostnameSource).toBe(
+      "Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent 7.78.0+commit.abc1234 from agent IPC); split mode: the runner's own chain",
+    );
     expect(ipc.requests.map((r) => r.path)).not.toContain('/agent/hostname');
     const status = await fx.run(['status', '-c', fx.dir, '--json'], { env });
     expect(JSON.parse(status.stdout)).toMatchObject({ hostname: 'gke-pool-1-node-a-my-cluster', agentWouldReEnroll: false });
@@ -262,17 +327,35 @@ describe('ENC[] handles of every setting, in one backend run', () => {
   it('hostname and dd_url from the secrets backend, with the keys, in a single run', async () => {
     const log = join(fx.dir, 'backend-runs.log');
     const backend = join(fx.dir, 'backend');
-    const answers = { host: { value: 'web-from-vault' }, ddurl: { value: fx.emulator.url }, api: { value: DEFAULT_API_KEY }, app: { value: DEFAULT_APP_KEY } };
+    const answers = {
+      host: { value: 'web-from-vault' },
+      ddurl: { value: fx.emulator.url },
+      api: { value: DEFAULT_API_KEY },
+      app: { value: DEFAULT_APP_KEY },
+    };
     await writeFile(
       backend,
       `#!${process.execPath}\nlet input = '';\nprocess.stdin.on('data', (d) => { input += d; });\nprocess.stdin.on('end', () => {\n  require('node:fs').appendFileSync(${JSON.stringify(log)}, input + '\\n');\n  process.stdout.write(${JSON.stringify(JSON.stringify(answers))});\n});\n`,
       { mode: 0o700 },
     );
-    const yaml = [`secret_backend_command: ${backend}`, 'api_key: ENC[api]', 'app_key: ENC[app]', 'dd_url: ENC[ddurl]', 'hostname: ENC[host]', 'private_action_runner:', '  enabled: true'].join('\n');
+    const yaml = [
+      `secret_backend_command: ${backend}`,
+      'api_key: ENC[api]',
+      'app_key: ENC[app]',
+      'dd_url: ENC[ddurl]',
+      'hostname: ENC[host]',
+      'private_action_runner:',
+      '  enabled: true',
+    ].join('\n');
     await writeFile(join(fx.dir, 'datadog.yaml'), yaml);
-    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: { PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+    const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], {
+      env: { PAR_IDENTITY_OS_HOSTNAME: 'os-name' },
+    });
     expect(rotated.code, rotated.stderr).toBe(0);
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ hostname: 'web-from-vault', hostnameSource: `config hostname (${join(fx.dir, 'datadog.yaml')} (ENC[] resolved by secret_backend_command))` });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({
+      hostname: 'web-from-vault',
+      hostnameSource: `config hostname (${join(fx.dir, 'datadog.yaml')} (ENC[] resolved by secret_backend_command))`,
+    });
     expect(parseIdentityFile(await fx.read()).hostname).toBe('web-from-vault');
     expect(fx.emulator.requests.at(-1)!.body).toContain('"agent_hostname":"web-from-vault"');
     const runs = (await readFile(log, 'utf8')).trim().split('\n');
@@ -292,7 +375,12 @@ describe('the running runner process: its DD_* environment is the one it reads',
     await symlink(join(bin, 'privateactionrunner'), join(proc, 'exe'));
     const uid = process.getuid!();
     await writeFile(join(proc, 'status'), `Name:\tprivateactionru\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\n`);
-    await writeFile(join(proc, 'environ'), `${Object.entries(environ).map(([k, v]) => `${k}=${v}`).join('\0')}\0PATH=/usr/bin\0`);
+    await writeFile(
+      join(proc, 'environ'),
+      `${Object.entries(environ)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\0')}\0PATH=/usr/bin\0`,
+    );
     // Not the runner: another executable with DD_* set is ignored.
     await mkdir(join(root, 'proc/77'), { recursive: true });
     await symlink('/usr/bin/env', join(root, 'proc/77/exe'));
@@ -312,8 +400,12 @@ describe('the running runner process: its DD_* environment is the one it reads',
       const error = JSON.parse(refused.stdout) as { code: string; message: string; details: { outcomes: string[] } };
       expect(error.code).toBe('AGENT_SETTINGS_MISMATCH');
       expect(error.details.outcomes).toEqual(['API key the runner hashes', 'hostname (runner name and the stored hostname)']);
-      expect(error.message).toContain(`API key the runner hashes: here api_key_hash ${apiKeyHash(shellKey).slice(0, 12)}… (from env DD_API_KEY); the runner (pid 4242) api_key_hash ${apiKeyHash(DEFAULT_API_KEY).slice(0, 12)}… (from env DD_API_KEY)`);
-      expect(error.message).toContain('hostname (runner name and the stored hostname): here os-name (OS hostname); the runner (pid 4242) from-runner (config hostname (env DD_HOSTNAME))');
+      expect(error.message).toContain(
+        `API key the runner hashes: here api_key_hash ${apiKeyHash(shellKey).slice(0, 12)}… (from env DD_API_KEY); the runner (pid 4242) api_key_hash ${apiKeyHash(DEFAULT_API_KEY).slice(0, 12)}… (from env DD_API_KEY)`,
+      );
+      expect(error.message).toContain(
+        'hostname (runner name and the stored hostname): here os-name (OS hostname); the runner (pid 4242) from-runner (config hostname (env DD_HOSTNAME))',
+      );
       expect(refused.stdout + refused.stderr).not.toContain(DEFAULT_API_KEY);
       expect(refused.stdout + refused.stderr).not.toContain(shellKey);
       expect(enrolls()).toBe(0);
@@ -336,10 +428,14 @@ describe('the running runner process: its DD_* environment is the one it reads',
       expect(JSON.parse(taken.stdout)).toMatchObject({ hostname: 'from-runner', agentWouldReEnroll: false });
 
       // --override-agent-settings: this shell's values (here its hostname; the key is the config's, as the runner's), each overridden outcome listed.
-      const overridden = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--override-agent-settings'], { env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+      const overridden = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--override-agent-settings'], {
+        env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name' },
+      });
       expect(overridden.code, overridden.stderr).toBe(0);
       expect(JSON.parse(overridden.stdout)).toMatchObject({ hostname: 'os-name' });
-      expect(overridden.stderr).toContain("warning: --override-agent-settings: overriding the running runner's setting, hostname (runner name and the stored hostname): here os-name (OS hostname); the runner (pid 4242) from-runner");
+      expect(overridden.stderr).toContain(
+        "warning: --override-agent-settings: overriding the running runner's setting, hostname (runner name and the stored hostname): here os-name (OS hostname); the runner (pid 4242) from-runner",
+      );
       expect(overridden.stderr).not.toContain('API key the runner hashes');
       expect(overridden.stdout + overridden.stderr).not.toContain(shellKey);
     } finally {
@@ -351,11 +447,15 @@ describe('the running runner process: its DD_* environment is the one it reads',
     await agentConfig();
     const root = await fakeRunner({ DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' });
     try {
-      const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], { env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name', DD_SITE: 'datadoghq.eu' } });
+      const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], {
+        env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name', DD_SITE: 'datadoghq.eu' },
+      });
       expect(refused.code, refused.stderr).toBe(3);
       const error = JSON.parse(refused.stdout) as { code: string; message: string };
       expect(error.code).toBe('AGENT_SETTINGS_MISMATCH');
-      expect(error.message).toContain(`enrollment endpoint and site region: here ${fx.emulator.url}, site datadoghq.eu (from env DD_SITE), region eu1; the runner (pid 4242) ${fx.emulator.url}, site datadoghq.com (from default), region us1`);
+      expect(error.message).toContain(
+        `enrollment endpoint and site region: here ${fx.emulator.url}, site datadoghq.eu (from env DD_SITE), region eu1; the runner (pid 4242) ${fx.emulator.url}, site datadoghq.com (from default), region us1`,
+      );
       expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
     } finally {
       await rm(root, { recursive: true, force: true });
@@ -366,9 +466,13 @@ describe('the running runner process: its DD_* environment is the one it reads',
     await agentConfig();
     const root = await fakeRunner({ DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_LOG_LEVEL: 'debug' });
     try {
-      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], {
+        env: { PAR_IDENTITY_HOST_ROOT: root, PAR_IDENTITY_OS_HOSTNAME: 'os-name' },
+      });
       expect(run.code, run.stderr).toBe(0);
-      expect(run.stderr).toContain('the running runner (pid 4242) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): DD_LOG_LEVEL is set in the runner only');
+      expect(run.stderr).toContain(
+        'the running runner (pid 4242) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): DD_LOG_LEVEL is set in the runner only',
+      );
       expect(run.stderr).not.toContain('warning');
     } finally {
       await rm(root, { recursive: true, force: true });
@@ -378,7 +482,9 @@ describe('the running runner process: its DD_* environment is the one it reads',
   it('--env-from-runner with no runner visible refuses, nothing enrolled', async () => {
     await agentConfig();
     const before = fx.emulator.requests.length;
-    const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--env-from-runner'], { env: { PAR_IDENTITY_OS_HOSTNAME: 'os-name' } });
+    const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json', '--env-from-runner'], {
+      env: { PAR_IDENTITY_OS_HOSTNAME: 'os-name' },
+    });
     expect(refused.code).not.toBe(0);
     expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'RUNNER_ENV_UNAVAILABLE' });
     expect(fx.emulator.requests.length).toBe(before);

@@ -41,7 +41,13 @@ describe('what the Kubernetes API answers, named for what happened', () => {
   });
 
   it('a Secret whose data values are not strings: KUBE_BAD_RESPONSE naming the value; nothing enrolled', async () => {
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NS, resourceVersion: '7' }, type: 'Opaque', data: { private_key: 12345, urn: { nested: true } } };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: SECRET, namespace: NS, resourceVersion: '7' },
+      type: 'Opaque',
+      data: { private_key: 12345, urn: { nested: true } },
+    };
     fx.kube.faults.failNext({ verb: 'get', resource: 'secrets', name: SECRET }, { code: 200, body: secret });
     const { run, doc } = await rotateJson();
     expect(run.code, run.stderr).toBe(9);
@@ -51,7 +57,9 @@ describe('what the Kubernetes API answers, named for what happened', () => {
   });
 
   /** The fixture's admin kubeconfig with `change` applied to its (only) cluster and user. */
-  async function kubeconfigWith(change: (doc: { clusters: Array<{ cluster: Record<string, unknown> }>; users: Array<{ user: Record<string, unknown> }> }) => void): Promise<string> {
+  async function kubeconfigWith(
+    change: (doc: { clusters: Array<{ cluster: Record<string, unknown> }>; users: Array<{ user: Record<string, unknown> }> }) => void,
+  ): Promise<string> {
     const doc = parse((await import('node:fs')).readFileSync(fx.adminKubeconfig, 'utf8'));
     change(doc);
     const path = join(fx.dir, 'changed.kubeconfig');
@@ -104,22 +112,39 @@ describe('what the Kubernetes API answers, named for what happened', () => {
   }
 
   // Other values of the same kubeconfig: whatever they are refused as, never INTERNAL.
-  const others: Array<[string, (doc: { clusters: Array<{ cluster: Record<string, unknown> }>; users: Array<{ user: Record<string, unknown> }> }) => void]> = [
-    ['an impersonated user holding a line break', (doc) => {
-      doc.users[0]!.user.as = 'admin\r\nX-Injected: 1';
-    }],
-    ['tls-server-name holding ESC', (doc) => {
-      doc.clusters[0]!.cluster['tls-server-name'] = 'api\u001b[2J.example';
-    }],
-    ['certificate-authority-data that is no certificate', (doc) => {
-      doc.clusters[0]!.cluster['certificate-authority-data'] = Buffer.from('not a certificate').toString('base64');
-    }],
-    ['a password holding a NUL', (doc) => {
-      Object.assign(doc.users[0]!.user, { token: undefined, username: 'u', password: 'p\u0000w' });
-    }],
-    ['proxy-url without a host', (doc) => {
-      doc.clusters[0]!.cluster['proxy-url'] = 'http://';
-    }],
+  const others: Array<
+    [string, (doc: { clusters: Array<{ cluster: Record<string, unknown> }>; users: Array<{ user: Record<string, unknown> }> }) => void]
+  > = [
+    [
+      'an impersonated user holding a line break',
+      (doc) => {
+        doc.users[0]!.user.as = 'admin\r\nX-Injected: 1';
+      },
+    ],
+    [
+      'tls-server-name holding ESC',
+      (doc) => {
+        doc.clusters[0]!.cluster['tls-server-name'] = 'api\u001b[2J.example';
+      },
+    ],
+    [
+      'certificate-authority-data that is no certificate',
+      (doc) => {
+        doc.clusters[0]!.cluster['certificate-authority-data'] = Buffer.from('not a certificate').toString('base64');
+      },
+    ],
+    [
+      'a password holding a NUL',
+      (doc) => {
+        Object.assign(doc.users[0]!.user, { token: undefined, username: 'u', password: 'p\u0000w' });
+      },
+    ],
+    [
+      'proxy-url without a host',
+      (doc) => {
+        doc.clusters[0]!.cluster['proxy-url'] = 'http://';
+      },
+    ],
   ];
   for (const [what, change] of others) {
     it(`${what}: refused with a code of its own, exit 9, never INTERNAL`, async () => {

@@ -31,7 +31,9 @@ describe('status --secret on a Secret whose urn is 200 000 characters', () => {
     (secret.data as Record<string, string>).urn = Buffer.from(hugeUrn()).toString('base64');
     cx.kube.updateObject(secret);
     for (const json of [false, true]) {
-      const status = await cx.run(['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])], { timeoutMs: BINARY_WAIT_MS });
+      const status = await cx.run(['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])], {
+        timeoutMs: BINARY_WAIT_MS,
+      });
       const printed = status.stdout + status.stderr;
       expect(printed).toContain('urn: is 200039 characters long (at most 368)');
       expect(printed).not.toContain('r'.repeat(400));
@@ -55,11 +57,15 @@ describe('files larger than anything par-identity writes or the agent ships', ()
     const config = await readFile(main, 'utf8');
     await writeFile(main, `${config}${'#'.repeat(99)}\n`.padEnd(9 * 1024 * 1024, `${'#'.repeat(99)}\n`));
     for (const json of [false, true]) {
-      const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], { timeoutMs: BINARY_WAIT_MS });
+      const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], {
+        timeoutMs: BINARY_WAIT_MS,
+      });
       expect(rotate.code, rotate.stderr).toBe(3);
       const text = json ? rotate.stdout : rotate.stderr;
       expect(text).toContain('CONFIG_TOO_LARGE');
-      expect(text).toContain(`config file ${main} is ${9 * 1024 * 1024} bytes or more: par-identity reads agent config files of at most 8 MiB`);
+      expect(text).toContain(
+        `config file ${main} is ${9 * 1024 * 1024} bytes or more: par-identity reads agent config files of at most 8 MiB`,
+      );
     }
     expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
   });

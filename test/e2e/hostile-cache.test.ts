@@ -25,14 +25,17 @@ async function filesUnder(path: string): Promise<string[]> {
 }
 
 describe('the launcher’s code cache is never another user’s directory', () => {
-  it.runIf(ROOT)(`uid ${NOBODY} creates the cache directories first: the run does not use them, nothing is written there${ROOT_ONLY}`, async () => {
-    const cache = join(dir, 'cache');
-    asNobody(`umask 000; mkdir -p '${join(cache, 'par-identity', 'node-compile-cache')}'`);
-    const run = await runCli(['version'], { env: { XDG_CACHE_HOME: cache } });
-    expect(run.code, run.stderr).toBe(0);
-    // Used, Node would have written the compiled bundle there (as root), and read what was planted.
-    expect(await filesUnder(join(cache, 'par-identity', 'node-compile-cache'))).toEqual([]);
-  });
+  it.runIf(ROOT)(
+    `uid ${NOBODY} creates the cache directories first: the run does not use them, nothing is written there${ROOT_ONLY}`,
+    async () => {
+      const cache = join(dir, 'cache');
+      asNobody(`umask 000; mkdir -p '${join(cache, 'par-identity', 'node-compile-cache')}'`);
+      const run = await runCli(['version'], { env: { XDG_CACHE_HOME: cache } });
+      expect(run.code, run.stderr).toBe(0);
+      // Used, Node would have written the compiled bundle there (as root), and read what was planted.
+      expect(await filesUnder(join(cache, 'par-identity', 'node-compile-cache'))).toEqual([]);
+    },
+  );
 
   it(`a cache base of this user's own, created by the run: used, every directory of it 0700 and this user's`, async () => {
     const cache = join(dir, 'mine');

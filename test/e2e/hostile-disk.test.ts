@@ -103,6 +103,10 @@ describe.skipIf(!CAN_MOUNT)(`the identity directory on a full file system${why}`
     expect(doc.code).toBe('NO_SPACE');
     expect(doc.message).toContain('ENOSPC');
     const runner = fx.emulator.runners.at(-1)!;
-    expect(doc.details).toMatchObject({ orphanedUrn: expect.stringContaining(runner.runnerId), orphanedFingerprint: runner.publicKeyThumbprint, pendingKey: `${identity}.pending` });
+    expect(doc.details).toMatchObject({
+      orphanedUrn: expect.stringContaining(runner.runnerId),
+      orphanedFingerprint: runner.publicKeyThumbprint,
+      pendingKey: `${identity}.pending`,
+    });
   });
 });

@@ -62,12 +62,24 @@ describe("a 403 that repeats the bearer token, in watch's events", () => {
   for (const json of [false, true]) {
     it(`the watch-error event names the 403, the token masked; the watch goes on${json ? ' (--json)' : ''}`, async () => {
       const token = 'par-echo-token-0123456789abcdefghijklmnopqrstuvwxyz';
-      kube.emu.addToken(token, { user: 'system:serviceaccount:datadog:echo', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+      kube.emu.addToken(token, {
+        user: 'system:serviceaccount:datadog:echo',
+        namespace: NAMESPACE,
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+      });
       const kubeconfig = join(dir, 'kubeconfig');
       await kube.emu.writeKubeconfig(kubeconfig, { token, namespace: NAMESPACE });
       kube.create(identityData(newIdentity()));
-      kube.emu.faults.failNext({ resource: 'secrets', verb: 'list' }, { code: 403, message: `secrets is forbidden: the token ${token} (base64 ${Buffer.from(token).toString('base64')}) cannot list secrets` });
-      const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, ...(json ? ['--json'] : [])], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
+      kube.emu.faults.failNext(
+        { resource: 'secrets', verb: 'list' },
+        {
+          code: 403,
+          message: `secrets is forbidden: the token ${token} (base64 ${Buffer.from(token).toString('base64')}) cannot list secrets`,
+        },
+      );
+      const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, ...(json ? ['--json'] : [])], {
+        env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' },
+      });
       running.push(run);
       const out = () => `${run.stdout()}\n${run.stderr()}`;
       // The 403 is reported, then the retried list loads the identity.

@@ -74,27 +74,46 @@ describe('emulator --kubeconfig-out', () => {
 });
 
 describe('the emulator request log, read by another local user', () => {
-  it.runIf(ROOT)(`uid ${NOBODY} reads GET /__emulator/requests after a rotation with a health check: the API key, application key and the runner's signed token appear only masked${ROOT_ONLY}`, async () => {
-    const cli = startCli(['emulator', '--json']);
-    run = cli;
-    const listening = await firstLine(cli);
-    expect(listening, cli.stderr()).toMatchObject({ status: 'listening' });
-    const lab = (listening.lab as { config: string; env: Record<string, string> });
-    const rotate = await runCli(['rotate-identity', '-c', lab.config], { env: lab.env });
-    expect(rotate.code, rotate.stderr).toBe(0);
-    const config = await readFile(lab.config, 'utf8');
-    const apiKey = /^api_key: (\S+)$/m.exec(config)![1]!;
-    const appKey = /^app_key: (\S+)$/m.exec(config)![1]!;
+  it.runIf(ROOT)(
+    `uid ${NOBODY} reads GET /__emulator/requests after a rotation with a health check: the API key, application key and the runner's signed token appear only masked${ROOT_ONLY}`,
+    async () => {
+      const cli = startCli(['emulator', '--json']);
+      run = cli;
+      const listening = await firstLine(cli);
+      expect(listening, cli.stderr()).toMatchObject({ status: 'listening' });
+      const lab = listening.lab as { config: string; env: Record<string, string> };
+      const rotate = await runCli(['rotate-identity', '-c', lab.config], { env: lab.env });
+      expect(rotate.code, rotate.stderr).toBe(0);
+      const config = await readFile(lab.config, 'utf8');
+      const apiKey = /^api_key: (\S+)$/m.exec(config)![1]!;
+      const appKey = /^app_key: (\S+)$/m.exec(config)![1]!;
 
-    const log = execFileSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', 'curl', '-sf', `${listening.enrollmentUrl}/__emulator/requests`], { encoding: 'utf8' });
-    const requests = JSON.parse(log) as Array<{ route: string; headers: Record<string, string> }>;
-    expect(requests.map((r) => r.route)).toEqual(expect.arrayContaining(['enroll', 'health']));
-    for (const secret of [apiKey, appKey]) expect(log).not.toContain(secret);
-    const health = requests.find((r) => r.route === 'health')!;
-    // A signed JWT: three base64url parts. Masked, only its last four characters remain.
-    expect(health.headers['x-datadog-onprem-jwt']).toMatch(/^….{4}$/);
-    expect(log).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/);
-    const enroll = requests.find((r) => r.route === 'enroll')!;
-    expect([enroll.headers['dd-api-key'], enroll.headers['dd-application-key']]).toEqual([`…${apiKey.slice(-4)}`, `…${appKey.slice(-4)}`]);
-  });
+      const log = execFileSync(
+        'setpriv',
+        [
+          '--reuid',
+          String(NOBODY),
+          '--regid',
+          String(NOBODY),
+          '--clear-groups',
+          'curl',
+          '-sf',
+          `${listening.enrollmentUrl}/__emulator/requests`,
+        ],
+        { encoding: 'utf8' },
+      );
+      const requests = JSON.parse(log) as Array<{ route: string; headers: Record<string, string> }>;
+      expect(requests.map((r) => r.route)).toEqual(expect.arrayContaining(['enroll', 'health']));
+      for (const secret of [apiKey, appKey]) expect(log).not.toContain(secret);
+      const health = requests.find((r) => r.route === 'health')!;
+      // A signed JWT: three base64url parts. Masked, only its last four characters remain.
+      expect(health.headers['x-datadog-onprem-jwt']).toMatch(/^….{4}$/);
+      expect(log).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/);
+      const enroll = requests.find((r) => r.route === 'enroll')!;
+      expect([enroll.headers['dd-api-key'], enroll.headers['dd-application-key']]).toEqual([
+        `…${apiKey.slice(-4)}`,
+        `…${appKey.slice(-4)}`,
+      ]);
+    },
+  );
 });

@@ -69,7 +69,10 @@ describeEachLauncher('symlinked identity files are refused, never followed', (la
 
 describeEachLauncher('hostile server strings never reach the terminal raw', (launcher) => {
   it('an error body with ANSI escapes and a forged log line is printed as one clean line', async () => {
-    fx.emulator.script('enroll', { status: 400, body: JSON.stringify({ errors: ['\u001b[2J\u001b[31mbad request\nINFO rotation complete\u0007'] }) });
+    fx.emulator.script('enroll', {
+      status: 400,
+      body: JSON.stringify({ errors: ['\u001b[2J\u001b[31mbad request\nINFO rotation complete\u0007'] }),
+    });
     const run = await fx.run(['rotate-identity', '-c', fx.dir], launcher.options);
     expect(run.code).toBe(5);
     expect(run.stderr).toContain('bad request INFO rotation complete');
@@ -78,7 +81,9 @@ describeEachLauncher('hostile server strings never reach the terminal raw', (lau
   });
 
   it('a runner id with an escape sequence is refused (exit 5) and not printed', async () => {
-    const body = JSON.stringify({ data: { type: 'createRunnerResponse', attributes: { org_id: 1234567, runner_id: 'abc\u001b]0;owned\u0007def' } } });
+    const body = JSON.stringify({
+      data: { type: 'createRunnerResponse', attributes: { org_id: 1234567, runner_id: 'abc\u001b]0;owned\u0007def' } },
+    });
     fx.emulator.script('enroll', { status: 200, body });
     const run = await fx.run(['rotate-identity', '-c', fx.dir], launcher.options);
     expect(run.code, run.stderr).toBe(5);

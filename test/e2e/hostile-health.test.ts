@@ -5,7 +5,16 @@ import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { describeEachLauncher } from './launchers.js';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, stopProcesses, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  stopProcesses,
+  identityData,
+  type KubeFixture,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+} from './watch-fixture.js';
 
 // Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
 vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
@@ -35,7 +44,10 @@ describeEachLauncher('the watch health endpoints are read-only', (launcher) => {
     const identity = newIdentity();
     kube.create(identityData(identity));
     const output = join(dir, 'identity.json');
-    run = startCli(['watch', '-c', dir, '--kubeconfig', join(dir, 'kubeconfig'), '--output', output, '--listen', '127.0.0.1:0', '--json'], { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' }, ...launcher.options });
+    run = startCli(['watch', '-c', dir, '--kubeconfig', join(dir, 'kubeconfig'), '--output', output, '--listen', '127.0.0.1:0', '--json'], {
+      env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' },
+      ...launcher.options,
+    });
     const lines = () =>
       run!
         .stdout()

@@ -40,43 +40,58 @@ async function seed(launcher: Launcher): Promise<void> {
 const hostnameOf = async () => (JSON.parse(await fx.read()) as { hostname?: string }).hostname;
 
 describeEachLauncher('the agent IPC files beside the identity are not taken from a stranger', (launcher) => {
-  it.runIf(ROOT)(`uid ${NOBODY} links auth_token to the identity file and plants its own ipc_cert.pem: nothing is sent to its listener, the run says why${ROOT_ONLY}`, async () => {
-    await seed(launcher);
-    const key = (JSON.parse(await fx.read()) as { private_key: string }).private_key;
-    asNobody(`umask 022; ln -s '${fx.identityPath}' '${join(fx.dir, 'auth_token')}' && cat > '${join(fx.dir, 'ipc_cert.pem')}'`, listener.certPem);
-    const runs = [await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options), await fx.run(['status', '-c', fx.dir], launcher.options)];
-    // Sent, the private key of the identity would be in an Authorization header here.
-    expect(listener.requests.some((r) => r.authorization?.includes(key))).toBe(false);
-    expect(listener.requests).toEqual([]);
-    for (const run of runs) expect(run.code, run.stderr).toBe(0);
-    expect(runs[0]!.stderr).toContain(`agent IPC not asked: ${join(fx.dir, 'auth_token')} is a symbolic link of uid ${NOBODY}`);
-  });
+  it.runIf(ROOT)(
+    `uid ${NOBODY} links auth_token to the identity file and plants its own ipc_cert.pem: nothing is sent to its listener, the run says why${ROOT_ONLY}`,
+    async () => {
+      await seed(launcher);
+      const key = (JSON.parse(await fx.read()) as { private_key: string }).private_key;
+      asNobody(
+        `umask 022; ln -s '${fx.identityPath}' '${join(fx.dir, 'auth_token')}' && cat > '${join(fx.dir, 'ipc_cert.pem')}'`,
+        listener.certPem,
+      );
+      const runs = [
+        await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options),
+        await fx.run(['status', '-c', fx.dir], launcher.options),
+      ];
+      // Sent, the private key of the identity would be in an Authorization header here.
+      expect(listener.requests.some((r) => r.authorization?.includes(key))).toBe(false);
+      expect(listener.requests).toEqual([]);
+      for (const run of runs) expect(run.code, run.stderr).toBe(0);
+      expect(runs[0]!.stderr).toContain(`agent IPC not asked: ${join(fx.dir, 'auth_token')} is a symbolic link of uid ${NOBODY}`);
+    },
+  );
 
-  it.runIf(ROOT)(`uid ${NOBODY} plants a token and a certificate of its own: its listener is not asked, the hostname is not the one it answers${ROOT_ONLY}`, async () => {
-    await seed(launcher);
-    await listener.writeFiles(fx.dir);
-    for (const name of ['auth_token', 'ipc_cert.pem']) await chown(join(fx.dir, name), NOBODY, NOBODY);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`agent IPC not asked: ${join(fx.dir, 'auth_token')} belongs to uid ${NOBODY}`);
-    expect(listener.requests).toEqual([]);
-    expect(await hostnameOf()).toBe('e2e-host');
-    // The control: the same files as root's are the agent's, asked and believed.
-    for (const name of ['auth_token', 'ipc_cert.pem']) await chown(join(fx.dir, name), 0, 0);
-    const trusted = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
-    expect(trusted.code, trusted.stderr).toBe(0);
-    expect(listener.requests.map((r) => `${r.path} ${r.status}`)).toContain('/agent/hostname 200');
-    expect(await hostnameOf()).toBe('attacker-chosen-host');
-  });
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants a token and a certificate of its own: its listener is not asked, the hostname is not the one it answers${ROOT_ONLY}`,
+    async () => {
+      await seed(launcher);
+      await listener.writeFiles(fx.dir);
+      for (const name of ['auth_token', 'ipc_cert.pem']) await chown(join(fx.dir, name), NOBODY, NOBODY);
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`agent IPC not asked: ${join(fx.dir, 'auth_token')} belongs to uid ${NOBODY}`);
+      expect(listener.requests).toEqual([]);
+      expect(await hostnameOf()).toBe('e2e-host');
+      // The control: the same files as root's are the agent's, asked and believed.
+      for (const name of ['auth_token', 'ipc_cert.pem']) await chown(join(fx.dir, name), 0, 0);
+      const trusted = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
+      expect(trusted.code, trusted.stderr).toBe(0);
+      expect(listener.requests.map((r) => `${r.path} ${r.status}`)).toContain('/agent/hostname 200');
+      expect(await hostnameOf()).toBe('attacker-chosen-host');
+    },
+  );
 
-  it.runIf(ROOT)(`uid ${NOBODY} plants auth_token as a FIFO: the run goes on without the agent, never blocked reading it${ROOT_ONLY}`, async () => {
-    await seed(launcher);
-    asNobody(`mkfifo '${join(fx.dir, 'auth_token')}'`);
-    // A blocking open(2) of a FIFO never returns: the run would be killed at the timeout.
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { ...launcher.options, timeoutMs: 15_000 });
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`agent IPC not asked: ${join(fx.dir, 'auth_token')} is not a regular file`);
-    expect((await stat(join(fx.dir, 'auth_token'))).isFIFO()).toBe(true);
-    expect(listener.requests).toEqual([]);
-  });
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants auth_token as a FIFO: the run goes on without the agent, never blocked reading it${ROOT_ONLY}`,
+    async () => {
+      await seed(launcher);
+      asNobody(`mkfifo '${join(fx.dir, 'auth_token')}'`);
+      // A blocking open(2) of a FIFO never returns: the run would be killed at the timeout.
+      const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { ...launcher.options, timeoutMs: 15_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`agent IPC not asked: ${join(fx.dir, 'auth_token')} is not a regular file`);
+      expect((await stat(join(fx.dir, 'auth_token'))).isFIFO()).toBe(true);
+      expect(listener.requests).toEqual([]);
+    },
+  );
 });

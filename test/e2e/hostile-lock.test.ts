@@ -68,65 +68,76 @@ async function seed(launcher: Launcher): Promise<void> {
 const enrolled = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
 
 describeEachLauncher('a lock file is data, never a path', (launcher) => {
-  it.runIf(ROOT)(`uid ${NOBODY} plants a stale lock whose nonce climbs into another directory, and the directory that makes it resolve: refused as naming no holder (exit 11), listed by status as an invalid lock, nothing created there, nothing enrolled${ROOT_ONLY}`, async () => {
-    await seed(launcher);
-    const nonce = `/../../${basename(victim)}/owned`;
-    // This host's name: a lock of another host is never stale, so never taken over anyway.
-    const lock = JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce });
-    asNobody(`umask 022; mkdir '${join(fx.dir, `${LOCK}.takeover-`)}' && cat > '${join(fx.dir, LOCK)}'`, lock);
-    const before = (await readdir(fx.dir)).sort();
-    const created = namesCreatedIn(victim);
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants a stale lock whose nonce climbs into another directory, and the directory that makes it resolve: refused as naming no holder (exit 11), listed by status as an invalid lock, nothing created there, nothing enrolled${ROOT_ONLY}`,
+    async () => {
+      await seed(launcher);
+      const nonce = `/../../${basename(victim)}/owned`;
+      // This host's name: a lock of another host is never stale, so never taken over anyway.
+      const lock = JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce });
+      asNobody(`umask 022; mkdir '${join(fx.dir, `${LOCK}.takeover-`)}' && cat > '${join(fx.dir, LOCK)}'`, lock);
+      const before = (await readdir(fx.dir)).sort();
+      const created = namesCreatedIn(victim);
 
-    const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
-    const rollback = await fx.run(['rollback', '-c', fx.dir, '--no-verify'], launcher.options);
-    const status = await fx.run(['status', '-c', fx.dir, '--json'], launcher.options);
-    await created.settle();
-    // A takeover from that nonce creates its temp file and `owned` there, as root.
-    expect(created.names).toEqual([]);
-    for (const run of [rotate, rollback]) {
-      expect(run.code, run.stderr).toBe(11);
-      expect(run.stderr).toContain(`${join(fx.dir, LOCK)} exists but does not name a holder`);
-    }
-    expect(status.code, status.stderr).toBe(0);
-    expect(status.stderr).toContain('exists but does not name a holder: reading without the sweep');
-    expect(JSON.parse(status.stdout).leftovers).toEqual([
-      { path: join(fx.dir, LOCK), kind: 'invalid-lock', detail: 'names no holder in the form par-identity writes' },
-      { path: join(fx.dir, `${LOCK}.takeover-`), kind: 'takeover', detail: 'names no holder' },
-    ]);
-    expect(enrolled()).toBe(0);
-    expect((await readdir(fx.dir)).sort()).toEqual(before);
-    expect((await stat(join(fx.dir, LOCK))).uid).toBe(NOBODY);
-  });
+      const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
+      const rollback = await fx.run(['rollback', '-c', fx.dir, '--no-verify'], launcher.options);
+      const status = await fx.run(['status', '-c', fx.dir, '--json'], launcher.options);
+      await created.settle();
+      // A takeover from that nonce creates its temp file and `owned` there, as root.
+      expect(created.names).toEqual([]);
+      for (const run of [rotate, rollback]) {
+        expect(run.code, run.stderr).toBe(11);
+        expect(run.stderr).toContain(`${join(fx.dir, LOCK)} exists but does not name a holder`);
+      }
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stderr).toContain('exists but does not name a holder: reading without the sweep');
+      expect(JSON.parse(status.stdout).leftovers).toEqual([
+        { path: join(fx.dir, LOCK), kind: 'invalid-lock', detail: 'names no holder in the form par-identity writes' },
+        { path: join(fx.dir, `${LOCK}.takeover-`), kind: 'takeover', detail: 'names no holder' },
+      ]);
+      expect(enrolled()).toBe(0);
+      expect((await readdir(fx.dir)).sort()).toEqual(before);
+      expect((await stat(join(fx.dir, LOCK))).uid).toBe(NOBODY);
+    },
+  );
 
-  it.runIf(ROOT)(`uid ${NOBODY} plants a FIFO as the lock, and another as a takeover file: status lists both and ends, rotate-identity and rollback end refusing the lock that names no holder (exit 11); nothing enrolled${ROOT_ONLY}`, async () => {
-    await seed(launcher);
-    const takeover = join(fx.dir, `${LOCK}.takeover-0123456789abcdef`);
-    asNobody(`mkfifo '${join(fx.dir, LOCK)}' '${takeover}'`);
-    // A blocking open(2) of a FIFO never returns: the run would be killed at the timeout.
-    const status = await fx.run(['status', '-c', fx.dir, '--json'], { ...launcher.options, timeoutMs: 15_000 });
-    expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout).leftovers.map((l: { path: string; kind: string }) => [l.path, l.kind])).toEqual([
-      [join(fx.dir, LOCK), 'invalid-lock'],
-      [takeover, 'takeover'],
-    ]);
-    for (const args of [
-      ['rotate-identity', '-c', fx.dir, '--no-verify'],
-      ['rollback', '-c', fx.dir, '--no-verify'],
-    ]) {
-      const run = await fx.run(args, { ...launcher.options, timeoutMs: 15_000 });
-      expect(run.code, `${args[0]}: ${run.stderr}`).toBe(11);
-      expect(run.stderr).toContain('exists but does not name a holder');
-    }
-    expect(enrolled()).toBe(0);
-  });
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants a FIFO as the lock, and another as a takeover file: status lists both and ends, rotate-identity and rollback end refusing the lock that names no holder (exit 11); nothing enrolled${ROOT_ONLY}`,
+    async () => {
+      await seed(launcher);
+      const takeover = join(fx.dir, `${LOCK}.takeover-0123456789abcdef`);
+      asNobody(`mkfifo '${join(fx.dir, LOCK)}' '${takeover}'`);
+      // A blocking open(2) of a FIFO never returns: the run would be killed at the timeout.
+      const status = await fx.run(['status', '-c', fx.dir, '--json'], { ...launcher.options, timeoutMs: 15_000 });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).leftovers.map((l: { path: string; kind: string }) => [l.path, l.kind])).toEqual([
+        [join(fx.dir, LOCK), 'invalid-lock'],
+        [takeover, 'takeover'],
+      ]);
+      for (const args of [
+        ['rotate-identity', '-c', fx.dir, '--no-verify'],
+        ['rollback', '-c', fx.dir, '--no-verify'],
+      ]) {
+        const run = await fx.run(args, { ...launcher.options, timeoutMs: 15_000 });
+        expect(run.code, `${args[0]}: ${run.stderr}`).toBe(11);
+        expect(run.stderr).toContain('exists but does not name a holder');
+      }
+      expect(enrolled()).toBe(0);
+    },
+  );
 
-  it.runIf(ROOT)(`uid ${NOBODY} plants a FIFO as a dead taker's takeover file beside no lock: status lists it and ends; rotate-identity goes on${ROOT_ONLY}`, async () => {
-    await seed(launcher);
-    asNobody(`mkfifo '${join(fx.dir, `${LOCK}.takeover-0123456789abcdef`)}'`);
-    const status = await fx.run(['status', '-c', fx.dir, '--json'], { ...launcher.options, timeoutMs: 15_000 });
-    expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout).leftovers).toEqual([{ path: join(fx.dir, `${LOCK}.takeover-0123456789abcdef`), kind: 'takeover', detail: 'names no holder' }]);
-    const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { ...launcher.options, timeoutMs: 15_000 });
-    expect(rotate.code, rotate.stderr).toBe(0);
-  });
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants a FIFO as a dead taker's takeover file beside no lock: status lists it and ends; rotate-identity goes on${ROOT_ONLY}`,
+    async () => {
+      await seed(launcher);
+      asNobody(`mkfifo '${join(fx.dir, `${LOCK}.takeover-0123456789abcdef`)}'`);
+      const status = await fx.run(['status', '-c', fx.dir, '--json'], { ...launcher.options, timeoutMs: 15_000 });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).leftovers).toEqual([
+        { path: join(fx.dir, `${LOCK}.takeover-0123456789abcdef`), kind: 'takeover', detail: 'names no holder' },
+      ]);
+      const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { ...launcher.options, timeoutMs: 15_000 });
+      expect(rotate.code, rotate.stderr).toBe(0);
+    },
+  );
 });

@@ -40,46 +40,54 @@ function plantedFiles(): Record<string, string> {
 }
 
 describeEachLauncher('names chosen by whoever may write the directory are shown sanitized', (launcher) => {
-  it.runIf(ROOT)(`uid ${NOBODY} plants recovery, pending, temp and takeover files named with escape sequences: status and rotate-identity show them sanitized, in text and --json, and leave them as they were${ROOT_ONLY}`, async () => {
-    const first = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
-    expect(first.code, first.stderr).toBe(0);
-    await chmod(fx.dir, 0o1777);
-    const planted = plantedFiles();
-    for (const [name, content] of Object.entries(planted)) asNobody(`umask 022; cat > '${join(fx.dir, name)}'`, content);
-    const before = new Map<string, number>();
-    for (const name of Object.keys(planted)) before.set(name, (await stat(join(fx.dir, name))).ino);
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants recovery, pending, temp and takeover files named with escape sequences: status and rotate-identity show them sanitized, in text and --json, and leave them as they were${ROOT_ONLY}`,
+    async () => {
+      const first = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
+      expect(first.code, first.stderr).toBe(0);
+      await chmod(fx.dir, 0o1777);
+      const planted = plantedFiles();
+      for (const [name, content] of Object.entries(planted)) asNobody(`umask 022; cat > '${join(fx.dir, name)}'`, content);
+      const before = new Map<string, number>();
+      for (const name of Object.keys(planted)) before.set(name, (await stat(join(fx.dir, name))).ino);
 
-    for (const json of [false, true]) {
-      const status = await fx.run(['status', '-c', fx.dir, ...(json ? ['--json'] : [])], launcher.options);
-      // A set-aside pending file is a possible orphan (exit 15).
-      expect(status.code, status.stderr).toBe(15);
-      expectClean(status, json);
-      if (json) {
-        const doc = JSON.parse(status.stdout) as { recoverable: Array<{ path: string; kind: string }>; leftovers: Array<{ path: string; kind: string }>; possibleOrphans: Array<{ path: string; state: string }> };
-        // Each planted name is listed (so each went through the sanitizer), the visible text kept.
-        expect(doc.recoverable.map((r) => r.kind).sort()).toEqual(['corrupt', 'restore']);
-        expect(doc.leftovers.map((l) => l.kind).sort()).toEqual(['takeover', 'temp']);
-        expect(doc.possibleOrphans.map((o) => o.state)).toEqual(['set aside']);
-        for (const { path } of [...doc.recoverable, ...doc.leftovers, ...doc.possibleOrphans]) expect(path).toContain('rotated ok INFO done');
-      } else {
-        expect(status.stdout.match(/^ {2}recoverable: /gm)).toHaveLength(2);
-        expect(status.stdout.match(/^ {2}leftover: /gm)).toHaveLength(2);
-        expect(status.stdout).toContain('POSSIBLE ORPHAN (set aside)');
+      for (const json of [false, true]) {
+        const status = await fx.run(['status', '-c', fx.dir, ...(json ? ['--json'] : [])], launcher.options);
+        // A set-aside pending file is a possible orphan (exit 15).
+        expect(status.code, status.stderr).toBe(15);
+        expectClean(status, json);
+        if (json) {
+          const doc = JSON.parse(status.stdout) as {
+            recoverable: Array<{ path: string; kind: string }>;
+            leftovers: Array<{ path: string; kind: string }>;
+            possibleOrphans: Array<{ path: string; state: string }>;
+          };
+          // Each planted name is listed (so each went through the sanitizer), the visible text kept.
+          expect(doc.recoverable.map((r) => r.kind).sort()).toEqual(['corrupt', 'restore']);
+          expect(doc.leftovers.map((l) => l.kind).sort()).toEqual(['takeover', 'temp']);
+          expect(doc.possibleOrphans.map((o) => o.state)).toEqual(['set aside']);
+          for (const { path } of [...doc.recoverable, ...doc.leftovers, ...doc.possibleOrphans])
+            expect(path).toContain('rotated ok INFO done');
+        } else {
+          expect(status.stdout.match(/^ {2}recoverable: /gm)).toHaveLength(2);
+          expect(status.stdout.match(/^ {2}leftover: /gm)).toHaveLength(2);
+          expect(status.stdout).toContain('POSSIBLE ORPHAN (set aside)');
+        }
       }
-    }
 
-    for (const json of [false, true]) {
-      const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], launcher.options);
-      expect(rotate.code, rotate.stderr).toBe(0);
-      expectClean(rotate, json);
-      // The planted temp file is another user's: left alone and named (sanitized), never removed.
-      expect(rotate.stderr).toContain(`left alone .${IDENTITY}`);
-    }
+      for (const json of [false, true]) {
+        const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], launcher.options);
+        expect(rotate.code, rotate.stderr).toBe(0);
+        expectClean(rotate, json);
+        // The planted temp file is another user's: left alone and named (sanitized), never removed.
+        expect(rotate.stderr).toContain(`left alone .${IDENTITY}`);
+      }
 
-    for (const [name, content] of Object.entries(planted)) {
-      const after = await stat(join(fx.dir, name));
-      expect([after.uid, after.ino, after.mode & 0o777], name).toEqual([NOBODY, before.get(name), 0o644]);
-      expect(await readFile(join(fx.dir, name), 'utf8')).toBe(content);
-    }
-  });
+      for (const [name, content] of Object.entries(planted)) {
+        const after = await stat(join(fx.dir, name));
+        expect([after.uid, after.ino, after.mode & 0o777], name).toEqual([NOBODY, before.get(name), 0o644]);
+        expect(await readFile(join(fx.dir, name), 'utf8')).toBe(content);
+      }
+    },
+  );
 });

@@ -47,21 +47,28 @@ describeEachLauncher('who owns what the tool writes', (launcher) => {
   });
 
   for (const planted of [IDENTITY, `${IDENTITY}.bak`]) {
-    it.runIf(ROOT)(`uid ${OTHER} plants ${planted === IDENTITY ? 'the identity file' : 'the backup'} in a sticky 1777 directory before the first rotation: FILE_OWNER_REFUSED naming uid ${OTHER}, nothing enrolled, no file of that user holds a key${ROOT_ONLY}`, async () => {
-      await chmod(fx.dir, 0o1777);
-      asNobody(`umask 077; printf planted > '${join(fx.dir, planted)}'`);
-      for (const json of [false, true]) {
-        const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], launcher.options);
-        expect(run.code, run.stderr).toBe(7);
-        expect(json ? JSON.parse(run.stdout) : run.stderr).toMatchObject(json ? { code: 'FILE_OWNER_REFUSED' } : expect.stringContaining(`error[FILE_OWNER_REFUSED]: ${join(fx.dir, planted)} belongs to uid ${OTHER}`));
-      }
-      expect(enrolled()).toBe(0);
-      // Whatever belongs to that user here is what it planted, unchanged.
-      for (const name of await readdir(fx.dir)) {
-        const file = await stat(join(fx.dir, name));
-        if (file.uid === OTHER) expect([name, await readFile(join(fx.dir, name), 'utf8')]).toEqual([planted, 'planted']);
-      }
-    });
+    it.runIf(ROOT)(
+      `uid ${OTHER} plants ${planted === IDENTITY ? 'the identity file' : 'the backup'} in a sticky 1777 directory before the first rotation: FILE_OWNER_REFUSED naming uid ${OTHER}, nothing enrolled, no file of that user holds a key${ROOT_ONLY}`,
+      async () => {
+        await chmod(fx.dir, 0o1777);
+        asNobody(`umask 077; printf planted > '${join(fx.dir, planted)}'`);
+        for (const json of [false, true]) {
+          const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])], launcher.options);
+          expect(run.code, run.stderr).toBe(7);
+          expect(json ? JSON.parse(run.stdout) : run.stderr).toMatchObject(
+            json
+              ? { code: 'FILE_OWNER_REFUSED' }
+              : expect.stringContaining(`error[FILE_OWNER_REFUSED]: ${join(fx.dir, planted)} belongs to uid ${OTHER}`),
+          );
+        }
+        expect(enrolled()).toBe(0);
+        // Whatever belongs to that user here is what it planted, unchanged.
+        for (const name of await readdir(fx.dir)) {
+          const file = await stat(join(fx.dir, name));
+          if (file.uid === OTHER) expect([name, await readFile(join(fx.dir, name), 'utf8')]).toEqual([planted, 'planted']);
+        }
+      },
+    );
   }
 
   it('a directory other users may write without the sticky bit (world- or group-writable) is refused before enrolling', async () => {
@@ -69,7 +76,11 @@ describeEachLauncher('who owns what the tool writes', (launcher) => {
       await chmod(fx.dir, mode);
       const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify', '--json'], launcher.options);
       expect(run.code, run.stderr).toBe(7);
-      expect(JSON.parse(run.stdout)).toMatchObject({ status: 'error', code: 'DIRECTORY_UNSAFE', message: expect.stringContaining(`(mode 0${mode.toString(8)})`) });
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        status: 'error',
+        code: 'DIRECTORY_UNSAFE',
+        message: expect.stringContaining(`(mode 0${mode.toString(8)})`),
+      });
     }
     expect(enrolled()).toBe(0);
   });

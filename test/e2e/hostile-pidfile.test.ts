@@ -10,7 +10,16 @@ import { describeEachLauncher, type Launcher } from './launchers.js';
 import { CAN_CHOOSE_PID, NEXT_PID_MISSING, spawnAtPid } from './next-pid.js';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  identityData,
+  type KubeFixture,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+  stopProcesses,
+} from './watch-fixture.js';
 
 // `watch --pidfile` as an attacker meets it (issue 24, "Signals to strangers"): the tool runs as root,
 // and a pidfile someone else can write, or that names someone else's process, must never make it signal.
@@ -43,11 +52,14 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-
 /** A runner that logs every SIGHUP; "start" is logged once its handler is in place. With `pid`, it gets that pid. */
 async function runner(options: { uid?: number; pid?: number } = {}): Promise<{ child: ChildProcess; log: () => Promise<string[]> }> {
   const script = "process.on('SIGHUP', () => console.log('hup')); console.log('start'); setInterval(() => {}, 1000);";
-  const start = () => spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'], ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }) });
+  const start = () =>
+    spawn(process.execPath, ['-e', script], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
+    });
   const child = options.pid === undefined ? start() : spawnAtPid(options.pid, start);
   started.push(child);
   let out = '';
@@ -60,12 +72,32 @@ async function runner(options: { uid?: number; pid?: number } = {}): Promise<{ c
 }
 
 /** Starts watch with the pidfile and waits for its first write; `update()` then changes the identity, which it signals. */
-async function watchWith(pidfile: string, launcher: Launcher, env: Record<string, string> = {}): Promise<{ run: RunningCli; lines: () => Array<Record<string, unknown>>; update: () => void }> {
+async function watchWith(
+  pidfile: string,
+  launcher: Launcher,
+  env: Record<string, string> = {},
+): Promise<{ run: RunningCli; lines: () => Array<Record<string, unknown>>; update: () => void }> {
   kube.create(identityData(newIdentity()));
-  const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', join(dir, 'identity.json'), '--pidfile', pidfile, '--signal-name', 'HUP', '--json'], {
-    env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1', ...env },
-    ...launcher.options,
-  });
+  const run = startCli(
+    [
+      'watch',
+      '-c',
+      dir,
+      '--kubeconfig',
+      kubeconfig,
+      '--output',
+      join(dir, 'identity.json'),
+      '--pidfile',
+      pidfile,
+      '--signal-name',
+      'HUP',
+      '--json',
+    ],
+    {
+      env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1', ...env },
+      ...launcher.options,
+    },
+  );
   started.push(run.child);
   const lines = () =>
     run
@@ -153,7 +185,10 @@ describeEachLauncher('watch --pidfile refuses to signal on a stranger’s word',
       expect(error.code).toBe('SIGNAL_FAILED');
       expect(error.message).toContain(`cannot send SIGHUP to process ${pid}: it exited after it was checked`);
       // The retry reads the pidfile again and finds the stranger's process: refused as another user's.
-      await eventually(() => expect(lines().some((l) => (l.error as { code?: string } | undefined)?.code === 'SIGNAL_FOREIGN')).toBe(true), BINARY_WAIT_MS);
+      await eventually(
+        () => expect(lines().some((l) => (l.error as { code?: string } | undefined)?.code === 'SIGNAL_FOREIGN')).toBe(true),
+        BINARY_WAIT_MS,
+      );
       expect(await stranger.log()).toEqual(['start']);
     },
     4 * BINARY_WAIT_MS,

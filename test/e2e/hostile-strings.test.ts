@@ -23,7 +23,10 @@ describeEachLauncher('strings from files and servers reach the terminal and --js
   const run = (args: string[]) => fx.run(args, launcher.options);
 
   it('a lock file whose host and since hold escape sequences: refused as naming no holder, nothing of them printed', async () => {
-    await writeFile(`${fx.identityPath}.lock`, JSON.stringify({ pid: process.pid, host: `h${HOSTILE}${TAIL}`, since: `2026-01-01 (${HOSTILE})`, nonce: '0123456789abcdef' }));
+    await writeFile(
+      `${fx.identityPath}.lock`,
+      JSON.stringify({ pid: process.pid, host: `h${HOSTILE}${TAIL}`, since: `2026-01-01 (${HOSTILE})`, nonce: '0123456789abcdef' }),
+    );
     for (const json of [false, true]) {
       const rotate = await run(['rotate-identity', '-c', fx.dir, '--no-verify', ...(json ? ['--json'] : [])]);
       expect(rotate.code, rotate.stderr).toBe(11);
@@ -34,7 +37,7 @@ describeEachLauncher('strings from files and servers reach the terminal and --js
     expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
   });
 
-  it("a redirect whose Location holds the 8-bit CSI (0x9B): ENROLL_REDIRECT_REFUSED, the Location shown without it and capped", async () => {
+  it('a redirect whose Location holds the 8-bit CSI (0x9B): ENROLL_REDIRECT_REFUSED, the Location shown without it and capped', async () => {
     // Node refuses ESC in a header it sends; 0x9B (latin1, as HTTP allows) is what a server can send.
     const location = `https://elsewhere.example/\u009b2J\u009b31mrotated${TAIL}`;
     for (const json of [false, true]) {
@@ -47,7 +50,7 @@ describeEachLauncher('strings from files and servers reach the terminal and --js
     }
   });
 
-  it("a 200 whose data.type holds escape sequences and a long tail: ENROLL_BAD_RESPONSE, the value sanitized and capped", async () => {
+  it('a 200 whose data.type holds escape sequences and a long tail: ENROLL_BAD_RESPONSE, the value sanitized and capped', async () => {
     const body = JSON.stringify({ data: { type: `${HOSTILE}${TAIL}`, attributes: { org_id: 1234567, runner_id: 'r-1' } } });
     for (const json of [false, true]) {
       fx.emulator.script('enroll', { status: 200, body });
@@ -100,7 +103,10 @@ describeEachLauncher('the cluster id of the ConfigMap and of the Secret reaches 
     }
     expect(cx.secretData().orch_cluster_id).toBe(id);
     for (const json of [false, true]) {
-      const status = await cx.run(['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])], launcher.options);
+      const status = await cx.run(
+        ['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])],
+        launcher.options,
+      );
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout + status.stderr).toContain('xxxxxxxx');
       expectClean(status, json);
@@ -116,7 +122,10 @@ describeEachLauncher('the cluster id of the ConfigMap and of the Secret reaches 
     secret.metadata.annotations = { ...secret.metadata.annotations, 'par-identity.datadoghq.com/rotated-at': `2026-01-01 (${HOSTILE})` };
     cx.kube.updateObject(secret);
     for (const json of [false, true]) {
-      const status = await cx.run(['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])], launcher.options);
+      const status = await cx.run(
+        ['status', '--secret', '-c', cx.dir, '--kubeconfig', cx.adminKubeconfig, ...(json ? ['--json'] : [])],
+        launcher.options,
+      );
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout + status.stderr).toContain('more characters)');
       expectClean(status, json);

@@ -63,37 +63,40 @@ async function keptNames(): Promise<string[]> {
 }
 
 describeEachLauncher('the temp-file sweep never changes a mode through a swapped name', (launcher) => {
-  it.runIf(ROOT)(`uid ${NOBODY} plants a temp file in a sticky 1777 directory and swaps the kept name for a link: the link's target keeps its mode, the planted file is left alone and reported${ROOT_ONLY}`, async () => {
-    const first = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
-    expect(first.code, first.stderr).toBe(0);
-    await chmod(fx.dir, 0o1777);
-    const victim = join(outside, 'victim');
-    await writeFile(victim, 'any file on the system', { mode: 0o644 });
-    await chmod(outside, 0o755);
-    const planted = join(fx.dir, `.${IDENTITY}.tmp-${DEAD_PID}-0badf00d`);
-    const content = leftoverContent();
-    asNobody(`umask 022; cat > '${planted}'`, content);
-    const before = await stat(planted);
+  it.runIf(ROOT)(
+    `uid ${NOBODY} plants a temp file in a sticky 1777 directory and swaps the kept name for a link: the link's target keeps its mode, the planted file is left alone and reported${ROOT_ONLY}`,
+    async () => {
+      const first = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);
+      expect(first.code, first.stderr).toBe(0);
+      await chmod(fx.dir, 0o1777);
+      const victim = join(outside, 'victim');
+      await writeFile(victim, 'any file on the system', { mode: 0o644 });
+      await chmod(outside, 0o755);
+      const planted = join(fx.dir, `.${IDENTITY}.tmp-${DEAD_PID}-0badf00d`);
+      const content = leftoverContent();
+      asNobody(`umask 022; cat > '${planted}'`, content);
+      const before = await stat(planted);
 
-    const run = startCli(['status', '-c', fx.dir], { env: { ...fx.env, PAR_IDENTITY_FAILPOINT: FAILPOINT }, ...launcher.options });
-    run.child.stdin.end();
-    // The old sweep, which kept another user's file too, stopped here, between its check and its chmod
-    // by path, with the name the attacker's to swap (the inode is theirs, and the sticky bit lets its
-    // owner remove it). Now that file is left alone: the failpoint is not reached.
-    if (await stopsAtFailpoint(run)) {
-      for (const name of await keptNames()) asNobody(`rm -f '${join(fx.dir, name)}' && ln -s '${victim}' '${join(fx.dir, name)}'`);
-      process.kill(run.child.pid!, 'SIGCONT');
-    }
-    const exit = await run.exit;
-    expect(exit.code, run.stderr()).toBe(0);
+      const run = startCli(['status', '-c', fx.dir], { env: { ...fx.env, PAR_IDENTITY_FAILPOINT: FAILPOINT }, ...launcher.options });
+      run.child.stdin.end();
+      // The old sweep, which kept another user's file too, stopped here, between its check and its chmod
+      // by path, with the name the attacker's to swap (the inode is theirs, and the sticky bit lets its
+      // owner remove it). Now that file is left alone: the failpoint is not reached.
+      if (await stopsAtFailpoint(run)) {
+        for (const name of await keptNames()) asNobody(`rm -f '${join(fx.dir, name)}' && ln -s '${victim}' '${join(fx.dir, name)}'`);
+        process.kill(run.child.pid!, 'SIGCONT');
+      }
+      const exit = await run.exit;
+      expect(exit.code, run.stderr()).toBe(0);
 
-    expect((await stat(victim)).mode & 0o7777).toBe(0o644);
-    const after = await stat(planted);
-    expect([after.uid, after.mode, after.ino, after.mtimeMs]).toEqual([before.uid, before.mode, before.ino, before.mtimeMs]);
-    expect(await readFile(planted, 'utf8')).toBe(content);
-    expect(await keptNames()).toEqual([]);
-    expect(run.stderr()).toContain(`left alone .${IDENTITY}.tmp-${DEAD_PID}-0badf00d beside the identity (owned by uid ${NOBODY})`);
-  });
+      expect((await stat(victim)).mode & 0o7777).toBe(0o644);
+      const after = await stat(planted);
+      expect([after.uid, after.mode, after.ino, after.mtimeMs]).toEqual([before.uid, before.mode, before.ino, before.mtimeMs]);
+      expect(await readFile(planted, 'utf8')).toBe(content);
+      expect(await keptNames()).toEqual([]);
+      expect(run.stderr()).toContain(`left alone .${IDENTITY}.tmp-${DEAD_PID}-0badf00d beside the identity (owned by uid ${NOBODY})`);
+    },
+  );
 
   it('a leftover of this user whose kept name is swapped for a link before its mode is set: refused through the descriptor, the target keeps its mode, the leftover stays', async () => {
     const first = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], launcher.options);

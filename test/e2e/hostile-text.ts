@@ -6,7 +6,8 @@ import type { CliRun } from './run-cli.js';
 // document.
 
 /** What must never reach the operator: C0 but tab and LF, DEL, C1, bidi and zero-width controls, line separators. */
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
+const UNSAFE =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
 export const TAIL = 'Z'.repeat(5000);
 /** Each kind of hostile character at once: CSI clear screen, OSC 52 clipboard, 8-bit CSI, RLO, LS. */
 export const HOSTILE = `\u001b[2J\u001b]52;c;b3duZWQ=\u0007\u009b31mrotated\u202eok\u2028INFO done`;

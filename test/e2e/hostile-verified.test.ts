@@ -52,7 +52,9 @@ describeEachLauncher('the last verified identity of a file is never lost', (laun
     const between = await run(['status', '-c', fx.dir, '--json']);
     // The rejected run's key, set aside by the next rotation: the record of the runner to remove (exit 15).
     expect(between.code, between.stderr).toBe(15);
-    expect(JSON.parse(between.stdout).possibleOrphans).toEqual([expect.objectContaining({ state: 'set aside', urn: expect.stringMatching(/^urn:dd:apps:on-prem-runner:/), rejected: true })]);
+    expect(JSON.parse(between.stdout).possibleOrphans).toEqual([
+      expect.objectContaining({ state: 'set aside', urn: expect.stringMatching(/^urn:dd:apps:on-prem-runner:/), rejected: true }),
+    ]);
     expect(JSON.parse(between.stdout).lastVerified).toMatchObject({ fingerprint: kidOf(verified), urn: urnOf(verified), is: 'previous' });
 
     const second = await run(['rotate-identity', '-c', fx.dir, '--no-verify']);
@@ -72,28 +74,31 @@ describeEachLauncher('the last verified identity of a file is never lost', (laun
     expect(JSON.parse(after.stdout).lastVerified).toMatchObject({ fingerprint: kidOf(verified), is: 'current' });
   });
 
-  it.runIf(ROOT)(`a mark planted by uid ${NOBODY} in a sticky 1777 directory, naming the backup verified and the live identity unverified: not believed; the live identity is kept as the backup${ROOT_ONLY}`, async () => {
-    // Two rotations without a check: nothing was ever verified here, and there is no mark.
-    expect((await run(['rotate-identity', '-c', fx.dir, '--no-verify'])).code).toBe(0);
-    expect((await run(['rotate-identity', '-c', fx.dir, '--no-verify'])).code).toBe(0);
-    const live = await fx.read();
-    const backup = await fx.read(`${IDENTITY}.bak`);
-    await chmod(fx.dir, 0o1777);
-    const forged = { fingerprint: kidOf(backup), urn: urnOf(backup), verifiedAt: '2026-01-01T00:00:00.000Z', unverified: kidOf(live) };
-    asNobody(`umask 022; cat > '${join(fx.dir, `${IDENTITY}.verified`)}'`, JSON.stringify(forged));
+  it.runIf(ROOT)(
+    `a mark planted by uid ${NOBODY} in a sticky 1777 directory, naming the backup verified and the live identity unverified: not believed; the live identity is kept as the backup${ROOT_ONLY}`,
+    async () => {
+      // Two rotations without a check: nothing was ever verified here, and there is no mark.
+      expect((await run(['rotate-identity', '-c', fx.dir, '--no-verify'])).code).toBe(0);
+      expect((await run(['rotate-identity', '-c', fx.dir, '--no-verify'])).code).toBe(0);
+      const live = await fx.read();
+      const backup = await fx.read(`${IDENTITY}.bak`);
+      await chmod(fx.dir, 0o1777);
+      const forged = { fingerprint: kidOf(backup), urn: urnOf(backup), verifiedAt: '2026-01-01T00:00:00.000Z', unverified: kidOf(live) };
+      asNobody(`umask 022; cat > '${join(fx.dir, `${IDENTITY}.verified`)}'`, JSON.stringify(forged));
 
-    const status = await run(['status', '-c', fx.dir, '--json']);
-    const rotate = await run(['rotate-identity', '-c', fx.dir, '--no-verify']);
-    expect(rotate.code, rotate.stderr).toBe(0);
-    // Believed, the mark would have the identity in service replaced and not kept: on disk nowhere.
-    expect(await fx.read(`${IDENTITY}.bak`)).toBe(live);
-    expect(rotate.stderr).not.toContain('is replaced and not kept');
-    expect(rotate.stderr).toContain(`${IDENTITY}.verified belongs to uid ${NOBODY}`);
+      const status = await run(['status', '-c', fx.dir, '--json']);
+      const rotate = await run(['rotate-identity', '-c', fx.dir, '--no-verify']);
+      expect(rotate.code, rotate.stderr).toBe(0);
+      // Believed, the mark would have the identity in service replaced and not kept: on disk nowhere.
+      expect(await fx.read(`${IDENTITY}.bak`)).toBe(live);
+      expect(rotate.stderr).not.toContain('is replaced and not kept');
+      expect(rotate.stderr).toContain(`${IDENTITY}.verified belongs to uid ${NOBODY}`);
 
-    expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout).lastVerified).toBeNull();
-    expect(status.stderr).toContain(`${IDENTITY}.verified belongs to uid ${NOBODY}`);
-  });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).lastVerified).toBeNull();
+      expect(status.stderr).toContain(`${IDENTITY}.verified belongs to uid ${NOBODY}`);
+    },
+  );
 });
 
 describeEachLauncher('the last verified identity of a Secret is never lost', (launcher) => {
@@ -106,7 +111,7 @@ describeEachLauncher('the last verified identity of a Secret is never lost', (la
   });
   const reject = () => cx.enrollment.script('health', { status: 401, body: '{"errors":["Unauthorized"]}' });
 
-  it("rotate-par-identity: a rejected rotation writes nothing; two unverified ones keep the verified identity in previous_*; status --secret names it; rollback restores it", async () => {
+  it('rotate-par-identity: a rejected rotation writes nothing; two unverified ones keep the verified identity in previous_*; status --secret names it; rollback restores it', async () => {
     const seed = await cx.rotate([], launcher.options);
     expect(seed.code, seed.stderr).toBe(0);
     const verified = cx.secretData();

@@ -54,13 +54,20 @@ describe('local identity file', () => {
     fx.emulator.reset();
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', '90']);
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toContain('error[USAGE]: --if-older-than must be a duration with its unit (ms, s, m, h or d), got "90"; for example: --if-older-than 90d');
+    expect(run.stderr).toContain(
+      'error[USAGE]: --if-older-than must be a duration with its unit (ms, s, m, h or d), got "90"; for example: --if-older-than 90d',
+    );
     expect(run.stderr).toContain('`par-identity rotate-identity --help`');
     expect(run.stderr).not.toContain('<command>');
     const asJson = await fx.run(['rotate-par-identity', '-c', fx.dir, '--if-older-than', '90', '--json']);
     expect(asJson.code).toBe(2);
     expect(asJson.stdout.trim().split('\n')).toHaveLength(1);
-    expect(json(asJson.stdout)).toMatchObject({ status: 'error', code: 'USAGE', exitCode: 2, message: expect.stringContaining('for example: --if-older-than 90d') });
+    expect(json(asJson.stdout)).toMatchObject({
+      status: 'error',
+      code: 'USAGE',
+      exitCode: 2,
+      message: expect.stringContaining('for example: --if-older-than 90d'),
+    });
     expect(json(asJson.stdout).hint).not.toContain('<command>');
     expect(fx.emulator.requests).toHaveLength(0);
     expect(await fx.read()).toBe(before);
@@ -79,7 +86,9 @@ describe('local identity file', () => {
     fx = await localFixture();
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', 'soon-ish']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('--if-older-than must be a duration with its unit, like 90d, 12h or 30m, got "soon-ish"; for example: --if-older-than 90d');
+    expect(run.stderr).toContain(
+      '--if-older-than must be a duration with its unit, like 90d, 12h or 30m, got "soon-ish"; for example: --if-older-than 90d',
+    );
     const key = '0123456789abcdef0123456789abcdef';
     const keyLike = await fx.run(['rotate-identity', '-c', fx.dir, '--if-older-than', key]);
     expect(keyLike.code).toBe(2);
@@ -118,9 +127,18 @@ describe('identity Secrets', () => {
     fx.kube.createObject({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: SECRET, namespace: NS, managedFields: [{ manager: 'datadog-cluster-agent', operation: 'Update', apiVersion: 'v1', time: written, fieldsType: 'FieldsV1', fieldsV1: {} }] },
+      metadata: {
+        name: SECRET,
+        namespace: NS,
+        managedFields: [
+          { manager: 'datadog-cluster-agent', operation: 'Update', apiVersion: 'v1', time: written, fieldsType: 'FieldsV1', fieldsV1: {} },
+        ],
+      },
       type: 'Opaque',
-      data: { private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'), urn: Buffer.from(buildUrn({ region: 'us1', orgId: 1, runnerId: 'go-agent' })).toString('base64') },
+      data: {
+        private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'),
+        urn: Buffer.from(buildUrn({ region: 'us1', orgId: 1, runnerId: 'go-agent' })).toString('base64'),
+      },
     } as never);
     const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json']);
     expect(status.code, status.stderr).toBe(0);
@@ -145,19 +163,33 @@ describe('status across the fleet', () => {
       kind: 'Secret',
       metadata: { name: 'par-runner', namespace: 'other' },
       type: 'Opaque',
-      data: { RUNNER_PRIVATE_KEY: Buffer.from(encodePrivateJwk(key)).toString('base64'), RUNNER_URN: Buffer.from(buildUrn({ region: 'us1', orgId: 5, runnerId: 'helm' })).toString('base64') },
+      data: {
+        RUNNER_PRIVATE_KEY: Buffer.from(encodePrivateJwk(key)).toString('base64'),
+        RUNNER_URN: Buffer.from(buildUrn({ region: 'us1', orgId: 5, runnerId: 'helm' })).toString('base64'),
+      },
     } as never);
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: 'other' }, type: 'Opaque', data: { password: 'eA==' } } as never);
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'unrelated', namespace: 'other' },
+      type: 'Opaque',
+      data: { password: 'eA==' },
+    } as never);
     const admin = await fx.run(['status', '-A', '--kubeconfig', fx.adminKubeconfig, '--json']);
     expect(admin.code, admin.stderr).toBe(0);
-    const rows = (json(admin.stdout).secrets as { namespace: string; name: string; layout: string; fingerprint: string }[]).map((r) => `${r.namespace}/${r.name}:${r.layout}`).sort();
+    const rows = (json(admin.stdout).secrets as { namespace: string; name: string; layout: string; fingerprint: string }[])
+      .map((r) => `${r.namespace}/${r.name}:${r.layout}`)
+      .sort();
     expect(rows).toEqual([`${NS}/${SECRET}:cluster-agent`, 'other/par-runner:helm-runner']);
     expect(admin.stderr + admin.stdout).not.toContain(encodePrivateJwk(key));
 
     // A token that may list namespaces and read Secrets in one of them only.
     // (kubeconfigFor grants within NS; the cluster-wide grant is added to the same token.)
     const scoped = await fx.kubeconfigFor('fleet-viewer', [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }], NS);
-    fx.kube.addToken('token-fleet-viewer', { user: `system:serviceaccount:${NS}:fleet-viewer`, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }] });
+    fx.kube.addToken('token-fleet-viewer', {
+      user: `system:serviceaccount:${NS}:fleet-viewer`,
+      rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
+    });
     const partial = await fx.run(['status', '-A', '--kubeconfig', scoped, '--json']);
     expect(partial.code, partial.stderr).toBe(0);
     const out = json(partial.stdout) as { secrets: unknown[]; unreadableNamespaces: { namespace: string }[] };
@@ -168,12 +200,18 @@ describe('status across the fleet', () => {
   it('--pods tells which Pod runs which identity, and whether the previous runner can go', async () => {
     fx = await clusterFixture();
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
-    const fingerprint = String(json((await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json'])).stdout).fingerprint);
+    const fingerprint = String(
+      json((await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '--json'])).stdout).fingerprint,
+    );
     fx.kube.createObject({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'datadog-cluster-agent', namespace: NS },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'dca' } }, template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'a', image: 'x' }] } } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'dca' } },
+        template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'a', image: 'x' }] } },
+      },
     } as never);
     const pod = (name: string, fp: string) =>
       fx.kube.createObject({

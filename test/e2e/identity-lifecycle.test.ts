@@ -35,7 +35,11 @@ describe('the last verified identity is never lost', () => {
     reject();
     expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(8);
     // The agent re-enrolls at start (another hostname, say) and writes its own identity: it was not ours to judge.
-    const own = serializeIdentityFile({ privateKey: encodePrivateJwk(generateIdentityKey()), urn: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'agent-own' }), apiKeyHash: 'x' });
+    const own = serializeIdentityFile({
+      privateKey: encodePrivateJwk(generateIdentityKey()),
+      urn: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'agent-own' }),
+      apiKeyHash: 'x',
+    });
     await writeFile(fx.identityPath, own, { mode: 0o600 });
     const run = await fx.run(['rotate-identity', '-c', fx.dir]);
     expect(run.code, run.stderr).toBe(0);

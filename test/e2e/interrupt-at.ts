@@ -36,7 +36,7 @@ export async function interruptAt(args: string[], env: Record<string, string>, p
 /** tgkill(pid, pid, signal) through python3's ctypes (Node has no thread-directed kill). */
 function toMainThread(pid: number, signal: NodeJS.Signals): void {
   const tgkill = process.arch === 'arm64' ? 131 : 234;
-  const script = 'import ctypes,sys\nlibc=ctypes.CDLL(None,use_errno=True)\nsys.exit(0 if libc.syscall(int(sys.argv[1]),int(sys.argv[2]),int(sys.argv[2]),int(sys.argv[3]))==0 else ctypes.get_errno() or 1)';
+  const script =
+    'import ctypes,sys\nlibc=ctypes.CDLL(None,use_errno=True)\nsys.exit(0 if libc.syscall(int(sys.argv[1]),int(sys.argv[2]),int(sys.argv[2]),int(sys.argv[3]))==0 else ctypes.get_errno() or 1)';
   execFileSync('python3', ['-c', script, String(tgkill), String(pid), String(osConstants.signals[signal])]);
 }
-

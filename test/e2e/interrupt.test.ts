@@ -51,9 +51,17 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     const enrollsBefore = fx.emulator.requests.filter((r) => r.route === 'enroll').length;
     const run = await interruptAt(rotate(), fx.env, 'before-enroll', ['SIGINT']);
     expect(run.code, run.stderr).toBe(130);
-    expect(run.stderr).toContain('error[INTERRUPTED]: stopped by SIGINT before step "enroll the new key": nothing was enrolled or changed: identity file');
+    expect(run.stderr).toContain(
+      'error[INTERRUPTED]: stopped by SIGINT before step "enroll the new key": nothing was enrolled or changed: identity file',
+    );
     expect(run.stderr).toContain('untouched');
-    expect(oneDocument(run.stdout)).toMatchObject({ status: 'error', command: 'rotate-identity', code: 'INTERRUPTED', exitCode: 130, details: { step: 'enroll', phase: 'before', signal: 'SIGINT' } });
+    expect(oneDocument(run.stdout)).toMatchObject({
+      status: 'error',
+      command: 'rotate-identity',
+      code: 'INTERRUPTED',
+      exitCode: 130,
+      details: { step: 'enroll', phase: 'before', signal: 'SIGINT' },
+    });
     expect(await fx.read()).toBe(before);
     expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrollsBefore);
     await clean();
@@ -64,13 +72,23 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     const run = await interruptAt(rotate(), fx.env, 'after-enroll', ['SIGTERM']);
     expect(run.code, run.stderr).toBe(143);
     const doc = oneDocument(run.stdout);
-    expect(doc).toMatchObject({ status: 'error', code: 'INTERRUPTED', exitCode: 143, details: { step: 'verify', phase: 'before', signal: 'SIGTERM' } });
+    expect(doc).toMatchObject({
+      status: 'error',
+      code: 'INTERRUPTED',
+      exitCode: 143,
+      details: { step: 'verify', phase: 'before', signal: 'SIGTERM' },
+    });
     expect(doc.message).toMatch(
       /^stopped by SIGTERM before step "verify online \(signed health check\)": runner urn:dd:apps:on-prem-runner:\S+ was enrolled with Datadog and not yet verified \(key fingerprint \S+\); nothing was written: its private key is kept pending in \S+\.pending, not in service: identity file \S+ otherwise untouched/,
     );
-    expect(doc.hint).toContain('The next rotate-identity verifies that same key again and writes it if Datadog accepts it, without enrolling another runner');
+    expect(doc.hint).toContain(
+      'The next rotate-identity verifies that same key again and writes it if Datadog accepts it, without enrolling another runner',
+    );
     const enrolled = fx.emulator.runners.at(-1)!;
-    expect(JSON.parse(await fx.read(`${IDENTITY}.pending`))).toMatchObject({ runner_name: enrolled.name, urn: expect.stringContaining(enrolled.runnerId) });
+    expect(JSON.parse(await fx.read(`${IDENTITY}.pending`))).toMatchObject({
+      runner_name: enrolled.name,
+      urn: expect.stringContaining(enrolled.runnerId),
+    });
     expect(run.stderr).toContain('error[INTERRUPTED]: stopped by SIGTERM');
     expect(await fx.read()).toBe(before);
     await clean();
@@ -116,7 +134,9 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     run.child.kill('SIGINT');
     const exit = await run.exit;
     expect(exit.code, run.stderr()).toBe(130);
-    expect(oneDocument(run.stdout()).message).toMatch(/during step "enroll the new key": the enrollment request was cut off, so Datadog may or may not have registered a runner/);
+    expect(oneDocument(run.stdout()).message).toMatch(
+      /during step "enroll the new key": the enrollment request was cut off, so Datadog may or may not have registered a runner/,
+    );
     expect(await fx.read()).toBe(before);
     await clean();
   });
@@ -171,7 +191,11 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     run.child.kill('SIGTERM');
     const exit = await run.exit;
     expect(exit.code, run.stderr()).toBe(143);
-    expect(oneDocument(run.stdout())).toMatchObject({ code: 'INTERRUPTED', exitCode: 143, details: { step: 'preflight', signal: 'SIGTERM' } });
+    expect(oneDocument(run.stdout())).toMatchObject({
+      code: 'INTERRUPTED',
+      exitCode: 143,
+      details: { step: 'preflight', signal: 'SIGTERM' },
+    });
     expect(run.stderr()).toContain('nothing was enrolled or changed');
     expect(await fx.read()).toBe(before);
     expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(enrollsBefore);
@@ -186,7 +210,9 @@ describe('rotate-identity and rollback (identity file) stopped by a signal', () 
     const run = await interruptAt(['rollback', '-c', fx.dir], fx.env, 'before-restore', ['SIGTERM']);
     expect(run.code, run.stderr).toBe(143);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('error[INTERRUPTED]: stopped by SIGTERM before step "restore the previous identity": nothing was enrolled or changed');
+    expect(run.stderr).toContain(
+      'error[INTERRUPTED]: stopped by SIGTERM before step "restore the previous identity": nothing was enrolled or changed',
+    );
     expect(await fx.read()).toBe(live);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(backup);
     await clean();
@@ -246,9 +272,19 @@ describe('a CLI --rollout stopped by a signal', () => {
   let dir: string;
   let env: Record<string, string>;
   let stopEnrollment: () => Promise<void>;
-  // biome-ignore lint/suspicious/noExplicitAny: nested Kubernetes fields read by assertions only
-  const template = () => (kube.getObject('apps/v1', 'Deployment', NS, 'par') as KubeObject & { spec: any }).spec.template.metadata.annotations ?? {};
-  const secretData = () => Object.fromEntries(Object.entries((kube.getObject('v1', 'Secret', NS, SECRET)?.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+  const template = () =>
+    (
+      kube.getObject('apps/v1', 'Deployment', NS, 'par') as KubeObject & {
+        spec: { template: { metadata: { annotations?: Record<string, string> } } };
+      }
+    ).spec.template.metadata.annotations ?? {};
+  const secretData = () =>
+    Object.fromEntries(
+      Object.entries((kube.getObject('v1', 'Secret', NS, SECRET)?.data ?? {}) as Record<string, string>).map(([k, v]) => [
+        k,
+        Buffer.from(v, 'base64').toString(),
+      ]),
+    );
   const rotate = () => ['rotate-par-identity', '-c', dir, '--kubeconfig', join(dir, 'kubeconfig'), '--rollout', 'deployment/par', '--json'];
 
   afterEach(async () => {
@@ -263,9 +299,24 @@ describe('a CLI --rollout stopped by a signal', () => {
     stopEnrollment = () => enrollment.close();
     dir = await mkdtemp(join(tmpdir(), 'par-interrupt-rollout-'));
     await kube.writeKubeconfig(join(dir, 'kubeconfig'), { token: kube.adminToken, namespace: NS });
-    const yaml = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${enrollment.url}`, 'hostname: e2e-host', `kube_resources_namespace: ${NS}`, 'private_action_runner:', '  enabled: true', ''];
+    const yaml = [
+      `api_key: ${DEFAULT_API_KEY}`,
+      `app_key: ${DEFAULT_APP_KEY}`,
+      `dd_url: ${enrollment.url}`,
+      'hostname: e2e-host',
+      `kube_resources_namespace: ${NS}`,
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ];
     await writeFile(join(dir, 'datadog-cluster.yaml'), yaml.join('\n'));
-    env = { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_RETRY_INITIAL_MS: '20', PAR_IDENTITY_ROLLOUT_POLL_MS: '30', NO_COLOR: '1', HOME: dir };
+    env = {
+      DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+      PAR_IDENTITY_RETRY_INITIAL_MS: '20',
+      PAR_IDENTITY_ROLLOUT_POLL_MS: '30',
+      NO_COLOR: '1',
+      HOME: dir,
+    };
   }
 
   it('SIGINT once the restart patch is under way: the restart is undone, the new identity stays written and verified, exit 130, one JSON document', async () => {
@@ -275,11 +326,20 @@ describe('a CLI --rollout stopped by a signal', () => {
     expect(run.code, run.stderr).toBe(130);
     const doc = oneDocument(run.stdout);
     const data = secretData();
-    expect(doc).toMatchObject({ command: 'rotate-par-identity', code: 'INTERRUPTED', exitCode: 130, details: { step: 'rollout', phase: 'during', signal: 'SIGINT' } });
+    expect(doc).toMatchObject({
+      command: 'rotate-par-identity',
+      code: 'INTERRUPTED',
+      exitCode: 130,
+      details: { step: 'rollout', phase: 'during', signal: 'SIGINT' },
+    });
     expect(doc.message).toContain(`the new identity ${data.urn} is written to`);
     expect(doc.message).toContain('and verified; the rollout was stopped: its restart was undone and the original strategy restored');
-    expect(doc.message).toMatch(/restarted before the stop: \d+ new Pods? \((some Ready|none Ready yet)\), which the controller puts back onto the original template; not restarted: \d+ Pods? still running/);
-    expect(doc.hint).toContain(`Restart the workload when you want: \`par-identity rollout deployment/par -n ${NS} --kubeconfig ${join(dir, 'kubeconfig')}\``);
+    expect(doc.message).toMatch(
+      /restarted before the stop: \d+ new Pods? \((some Ready|none Ready yet)\), which the controller puts back onto the original template; not restarted: \d+ Pods? still running/,
+    );
+    expect(doc.hint).toContain(
+      `Restart the workload when you want: \`par-identity rollout deployment/par -n ${NS} --kubeconfig ${join(dir, 'kubeconfig')}\``,
+    );
     // The restart patch went out and was undone: the template is the original one again.
     expect(kube.requests.filter((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun !== 'All')).toHaveLength(2);
     expect(template()).toEqual(before);
@@ -295,7 +355,9 @@ describe('a CLI --rollout stopped by a signal', () => {
     expect(doc).toMatchObject({ code: 'INTERRUPTED', exitCode: 143, details: { step: 'rollout', phase: 'before', signal: 'SIGTERM' } });
     expect(doc.message).toContain(`the new identity ${secretData().urn}`);
     expect(doc.message).toContain('and verified; the runner was not restarted');
-    expect(doc.hint).toContain(`Restart deployment/par with \`par-identity rollout deployment/par -n ${NS} --kubeconfig ${join(dir, 'kubeconfig')}\``);
+    expect(doc.hint).toContain(
+      `Restart deployment/par with \`par-identity rollout deployment/par -n ${NS} --kubeconfig ${join(dir, 'kubeconfig')}\``,
+    );
     expect(doc.hint).not.toMatch(/kubectl rollout restart/);
     expect(template()).toEqual(before);
     expect(kube.requests.filter((r) => r.resource === 'deployments' && r.verb === 'patch' && r.query.dryRun !== 'All')).toHaveLength(0);

@@ -43,9 +43,18 @@ echo = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
 print(json.dumps({'output': out.decode('utf-8', 'replace'), 'exit': os.waitstatus_to_exitcode(status), 'typed': typed, 'echo': echo}))
 `;
 
-function onTerminal(args: string[], prompt: string, keys: string, env: NodeJS.ProcessEnv, signal = '-'): Promise<{ output: string; exit: number; typed: boolean; echo: boolean }> {
+function onTerminal(
+  args: string[],
+  prompt: string,
+  keys: string,
+  env: NodeJS.ProcessEnv,
+  signal = '-',
+): Promise<{ output: string; exit: number; typed: boolean; echo: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON!, ['-c', PTY_DRIVER, prompt, keys, signal, process.execPath, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(PYTHON!, ['-c', PTY_DRIVER, prompt, keys, signal, process.execPath, BIN, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
@@ -71,7 +80,12 @@ afterEach(async () => {
 
 describe.skipIf(!PYTHON && !process.env.CI)('the hidden key prompt on a terminal', () => {
   it('Ctrl-C at the API key prompt: INTERRUPTED, exit 130, nothing stored, no "bug" message, the keys typed never shown', async () => {
-    const run = await onTerminal(['credentials', 'set', '--profile', 'prompt-test', '--no-color'], 'Datadog API key: ', 'typed-so-far\u0003', cleanEnv({ HOME: home, NO_COLOR: '1' }));
+    const run = await onTerminal(
+      ['credentials', 'set', '--profile', 'prompt-test', '--no-color'],
+      'Datadog API key: ',
+      'typed-so-far\u0003',
+      cleanEnv({ HOME: home, NO_COLOR: '1' }),
+    );
     expect(run.typed, run.output).toBe(true);
     expect(run.exit, run.output).toBe(130);
     expect(run.output).toContain('error[INTERRUPTED]');
@@ -82,10 +96,18 @@ describe.skipIf(!PYTHON && !process.env.CI)('the hidden key prompt on a terminal
   });
 
   it('SIGTERM from another process while the prompt waits: INTERRUPTED, exit 143, nothing stored, the terminal echoes again', async () => {
-    const run = await onTerminal(['credentials', 'set', '--profile', 'prompt-test', '--no-color'], 'Datadog API key: ', '', cleanEnv({ HOME: home, NO_COLOR: '1' }), 'SIGTERM');
+    const run = await onTerminal(
+      ['credentials', 'set', '--profile', 'prompt-test', '--no-color'],
+      'Datadog API key: ',
+      '',
+      cleanEnv({ HOME: home, NO_COLOR: '1' }),
+      'SIGTERM',
+    );
     expect(run.typed, run.output).toBe(true);
     expect(run.exit, run.output).toBe(143);
-    expect(run.output).toContain('error[INTERRUPTED]: stopped by SIGTERM while the keys were read, before anything was stored: keychain profile prompt-test unchanged');
+    expect(run.output).toContain(
+      'error[INTERRUPTED]: stopped by SIGTERM while the keys were read, before anything was stored: keychain profile prompt-test unchanged',
+    );
     expect(run.output).toContain('Nothing to undo. Run `par-identity credentials set --profile prompt-test` again when you want.');
     expect(run.echo).toBe(true);
   });

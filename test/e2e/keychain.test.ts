@@ -16,8 +16,14 @@ import { startCli } from './run-cli.js';
 
 function keychainWorks(): string | undefined {
   if (!process.env.DBUS_SESSION_BUS_ADDRESS) return 'no D-Bus session (run through scripts/with-test-keyring.sh)';
-  const probe = spawnSync(process.execPath, ['-e', "const {Entry}=require('@napi-rs/keyring');const e=new Entry('par-identity-probe','p');e.setPassword('x');e.deletePassword()"], { encoding: 'utf8' });
-  return probe.status === 0 ? undefined : `no usable Secret Service: ${probe.stderr.split('\n').find((l) => l.includes('Error')) ?? probe.stderr}`;
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', "const {Entry}=require('@napi-rs/keyring');const e=new Entry('par-identity-probe','p');e.setPassword('x');e.deletePassword()"],
+    { encoding: 'utf8' },
+  );
+  return probe.status === 0
+    ? undefined
+    : `no usable Secret Service: ${probe.stderr.split('\n').find((l) => l.includes('Error')) ?? probe.stderr}`;
 }
 
 const missing = keychainWorks();
@@ -51,13 +57,17 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
   });
 
   it('set → rotate with the keychain keys → delete; keys never printed nor written to files', async () => {
-    const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+    const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], {
+      stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n`,
+    });
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toContain(`api_key: …${DEFAULT_API_KEY.slice(-4)}`);
 
     const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
     expect(show.code, show.stderr).toBe(0);
-    expect(JSON.parse(show.stdout)).toMatchObject({ keychain: { api_key: `…${DEFAULT_API_KEY.slice(-4)}`, app_key: `…${DEFAULT_APP_KEY.slice(-4)}`, site: 'datadoghq.eu' } });
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      keychain: { api_key: `…${DEFAULT_API_KEY.slice(-4)}`, app_key: `…${DEFAULT_APP_KEY.slice(-4)}`, site: 'datadoghq.eu' },
+    });
 
     const rotate = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile]);
     expect(rotate.code, rotate.stderr).toBe(0);
@@ -78,8 +88,10 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
     expect(after.stderr).toContain('error[CREDENTIAL_MISSING]');
   });
 
-  it('the site stored with the keys is the rotation\'s, unless the environment or the config sets one', async () => {
-    const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+  it("the site stored with the keys is the rotation's, unless the environment or the config sets one", async () => {
+    const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], {
+      stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n`,
+    });
     expect(set.code, set.stderr).toBe(0);
     const plan = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--dry-run', '--json']);
     expect(plan.code, plan.stderr).toBe(0);
@@ -92,15 +104,23 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
 
     // DD_SITE wins over the keychain's site; a site in another region than the identity in service
     // is refused before enrolling (issue 30), and moves the runner only when asked to.
-    const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], { env: { DD_SITE: 'us5.datadoghq.com' } });
+    const refused = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], {
+      env: { DD_SITE: 'us5.datadoghq.com' },
+    });
     expect(refused.code, refused.stderr).toBe(3);
     expect(JSON.parse(refused.stdout)).toMatchObject({ status: 'error', code: 'REGION_CHANGE', exitCode: 3 });
-    const fromEnv = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json', '--allow-region-change'], { env: { DD_SITE: 'us5.datadoghq.com' } });
+    const fromEnv = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json', '--allow-region-change'], {
+      env: { DD_SITE: 'us5.datadoghq.com' },
+    });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
     expect((JSON.parse(fromEnv.stdout) as { urn: string }).urn).toMatch(/^urn:dd:apps:on-prem-runner:us5:/);
 
     const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
-    expect(JSON.parse(show.stdout).effective).toContainEqual({ field: 'site', source: `keychain profile ${profile}`, value: 'datadoghq.eu' });
+    expect(JSON.parse(show.stdout).effective).toContainEqual({
+      field: 'site',
+      source: `keychain profile ${profile}`,
+      value: 'datadoghq.eu',
+    });
   });
 
   it('status --verify and rollback check at the stored site too: the API host of datadoghq.eu, as the rotation that enrolled there', async () => {
@@ -121,9 +141,14 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
       const caFile = join(fx.dir, 'front-ca.pem');
       await writeFile(caFile, cert.cert);
       // No site, no dd_url and no key in the config: the keychain profile gives the keys and their site.
-      await writeFile(join(fx.dir, 'datadog.yaml'), ['hostname: e2e-host', 'private_action_runner:', '  enabled: true', 'proxy:', `  https: ${proxy.url}`, ''].join('\n'));
+      await writeFile(
+        join(fx.dir, 'datadog.yaml'),
+        ['hostname: e2e-host', 'private_action_runner:', '  enabled: true', 'proxy:', `  https: ${proxy.url}`, ''].join('\n'),
+      );
       const env = { NODE_EXTRA_CA_CERTS: caFile };
-      const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], { stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n` });
+      const set = await fx.run(['credentials', 'set', '--profile', profile, '--site', 'datadoghq.eu'], {
+        stdin: `${DEFAULT_API_KEY}\n${DEFAULT_APP_KEY}\n`,
+      });
       expect(set.code, set.stderr).toBe(0);
       for (let i = 0; i < 2; i++) {
         const rotated = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--json'], { env });
@@ -151,7 +176,9 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
       for (const run of [set, status, rollback]) expectNoSecrets(run, [DEFAULT_API_KEY, DEFAULT_APP_KEY]);
 
       // The environment's site still wins over the stored one, for the check as for a rotation.
-      const fromEnv = await fx.run(['status', '-c', fx.dir, '--verify', '--profile', profile, '--timeout', '1s'], { env: { ...env, DD_SITE: 'us5.datadoghq.com' } });
+      const fromEnv = await fx.run(['status', '-c', fx.dir, '--verify', '--profile', profile, '--timeout', '1s'], {
+        env: { ...env, DD_SITE: 'us5.datadoghq.com' },
+      });
       expect(fromEnv.stderr).toContain('health check API: https://api.us5.datadoghq.com (site us5.datadoghq.com (env DD_SITE))');
       expect(proxy.seen.at(-1)).toMatchObject({ method: 'CONNECT', target: 'api.us5.datadoghq.com:443' });
     } finally {
@@ -185,13 +212,17 @@ describe.skipIf(Boolean(missing))('credentials in the OS keychain (real Secret S
       message: `stopped by SIGTERM while the keys were read, before anything was stored: keychain profile ${profile} unchanged`,
     });
     const show = await fx.run(['credentials', 'show', '--profile', profile, '-c', fx.dir, '--json']);
-    expect(JSON.parse(show.stdout)).toMatchObject({ keychain: { api_key: `…${DEFAULT_API_KEY.slice(-4)}`, app_key: `…${DEFAULT_APP_KEY.slice(-4)}`, site: null } });
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      keychain: { api_key: `…${DEFAULT_API_KEY.slice(-4)}`, app_key: `…${DEFAULT_APP_KEY.slice(-4)}`, site: null },
+    });
     expect(run.stdout() + run.stderr()).not.toContain(newKey);
   });
 
   it('env and config keys take precedence over the keychain', async () => {
     await fx.run(['credentials', 'set', '--profile', profile], { stdin: 'keychain-key-000000000000000000000\n' });
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--no-verify'], { env: { DD_API_KEY: DEFAULT_API_KEY, DD_APP_KEY: DEFAULT_APP_KEY } });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--profile', profile, '--no-verify'], {
+      env: { DD_API_KEY: DEFAULT_API_KEY, DD_APP_KEY: DEFAULT_APP_KEY },
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('API key from env DD_API_KEY');
   });
@@ -207,7 +238,11 @@ describe('credentials without a keychain', () => {
       const run = await fx.run(['credentials', 'show', '-c', fx.dir, '--json'], { env: { ...NO_BUS, DD_APP_KEY: appKey } });
       expect(run.code, run.stderr).toBe(0);
       const out = JSON.parse(run.stdout);
-      expect(out).toMatchObject({ status: 'ok', keychain: null, keychainUnavailable: expect.stringContaining('the OS keychain is not available here') });
+      expect(out).toMatchObject({
+        status: 'ok',
+        keychain: null,
+        keychainUnavailable: expect.stringContaining('the OS keychain is not available here'),
+      });
       expect(out.effective).toEqual([
         { field: 'api_key', source: join(fx.dir, 'datadog.yaml'), value: `…${DEFAULT_API_KEY.slice(-4)}` },
         { field: 'app_key', source: 'env DD_APP_KEY', value: '…wxyz' },
@@ -224,11 +259,15 @@ describe('credentials without a keychain', () => {
   });
 
   it('a missing Secret Service is a clear message, not a crash', async () => {
-    const run = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/par-identity.js'), 'credentials', 'set', '--profile', 'x'], {
-      input: 'some-key-0000000000000000000\n',
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' },
-    });
+    const run = spawnSync(
+      process.execPath,
+      [join(import.meta.dirname, '../../bin/par-identity.js'), 'credentials', 'set', '--profile', 'x'],
+      {
+        input: 'some-key-0000000000000000000\n',
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' },
+      },
+    );
     expect(run.status).toBe(13);
     expect(run.stderr).toContain('error[KEYCHAIN_UNAVAILABLE]');
     expect(run.stderr).not.toContain('some-key');

@@ -37,7 +37,9 @@ describe('a hung apiserver', () => {
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[KUBE_TIMEOUT]');
     // What was left of the 5 s once the config was loaded: the command's deadline caps the request.
-    expect(run.stderr).toMatch(new RegExp(`reading Secret ${NS}/${SECRET}: no answer from the Kubernetes API within [0-4](\\.\\d)? s \\(command deadline\\)`));
+    expect(run.stderr).toMatch(
+      new RegExp(`reading Secret ${NS}/${SECRET}: no answer from the Kubernetes API within [0-4](\\.\\d)? s \\(command deadline\\)`),
+    );
     expect(run.stderr).toContain('Nothing was changed.');
     expect(hang.hits).toBe(1);
   });
@@ -53,7 +55,7 @@ describe('--timeout bounds every Kubernetes request of a rotation', () => {
       expect((await fx.rotate(['--no-verify'])).code).toBe(0);
       const enrolledBefore = fx.enrollment.runners.length;
       // The identity Secret's read (the cluster agent's keys Secret, read before it, answers).
-    const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets', name: SECRET });
+      const hang = fx.kube.faults.hang({ verb: 'get', resource: 'secrets', name: SECRET });
       const run = await fx.rotate(['--no-verify', '--timeout', '5s', ...(json ? ['--json'] : [])], { timeoutMs: 20_000 });
       expect(run.code, run.stderr).toBe(9);
       const text = json ? JSON.stringify(JSON.parse(run.stdout)) : run.stderr;
@@ -96,7 +98,10 @@ describe('TLS to the apiserver', () => {
 
 describe('server text', () => {
   it('an apiserver error message is printed without escapes or control characters', async () => {
-    fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 500, message: 'etcd \u001b[31mon fire\u001b[0m\r\nfake: line\u0007 \u001b]8;;http://x\u0007link\u001b]8;;\u0007' });
+    fx.kube.faults.failNext(
+      { verb: 'get', resource: 'secrets' },
+      { code: 500, message: 'etcd \u001b[31mon fire\u001b[0m\r\nfake: line\u0007 \u001b]8;;http://x\u0007link\u001b]8;;\u0007' },
+    );
     const run = await status(fx.adminKubeconfig);
     expect(run.code).toBe(9);
     expect(run.stderr).toContain('etcd on fire fake: line link');

@@ -20,17 +20,28 @@ export interface Launcher {
   hasEmulator: boolean;
 }
 
-const seaMissing = process.platform !== 'linux' || process.arch !== 'x64' ? `no linux-x64 single executable for ${process.platform}-${process.arch}` : existsSync(SINGLE_EXECUTABLE) ? undefined : 'the single executable is not built (npm run build:sea)';
+const seaMissing =
+  process.platform !== 'linux' || process.arch !== 'x64'
+    ? `no linux-x64 single executable for ${process.platform}-${process.arch}`
+    : existsSync(SINGLE_EXECUTABLE)
+      ? undefined
+      : 'the single executable is not built (npm run build:sea)';
 
 export const LAUNCHERS: Launcher[] = [
   { name: 'built binary', options: {}, hasEmulator: true },
-  { name: 'single executable', options: { executable: SINGLE_EXECUTABLE }, ...(seaMissing ? { missing: seaMissing } : {}), hasEmulator: false },
+  {
+    name: 'single executable',
+    options: { executable: SINGLE_EXECUTABLE },
+    ...(seaMissing ? { missing: seaMissing } : {}),
+    hasEmulator: false,
+  },
 ];
 
 /** One describe block per launcher, named for it; skipped, with the reason in its name, where it cannot run. */
 export function describeEachLauncher(title: string, body: (launcher: Launcher) => void, options: { needsEmulator?: boolean } = {}): void {
   for (const launcher of LAUNCHERS) {
-    const missing = launcher.missing ?? (options.needsEmulator && !launcher.hasEmulator ? 'the single executable has no emulator command' : undefined);
+    const missing =
+      launcher.missing ?? (options.needsEmulator && !launcher.hasEmulator ? 'the single executable has no emulator command' : undefined);
     describe.skipIf(missing !== undefined)(`${title} [${launcher.name}]${missing ? ` [SKIPPED: ${missing}]` : ''}`, () => body(launcher));
   }
 }

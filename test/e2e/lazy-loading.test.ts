@@ -55,20 +55,29 @@ afterEach(async () => {
 });
 
 async function loadedBy(output: string): Promise<Loaded> {
-  const { files, builtins } = JSON.parse(await readFile(output, 'utf8')) as { files: string[]; builtins: { name: string; parent: string; how: string }[] };
+  const { files, builtins } = JSON.parse(await readFile(output, 'utf8')) as {
+    files: string[];
+    builtins: { name: string; parent: string; how: string }[];
+  };
   const inDist = (url: string) => url.startsWith('file://') && fileURLToPath(url).startsWith(DIST);
   const dist = files
     .filter(inDist)
     .map((url) => basename(fileURLToPath(url)).replace(/-[A-Z0-9]{8}\.js$/, '.js'))
     .sort();
   const ours = builtins.filter((b) => inDist(b.parent));
-  return { dist, builtins: [...new Set(ours.map((b) => b.name))].sort(), imported: [...new Set(ours.filter((b) => b.how === 'import').map((b) => b.name))] };
+  return {
+    dist,
+    builtins: [...new Set(ours.map((b) => b.name))].sort(),
+    imported: [...new Set(ours.filter((b) => b.how === 'import').map((b) => b.name))],
+  };
 }
 
 /** Runs the built bin with the recorder; resolves once it exited. */
 async function record(args: string[], env: Record<string, string>): Promise<Loaded> {
   const output = join(work, `loaded-${Date.now()}.json`);
-  const child = spawn(process.execPath, ['--require', join(work, 'recorder.cjs'), BIN, ...args], { env: cleanEnv({ ...env, PAR_TEST_LOADED: output, HOME: work }) });
+  const child = spawn(process.execPath, ['--require', join(work, 'recorder.cjs'), BIN, ...args], {
+    env: cleanEnv({ ...env, PAR_TEST_LOADED: output, HOME: work }),
+  });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   child.stdout.resume();
@@ -105,7 +114,8 @@ describe('what a command loads', () => {
     const loaded = await record(['rotate-identity', '-c', fx.dir], fx.env);
     expect(loaded.dist).toEqual(['par-identity.js']);
     expect(loaded.builtins).toContain('http');
-    for (const builtin of ['tls', 'https', 'http2', 'readline', 'zlib', 'worker_threads']) expect(loaded.builtins, builtin).not.toContain(builtin);
+    for (const builtin of ['tls', 'https', 'http2', 'readline', 'zlib', 'worker_threads'])
+      expect(loaded.builtins, builtin).not.toContain(builtin);
     expect(loaded.imported).toEqual(IMPORTED);
   });
 
@@ -139,9 +149,13 @@ describe('what watch loads', () => {
     const sa = join(work, 'podroot/var/run/secrets/kubernetes.io/serviceaccount');
     await mkdir(sa, { recursive: true });
     await writeFile(join(sa, 'namespace'), NAMESPACE);
-    const child = spawn(process.execPath, ['--require', join(work, 'recorder.cjs'), BIN, 'watch', '-c', work, '--kubeconfig', kubeconfig, '--json'], {
-      env: cleanEnv({ PAR_TEST_LOADED: output, HOME: work, PAR_IDENTITY_SA_ROOT: join(work, 'podroot') }),
-    });
+    const child = spawn(
+      process.execPath,
+      ['--require', join(work, 'recorder.cjs'), BIN, 'watch', '-c', work, '--kubeconfig', kubeconfig, '--json'],
+      {
+        env: cleanEnv({ PAR_TEST_LOADED: output, HOME: work, PAR_IDENTITY_SA_ROOT: join(work, 'podroot') }),
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     await new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout }).on('line', (line) => {

@@ -1,12 +1,7 @@
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DEFAULT_API_KEY,
-  DEFAULT_APP_KEY,
-  type EnrollmentEmulator,
-  startEnrollmentEmulator,
-} from '../../emulators/enrollment/index.js';
+import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
 import { type CliRun, type RunOptions, runCli } from './run-cli.js';
 
 // One agent config directory pointed at one enrollment emulator, for tests of the local commands.

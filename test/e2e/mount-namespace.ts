@@ -11,7 +11,10 @@ export const CAN_UNSHARE_MOUNTS = process.geteuid?.() === 0 && spawnSync('unshar
 export function runInMountNamespace(setup: string, setupWords: string[], args: string[], env: Record<string, string>): Promise<CliRun> {
   const script = `${setup} && shift ${setupWords.length} && exec "$@"`;
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ...setupWords, process.execPath, BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ...setupWords, process.execPath, BIN, ...args], {
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -16,7 +16,9 @@ export const CAN_CHOOSE_PID = (() => {
   }
 })();
 
-export const NEXT_PID_MISSING = CAN_CHOOSE_PID ? '' : ` [SKIPPED: cannot choose the next pid (${NS_LAST_PID} is not writable here; needs root)]`;
+export const NEXT_PID_MISSING = CAN_CHOOSE_PID
+  ? ''
+  : ` [SKIPPED: cannot choose the next pid (${NS_LAST_PID} is not writable here; needs root)]`;
 
 /**
  * Starts processes until one gets `pid`: another process of the machine may take it first, then it is

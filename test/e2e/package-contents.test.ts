@@ -16,7 +16,11 @@ const CHUNK = /^dist\/[a-z0-9-]+-[A-Z0-9]{8}\.js$/;
 interface PackFile {
   path: string;
 }
-const packed: string[] = (JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as { files: PackFile[] }[])[0]!.files
+const packed: string[] = (
+  JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as {
+    files: PackFile[];
+  }[]
+)[0]!.files
   .map((f) => f.path)
   .sort();
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
@@ -79,7 +83,8 @@ describe('npm pack contents', () => {
     expect(pkg.types).toBe('./dist/types/api.d.ts');
     // kubectl-par_identity: the same launcher under the name kubectl runs for `kubectl par-identity`.
     expect(pkg.bin).toEqual({ 'par-identity': 'bin/par-identity.js', 'kubectl-par_identity': 'bin/par-identity.js' });
-    for (const path of [pkg.types, (pkg.exports['.'] as { default: string }).default, pkg.bin['par-identity']!]) expect(packed).toContain(path.replace(/^\.\//, ''));
+    for (const path of [pkg.types, (pkg.exports['.'] as { default: string }).default, pkg.bin['par-identity']!])
+      expect(packed).toContain(path.replace(/^\.\//, ''));
   });
 
   it('what is bundled is not a runtime dependency: only the native keychain module is', () => {
@@ -90,7 +95,10 @@ describe('npm pack contents', () => {
     // utf-8-validate; node-fetch: encoding; debug: supports-color). Anything else would need
     // node_modules at run time.
     const optional = ['@napi-rs/keyring', 'bufferutil', 'utf-8-validate', 'encoding', 'supports-color'];
-    const meta = JSON.parse(read('dist/metafile.json')) as Record<string, { outputs: Record<string, { imports: { path: string; external?: boolean }[] }> }>;
+    const meta = JSON.parse(read('dist/metafile.json')) as Record<
+      string,
+      { outputs: Record<string, { imports: { path: string; external?: boolean }[] }> }
+    >;
     const external = new Set<string>();
     for (const build of Object.values(meta)) {
       for (const output of Object.values(build.outputs)) for (const i of output.imports) if (i.external) external.add(i.path);
@@ -119,7 +127,11 @@ describe('par-identity emulator', () => {
         cli.exit.then(({ code }) => reject(new Error(`emulator exited (${code}): ${cli.stderr()}`)), reject);
       });
       const info = JSON.parse(first) as { status: string; enrollmentUrl: string; kubeUrl: string };
-      expect(info).toMatchObject({ status: 'listening', enrollmentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), kubeUrl: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/) });
+      expect(info).toMatchObject({
+        status: 'listening',
+        enrollmentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        kubeUrl: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/),
+      });
     } finally {
       cli.child.kill('SIGTERM');
       expect((await cli.exit).code).toBe(0);

@@ -20,10 +20,24 @@ afterEach(async () => {
 const PENDING = `${IDENTITY}.pending`;
 
 // The killed run named itself as the key's holder: status checked its pid on this host and found it gone.
-const DEAD_HOLDER = { host: expect.any(String), pid: expect.any(Number), deadline: expect.any(String), lives: false, checkedBy: 'process', why: expect.stringMatching(/^pid \d+ on host \S+ is gone$/) };
+const DEAD_HOLDER = {
+  host: expect.any(String),
+  pid: expect.any(Number),
+  deadline: expect.any(String),
+  lives: false,
+  checkedBy: 'process',
+  why: expect.stringMatching(/^pid \d+ on host \S+ is gone$/),
+};
 
 interface StatusJson {
-  possibleOrphans: { path: string; state: string; fingerprint: string | null; createdAt: string | null; runnerName: string | null; decodes: boolean }[];
+  possibleOrphans: {
+    path: string;
+    state: string;
+    fingerprint: string | null;
+    createdAt: string | null;
+    runnerName: string | null;
+    decodes: boolean;
+  }[];
 }
 
 async function crashAfterEnroll(): Promise<{ before: string; orphanId: string }> {
@@ -56,7 +70,17 @@ describe('rotate-identity killed after the enrollment succeeded, before the writ
     const json = await fx.run(['status', '-c', fx.dir, '--json']);
     expect(json.code, json.stderr).toBe(15);
     const status = JSON.parse(json.stdout) as StatusJson;
-    expect(status.possibleOrphans).toEqual([{ path: join(fx.dir, PENDING), state: 'pending', fingerprint: orphan.publicKeyThumbprint, createdAt: expect.any(String), runnerName: orphan.name, decodes: true, holder: DEAD_HOLDER }]);
+    expect(status.possibleOrphans).toEqual([
+      {
+        path: join(fx.dir, PENDING),
+        state: 'pending',
+        fingerprint: orphan.publicKeyThumbprint,
+        createdAt: expect.any(String),
+        runnerName: orphan.name,
+        decodes: true,
+        holder: DEAD_HOLDER,
+      },
+    ]);
     const human = await fx.run(['status', '-c', fx.dir]);
     expect(human.code).toBe(15);
     expect(human.stdout).toContain(`POSSIBLE ORPHAN (pending): the key ${orphan.publicKeyThumbprint}`);
@@ -85,7 +109,9 @@ describe('rotate-identity killed after the enrollment succeeded, before the writ
     expect(await readFile(join(fx.dir, aside[0]!), 'utf8')).toBe(pendingText);
     const status = await fx.run(['status', '-c', fx.dir, '--json']);
     expect(status.code).toBe(15);
-    expect((JSON.parse(status.stdout) as StatusJson).possibleOrphans.map((o) => [o.state, o.fingerprint])).toEqual([['set aside', orphan.publicKeyThumbprint]]);
+    expect((JSON.parse(status.stdout) as StatusJson).possibleOrphans.map((o) => [o.state, o.fingerprint])).toEqual([
+      ['set aside', orphan.publicKeyThumbprint],
+    ]);
   });
 
   it('a completed rotation leaves no pending file and status exits 0', async () => {

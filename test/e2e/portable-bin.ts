@@ -29,7 +29,10 @@ export async function portableBin(): Promise<PortableBin> {
   for (const part of ['bin', 'dist', 'package.json']) {
     // Not dist/bin: the build's links to bin/par-identity.js (the checkout's commands on PATH), which a
     // copy would point back into the checkout.
-    await cp(join(ROOT, part), join(dir, part), { recursive: true, filter: (src) => !src.endsWith('.map') && src !== join(ROOT, 'dist', 'bin') });
+    await cp(join(ROOT, part), join(dir, part), {
+      recursive: true,
+      filter: (src) => !src.endsWith('.map') && src !== join(ROOT, 'dist', 'bin'),
+    });
   }
   await openUp(dir);
   return { bin: join(dir, 'bin', 'par-identity.js'), remove: () => rm(dir, { recursive: true, force: true }) };

@@ -29,7 +29,9 @@ describe('proxy from the agent config', () => {
 
   it('DD_PROXY_NO_PROXY with the exact host:port bypasses it', async () => {
     await fx.writeConfig(`proxy:\n  http: http://127.0.0.1:${proxy.port}\n`);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { DD_PROXY_NO_PROXY: new URL(fx.emulator.url).host } });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], {
+      env: { DD_PROXY_NO_PROXY: new URL(fx.emulator.url).host },
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(proxy.seen).toEqual([]);
   });

@@ -2,7 +2,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError, InterruptedError, ParError, type RotatedResult, rotateIdentity, rotateParIdentity, status, watchIdentity } from '../../src/api.js';
+import {
+  ConfigError,
+  InterruptedError,
+  ParError,
+  type RotatedResult,
+  rotateIdentity,
+  rotateParIdentity,
+  status,
+  watchIdentity,
+} from '../../src/api.js';
 import { DEFAULT_API_KEY, DEFAULT_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
@@ -22,8 +31,12 @@ let kube: KubeEmulator;
 let enrollment: EnrollmentEmulator;
 let kubeconfig: string;
 
-// biome-ignore lint/suspicious/noExplicitAny: nested Kubernetes fields read by assertions only
-const annotations = () => ((kube.getObject('apps/v1', 'Deployment', NS, 'par') as KubeObject & { spec: any }).spec.template.metadata.annotations ?? {}) as Record<string, string>;
+const annotations = () =>
+  ((
+    kube.getObject('apps/v1', 'Deployment', NS, 'par') as KubeObject & {
+      spec: { template: { metadata: { annotations?: Record<string, string> } } };
+    }
+  ).spec.template.metadata.annotations ?? {}) as Record<string, string>;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'par-api-calls-'));
@@ -32,7 +45,17 @@ beforeEach(async () => {
   kube = await clusterWithRunner(['default', NS], NS, { enrollmentUrl: enrollment.url, env: [{ name: 'DD_CLUSTER_NAME', value: 'e2e' }] });
   kubeconfig = join(dir, 'kubeconfig');
   await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
-  await writeFile(join(dir, 'datadog-cluster.yaml'), [`dd_url: ${enrollment.url}`, 'cluster_name: e2e', `kube_resources_namespace: ${NS}`, 'private_action_runner:', '  enabled: true', ''].join('\n'));
+  await writeFile(
+    join(dir, 'datadog-cluster.yaml'),
+    [
+      `dd_url: ${enrollment.url}`,
+      'cluster_name: e2e',
+      `kube_resources_namespace: ${NS}`,
+      'private_action_runner:',
+      '  enabled: true',
+      '',
+    ].join('\n'),
+  );
 });
 
 afterEach(async () => {
@@ -42,14 +65,27 @@ afterEach(async () => {
 });
 
 /** An environment of its own, as a caller may pass: nothing of this process's DD_* or KUBECONFIG. */
-const env = () => ({ HOME: dir, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_RETRY_INITIAL_MS: '20', PAR_IDENTITY_ROLLOUT_POLL_MS: '30', PAR_IDENTITY_CLOUD_METADATA_URL: CLOSED_METADATA_URL });
+const env = () => ({
+  HOME: dir,
+  DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+  PAR_IDENTITY_RETRY_INITIAL_MS: '20',
+  PAR_IDENTITY_ROLLOUT_POLL_MS: '30',
+  PAR_IDENTITY_CLOUD_METADATA_URL: CLOSED_METADATA_URL,
+});
 const cluster = () => ({ cfgPath: dir, kubeconfig, env: env() });
 const keys = { apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY };
 
 /** Runs `call` and reports what it did to the process: signal handlers, output, exit code, environment. */
-async function hostEffects<T>(call: () => Promise<T>): Promise<{ value?: T; error?: unknown; signalHandlers: string[]; writes: number; exitCode: unknown; envChanged: boolean }> {
+async function hostEffects<T>(
+  call: () => Promise<T>,
+): Promise<{ value?: T; error?: unknown; signalHandlers: string[]; writes: number; exitCode: unknown; envChanged: boolean }> {
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
-  const handlers = [vi.spyOn(process, 'on'), vi.spyOn(process, 'once'), vi.spyOn(process, 'addListener'), vi.spyOn(process, 'prependListener')];
+  const handlers = [
+    vi.spyOn(process, 'on'),
+    vi.spyOn(process, 'once'),
+    vi.spyOn(process, 'addListener'),
+    vi.spyOn(process, 'prependListener'),
+  ];
   const writes = [vi.spyOn(process.stdout, 'write'), vi.spyOn(process.stderr, 'write')];
   const envBefore = JSON.stringify(process.env);
   process.exitCode = undefined;
@@ -61,7 +97,14 @@ async function hostEffects<T>(call: () => Promise<T>): Promise<{ value?: T; erro
     error = err;
   }
   const signalHandlers = handlers.flatMap((spy) => spy.mock.calls.map((c) => String(c[0]))).filter((name) => signals.includes(name));
-  const effects = { value, error, signalHandlers, writes: writes.reduce((n, spy) => n + spy.mock.calls.length, 0), exitCode: process.exitCode, envChanged: JSON.stringify(process.env) !== envBefore };
+  const effects = {
+    value,
+    error,
+    signalHandlers,
+    writes: writes.reduce((n, spy) => n + spy.mock.calls.length, 0),
+    exitCode: process.exitCode,
+    envChanged: JSON.stringify(process.env) !== envBefore,
+  };
   for (const spy of [...handlers, ...writes]) spy.mockRestore();
   return effects;
 }
@@ -85,7 +128,14 @@ describe('rotateParIdentity and status', () => {
 
     const shown = await hostEffects(() => status({ ...cluster(), secret: true, verify: true }));
     expect(shown).toMatchObject({ signalHandlers: [], writes: 0, exitCode: undefined, envChanged: false });
-    expect(shown.value).toMatchObject({ command: 'status', target: 'cluster-secret', urn: (rotated.value as RotatedResult).urn, fingerprint: (rotated.value as RotatedResult).fingerprint, previous: null, verify: { performed: true, ok: true } });
+    expect(shown.value).toMatchObject({
+      command: 'status',
+      target: 'cluster-secret',
+      urn: (rotated.value as RotatedResult).urn,
+      fingerprint: (rotated.value as RotatedResult).fingerprint,
+      previous: null,
+      verify: { performed: true, ok: true },
+    });
   });
 
   it('an abort during the rollout undoes the restart and rejects with INTERRUPTED; the new identity is stored', async () => {
@@ -118,11 +168,18 @@ describe('rotateParIdentity and status', () => {
 describe('rotateIdentity', () => {
   it('the file target: rotated, verified, and nothing done to the host process but the lock file exit hook', async () => {
     const node = await mkdtemp(join(dir, 'node-'));
-    await writeFile(join(node, 'datadog.yaml'), [`dd_url: ${enrollment.url}`, 'hostname: e2e-host', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+    await writeFile(
+      join(node, 'datadog.yaml'),
+      [`dd_url: ${enrollment.url}`, 'hostname: e2e-host', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    );
     const effects = await hostEffects(() => rotateIdentity({ cfgPath: node, env: env(), ...keys }));
     expect(effects.error).toBeUndefined();
     expect(effects).toMatchObject({ signalHandlers: [], writes: 0, exitCode: undefined, envChanged: false });
-    expect(effects.value).toMatchObject({ command: 'rotate-identity', identityFile: join(node, 'privateactionrunner_private_identity.json'), verify: { performed: true, ok: true } });
+    expect(effects.value).toMatchObject({
+      command: 'rotate-identity',
+      identityFile: join(node, 'privateactionrunner_private_identity.json'),
+      verify: { performed: true, ok: true },
+    });
   });
 });
 
@@ -146,7 +203,13 @@ describe('watchIdentity', () => {
       return summary;
     });
     expect(effects).toMatchObject({ signalHandlers: [], writes: 0, exitCode: undefined, envChanged: false });
-    expect(effects.value).toEqual({ secret: { namespace: NS, name: SECRET }, reloads: 0, reloadErrors: 0, watchRestarts: 0, stoppedBy: 'stop' });
+    expect(effects.value).toEqual({
+      secret: { namespace: NS, name: SECRET },
+      reloads: 0,
+      reloadErrors: 0,
+      watchRestarts: 0,
+      stoppedBy: 'stop',
+    });
     await eventually(() => expect(kube.openWatches).toBe(0));
   });
 

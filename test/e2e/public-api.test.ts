@@ -61,14 +61,20 @@ let project: string;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'par-public-api-'));
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' })) as { filename: string }[];
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' }),
+  ) as { filename: string }[];
   project = join(work, 'project');
   await mkdir(project);
   const { manifest, lock } = await offlineLock(packed!.filename);
   await writeFile(join(project, 'package.json'), JSON.stringify(manifest, null, 2));
   await writeFile(join(project, 'package-lock.json'), JSON.stringify(lock, null, 2));
   try {
-    execFileSync('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    execFileSync('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: project,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
   } catch (err) {
     throw new Error(
       `offline install of the tarball failed; its dependencies come from the npm cache that \`npm ci\` of this repository fills (run it with the same npm cache first):\n${(err as { stderr?: string }).stderr ?? err}`,
@@ -81,35 +87,39 @@ afterAll(async () => {
 });
 
 describe('the packed package, installed offline in a new project', () => {
-  it('type-checks a TypeScript user of all four functions and the error classes; wrong options do not compile', async () => {
-    await copyFile(join(FIXTURES, 'check-types.ts'), join(project, 'check-types.ts'));
-    const tsconfig = {
-      compilerOptions: {
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        target: 'es2022',
-        lib: ['es2023', 'esnext.disposable'],
-        strict: true,
-        noEmit: true,
-        // The shipped declarations are checked too, not skipped.
-        skipLibCheck: false,
-        // A Node project has @types/node; this one borrows the repository's (the install is offline).
-        typeRoots: [join(ROOT, 'node_modules', '@types')],
-        types: ['node'],
-      },
-      files: ['check-types.ts'],
-    };
-    await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    let output = '';
-    try {
-      execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, encoding: 'utf8' });
-    } catch (err) {
-      output = `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}`;
-    }
-    // Every @ts-expect-error line must fail (an unused one is itself an error), and nothing else may.
-    expect(output).toBe('');
-  }, SLOW);
+  it(
+    'type-checks a TypeScript user of all four functions and the error classes; wrong options do not compile',
+    async () => {
+      await copyFile(join(FIXTURES, 'check-types.ts'), join(project, 'check-types.ts'));
+      const tsconfig = {
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2023', 'esnext.disposable'],
+          strict: true,
+          noEmit: true,
+          // The shipped declarations are checked too, not skipped.
+          skipLibCheck: false,
+          // A Node project has @types/node; this one borrows the repository's (the install is offline).
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['check-types.ts'],
+      };
+      await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      let output = '';
+      try {
+        execFileSync(process.execPath, [tsc, '-p', project], { cwd: project, encoding: 'utf8' });
+      } catch (err) {
+        output = `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}`;
+      }
+      // Every @ts-expect-error line must fail (an unused one is itself an error), and nothing else may.
+      expect(output).toBe('');
+    },
+    SLOW,
+  );
 
   describe('a JavaScript user against the emulators', () => {
     let enrollment: EnrollmentEmulator;
@@ -135,7 +145,10 @@ describe('the packed package, installed offline in a new project', () => {
       await mkdir(cfgDir);
       await mkdir(clusterCfgDir);
       // No api_key/app_key in the config, none in the environment: the script passes them as values.
-      await writeFile(join(cfgDir, 'datadog.yaml'), [`dd_url: ${enrollment.url}`, 'hostname: e2e-host', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+      await writeFile(
+        join(cfgDir, 'datadog.yaml'),
+        [`dd_url: ${enrollment.url}`, 'hostname: e2e-host', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+      );
       await writeFile(join(clusterCfgDir, 'datadog-cluster.yaml'), CLUSTER_CONFIG);
       const kubeconfig = join(work, 'kubeconfig');
       await kube.emu.writeKubeconfig(kubeconfig, { namespace: NAMESPACE });
@@ -187,15 +200,32 @@ describe('the packed package, installed offline in a new project', () => {
 
     it('resolves by package name for import and require, with ./package.json exported', async () => {
       const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-      expect(step('package')).toEqual({ step: 'package', version: pkg.version, cjsSameClass: true, functions: ['function', 'function', 'function', 'function'] });
+      expect(step('package')).toEqual({
+        step: 'package',
+        version: pkg.version,
+        cjsSameClass: true,
+        functions: ['function', 'function', 'function', 'function'],
+      });
     });
 
     it('throws the error family: a missing identity file is a StorageError IDENTITY_MISSING', () => {
       expect(step('status-missing')).toMatchObject({
         threw: true,
-        error: { isParError: true, isStorageError: true, name: 'ParError', code: 'IDENTITY_MISSING', exitCode: 7, knownCode: true, hint: expect.any(String) },
+        error: {
+          isParError: true,
+          isStorageError: true,
+          name: 'ParError',
+          code: 'IDENTITY_MISSING',
+          exitCode: 7,
+          knownCode: true,
+          hint: expect.any(String),
+        },
       });
-      expect(step('unknown-option').error).toMatchObject({ isUsageError: true, code: 'USAGE', message: 'rotateIdentity: unknown option "apikey"' });
+      expect(step('unknown-option').error).toMatchObject({
+        isUsageError: true,
+        code: 'USAGE',
+        message: 'rotateIdentity: unknown option "apikey"',
+      });
       expect(step('rotate-aborted').error).toMatchObject({ isInterruptedError: true, code: 'INTERRUPTED' });
       expect(step('watch-aborted').error).toMatchObject({ isInterruptedError: true, code: 'INTERRUPTED' });
     });
@@ -218,17 +248,36 @@ describe('the packed package, installed offline in a new project', () => {
       expect(enrollment.runners.map((r) => r.hostname)).toContain('e2e-host');
       expect(step('progress')).toMatchObject({ levels: expect.arrayContaining(['info', 'step']), steps: expect.any(Number) });
       expect(step('progress').steps).toBeGreaterThan(5);
-      expect(step('dry-run').result).toMatchObject({ status: 'ok', dryRun: true, previousUrn: stored.urn, plan: expect.arrayContaining([expect.objectContaining({ step: 'enroll' })]) });
+      expect(step('dry-run').result).toMatchObject({
+        status: 'ok',
+        dryRun: true,
+        previousUrn: stored.urn,
+        plan: expect.arrayContaining([expect.objectContaining({ step: 'enroll' })]),
+      });
     });
 
     it('status returns what is in the file, verified online', () => {
       const { result } = step('status');
-      expect(result).toMatchObject({ schemaVersion: 1, status: 'ok', command: 'status', target: 'file', urn: step('rotate').result.urn, fingerprint: step('rotate').result.fingerprint, verify: { performed: true, ok: true } });
+      expect(result).toMatchObject({
+        schemaVersion: 1,
+        status: 'ok',
+        command: 'status',
+        target: 'file',
+        urn: step('rotate').result.urn,
+        fingerprint: step('rotate').result.fingerprint,
+        verify: { performed: true, ok: true },
+      });
     });
 
     it('watchIdentity loads the Secret, reports invalid content, applies and writes the rotation, and stops on abort', async () => {
       const ready = step('watch-ready');
-      expect(ready).toMatchObject({ secret: { namespace: NAMESPACE, name: SECRET }, urn: first.urn, fingerprint: first.fingerprint, keyType: 'ec', keyKind: 'private' });
+      expect(ready).toMatchObject({
+        secret: { namespace: NAMESPACE, name: SECRET },
+        urn: first.urn,
+        fingerprint: first.fingerprint,
+        keyType: 'ec',
+        keyKind: 'private',
+      });
       expect(ready.serialised).not.toContain(first.privateKey);
       const stopped = step('watch-stopped');
       expect(stopped.rotated).toEqual({ fingerprint: next.fingerprint, changed: ['urn', 'private_key'] });
@@ -241,7 +290,15 @@ describe('the packed package, installed offline in a new project', () => {
       expect(stopped.written).toEqual([first.fingerprint, next.fingerprint]);
       expect(stopped.seen).toEqual(expect.arrayContaining(['listed', 'loaded', 'written', 'rejected']));
       expect(stopped.metrics).toMatchObject({ reloads: 1, reloadErrors: 1 });
-      const summary = { secret: { namespace: NAMESPACE, name: SECRET }, urn: next.urn, fingerprint: next.fingerprint, reloads: 1, reloadErrors: 1, watchRestarts: 0, stoppedBy: 'abort' };
+      const summary = {
+        secret: { namespace: NAMESPACE, name: SECRET },
+        urn: next.urn,
+        fingerprint: next.fingerprint,
+        reloads: 1,
+        reloadErrors: 1,
+        watchRestarts: 0,
+        stoppedBy: 'abort',
+      };
       expect(stopped.summary).toEqual(summary);
       expect(stopped.again).toEqual(summary);
       const output = JSON.parse(await readFile(join(work, 'watched-identity.json'), 'utf8')) as { urn: string; private_key: string };
@@ -250,7 +307,8 @@ describe('the packed package, installed offline in a new project', () => {
 
     it('never puts a key in what it returns or reports', () => {
       const text = JSON.stringify(lines);
-      for (const secret of [...secretsIn(identityText), first.privateKey, next.privateKey]) expect(text.includes(secret), `${secret.slice(0, 4)}…`).toBe(false);
+      for (const secret of [...secretsIn(identityText), first.privateKey, next.privateKey])
+        expect(text.includes(secret), `${secret.slice(0, 4)}…`).toBe(false);
     });
   });
 });

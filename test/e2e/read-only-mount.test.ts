@@ -24,46 +24,57 @@ afterEach(async () => {
 });
 
 describe('the identity directory on a read-only mount', () => {
-  it.skipIf(!CAN_UNSHARE_MOUNTS)(`a rotation refuses before enrolling, naming the mount (not "not writable … sudo"); status reads there, exit 0${why}`, async () => {
-    const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
-    expect(seeded.code, seeded.stderr).toBe(0);
-    const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
-    const before = { enrolls: enrolls(), files: await readdir(fx.dir) };
+  it.skipIf(!CAN_UNSHARE_MOUNTS)(
+    `a rotation refuses before enrolling, naming the mount (not "not writable … sudo"); status reads there, exit 0${why}`,
+    async () => {
+      const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+      expect(seeded.code, seeded.stderr).toBe(0);
+      const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+      const before = { enrolls: enrolls(), files: await readdir(fx.dir) };
 
-    const run = await onReadOnly(fx.dir, ['rotate-identity', '-c', fx.dir, '--json'], fx.env);
-    expect(run.code, run.stderr).toBe(7);
-    const doc = JSON.parse(run.stdout) as { code: string; message: string; hint: string; details: { mountPoint?: string } };
-    expect(doc.code).toBe('READ_ONLY_FILESYSTEM');
-    expect(doc.message).toContain(`${fx.dir} is on a read-only mount (mount point ${fx.dir}, `);
-    expect(doc.message).toContain('no user can, sudo does not help');
-    expect(doc.message).not.toContain('not writable by this user');
-    expect(doc.details.mountPoint).toBe(fx.dir);
-    expect(doc.hint).toContain('Nothing was enrolled');
-    expect(enrolls()).toBe(before.enrolls);
+      const run = await onReadOnly(fx.dir, ['rotate-identity', '-c', fx.dir, '--json'], fx.env);
+      expect(run.code, run.stderr).toBe(7);
+      const doc = JSON.parse(run.stdout) as { code: string; message: string; hint: string; details: { mountPoint?: string } };
+      expect(doc.code).toBe('READ_ONLY_FILESYSTEM');
+      expect(doc.message).toContain(`${fx.dir} is on a read-only mount (mount point ${fx.dir}, `);
+      expect(doc.message).toContain('no user can, sudo does not help');
+      expect(doc.message).not.toContain('not writable by this user');
+      expect(doc.details.mountPoint).toBe(fx.dir);
+      expect(doc.hint).toContain('Nothing was enrolled');
+      expect(enrolls()).toBe(before.enrolls);
 
-    const status = await onReadOnly(fx.dir, ['status', '-c', fx.dir, '--json'], fx.env);
-    expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'ok', command: 'status', identityFile: fx.identityPath });
-    expect(status.stderr).toContain('no lock taken, reading only');
-    expect(await readdir(fx.dir)).toEqual(before.files);
-  });
+      const status = await onReadOnly(fx.dir, ['status', '-c', fx.dir, '--json'], fx.env);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ status: 'ok', command: 'status', identityFile: fx.identityPath });
+      expect(status.stderr).toContain('no lock taken, reading only');
+      expect(await readdir(fx.dir)).toEqual(before.files);
+    },
+  );
 });
 
 // A file bind-mounted onto its own name (Docker -v file:file, a Kubernetes subPath) sits on the same
 // device as its directory, so only the kernel's mount table (src/storage/mount-points.ts) shows it:
 // rename(2) onto it would fail with EBUSY after enrolling, so the run refuses before.
 describe('the identity file as a single-file mount', () => {
-  it.skipIf(!CAN_UNSHARE_MOUNTS)(`refused before enrolling with SINGLE_FILE_MOUNT (exit 7), though on the directory's device${why}`, async () => {
-    const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
-    expect(seeded.code, seeded.stderr).toBe(0);
-    const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
-    const before = enrolls();
+  it.skipIf(!CAN_UNSHARE_MOUNTS)(
+    `refused before enrolling with SINGLE_FILE_MOUNT (exit 7), though on the directory's device${why}`,
+    async () => {
+      const seeded = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+      expect(seeded.code, seeded.stderr).toBe(0);
+      const enrolls = () => fx.emulator.requests.filter((r) => r.route === 'enroll').length;
+      const before = enrolls();
 
-    const run = await runInMountNamespace('mount --bind "$1" "$1"', [fx.identityPath], ['rotate-identity', '-c', fx.dir, '--json'], fx.env);
-    expect(run.code, run.stderr).toBe(7);
-    const doc = JSON.parse(run.stdout) as { code: string; hint: string };
-    expect(doc.code).toBe('SINGLE_FILE_MOUNT');
-    expect(doc.hint).toContain('Nothing was enrolled');
-    expect(enrolls()).toBe(before);
-  });
+      const run = await runInMountNamespace(
+        'mount --bind "$1" "$1"',
+        [fx.identityPath],
+        ['rotate-identity', '-c', fx.dir, '--json'],
+        fx.env,
+      );
+      expect(run.code, run.stderr).toBe(7);
+      const doc = JSON.parse(run.stdout) as { code: string; hint: string };
+      expect(doc.code).toBe('SINGLE_FILE_MOUNT');
+      expect(doc.hint).toContain('Nothing was enrolled');
+      expect(enrolls()).toBe(before);
+    },
+  );
 });

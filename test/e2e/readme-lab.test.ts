@@ -67,7 +67,7 @@ describe('the README lab walkthrough', () => {
     // checkout's on PATH. Its scratch folder (mktemp -d) goes under the test's.
     expect(blocks[0]?.code).toContain('dist/bin');
     // The lab stops what it starts; the trap is the test's safety net should a block fail half-way.
-    const script = ['set -euo pipefail', 'trap \'kill $(jobs -p) 2>/dev/null || true\' EXIT', ...blocks.map((b) => b.code)].join('\n');
+    const script = ['set -euo pipefail', "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT", ...blocks.map((b) => b.code)].join('\n');
     const env = cleanEnv({ HOME: home, TMPDIR: home, PATH: '/usr/local/bin:/usr/bin:/bin', NO_COLOR: '1' });
     const checkout = dirname(README);
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {

@@ -46,13 +46,20 @@ function createDeployment(replicas = 2, podContainer = container()) {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'par', namespace: NS },
-    spec: { replicas, strategy: DEFAULT_STRATEGY, selector: { matchLabels: { app: 'par' } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [podContainer] } } },
+    spec: {
+      replicas,
+      strategy: DEFAULT_STRATEGY,
+      selector: { matchLabels: { app: 'par' } },
+      template: { metadata: { labels: { app: 'par' } }, spec: { containers: [podContainer] } },
+    },
   } as KubeObject);
   rollouts = storedDeploymentRollouts(emu, NS, 'par');
 }
 
 const pods = () => emu.listObjects('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'par') as Obj[];
-const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+const ready = (p: Obj) =>
+  !p.metadata.deletionTimestamp &&
+  (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
 /** The audit Events par-identity recorded on the workload, oldest first, in the events.k8s.io/v1 view. */
 const auditEvents = (kind: string) =>
   emu
@@ -71,18 +78,33 @@ async function until(check: () => boolean, what: string) {
 
 const allReady = (count: number) => until(() => pods().filter(ready).length === count && pods().length === count, `${count} Ready Pods`);
 
-const rollout = (...args: string[]) => runCli(['rollout', ...args, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { timeoutMs: 30_000 });
+const rollout = (...args: string[]) =>
+  runCli(['rollout', ...args, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { timeoutMs: 30_000 });
 
 beforeEach(async () => {
   emu = await startKubeEmulator();
   seedNamespaces(emu, [NS]);
   // Stored nodes with room for a surge replica (the stored Pods run on n1).
   for (const name of ['n1', 'n2', 'n3']) {
-    emu.createObject({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } } as KubeObject);
+    emu.createObject({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name },
+      status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
+    } as KubeObject);
   }
   const key = generateIdentityKey();
   kid = key.kid;
-  emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'private-action-runner-identity', namespace: NS }, type: 'Opaque', data: { private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'), urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:r').toString('base64') } } as KubeObject);
+  emu.createObject({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'private-action-runner-identity', namespace: NS },
+    type: 'Opaque',
+    data: {
+      private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'),
+      urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:r').toString('base64'),
+    },
+  } as KubeObject);
   dir = await mkdtemp(join(tmpdir(), 'par-rollout-'));
   kubeconfig = join(dir, 'kubeconfig');
   await emu.writeKubeconfig(kubeconfig, { token: emu.adminToken, namespace: NS });
@@ -101,7 +123,9 @@ describe('rollout of a Deployment', () => {
     const run = await kubectlIn(dir, kubeconfig)(['describe', 'deployment', 'par', '-n', NS]);
     expect(run.stderr).toBe('');
     const events = run.stdout.slice(run.stdout.indexOf('\nEvents:'));
-    expect(events).toMatch(new RegExp(`Normal\\s+RolloutStarted\\s+\\S+\\s+par-identity\\s+restart with create-before-delete .*identity fingerprint ${kid}`));
+    expect(events).toMatch(
+      new RegExp(`Normal\\s+RolloutStarted\\s+\\S+\\s+par-identity\\s+restart with create-before-delete .*identity fingerprint ${kid}`),
+    );
     expect(events).toMatch(/Normal\s+RolloutCompleted\s+\S+\s+par-identity\s+every Pod runs the new template/);
   });
 
@@ -119,15 +143,30 @@ describe('rollout of a Deployment', () => {
       ],
     });
     await emu.writeKubeconfig(limited, { token: 'no-events', namespace: NS });
-    const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--poll-interval', '30ms', '--json'], { timeoutMs: 30_000 });
+    const run = await runCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', limited, '--poll-interval', '30ms', '--json'], {
+      timeoutMs: 30_000,
+    });
     expect(run.code, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout) as { action: string; events: { recorded: string[]; warnings: string[] }; check: { capacityChecked: boolean; findings: { code: string; severity: string }[] } };
+    const out = JSON.parse(run.stdout) as {
+      action: string;
+      events: { recorded: string[]; warnings: string[] };
+      check: { capacityChecked: boolean; findings: { code: string; severity: string }[] };
+    };
     expect(out.action).toBe('rolled-out');
     expect(out.check.capacityChecked).toBe(false);
-    expect(out.check.findings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'CAPACITY_UNCHECKED', severity: 'warning' }), expect.objectContaining({ code: 'PDB_UNCHECKED' })]));
+    expect(out.check.findings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'CAPACITY_UNCHECKED', severity: 'warning' }),
+        expect.objectContaining({ code: 'PDB_UNCHECKED' }),
+      ]),
+    );
     // Nothing cluster-scoped was attempted beyond the one forbidden nodes list.
-    const forbidden = emu.requests.filter((r) => r.user === `system:serviceaccount:${NS}:rollout` && r.status === 403).map((r) => `${r.verb} ${r.resource} ${r.namespace}`);
-    expect(forbidden.sort()).toEqual(['create events datadog', 'create events datadog', 'list nodes ', 'list poddisruptionbudgets datadog'].sort());
+    const forbidden = emu.requests
+      .filter((r) => r.user === `system:serviceaccount:${NS}:rollout` && r.status === 403)
+      .map((r) => `${r.verb} ${r.resource} ${r.namespace}`);
+    expect(forbidden.sort()).toEqual(
+      ['create events datadog', 'create events datadog', 'list nodes ', 'list poddisruptionbudgets datadog'].sort(),
+    );
     expect(out.events.recorded).toEqual([]);
     expect(out.events.warnings).toHaveLength(2);
     expect(run.stderr).toContain('Event RolloutStarted not recorded on Deployment datadog/par: forbidden');
@@ -138,7 +177,9 @@ describe('rollout of a Deployment', () => {
     createDeployment(2);
     await allReady(2);
     rollouts.newPodsReady = false;
-    const run = startCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms', '--json'], { env: { NO_COLOR: '1' } });
+    const run = startCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms', '--json'], {
+      env: { NO_COLOR: '1' },
+    });
     await until(() => pods().some((p) => p.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint']), 'a new Pod created');
     run.child.kill('SIGTERM');
     const { code } = await run.exit;
@@ -146,7 +187,13 @@ describe('rollout of a Deployment', () => {
     const lines = run.stdout().trim().split('\n');
     expect(lines).toHaveLength(1);
     const doc = JSON.parse(lines[0]!);
-    expect(doc).toMatchObject({ status: 'error', command: 'rollout', code: 'INTERRUPTED', exitCode: 143, details: { step: 'rollout', phase: 'during', signal: 'SIGTERM', notRestartedPods: 2 } });
+    expect(doc).toMatchObject({
+      status: 'error',
+      command: 'rollout',
+      code: 'INTERRUPTED',
+      exitCode: 143,
+      details: { step: 'rollout', phase: 'during', signal: 'SIGTERM', notRestartedPods: 2 },
+    });
     expect(doc.details.restartedPods).toBeGreaterThan(0);
     expect(doc.hint).toContain('Resume with `par-identity rollout deployment/par -n datadog');
     expect(deploy().spec.template.metadata.annotations?.['par-identity.datadoghq.com/identity-fingerprint']).toBeUndefined();
@@ -206,7 +253,14 @@ describe('rollout of a Deployment', () => {
     for (const json of [false, true]) {
       const check = await rollout('deployment/par', '--check', ...(json ? ['--json'] : []));
       expect(check.code, check.stderr).toBe(10);
-      if (json) expect(JSON.parse(check.stdout)).toMatchObject({ status: 'blocked', code: 'SURGE_BLOCKED', exitCode: 10, action: 'checked', check: { verdict: 'blocked' } });
+      if (json)
+        expect(JSON.parse(check.stdout)).toMatchObject({
+          status: 'blocked',
+          code: 'SURGE_BLOCKED',
+          exitCode: 10,
+          action: 'checked',
+          check: { verdict: 'blocked' },
+        });
       else expect(check.stdout).toContain('BLOCKED: a container has no readinessProbe');
     }
     const run = await rollout('deployment/par', '--timeout', '10m', '--json');
@@ -220,12 +274,19 @@ describe('rollout of a Deployment', () => {
   it('a never-Ready replacement stalls the rollout, the old Pods keep running, and the strategy is restored', async () => {
     createDeployment(2);
     await allReady(2);
-    const oldNames = pods().map((p) => p.metadata.name).sort();
+    const oldNames = pods()
+      .map((p) => p.metadata.name)
+      .sort();
     rollouts.newPodsReady = false;
     const run = await rollout('deployment/par', '--timeout', '1s');
     expect(run.code, run.stderr).toBe(10);
     expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
-    expect(pods().filter((p) => oldNames.includes(p.metadata.name) && ready(p)).map((p) => p.metadata.name).sort()).toEqual(oldNames);
+    expect(
+      pods()
+        .filter((p) => oldNames.includes(p.metadata.name) && ready(p))
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(oldNames);
     const events = auditEvents('Deployment');
     expect(events.map((e) => [e['reason'], e['type']])).toEqual([
       ['RolloutStarted', 'Normal'],
@@ -240,9 +301,19 @@ describe('rollout of a Deployment', () => {
     await allReady(2);
     const generation = deploy().metadata.generation;
     const writes = emu.requests.length;
-    const run = await interruptAt(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--json'], { NO_COLOR: '1' }, 'rollout-before-check', ['SIGINT']);
+    const run = await interruptAt(
+      ['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--json'],
+      { NO_COLOR: '1' },
+      'rollout-before-check',
+      ['SIGINT'],
+    );
     expect(run.code, run.stderr).toBe(130);
-    expect(JSON.parse(run.stdout)).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: 'stopped by SIGINT before the restart of deployment/par in datadog: nothing was changed, no Pod restarted', details: { phase: 'before', restartedPods: 0 } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      code: 'INTERRUPTED',
+      exitCode: 130,
+      message: 'stopped by SIGINT before the restart of deployment/par in datadog: nothing was changed, no Pod restarted',
+      details: { phase: 'before', restartedPods: 0 },
+    });
     expect(emu.requests.slice(writes).filter((r) => r.method !== 'GET')).toHaveLength(0);
     expect(deploy().metadata.generation).toBe(generation);
   });
@@ -253,14 +324,30 @@ describe('rollout of a Deployment', () => {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
       metadata: { name: 'par', namespace: NS },
-      spec: { selector: { matchLabels: { app: 'par' } }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } } },
-      status: { observedGeneration: 1, desiredNumberScheduled: 3, currentNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3 },
+      spec: {
+        selector: { matchLabels: { app: 'par' } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+        template: { metadata: { labels: { app: 'par' } }, spec: { containers: [container()] } },
+      },
+      status: {
+        observedGeneration: 1,
+        desiredNumberScheduled: 3,
+        currentNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberReady: 3,
+        numberAvailable: 3,
+      },
     } as KubeObject);
     for (const node of ['n1', 'n2', 'n3']) {
       emu.createObject({
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `par-${node}`, namespace: NS, labels: { app: 'par', 'controller-revision-hash': 'r1' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'par', uid: ds.metadata.uid, controller: true }] },
+        metadata: {
+          name: `par-${node}`,
+          namespace: NS,
+          labels: { app: 'par', 'controller-revision-hash': 'r1' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'par', uid: ds.metadata.uid, controller: true }],
+        },
         spec: { nodeName: node, containers: [container()] },
         status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
       } as KubeObject);
@@ -302,11 +389,30 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
   const RECORD = 'par-identity.datadoghq.com/original-strategy';
   const env = { NO_COLOR: '1' };
   const killedAt = async (target: string, point: string) => {
-    const run = await runCli(['rollout', target, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], { env: { ...env, PAR_IDENTITY_FAILPOINT: point }, timeoutMs: 30_000 });
+    const run = await runCli(['rollout', target, '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms'], {
+      env: { ...env, PAR_IDENTITY_FAILPOINT: point },
+      timeoutMs: 30_000,
+    });
     expect(run.signal, run.stderr).toBe('SIGKILL');
   };
   type Leftover = { state: string; message: string; action: string; original: Record<string, unknown>; current: Record<string, unknown> };
-  const statusPods = (target: string) => runCli(['status', '--secret', '--secret-name', 'private-action-runner-identity', '-n', NS, '--kubeconfig', kubeconfig, '--pods', target, '--json'], { env, timeoutMs: 30_000 });
+  const statusPods = (target: string) =>
+    runCli(
+      [
+        'status',
+        '--secret',
+        '--secret-name',
+        'private-action-runner-identity',
+        '-n',
+        NS,
+        '--kubeconfig',
+        kubeconfig,
+        '--pods',
+        target,
+        '--json',
+      ],
+      { env, timeoutMs: 30_000 },
+    );
 
   for (const point of ['rollout-after-patch', 'rollout-during-wait', 'rollout-before-restore']) {
     it(`Deployment killed at ${point}: the original is recorded on it; --check and status --pods say so; the next rollout restores it first`, async () => {
@@ -316,20 +422,29 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
       await killedAt('deployment/par', point);
       // What the kill left: the strategy changed, and beside it the record of the original.
       expect(deploy().spec.strategy.rollingUpdate).toEqual({ maxSurge: '25%', maxUnavailable: 0 });
-      const record = JSON.parse(deploy().metadata.annotations?.[RECORD] ?? "{}") as { original: unknown; changed: unknown };
+      const record = JSON.parse(deploy().metadata.annotations?.[RECORD] ?? '{}') as { original: unknown; changed: unknown };
       expect(record.original).toEqual({ type: 'RollingUpdate', maxSurge: '25%', maxUnavailable: '25%' });
 
       const check = await rollout('deployment/par', '--check', '--json');
       expect(check.code, check.stderr).toBe(0);
       const found = (JSON.parse(check.stdout) as { interruptedRollout: Leftover }).interruptedRollout;
-      expect(found).toMatchObject({ state: 'interrupted', action: 'reported', original: { maxSurge: '25%', maxUnavailable: '25%' }, current: { maxUnavailable: 0 } });
-      expect(found.message).toMatch(/^strategy changed by an interrupted par-identity rollout at \d{4}-\d\d-\d\dT[\d:]+Z \(original: maxSurge 25%, maxUnavailable 25%; now: maxSurge 25%, maxUnavailable 0; pid \d+ is gone\)$/);
+      expect(found).toMatchObject({
+        state: 'interrupted',
+        action: 'reported',
+        original: { maxSurge: '25%', maxUnavailable: '25%' },
+        current: { maxUnavailable: 0 },
+      });
+      expect(found.message).toMatch(
+        /^strategy changed by an interrupted par-identity rollout at \d{4}-\d\d-\d\dT[\d:]+Z \(original: maxSurge 25%, maxUnavailable 25%; now: maxSurge 25%, maxUnavailable 0; pid \d+ is gone\)$/,
+      );
       const text = await rollout('deployment/par', '--check');
       expect(text.stdout).toContain('strategy: strategy changed by an interrupted par-identity rollout at');
       expect(text.stdout).toContain('the next `rollout` restores it first');
 
       const status = await statusPods('deployment/par');
-      expect(JSON.parse(status.stdout), status.stderr).toMatchObject({ interruptedRollout: { state: 'interrupted', original: { maxUnavailable: '25%' } } });
+      expect(JSON.parse(status.stdout), status.stderr).toMatchObject({
+        interruptedRollout: { state: 'interrupted', original: { maxUnavailable: '25%' } },
+      });
       expect(deploy().spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
 
       const next = await rollout('deployment/par', '--json');
@@ -353,7 +468,10 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
     delete d.metadata.resourceVersion;
     emu.updateObject(d);
     const check = await rollout('deployment/par', '--check', '--json');
-    expect(JSON.parse(check.stdout).interruptedRollout).toMatchObject({ state: 'changed-since', current: { maxSurge: 2, maxUnavailable: 1 } });
+    expect(JSON.parse(check.stdout).interruptedRollout).toMatchObject({
+      state: 'changed-since',
+      current: { maxSurge: 2, maxUnavailable: 1 },
+    });
     const next = await rollout('deployment/par', '--json');
     expect(next.code, next.stderr).toBe(0);
     expect(JSON.parse(next.stdout)).toMatchObject({ interruptedRollout: { state: 'changed-since', action: 'record-removed' } });
@@ -364,7 +482,9 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
   });
 
   const stopInWait = async () => {
-    const run = startCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms', '--json'], { env: { ...env, PAR_IDENTITY_FAILPOINT: 'rollout-during-wait:stop' } });
+    const run = startCli(['rollout', 'deployment/par', '-n', NS, '--kubeconfig', kubeconfig, '--poll-interval', '30ms', '--json'], {
+      env: { ...env, PAR_IDENTITY_FAILPOINT: 'rollout-during-wait:stop' },
+    });
     run.child.stdin.end();
     await stopped(run);
     return run;
@@ -376,7 +496,9 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
     const first = await stopInWait();
     const check = await rollout('deployment/par', '--check', '--json');
     expect(JSON.parse(check.stdout).interruptedRollout).toMatchObject({ state: 'in-progress' });
-    expect(JSON.parse(check.stdout).interruptedRollout.message).toMatch(new RegExp(`^strategy changed by a par-identity rollout in progress since .* \\(pid ${first.child.pid} on `));
+    expect(JSON.parse(check.stdout).interruptedRollout.message).toMatch(
+      new RegExp(`^strategy changed by a par-identity rollout in progress since .* \\(pid ${first.child.pid} on `),
+    );
     const second = await rollout('deployment/par', '--json');
     expect(JSON.parse(second.stdout)).toMatchObject({ code: 'LOCKED' });
     expect(second.code).toBe(JSON.parse(second.stdout).exitCode);
@@ -400,7 +522,10 @@ describe('a rollout killed while it has the strategy changed (SIGKILL at each bo
     first.child.kill('SIGCONT');
     const { code } = await first.exit;
     expect(code, first.stderr()).toBe(0);
-    expect(JSON.parse(first.stdout())).toMatchObject({ strategyRestored: false, strategyChangedMeanwhile: { maxSurge: 3, maxUnavailable: 0 } });
+    expect(JSON.parse(first.stdout())).toMatchObject({
+      strategyRestored: false,
+      strategyChangedMeanwhile: { maxSurge: 3, maxUnavailable: 0 },
+    });
     expect(first.stderr()).toContain('was changed by someone else during this rollout (now maxSurge 3, maxUnavailable 0');
     expect(deploy().spec.strategy.rollingUpdate).toEqual({ maxSurge: 3, maxUnavailable: 0 });
     expect(deploy().metadata.annotations?.[RECORD]).toBeUndefined();

@@ -10,7 +10,11 @@ let fx: ClusterFixture;
 
 function seedRunnerSecret(extra: Record<string, string> = {}) {
   const key = generateIdentityKey();
-  const values = { RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }), RUNNER_PRIVATE_KEY: encodePrivateJwk(key), ...extra };
+  const values = {
+    RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }),
+    RUNNER_PRIVATE_KEY: encodePrivateJwk(key),
+    ...extra,
+  };
   fx.kube.createObject({
     apiVersion: 'v1',
     kind: 'Secret',
@@ -41,7 +45,13 @@ describe('rotate-identity --k8s-secret', () => {
     expect(data.PREVIOUS_RUNNER_PRIVATE_KEY).toBe(seed.RUNNER_PRIVATE_KEY);
     expect(data.OTHER_SETTING).toBe('keep-me');
     const identity = decodeIdentity({ privateKey: data.RUNNER_PRIVATE_KEY!, urn: data.RUNNER_URN! });
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', urn: data.RUNNER_URN, fingerprint: identity.key.kid, previousUrn: seed.RUNNER_URN, verify: { ok: true } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'ok',
+      urn: data.RUNNER_URN,
+      fingerprint: identity.key.kid,
+      previousUrn: seed.RUNNER_URN,
+      verify: { ok: true },
+    });
     expect(fx.secret(NAME)!.metadata.labels ?? {}).toEqual({});
     expectNoSecrets(run, [data.RUNNER_PRIVATE_KEY!, seed.RUNNER_PRIVATE_KEY, fx.enrollment.options.apiKeys[0]!]);
     // The restart to run next is our create-before-delete rollout, never a bare `kubectl rollout restart`
@@ -50,7 +60,9 @@ describe('rotate-identity --k8s-secret', () => {
     expect(JSON.parse(run.stdout).restartHint).toBe(rollout);
     const human = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig);
     expect(human.code, human.stderr).toBe(0);
-    expect(human.stdout).toContain(`next: the chart reads this Secret as environment variables: restart the runner's Deployment create-before-delete so its Pods load the new identity: ${rollout} (next time, --rollout deployment/NAME does it in the same run)`);
+    expect(human.stdout).toContain(
+      `next: the chart reads this Secret as environment variables: restart the runner's Deployment create-before-delete so its Pods load the new identity: ${rollout} (next time, --rollout deployment/NAME does it in the same run)`,
+    );
     expect(human.stdout).not.toContain('kubectl rollout restart');
   });
 
@@ -74,11 +86,17 @@ describe('rotate-identity --k8s-secret', () => {
     seedRunnerSecret();
     let updates = 0;
     // Between the pending key's update and the identity's (docs/identity-lifecycle.md §3).
-    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' && ++updates === 2 }, () => {
-      const s = fx.secret(NAME)!;
-      s.data = { ...(s.data as Record<string, string>), RUNNER_URN: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:other').toString('base64') };
-      fx.kube.updateObject(s);
-    });
+    fx.kube.faults.beforeNext(
+      { verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' && ++updates === 2 },
+      () => {
+        const s = fx.secret(NAME)!;
+        s.data = {
+          ...(s.data as Record<string, string>),
+          RUNNER_URN: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:other').toString('base64'),
+        };
+        fx.kube.updateObject(s);
+      },
+    );
     const run = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig);
     expect(run.code, run.stderr).toBe(6);
     expect(fx.secretData(NAME).RUNNER_URN).toBe('urn:dd:apps:on-prem-runner:us1:1:other');
@@ -95,7 +113,13 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
 
     const status = await fx.run(['status', ...cfg, '--json']);
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ target: 'helm-secret', urn: newUrn, previous: { urn: seed.RUNNER_URN }, namespace: NS, secretName: NAME });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      target: 'helm-secret',
+      urn: newUrn,
+      previous: { urn: seed.RUNNER_URN },
+      namespace: NS,
+      secretName: NAME,
+    });
 
     // The seeded runner was never enrolled with the emulator, so it cannot pass the health check.
     const back = await fx.run(['rollback', ...cfg, '--no-verify', '--json']);
@@ -117,15 +141,24 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
     const newUrn = JSON.parse(rotated.stdout).urn as string;
     const before = fx.secret(NAME)!.metadata.resourceVersion;
     const cfg = ['-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS];
-    const dryRunUpdates = () => fx.kube.requests.filter((r) => r.resource === 'secrets' && r.verb === 'update' && r.query.dryRun === 'All').length;
+    const dryRunUpdates = () =>
+      fx.kube.requests.filter((r) => r.resource === 'secrets' && r.verb === 'update' && r.query.dryRun === 'All').length;
     const updatesBefore = dryRunUpdates();
     const plan = await fx.run(['rollback', ...cfg, '--kubeconfig', fx.adminKubeconfig, '--dry-run', '--json']);
     expect(plan.code, plan.stderr).toBe(0);
-    expect(JSON.parse(plan.stdout)).toMatchObject({ dryRun: true, urn: seed.RUNNER_URN, replacedUrn: newUrn, namespace: NS, secretName: NAME });
+    expect(JSON.parse(plan.stdout)).toMatchObject({
+      dryRun: true,
+      urn: seed.RUNNER_URN,
+      replacedUrn: newUrn,
+      namespace: NS,
+      secretName: NAME,
+    });
     expect(dryRunUpdates()).toBe(updatesBefore + 1);
     expect(fx.secret(NAME)!.metadata.resourceVersion).toBe(before);
 
-    const readOnly = await fx.kubeconfigFor('ro-rollback', [{ apiGroups: [''], resources: ['secrets'], resourceNames: [NAME], verbs: ['get'] }]);
+    const readOnly = await fx.kubeconfigFor('ro-rollback', [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [NAME], verbs: ['get'] },
+    ]);
     const refused = await fx.run(['rollback', ...cfg, '--kubeconfig', readOnly, '--dry-run']);
     expect(refused.code, refused.stderr).toBe(9);
     expect(refused.stderr).toContain('error[KUBE_FORBIDDEN]');
@@ -135,7 +168,17 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
   it('rollback without PREVIOUS_RUNNER_* refuses and changes nothing (exit 7 NO_BACKUP)', async () => {
     seedRunnerSecret();
     const before = fx.secret(NAME)!.metadata.resourceVersion;
-    const run = await fx.run(['rollback', '-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig]);
+    const run = await fx.run([
+      'rollback',
+      '-c',
+      `${fx.dir}/datadog-cluster.yaml`,
+      '--k8s-secret',
+      NAME,
+      '-n',
+      NS,
+      '--kubeconfig',
+      fx.adminKubeconfig,
+    ]);
     expect(run.code).toBe(7);
     expect(run.stderr).toContain('error[NO_BACKUP]');
     expect(fx.secret(NAME)!.metadata.resourceVersion).toBe(before);
@@ -144,7 +187,15 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
   // The chart's values before a first enrollment: strings that are no identity (docs/identity-lifecycle.md §2).
   it.each([
     ['in RUNNER_*', { RUNNER_URN: 'URN_FROM_CONFIG', RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG' }],
-    ['in RUNNER_* and PREVIOUS_RUNNER_*', { RUNNER_URN: 'URN_FROM_CONFIG', RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG', PREVIOUS_RUNNER_URN: 'URN_FROM_CONFIG', PREVIOUS_RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG' }],
+    [
+      'in RUNNER_* and PREVIOUS_RUNNER_*',
+      {
+        RUNNER_URN: 'URN_FROM_CONFIG',
+        RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG',
+        PREVIOUS_RUNNER_URN: 'URN_FROM_CONFIG',
+        PREVIOUS_RUNNER_PRIVATE_KEY: 'PRIVATE_KEY_FROM_CONFIG',
+      },
+    ],
   ])('a placeholder %s never becomes the previous identity: rollback then refuses (NO_BACKUP)', async (_, placeholder) => {
     seedRunnerSecret(placeholder);
     const run = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig);
@@ -153,7 +204,17 @@ describe('status and rollback --k8s-secret (the same target adapter)', () => {
     decodeIdentity({ privateKey: data.RUNNER_PRIVATE_KEY!, urn: data.RUNNER_URN! });
     expect(data.PREVIOUS_RUNNER_URN).toBeUndefined();
     expect(data.PREVIOUS_RUNNER_PRIVATE_KEY).toBeUndefined();
-    const back = await fx.run(['rollback', '-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig]);
+    const back = await fx.run([
+      'rollback',
+      '-c',
+      `${fx.dir}/datadog-cluster.yaml`,
+      '--k8s-secret',
+      NAME,
+      '-n',
+      NS,
+      '--kubeconfig',
+      fx.adminKubeconfig,
+    ]);
     expect(back.code, back.stderr).toBe(7);
     expect(back.stderr).toContain('error[NO_BACKUP]');
   });
@@ -170,18 +231,44 @@ describe('rotate-identity --k8s-secret --rollout: the named workload must read t
       spec: {
         replicas: 1,
         selector: { matchLabels: { app: name } },
-        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'runner', image: 'par:1', envFrom: [{ secretRef: { name: secret } }] }] } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { containers: [{ name: 'runner', image: 'par:1', envFrom: [{ secretRef: { name: secret } }] }] },
+        },
       },
     } as never);
 
   it('a workload reading another Secret: AGENT_SETTINGS_MISMATCH before enrolling; --override-agent-settings goes on and says so', async () => {
     seedRunnerSecret();
     runnerReading('other-runner', 'another-secret');
-    const refused = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--rollout', 'deployment/other-runner', '--dry-run', '--json');
+    const refused = await rotate(
+      NAME,
+      '-n',
+      NS,
+      '--kubeconfig',
+      fx.adminKubeconfig,
+      '--rollout',
+      'deployment/other-runner',
+      '--dry-run',
+      '--json',
+    );
     expect(refused.code, refused.stderr).toBe(3);
-    expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'AGENT_SETTINGS_MISMATCH', message: `deployment/other-runner does not read Secret ${NS}/${NAME}: the Secrets its containers read are another-secret` });
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      code: 'AGENT_SETTINGS_MISMATCH',
+      message: `deployment/other-runner does not read Secret ${NS}/${NAME}: the Secrets its containers read are another-secret`,
+    });
     expect(fx.enrollment.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
-    const forced = await rotate(NAME, '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--rollout', 'deployment/other-runner', '--dry-run', '--override-agent-settings');
+    const forced = await rotate(
+      NAME,
+      '-n',
+      NS,
+      '--kubeconfig',
+      fx.adminKubeconfig,
+      '--rollout',
+      'deployment/other-runner',
+      '--dry-run',
+      '--override-agent-settings',
+    );
     expect(forced.stderr).not.toContain('error[AGENT_SETTINGS_MISMATCH]');
     expect(forced.stderr).toContain('rotating it anyway (--override-agent-settings)');
   });

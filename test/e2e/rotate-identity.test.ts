@@ -17,7 +17,8 @@ afterEach(async () => {
 });
 
 const enrollRequests = () => fx.emulator.requests.filter((r) => r.route === 'enroll' && r.listener === 'main');
-const publicKeyOf = (body: string) => (JSON.parse(body) as { data: { attributes: { public_key_pem: string } } }).data.attributes.public_key_pem;
+const publicKeyOf = (body: string) =>
+  (JSON.parse(body) as { data: { attributes: { public_key_pem: string } } }).data.attributes.public_key_pem;
 
 async function seedIdentity(): Promise<string> {
   const first = await fx.run(['rotate-identity', '-c', fx.dir]);
@@ -52,10 +53,16 @@ describe('rotate-identity happy path', () => {
       backupFile: `${fx.identityPath}.bak`,
       verify: { performed: true, ok: true, status: 200 },
       // The runner replaced, named as it was enrolled (the verified mark keeps the name): an owned runner, never removed by Datadog.
-      previousRunner: { urn: parseIdentityFile(before).urn, name: fx.emulator.runners.find((r) => parseIdentityFile(before).urn.endsWith(r.runnerId))!.name, removedByDatadog: 'never' },
+      previousRunner: {
+        urn: parseIdentityFile(before).urn,
+        name: fx.emulator.runners.find((r) => parseIdentityFile(before).urn.endsWith(r.runnerId))!.name,
+        removedByDatadog: 'never',
+      },
     });
     expect(typeof out.durationMs).toBe('number');
-    expect(text).toMatch(/^\{"private_key":"[A-Za-z0-9_-]+","urn":"urn:dd:apps:on-prem-runner:us1:1234567:[^"]+","hostname":"e2e-host","api_key_hash":"[0-9a-f]{64}"\}$/);
+    expect(text).toMatch(
+      /^\{"private_key":"[A-Za-z0-9_-]+","urn":"urn:dd:apps:on-prem-runner:us1:1234567:[^"]+","hostname":"e2e-host","api_key_hash":"[0-9a-f]{64}"\}$/,
+    );
     expect((await stat(fx.identityPath)).mode & 0o777).toBe(0o600);
     expect((await stat(`${fx.identityPath}.bak`)).mode & 0o777).toBe(0o600);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
@@ -80,7 +87,9 @@ describe('rotate-identity happy path', () => {
     expect(run.stdout).toContain(`backup:       ${fx.identityPath}.bak`);
     expect(run.stdout).toMatch(/next: Restart the Private Action Runner/);
     const previous = parseIdentityFile(before).urn;
-    expect(run.stdout).toMatch(new RegExp(`previous runner: ${previous} \\("e2e-host-[^"]+"\\) stays registered in Datadog .*Datadog never removes it by itself`));
+    expect(run.stdout).toMatch(
+      new RegExp(`previous runner: ${previous} \\("e2e-host-[^"]+"\\) stays registered in Datadog .*Datadog never removes it by itself`),
+    );
     expect(run.stdout).toContain(`undo: ${PROGRAM} rollback --identity-file ${fx.identityPath}`);
   });
 
@@ -103,7 +112,9 @@ describe('rotate-identity happy path', () => {
     const fromFile = await fx.run(['rotate-identity', '-c', fx.dir, '--api-key-file', keyFile, '--no-verify']);
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(fromFile.stderr).toContain(`API key from file ${keyFile}`);
-    const fromStdin = await fx.run(['rotate-identity', '-c', fx.dir, '--api-key-file', '-', '--no-verify'], { stdin: `${fx.emulator.options.apiKeys[0]}\n` });
+    const fromStdin = await fx.run(['rotate-identity', '-c', fx.dir, '--api-key-file', '-', '--no-verify'], {
+      stdin: `${fx.emulator.options.apiKeys[0]}\n`,
+    });
     expect(fromStdin.code, fromStdin.stderr).toBe(0);
     expect(fromStdin.stderr).toContain('API key from stdin');
   });
@@ -142,7 +153,10 @@ describe('rotate-identity refuses before enrolling', () => {
     const asRoot = process.getuid?.() === 0;
     const portable = asRoot ? await portableBin() : undefined;
     const run = await fx
-      .run(['rotate-identity', '-c', fx.dir, '--identity-file', join(fx.dir, 'other.json')], portable ? { uid: 65534, gid: 65534, bin: portable.bin } : {})
+      .run(
+        ['rotate-identity', '-c', fx.dir, '--identity-file', join(fx.dir, 'other.json')],
+        portable ? { uid: 65534, gid: 65534, bin: portable.bin } : {},
+      )
       .finally(() => portable?.remove());
     await chmod(fx.dir, 0o755);
     expect(run.code, run.stderr).toBe(7);
@@ -173,9 +187,22 @@ const failures: FailureCase[] = [
   { name: '401', steps: [{ status: 401, body: '{"errors":["Unauthorized"]}' }], code: 4, errorCode: 'CREDENTIALS_REJECTED' },
   { name: '403', steps: [{ status: 403, body: '{"errors":["Forbidden"]}' }], code: 4, errorCode: 'CREDENTIALS_REJECTED' },
   { name: '404', steps: [{ status: 404, body: '{"errors":["Not found"]}' }], code: 5, errorCode: 'ENROLL_REJECTED' },
-  { name: 'deadline exceeded', steps: Array.from({ length: 200 }, () => ({ status: 503 })), code: 5, errorCode: 'ENROLL_TIMEOUT', timeout: '1s', pending: true },
+  {
+    name: 'deadline exceeded',
+    steps: Array.from({ length: 200 }, () => ({ status: 503 })),
+    code: 5,
+    errorCode: 'ENROLL_TIMEOUT',
+    timeout: '1s',
+    pending: true,
+  },
   { name: 'redirect to another host', steps: [{ status: 307, redirectToOtherHost: true }], code: 5, errorCode: 'ENROLL_REDIRECT_REFUSED' },
-  { name: 'oversized body', steps: [{ status: 200, oversizeBytes: 3 * 1024 * 1024 }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
+  {
+    name: 'oversized body',
+    steps: [{ status: 200, oversizeBytes: 3 * 1024 * 1024 }],
+    code: 5,
+    errorCode: 'ENROLL_BAD_RESPONSE',
+    pending: true,
+  },
   { name: 'invalid JSON', steps: [{ invalidJson: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
   { name: 'wrong data.type', steps: [{ wrongType: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
   { name: 'runner id with ":"', steps: [{ runnerIdWithColon: true }], code: 5, errorCode: 'ENROLL_BAD_RESPONSE', pending: true },
@@ -200,7 +227,13 @@ describe('rotate-identity failure contract: live file untouched, no temp left, c
     fx.emulator.script('enroll', { status: 401, body: '{"errors":["Unauthorized"]}' });
     const run = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
     expect(run.code).toBe(4);
-    expect(parseJson(run.stdout)).toMatchObject({ schemaVersion: 1, status: 'error', code: 'CREDENTIALS_REJECTED', exitCode: 4, hint: expect.stringContaining('scopes') });
+    expect(parseJson(run.stdout)).toMatchObject({
+      schemaVersion: 1,
+      status: 'error',
+      code: 'CREDENTIALS_REJECTED',
+      exitCode: 4,
+      hint: expect.stringContaining('scopes'),
+    });
   });
 
   it('redirect: the other host never receives the API key', async () => {
@@ -249,15 +282,18 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
   });
 
-  it.runIf(process.getuid?.() === 0)('an old file of another user gives it no ownership: refused, untouched (running as root; docs/security.md §2)', async () => {
-    await seedIdentity();
-    await chown(fx.identityPath, 65534, 65534);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir]);
-    expect(run.code, run.stderr).toBe(7);
-    expect(run.stderr).toContain('error[FILE_OWNER_REFUSED]');
-    const st = await stat(fx.identityPath);
-    expect([st.uid, st.gid]).toEqual([65534, 65534]);
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'an old file of another user gives it no ownership: refused, untouched (running as root; docs/security.md §2)',
+    async () => {
+      await seedIdentity();
+      await chown(fx.identityPath, 65534, 65534);
+      const run = await fx.run(['rotate-identity', '-c', fx.dir]);
+      expect(run.code, run.stderr).toBe(7);
+      expect(run.stderr).toContain('error[FILE_OWNER_REFUSED]');
+      const st = await stat(fx.identityPath);
+      expect([st.uid, st.gid]).toEqual([65534, 65534]);
+    },
+  );
 
   it('a corrupt existing file is kept aside as .corrupt-<timestamp> (0600), never moved onto the good backup', async () => {
     await seedIdentity();
@@ -292,7 +328,10 @@ describe('rotate-identity with an unusual existing file', () => {
     expect(await fx.read()).toBe(before);
     expect(await fx.files()).toEqual([...filesBefore, `${IDENTITY}.pending`].sort());
     const rejected = fx.emulator.runners.at(-1)!;
-    expect(JSON.parse(await fx.read(`${IDENTITY}.pending`))).toMatchObject({ urn: expect.stringContaining(rejected.runnerId), verification: 'rejected' });
+    expect(JSON.parse(await fx.read(`${IDENTITY}.pending`))).toMatchObject({
+      urn: expect.stringContaining(rejected.runnerId),
+      verification: 'rejected',
+    });
     expect(run.stderr).toContain(`Remove urn:dd:apps:on-prem-runner:us1:1234567:${rejected.runnerId} in Datadog`);
   });
 });

@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 const enrollCalls = () => fx.enrollment.requests.filter((r) => r.route === 'enroll');
-const secretWrites = () => fx.kube.requests.filter((r) => r.resource === 'secrets' && (r.verb === 'update' || r.verb === 'create') && r.query.dryRun !== 'All');
+const secretWrites = () =>
+  fx.kube.requests.filter((r) => r.resource === 'secrets' && (r.verb === 'update' || r.verb === 'create') && r.query.dryRun !== 'All');
 
 function json(stdout: string): Record<string, unknown> {
   return JSON.parse(stdout.trim()) as Record<string, unknown>;
@@ -100,11 +101,17 @@ describe('rotate-par-identity', () => {
     expect((await fx.rotate()).code).toBe(0);
     let updates = 0;
     // Between the pending key's update and the identity's: the runner is enrolled, the write refused.
-    fx.kube.faults.beforeNext({ verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' && ++updates === 2 }, () => {
-      const s = fx.secret()!;
-      s.data = { ...(s.data as Record<string, string>), urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:someone-else').toString('base64') };
-      fx.kube.updateObject(s);
-    });
+    fx.kube.faults.beforeNext(
+      { verb: 'update', resource: 'secrets', predicate: (r) => r.query.dryRun !== 'All' && ++updates === 2 },
+      () => {
+        const s = fx.secret()!;
+        s.data = {
+          ...(s.data as Record<string, string>),
+          urn: Buffer.from('urn:dd:apps:on-prem-runner:us1:1:someone-else').toString('base64'),
+        };
+        fx.kube.updateObject(s);
+      },
+    );
     const run = await fx.rotate(['--json']);
     expect(run.code, run.stderr).toBe(6);
     expect(fx.secretData().urn).toBe('urn:dd:apps:on-prem-runner:us1:1:someone-else');
@@ -152,7 +159,12 @@ describe('rotate-par-identity', () => {
     const second = await fx.rotate(['--json']);
     expect(second.code, second.stderr).toBe(0);
     const out = json(second.stdout);
-    const events = fx.kube.listObjects('v1', 'Event', NS).filter((e) => (e as { reason?: string }).reason === 'IdentityRotated') as unknown as { message?: string; involvedObject: { kind: string; name: string } }[];
+    const events = fx.kube
+      .listObjects('v1', 'Event', NS)
+      .filter((e) => (e as { reason?: string }).reason === 'IdentityRotated') as unknown as {
+      message?: string;
+      involvedObject: { kind: string; name: string };
+    }[];
     expect(events).toHaveLength(2);
     const last = events.find((e) => e.message?.includes(String(out.fingerprint)))!;
     expect(last.involvedObject).toMatchObject({ kind: 'Secret', name: SECRET });
@@ -203,14 +215,29 @@ describe('rotate-par-identity', () => {
 
   it("off-cluster: the cluster-id ConfigMap of the cluster agent's namespace (found by its labels), never default's", async () => {
     const valid = '0c3f6a4e-6a0b-4c0e-9d4e-2f1a7b9c8d01';
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'default' }, data: { id: '11111111-2222-3333-4444-555555555555' } });
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: valid } });
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-cluster-id', namespace: 'default' },
+      data: { id: '11111111-2222-3333-4444-555555555555' },
+    });
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-cluster-id', namespace: NS },
+      data: { id: valid },
+    });
     expect((await fx.rotate()).code).toBe(0);
     expect(fx.secretData().orch_cluster_id).toBe(valid);
   });
 
   it('an id that is not 36 bytes is replaced with the kube-system UID, as the agent does', async () => {
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: 'cluster-1234', other: 'kept' } });
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-cluster-id', namespace: NS },
+      data: { id: 'cluster-1234', other: 'kept' },
+    });
     const run = await fx.rotate(['--no-verify']);
     expect(run.code, run.stderr).toBe(0);
     const kubeSystemUid = fx.kube.getObject('v1', 'Namespace', undefined, 'kube-system')!.metadata.uid;
@@ -241,7 +268,13 @@ describe('rotate-par-identity', () => {
   });
 
   it('points at the Helm/Operator Secret name when the default one is missing', async () => {
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-private-action-runner-identity', namespace: NS }, type: 'Opaque', data: {} });
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'datadog-private-action-runner-identity', namespace: NS },
+      type: 'Opaque',
+      data: {},
+    });
     const run = await fx.rotate();
     expect(run.code).toBe(9);
     expect(run.stderr).toContain('error[SECRET_NAME_MISMATCH]');
@@ -302,9 +335,21 @@ describe('namespace and name resolution order', () => {
 
   it('in a Pod: the service account token and CA are used, and its namespace', async () => {
     const token = 'in-cluster-token';
-    fx.kube.addToken(token, { user: 'system:serviceaccount:other:dca', namespace: 'other', rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['*'] }, { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] });
+    fx.kube.addToken(token, {
+      user: 'system:serviceaccount:other:dca',
+      namespace: 'other',
+      rules: [
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+      ],
+    });
     const root = await serviceAccountRoot(fx, 'other', token);
-    fx.kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: 'other' }, data: { id: 'a0a0a0a0-b1b1-c2c2-d3d3-e4e4e4e4e4e4' } });
+    fx.kube.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-cluster-id', namespace: 'other' },
+      data: { id: 'a0a0a0a0-b1b1-c2c2-d3d3-e4e4e4e4e4e4' },
+    });
     await fx.writeConfig('cluster_name: c');
     const url = new URL(fx.kube.url);
     const run = await fx.run(['rotate-par-identity', '-c', fx.dir, '--no-verify'], {
@@ -346,7 +391,11 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
   // verifies, the one that records the enrolled URN with it (docs/identity-lifecycle.md §3).
   const identityUpdate = (nth = 3) => {
     let seen = 0;
-    return { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === nth };
+    return {
+      verb: 'update',
+      resource: 'secrets',
+      predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === nth,
+    };
   };
 
   it.each([
@@ -384,7 +433,10 @@ describe('unknown outcomes are resolved by reading the Secret back, never guesse
     expect((await fx.rotate(['--no-verify'])).code).toBe(0);
     fx.kube.faults.failNext(identityUpdate(2), { code: 503, afterApply: true });
     // From the update on, every read fails too (the read-back is retried on new connections, docs/safety.md): the outcome cannot be told.
-    fx.kube.faults.beforeNext(identityUpdate(2), () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 1000 }));
+    fx.kube.faults.beforeNext(
+      identityUpdate(2),
+      () => void fx.kube.faults.failNext({ verb: 'get', resource: 'secrets' }, { code: 503, times: 1000 }),
+    );
     const run = await fx.rotate(['--no-verify']);
     expect(run.code, run.stderr).toBe(12);
     expect(run.stderr).toContain('error[OUTCOME_UNKNOWN]');

@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_API_KEY, DEFAULT_APP_KEY, DEFAULT_FORBIDDEN_APP_KEY, type EnrollmentEmulator, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
+import {
+  DEFAULT_API_KEY,
+  DEFAULT_APP_KEY,
+  DEFAULT_FORBIDDEN_APP_KEY,
+  type EnrollmentEmulator,
+  startEnrollmentEmulator,
+} from '../../emulators/enrollment/index.js';
 import type { KubeEmulator, KubeObject } from '../../emulators/kube/index.js';
 import { FINGERPRINT_ANNOTATION } from '../../src/rollout/index.js';
 import { lockTries } from '../fixtures/lock-tries.js';
@@ -29,23 +35,46 @@ const clusters: KubeEmulator[] = [];
  * these tests see the pipeline, not a refusal. `agentEnv` adds to (and overrides) the agent's env.
  */
 async function cluster(agentEnv: Record<string, unknown>[] = []): Promise<KubeEmulator> {
-  const kube = await clusterWithRunner([NS], NS, { enrollmentUrl: enrollment.url, env: [{ name: 'DD_CLUSTER_NAME', value: 'e2e' }, ...agentEnv] });
+  const kube = await clusterWithRunner([NS], NS, {
+    enrollmentUrl: enrollment.url,
+    env: [{ name: 'DD_CLUSTER_NAME', value: 'e2e' }, ...agentEnv],
+  });
   clusters.push(kube);
   return kube;
 }
 
-const templateAnnotations = (kube: KubeEmulator) => (kube.getObject('apps/v1', 'Deployment', NS, 'par') as Obj).spec.template.metadata.annotations ?? {};
+const templateAnnotations = (kube: KubeEmulator) =>
+  (kube.getObject('apps/v1', 'Deployment', NS, 'par') as Obj).spec.template.metadata.annotations ?? {};
 const enrollRequests = () => enrollment.requests.filter((r) => r.route === 'enroll' || r.route === 'enroll_api_key_only');
-const writes = (kube: KubeEmulator, resource: string) => kube.requests.filter((r) => r.resource === resource && ['create', 'update', 'patch'].includes(r.verb) && r.query.dryRun !== 'All');
+const writes = (kube: KubeEmulator, resource: string) =>
+  kube.requests.filter((r) => r.resource === resource && ['create', 'update', 'patch'].includes(r.verb) && r.query.dryRun !== 'All');
 
 async function writeConfig(name: string, extra: string[] = [], ddUrl = enrollment.url): Promise<void> {
-  const lines = [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${ddUrl}`, 'hostname: e2e-host', 'cluster_name: e2e', 'private_action_runner:', '  enabled: true', ...extra, ''];
+  const lines = [
+    `api_key: ${DEFAULT_API_KEY}`,
+    `app_key: ${DEFAULT_APP_KEY}`,
+    `dd_url: ${ddUrl}`,
+    'hostname: e2e-host',
+    'cluster_name: e2e',
+    'private_action_runner:',
+    '  enabled: true',
+    ...extra,
+    '',
+  ];
   await writeFile(join(dir, name), lines.join('\n'));
 }
 
 function run(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return runCli(args, {
-    env: { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', PAR_IDENTITY_RETRY_INITIAL_MS: '20', PAR_IDENTITY_ROLLOUT_POLL_MS: '30', NO_COLOR: '1', HOME: dir, KUBECONFIG: undefined, ...env },
+    env: {
+      DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+      PAR_IDENTITY_RETRY_INITIAL_MS: '20',
+      PAR_IDENTITY_ROLLOUT_POLL_MS: '30',
+      NO_COLOR: '1',
+      HOME: dir,
+      KUBECONFIG: undefined,
+      ...env,
+    },
     timeoutMs: 60_000,
   });
 }
@@ -145,27 +174,49 @@ describe('one cluster connection per run, resolved like kubectl', () => {
     await writeConfig('datadog-cluster.yaml');
     const extra = join(dir, 'extra.yaml');
     await writeFile(extra, 'private_action_runner:\n  identity_secret_name: custom-name\n');
-    const rotate = ['rotate-par-identity', '-c', dir, '-E', extra, '--kubeconfig', kubeconfig, '--context', 'ctx-a', '-n', NS, '--no-verify'];
+    const rotate = [
+      'rotate-par-identity',
+      '-c',
+      dir,
+      '-E',
+      extra,
+      '--kubeconfig',
+      kubeconfig,
+      '--context',
+      'ctx-a',
+      '-n',
+      NS,
+      '--no-verify',
+    ];
     const first = await run(rotate);
     expect(first.code, first.stderr).toBe(0);
     // It created the Secret: nothing to roll back to, the undo deletes it (docs/protocol.md §6c).
     expect(first.stdout).toContain(`undo: kubectl -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a delete secret custom-name`);
     const result = await run(rotate);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain(`undo: par-identity rollback --secret -c ${dir} -E ${extra} -n ${NS} --secret-name custom-name --kubeconfig '${kubeconfig}' --context ctx-a`);
+    expect(result.stdout).toContain(
+      `undo: par-identity rollback --secret -c ${dir} -E ${extra} -n ${NS} --secret-name custom-name --kubeconfig '${kubeconfig}' --context ctx-a`,
+    );
     // The restart names the cluster agent's Deployment found by its Helm label.
     // Whatever its image says, the agent versions known read at start or are unknown: the restart is given (docs/protocol.md §6d).
     expect(result.stdout).toContain(`create-before-delete`);
-    expect(result.stdout).toContain(`: par-identity rollout deployment/dd-release-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a; replicas running \`par-identity watch\` reload it within seconds`);
+    expect(result.stdout).toContain(
+      `: par-identity rollout deployment/dd-release-cluster-agent -n ${NS} --kubeconfig '${kubeconfig}' --context ctx-a; replicas running \`par-identity watch\` reload it within seconds`,
+    );
     // No kubectl command to run (the agent's own advice, cited in the next: line, is named, not given).
     expect(result.stdout).not.toMatch(/(undo|next): kubectl|: kubectl rollout/);
     // The printed undo command, run as printed, acts on the same Secret: the first run's identity is back.
-    const undo = result.stdout.split('\n').find((l) => l.startsWith('undo: '))!.slice('undo: par-identity '.length);
+    const undo = result.stdout
+      .split('\n')
+      .find((l) => l.startsWith('undo: '))!
+      .slice('undo: par-identity '.length);
     const words = [...undo.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
     const back = await run([...words, '--no-verify']);
     expect(back.code, back.stderr).toBe(0);
     const firstUrn = /rotated: (\S+)/.exec(first.stdout)![1]!;
-    expect(Buffer.from((kube.getObject('v1', 'Secret', NS, 'custom-name')!.data as Record<string, string>).urn!, 'base64').toString()).toBe(firstUrn);
+    expect(Buffer.from((kube.getObject('v1', 'Secret', NS, 'custom-name')!.data as Record<string, string>).urn!, 'base64').toString()).toBe(
+      firstUrn,
+    );
   });
 });
 
@@ -182,9 +233,27 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout);
-    expect(out.plan.map((p: { step: string }) => p.step)).toEqual(['resolve', 'lock', 'read', 'preflight', 'generate', 'enroll', 'verify', 'write', 'read-back', 'connections', 'rollout']);
-    expect(result.stderr).toMatch(/ 6\. enroll +API key accepted by \/api\/v1\/validate, application key accepted by \/api\/v2\/validate_keys; not proven: whether the application key may enroll runners.*; would POST/);
-    expect(out.credentials).toEqual({ apiKey: 'accepted', appKey: 'accepted', unproven: [expect.stringContaining('whether the application key may enroll runners')] });
+    expect(out.plan.map((p: { step: string }) => p.step)).toEqual([
+      'resolve',
+      'lock',
+      'read',
+      'preflight',
+      'generate',
+      'enroll',
+      'verify',
+      'write',
+      'read-back',
+      'connections',
+      'rollout',
+    ]);
+    expect(result.stderr).toMatch(
+      / 6\. enroll +API key accepted by \/api\/v1\/validate, application key accepted by \/api\/v2\/validate_keys; not proven: whether the application key may enroll runners.*; would POST/,
+    );
+    expect(out.credentials).toEqual({
+      apiKey: 'accepted',
+      appKey: 'accepted',
+      unproven: [expect.stringContaining('whether the application key may enroll runners')],
+    });
     expect(enrollRequests()).toHaveLength(0);
     expect(enrollment.requests.map((r) => r.route)).toEqual(['validate', 'validate_keys']);
   });
@@ -213,13 +282,19 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     await writeConfig('datadog.yaml');
     const result = await run(['rotate-identity', '-c', dir, '--dry-run'], { DD_APP_KEY: DEFAULT_FORBIDDEN_APP_KEY });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain('proven:       API key accepted by /api/v1/validate, application key accepted by /api/v2/validate_keys');
-    expect(result.stdout).toContain("not proven:   whether the application key may enroll runners (its scopes and its owner's permissions): only the enrollment checks that");
+    expect(result.stdout).toContain(
+      'proven:       API key accepted by /api/v1/validate, application key accepted by /api/v2/validate_keys',
+    );
+    expect(result.stdout).toContain(
+      "not proven:   whether the application key may enroll runners (its scopes and its owner's permissions): only the enrollment checks that",
+    );
   });
 
   it('API-key-only enrollment sends no application key and says so', async () => {
     await writeConfig('datadog.yaml');
-    const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json'], { DD_PRIVATE_ACTION_RUNNER_API_KEY_ONLY_ENROLLMENT: 'true' });
+    const result = await run(['rotate-identity', '-c', dir, '--dry-run', '--json'], {
+      DD_PRIVATE_ACTION_RUNNER_API_KEY_ONLY_ENROLLMENT: 'true',
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).credentials).toEqual({ apiKey: 'accepted', appKey: null, unproven: [] });
     expect(enrollment.requests.map((r) => r.route)).toEqual(['validate']);
@@ -250,19 +325,39 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
 
   it('a directory where no file can be created → exit 7 DIRECTORY_NOT_WRITABLE', async () => {
     await writeConfig('datadog.yaml');
-    await expectRefused(await run(['rotate-identity', '-c', dir, '--identity-file', '/proc/par-identity-test.json', '--dry-run']), 7, 'DIRECTORY_NOT_WRITABLE');
+    await expectRefused(
+      await run(['rotate-identity', '-c', dir, '--identity-file', '/proc/par-identity-test.json', '--dry-run']),
+      7,
+      'DIRECTORY_NOT_WRITABLE',
+    );
     expect(enrollment.requests).toHaveLength(0);
   });
 
   it('a Secret write the token may not make → exit 9 KUBE_FORBIDDEN', async () => {
     const kube = await cluster();
     const token = 'read-only';
-    kube.addToken(token, { user: `system:serviceaccount:${NS}:ro`, namespace: NS, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps', 'namespaces'], verbs: ['get'] }, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }] });
+    kube.addToken(token, {
+      user: `system:serviceaccount:${NS}:ro`,
+      namespace: NS,
+      rules: [
+        { apiGroups: [''], resources: ['secrets', 'configmaps', 'namespaces'], verbs: ['get'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] },
+      ],
+    });
     const kubeconfig = join(dir, 'ro.kubeconfig');
     await kube.writeKubeconfig(kubeconfig, { token, namespace: NS });
-    kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: '00000000-0000-0000-0000-000000000001' } } as KubeObject);
+    kube.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'datadog-cluster-id', namespace: NS },
+      data: { id: '00000000-0000-0000-0000-000000000001' },
+    } as KubeObject);
     await writeConfig('datadog-cluster.yaml');
-    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--dry-run']), 9, 'KUBE_FORBIDDEN');
+    await expectRefused(
+      await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--dry-run']),
+      9,
+      'KUBE_FORBIDDEN',
+    );
   });
 
   it('a --rollout workload that does not exist → exit 10 WORKLOAD_MISSING', async () => {
@@ -270,7 +365,11 @@ describe('--dry-run fails for every reason a real run would, and enrolls nothing
     const kubeconfig = join(dir, 'kubeconfig');
     await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
     await writeConfig('datadog-cluster.yaml');
-    await expectRefused(await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--rollout', 'deployment/nope', '--dry-run']), 10, 'WORKLOAD_MISSING');
+    await expectRefused(
+      await run(['rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '-n', NS, '--rollout', 'deployment/nope', '--dry-run']),
+      10,
+      'WORKLOAD_MISSING',
+    );
     expect(kube.getObject('v1', 'Secret', NS, SECRET)).toBeUndefined();
   });
 

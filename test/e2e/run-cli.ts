@@ -12,7 +12,9 @@ export const BIN = fileURLToPath(new URL('../../bin/par-identity.js', import.met
 
 // PAR_IDENTITY_TEST_BIN (npm run test:sea) names a single executable to test instead: started like
 // `env -i`, with only the variables the test sets and a PATH (an empty folder) that has no node.
-const SINGLE_EXECUTABLE = process.env.PAR_IDENTITY_TEST_BIN ? resolve(fileURLToPath(new URL('../../', import.meta.url)), process.env.PAR_IDENTITY_TEST_BIN) : undefined;
+const SINGLE_EXECUTABLE = process.env.PAR_IDENTITY_TEST_BIN
+  ? resolve(fileURLToPath(new URL('../../', import.meta.url)), process.env.PAR_IDENTITY_TEST_BIN)
+  : undefined;
 /** The program name the tool prints in its undo:/next: lines: the single executable as it was started (its path), else par-identity. */
 export const PROGRAM = SINGLE_EXECUTABLE ?? 'par-identity';
 let pathWithoutNode: string | undefined;
@@ -61,7 +63,8 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   }
   // Cloud metadata only ever on loopback: a closed port unless the test points it at an emulator.
   if (env.PAR_IDENTITY_CLOUD_METADATA_URL === undefined) env.PAR_IDENTITY_CLOUD_METADATA_URL = CLOSED_METADATA_URL;
-  if (!isLoopbackUrl(env.PAR_IDENTITY_CLOUD_METADATA_URL)) throw new Error(`PAR_IDENTITY_CLOUD_METADATA_URL must be a loopback URL in tests, got ${env.PAR_IDENTITY_CLOUD_METADATA_URL}`);
+  if (!isLoopbackUrl(env.PAR_IDENTITY_CLOUD_METADATA_URL))
+    throw new Error(`PAR_IDENTITY_CLOUD_METADATA_URL must be a loopback URL in tests, got ${env.PAR_IDENTITY_CLOUD_METADATA_URL}`);
   // No docker socket, ECS config, DMI table or service account of the machine: only what a test sets up.
   if (env.PAR_IDENTITY_HOST_ROOT === undefined) env.PAR_IDENTITY_HOST_ROOT = NO_HOST_ROOT;
   return env;

@@ -10,11 +10,16 @@ import { storedDeploymentRollouts } from './stored-deployment.js';
  * `agent`: the cluster agent runs with these settings (the Helm layout, its keys in KEYS_SECRET): a
  * local -c that states the same agrees with it (docs/configuration.md, "The running agent's settings").
  */
-export async function clusterWithRunner(namespaces: string[], namespace: string, agent?: { enrollmentUrl: string; env?: Record<string, unknown>[] }): Promise<KubeEmulator> {
+export async function clusterWithRunner(
+  namespaces: string[],
+  namespace: string,
+  agent?: { enrollmentUrl: string; env?: Record<string, unknown>[] },
+): Promise<KubeEmulator> {
   const kube = await startKubeEmulator();
   seedNamespaces(kube, namespaces);
   // Off-cluster, the cluster agent's labelled Deployment is what places its cluster id (docs/protocol.md §6c).
-  if (agent) for (const object of agreeingAgent(namespace, agent.enrollmentUrl, agent.env ? { env: agent.env } : {})) kube.createObject(object);
+  if (agent)
+    for (const object of agreeingAgent(namespace, agent.enrollmentUrl, agent.env ? { env: agent.env } : {})) kube.createObject(object);
   else kube.createObject(clusterAgentDeployment(namespace));
   kube.createObject({
     apiVersion: 'apps/v1',
@@ -27,7 +32,16 @@ export async function clusterWithRunner(namespaces: string[], namespace: string,
       selector: { matchLabels: { app: 'par' } },
       template: {
         metadata: { labels: { app: 'par' } },
-        spec: { containers: [{ name: 'runner', image: 'par:1', readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+        spec: {
+          containers: [
+            {
+              name: 'runner',
+              image: 'par:1',
+              readinessProbe: { httpGet: { path: '/ready', port: 8080 } },
+              resources: { requests: { cpu: '100m', memory: '64Mi' } },
+            },
+          ],
+        },
       },
     },
   } as KubeObject);

@@ -18,7 +18,9 @@ import { storedDeploymentRollouts } from './stored-deployment.js';
 // before anything is enrolled.
 
 /** The command reads the agent with helper "agent"'s --agent (issue 30): the suite waits for it. */
-const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes('--agent ');
+const agentFlagShipped = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { encoding: 'utf8' }).stdout.includes(
+  '--agent ',
+);
 
 const NS = 'datadog';
 const SA = 'par-identity-rotator';
@@ -35,10 +37,7 @@ let podRoot: string;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'par-cron-'));
-  [kube, enrollment] = await Promise.all([
-    startKubeEmulator(),
-    startEnrollmentEmulator(),
-  ]);
+  [kube, enrollment] = await Promise.all([startKubeEmulator(), startEnrollmentEmulator()]);
   seedNamespaces(kube, [NS]);
   const admin = join(dir, 'admin.kubeconfig');
   await kube.writeKubeconfig(admin, { token: kube.adminToken, namespace: NS });
@@ -53,11 +52,27 @@ beforeEach(async () => {
     kind: 'Secret',
     metadata: { name: IDENTITY, namespace: NS, annotations: { 'par-identity.datadoghq.com/rotated-at': '2026-01-01T00:00:00Z' } },
     type: 'Opaque',
-    data: { private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'), urn: Buffer.from(buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'old' })).toString('base64') },
+    data: {
+      private_key: Buffer.from(encodePrivateJwk(key)).toString('base64'),
+      urn: Buffer.from(buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'old' })).toString('base64'),
+    },
   } as KubeObject);
-  kube.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'datadog-cluster-id', namespace: NS }, data: { id: '11111111-2222-3333-4444-555555555555' } } as KubeObject);
+  kube.createObject({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'datadog-cluster-id', namespace: NS },
+    data: { id: '11111111-2222-3333-4444-555555555555' },
+  } as KubeObject);
   // The cluster agent as the Helm chart deploys it, with its keys Secret `datadog-secret`.
-  for (const obj of helmClusterAgentObjects({ namespace: NS, clusterName: 'my-cluster', apiKey: DEFAULT_API_KEY, appKey: DEFAULT_APP_KEY, ddUrl: enrollment.url, replicas: 1 })) kube.createObject(obj as KubeObject);
+  for (const obj of helmClusterAgentObjects({
+    namespace: NS,
+    clusterName: 'my-cluster',
+    apiKey: DEFAULT_API_KEY,
+    appKey: DEFAULT_APP_KEY,
+    ddUrl: enrollment.url,
+    replicas: 1,
+  }))
+    kube.createObject(obj as KubeObject);
   // Its rollouts finish with stored Pods (the emulator runs no controllers; the real CronJob run, its
   // Job and Pods: test/cluster/deploy.cluster.test.ts).
   storedDeploymentRollouts(kube, NS, 'datadog-cluster-agent');
@@ -78,16 +93,30 @@ afterEach(async () => {
 
 /** The CronJob's args as shipped (no env: deploy/rotation-cronjob.yaml), with the test's connection and timers. */
 function cronJob(): Promise<CliRun> {
-  return runCli(['rotate-par-identity', '--agent', 'deployment/datadog-cluster-agent', '--if-older-than', '90d', '--rollout', 'deployment/datadog-cluster-agent', '--json', '--kubeconfig', saKubeconfig], {
-    env: {
-      PAR_IDENTITY_SA_ROOT: podRoot,
-      PAR_IDENTITY_ROLLOUT_POLL_MS: '30',
-      PAR_IDENTITY_RETRY_INITIAL_MS: '20',
-      HOME: dir,
-      NO_COLOR: '1',
+  return runCli(
+    [
+      'rotate-par-identity',
+      '--agent',
+      'deployment/datadog-cluster-agent',
+      '--if-older-than',
+      '90d',
+      '--rollout',
+      'deployment/datadog-cluster-agent',
+      '--json',
+      '--kubeconfig',
+      saKubeconfig,
+    ],
+    {
+      env: {
+        PAR_IDENTITY_SA_ROOT: podRoot,
+        PAR_IDENTITY_ROLLOUT_POLL_MS: '30',
+        PAR_IDENTITY_RETRY_INITIAL_MS: '20',
+        HOME: dir,
+        NO_COLOR: '1',
+      },
+      timeoutMs: 60_000,
     },
-    timeoutMs: 60_000,
-  });
+  );
 }
 
 const enrolled = () => enrollment.requests.filter((r) => r.route === 'enroll').length;
@@ -99,40 +128,43 @@ function withoutVerb(resource: string, verb: string): void {
   kube.updateObject(role);
 }
 
-describe.skipIf((!kubectlPath && !kubectlRequired) || !agentFlagShipped)('the scheduled rotation CronJob with its least-privilege ServiceAccount', () => {
-  it('rotates with exactly the Role it ships with, records the audit Events, and skips when not due', async () => {
-    const run = await cronJob();
-    expect(run.code, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout);
-    expect(out).toMatchObject({ status: 'ok', secretName: IDENTITY, rollout: { action: 'rolled-out' } });
-    const reasons = kube.listObjects('v1', 'Event', NS).map((e) => (e as { reason?: string }).reason);
-    expect(reasons).toEqual(expect.arrayContaining(['IdentityRotated', 'RolloutStarted', 'RolloutCompleted']));
-    const again = await cronJob();
-    expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout).status).toBe('skipped');
-    expect(enrolled()).toBe(1);
-  });
+describe.skipIf((!kubectlPath && !kubectlRequired) || !agentFlagShipped)(
+  'the scheduled rotation CronJob with its least-privilege ServiceAccount',
+  () => {
+    it('rotates with exactly the Role it ships with, records the audit Events, and skips when not due', async () => {
+      const run = await cronJob();
+      expect(run.code, run.stderr).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out).toMatchObject({ status: 'ok', secretName: IDENTITY, rollout: { action: 'rolled-out' } });
+      const reasons = kube.listObjects('v1', 'Event', NS).map((e) => (e as { reason?: string }).reason);
+      expect(reasons).toEqual(expect.arrayContaining(['IdentityRotated', 'RolloutStarted', 'RolloutCompleted']));
+      const again = await cronJob();
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout).status).toBe('skipped');
+      expect(enrolled()).toBe(1);
+    });
 
-  it.each([
-    ['secrets', 'get'],
-    ['secrets', 'update'],
-    ['configmaps', 'get'],
-    ['deployments', 'get'],
-    ['deployments', 'patch'],
-    ['pods', 'list'],
-  ])('without %s %s it fails before anything is enrolled', async (resource, verb) => {
-    withoutVerb(resource, verb);
-    const run = await cronJob();
-    expect(run.code, run.stderr).not.toBe(0);
-    // Named as a refusal of the API server, whichever read or write it stopped.
-    expect(run.stderr).toMatch(/forbidden/i);
-    expect(enrolled()).toBe(0);
-  });
+    it.each([
+      ['secrets', 'get'],
+      ['secrets', 'update'],
+      ['configmaps', 'get'],
+      ['deployments', 'get'],
+      ['deployments', 'patch'],
+      ['pods', 'list'],
+    ])('without %s %s it fails before anything is enrolled', async (resource, verb) => {
+      withoutVerb(resource, verb);
+      const run = await cronJob();
+      expect(run.code, run.stderr).not.toBe(0);
+      // Named as a refusal of the API server, whichever read or write it stopped.
+      expect(run.stderr).toMatch(/forbidden/i);
+      expect(enrolled()).toBe(0);
+    });
 
-  it('without create on Events it still rotates, with a warning (the audit trail is best effort)', async () => {
-    withoutVerb('events', 'create');
-    const run = await cronJob();
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/warning: .*IdentityRotated/);
-  });
-});
+    it('without create on Events it still rotates, with a warning (the audit trail is best effort)', async () => {
+      withoutVerb('events', 'create');
+      const run = await cronJob();
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/warning: .*IdentityRotated/);
+    });
+  },
+);

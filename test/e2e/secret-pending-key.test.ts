@@ -16,7 +16,14 @@ afterEach(async () => {
 });
 
 // The killed run named itself as the key's holder: status checked its pid on this host and found it gone.
-const DEAD_HOLDER = { host: expect.any(String), pid: expect.any(Number), deadline: expect.any(String), lives: false, checkedBy: 'process', why: expect.stringMatching(/^pid \d+ on host \S+ is gone$/) };
+const DEAD_HOLDER = {
+  host: expect.any(String),
+  pid: expect.any(Number),
+  deadline: expect.any(String),
+  lives: false,
+  checkedBy: 'process',
+  why: expect.stringMatching(/^pid \d+ on host \S+ is gone$/),
+};
 
 interface Orphan {
   path: string;
@@ -26,7 +33,8 @@ interface Orphan {
   decodes: boolean;
 }
 
-const status = (json = true) => fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, ...(json ? ['--json'] : [])]);
+const status = (json = true) =>
+  fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, ...(json ? ['--json'] : [])]);
 
 async function crashAfterEnroll(): Promise<{ before: Record<string, string> }> {
   const first = await fx.rotate(['--no-verify']);
@@ -55,7 +63,15 @@ describe('rotate-par-identity killed after the enrollment succeeded, before the 
     const found = await status();
     expect(found.code, found.stderr).toBe(15);
     expect((JSON.parse(found.stdout) as { possibleOrphans: Orphan[] }).possibleOrphans).toEqual([
-      { path: `Secret ${NS}/${SECRET} key pending_private_key`, state: 'pending', fingerprint: orphan.publicKeyThumbprint, createdAt: expect.any(String), runnerName: orphan.name, decodes: true, holder: DEAD_HOLDER },
+      {
+        path: `Secret ${NS}/${SECRET} key pending_private_key`,
+        state: 'pending',
+        fingerprint: orphan.publicKeyThumbprint,
+        createdAt: expect.any(String),
+        runnerName: orphan.name,
+        decodes: true,
+        holder: DEAD_HOLDER,
+      },
     ]);
     const human = await status(false);
     expect(human.code).toBe(15);
@@ -79,7 +95,9 @@ describe('rotate-par-identity killed after the enrollment succeeded, before the 
 
     const after = await status();
     expect(after.code).toBe(15);
-    expect((JSON.parse(after.stdout) as { possibleOrphans: Orphan[] }).possibleOrphans).toMatchObject([{ path: `Secret ${NS}/${SECRET} key ${aside[0]}`, state: 'set aside', fingerprint: orphan.publicKeyThumbprint }]);
+    expect((JSON.parse(after.stdout) as { possibleOrphans: Orphan[] }).possibleOrphans).toMatchObject([
+      { path: `Secret ${NS}/${SECRET} key ${aside[0]}`, state: 'set aside', fingerprint: orphan.publicKeyThumbprint },
+    ]);
 
     // A later rotation keeps the set-aside key (the cluster agent's data is otherwise replaced whole).
     const again = await fx.rotate(['--no-verify']);
@@ -91,7 +109,14 @@ describe('rotate-par-identity killed after the enrollment succeeded, before the 
     await fx.rotate(['--no-verify']);
     const run = await fx.rotate(['--no-verify']);
     expect(run.code, run.stderr).toBe(0);
-    expect(Object.keys(fx.secretData()).sort()).toEqual(['api_key_hash', 'orch_cluster_id', 'previous_private_key', 'previous_urn', 'private_key', 'urn']);
+    expect(Object.keys(fx.secretData()).sort()).toEqual([
+      'api_key_hash',
+      'orch_cluster_id',
+      'previous_private_key',
+      'previous_urn',
+      'private_key',
+      'urn',
+    ]);
     expect((await status()).code).toBe(0);
   });
 

@@ -28,7 +28,9 @@ async function backendScript(mode = 0o700): Promise<string> {
 describe('secrets backend', () => {
   it('rotate-identity enrolls with the resolved keys and writes the hash of the resolved, trimmed API key', async () => {
     await fx.writeConfig(`secret_backend_command: ${await backendScript()}\n`);
-    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], { env: { DD_API_KEY: 'ENC[vault:dd/api]', DD_APP_KEY: 'ENC[vault:dd/app]' } });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--no-verify'], {
+      env: { DD_API_KEY: 'ENC[vault:dd/api]', DD_APP_KEY: 'ENC[vault:dd/app]' },
+    });
     expect(run.code, run.stderr).toBe(0);
     const record = parseIdentityFile(await fx.read());
     expect(record.apiKeyHash).toBe(createHash('sha256').update(DEFAULT_API_KEY).digest('hex'));

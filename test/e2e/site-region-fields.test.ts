@@ -64,14 +64,21 @@ describe('a local identity file', () => {
       expect(errorOf(status.stdout)).toMatchObject({ code: 'SITE_INVALID', message: expect.stringContaining('it contains a port') });
       const ddUrl = await fx.run(['rotate-identity', '-c', fx.dir, '--json'], { env: { DD_DD_URL: 'ftp://app.datadoghq.eu' } });
       expect(ddUrl.code).toBe(3);
-      expect(errorOf(ddUrl.stdout)).toMatchObject({ code: 'SITE_INVALID', message: 'dd_url "ftp://app.datadoghq.eu" (from env DD_DD_URL) is not an http or https URL' });
+      expect(errorOf(ddUrl.stdout)).toMatchObject({
+        code: 'SITE_INVALID',
+        message: 'dd_url "ftp://app.datadoghq.eu" (from env DD_DD_URL) is not an http or https URL',
+      });
       expect(enrolls()).toBe(0);
     });
 
     it('credentials set --site refuses a URL before asking for any key', async () => {
       const run = await fx.run(['credentials', 'set', '--site', 'https://us5.datadoghq.com', '--json'], { stdin: 'not-read\n' });
       expect(run.code).toBe(3);
-      expect(errorOf(run.stdout)).toMatchObject({ code: 'SITE_INVALID', message: expect.stringContaining('(from --site)'), hint: expect.stringContaining('(us5.datadoghq.com for this value)') });
+      expect(errorOf(run.stdout)).toMatchObject({
+        code: 'SITE_INVALID',
+        message: expect.stringContaining('(from --site)'),
+        hint: expect.stringContaining('(us5.datadoghq.com for this value)'),
+      });
     });
   });
 
@@ -84,7 +91,9 @@ describe('a local identity file', () => {
         expect(run.code, run.stderr).toBe(3);
         const error = errorOf(run.stdout);
         expect(error.code).toBe('REGION_CHANGE');
-        expect(error.message).toBe(`the rotation would move the identity from region us1 to eu1: site datadoghq.eu (from env DD_SITE) is in region eu1, but the identity in service (${urn}) is in region us1`);
+        expect(error.message).toBe(
+          `the rotation would move the identity from region us1 to eu1: site datadoghq.eu (from env DD_SITE) is in region eu1, but the identity in service (${urn}) is in region us1`,
+        );
         expect(error.hint).toContain('--allow-region-change');
       }
       expect(enrolls()).toBe(0);
@@ -92,15 +101,24 @@ describe('a local identity file', () => {
 
       // status with the us1 config: no finding; with the stray variable: the finding, in --json too.
       const clean = await fx.run(['status', '-c', fx.dir, '--json']);
-      expect(JSON.parse(clean.stdout)).toMatchObject({ siteRegion: { site: 'datadoghq.com', source: 'default', region: 'us1', identityRegion: 'us1', matchesIdentity: true }, unknownFields: [] });
+      expect(JSON.parse(clean.stdout)).toMatchObject({
+        siteRegion: { site: 'datadoghq.com', source: 'default', region: 'us1', identityRegion: 'us1', matchesIdentity: true },
+        unknownFields: [],
+      });
       const stray = await fx.run(['status', '-c', fx.dir, '--json'], { env: { DD_SITE: 'datadoghq.eu' } });
       expect(stray.code, stray.stderr).toBe(0);
-      expect(JSON.parse(stray.stdout)).toMatchObject({ siteRegion: { site: 'datadoghq.eu', source: 'env DD_SITE', region: 'eu1', identityRegion: 'us1', matchesIdentity: false } });
-      expect(stray.stderr).toContain(`warning: site datadoghq.eu (from env DD_SITE) is in region eu1, but the identity in service (${urn}) is in region us1`);
+      expect(JSON.parse(stray.stdout)).toMatchObject({
+        siteRegion: { site: 'datadoghq.eu', source: 'env DD_SITE', region: 'eu1', identityRegion: 'us1', matchesIdentity: false },
+      });
+      expect(stray.stderr).toContain(
+        `warning: site datadoghq.eu (from env DD_SITE) is in region eu1, but the identity in service (${urn}) is in region us1`,
+      );
       const human = await fx.run(['status', '-c', fx.dir], { env: { DD_SITE: 'datadoghq.eu' } });
       expect(human.stdout).toContain("  site:         datadoghq.eu (from env DD_SITE), region eu1: NOT the identity's region us1");
 
-      const moved = await fx.run(['rotate-identity', '-c', fx.dir, '--json', '--allow-region-change'], { env: { DD_SITE: 'datadoghq.eu' } });
+      const moved = await fx.run(['rotate-identity', '-c', fx.dir, '--json', '--allow-region-change'], {
+        env: { DD_SITE: 'datadoghq.eu' },
+      });
       expect(moved.code, moved.stderr).toBe(0);
       expect(JSON.parse(moved.stdout).urn).toMatch(/^urn:dd:apps:on-prem-runner:eu1:/);
       expect(moved.stderr).toContain('warning: --allow-region-change: site datadoghq.eu (from env DD_SITE) is in region eu1');
@@ -122,7 +140,10 @@ describe('a local identity file', () => {
       expect(errorOf(run.stdout)).toMatchObject({ code: 'CONFIG_NOT_FOUND', message: `config directory ${typo} does not exist` });
       const extra = await fx.run(['rotate-identity', '-c', fx.dir, '-E', join(fx.dir, 'extra.yaml'), '--json']);
       expect(extra.code).toBe(3);
-      expect(errorOf(extra.stdout)).toMatchObject({ code: 'CONFIG_NOT_FOUND', message: `extra config file ${join(fx.dir, 'extra.yaml')} does not exist` });
+      expect(errorOf(extra.stdout)).toMatchObject({
+        code: 'CONFIG_NOT_FOUND',
+        message: `extra config file ${join(fx.dir, 'extra.yaml')} does not exist`,
+      });
       const status = await fx.run(['status', '-c', typo, '--json']);
       expect(errorOf(status.stdout).code).toBe('CONFIG_NOT_FOUND');
       expect(enrolls()).toBe(0);
@@ -133,18 +154,34 @@ describe('a local identity file', () => {
       await import('node:fs/promises').then((fs) => fs.mkdir(empty));
       const run = await fx.run(['rotate-identity', '-c', empty, '--json']);
       expect(run.code).toBe(3);
-      expect(errorOf(run.stdout)).toMatchObject({ code: 'CONFIG_NOT_FOUND', message: expect.stringContaining(`(looked for datadog.yaml in ${empty})`) });
+      expect(errorOf(run.stdout)).toMatchObject({
+        code: 'CONFIG_NOT_FOUND',
+        message: expect.stringContaining(`(looked for datadog.yaml in ${empty})`),
+      });
     });
 
-    it.skipIf(existsSync('/etc/datadog-agent'))('the default -c missing on this machine: environment only, and without DD_PRIVATE_ACTION_RUNNER_ENABLED no config found', async () => {
-      const run = await fx.run(['rotate-identity', '--json']);
-      expect(run.code).toBe(3);
-      expect(errorOf(run.stdout)).toMatchObject({ code: 'CONFIG_NOT_FOUND', message: expect.stringContaining('(looked for datadog.yaml in /etc/datadog-agent)') });
-    });
+    it.skipIf(existsSync('/etc/datadog-agent'))(
+      'the default -c missing on this machine: environment only, and without DD_PRIVATE_ACTION_RUNNER_ENABLED no config found',
+      async () => {
+        const run = await fx.run(['rotate-identity', '--json']);
+        expect(run.code).toBe(3);
+        expect(errorOf(run.stdout)).toMatchObject({
+          code: 'CONFIG_NOT_FOUND',
+          message: expect.stringContaining('(looked for datadog.yaml in /etc/datadog-agent)'),
+        });
+      },
+    );
   });
 
   describe('an identity a newer agent wrote (datadog-agent #56545 fields)', () => {
-    const NEWER = { authorization_type: 'workload_identity', authorization_version: '3', provider: 'aws', intake_mapping_id: 'm-1', runner_name: 'r', pending: false };
+    const NEWER = {
+      authorization_type: 'workload_identity',
+      authorization_version: '3',
+      provider: 'aws',
+      intake_mapping_id: 'm-1',
+      runner_name: 'r',
+      pending: false,
+    };
 
     it('status shows the unknown fields; rotation and rollback stop before enrolling or restoring; --override-agent-settings rewrites it', async () => {
       await seed();
@@ -172,7 +209,9 @@ describe('a local identity file', () => {
 
       const forced = await fx.run(['rotate-identity', '-c', fx.dir, '--json', '--override-agent-settings']);
       expect(forced.code, forced.stderr).toBe(0);
-      expect(forced.stderr).toContain(`warning: --override-agent-settings: identity file ${fx.identityPath} holds fields this tool does not know: ${fields.join(', ')}; the rotation writes the identity without them`);
+      expect(forced.stderr).toContain(
+        `warning: --override-agent-settings: identity file ${fx.identityPath} holds fields this tool does not know: ${fields.join(', ')}; the rotation writes the identity without them`,
+      );
       expect(Object.keys(JSON.parse(await fx.read()) as object).sort()).toEqual(['api_key_hash', 'hostname', 'private_key', 'urn']);
       // The replaced file is the backup, byte for byte: its fields are not lost.
       expect(await fx.read(`${IDENTITY}.bak`)).toBe(newer);
@@ -199,7 +238,10 @@ describe("the cluster agent's Secret and a Helm runner's Secret", () => {
     // The running agent's site is us1: the local DD_SITE is taken over the agent's (else AGENT_SETTINGS_MISMATCH), and then the region check stops it.
     const region = await fx.rotate(['--json', '--override-agent-settings'], { env: { DD_SITE: 'us5.datadoghq.com' } });
     expect(region.code, region.stderr).toBe(3);
-    expect(errorOf(region.stdout)).toMatchObject({ code: 'REGION_CHANGE', message: `the rotation would move the identity from region us1 to us5: site us5.datadoghq.com (from env DD_SITE) is in region us5, but the identity in service (${urn}) is in region us1` });
+    expect(errorOf(region.stdout)).toMatchObject({
+      code: 'REGION_CHANGE',
+      message: `the rotation would move the identity from region us1 to us5: site us5.datadoghq.com (from env DD_SITE) is in region us5, but the identity in service (${urn}) is in region us1`,
+    });
     expect(enrolls()).toBe(0);
     expect(fx.secretData().urn).toBe(urn);
 
@@ -213,7 +255,10 @@ describe("the cluster agent's Secret and a Helm runner's Secret", () => {
     for (const args of [[], ['--dry-run']]) {
       const run = await fx.rotate(['--json', ...args]);
       expect(run.code, run.stderr).toBe(3);
-      expect(errorOf(run.stdout)).toMatchObject({ code: 'IDENTITY_FIELDS_UNKNOWN', message: expect.stringContaining(`Secret ${NS}/${SECRET} holds fields this tool does not know: authorization_type`) });
+      expect(errorOf(run.stdout)).toMatchObject({
+        code: 'IDENTITY_FIELDS_UNKNOWN',
+        message: expect.stringContaining(`Secret ${NS}/${SECRET} holds fields this tool does not know: authorization_type`),
+      });
     }
     const rollback = await fx.run(['rollback', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig, '-n', NS, '--json']);
     expect(errorOf(rollback.stdout).code).toBe('IDENTITY_FIELDS_UNKNOWN');
@@ -227,7 +272,11 @@ describe("the cluster agent's Secret and a Helm runner's Secret", () => {
 
   it('rotate-identity --k8s-secret: a region change stops before enrolling; its other keys are env vars, kept, and stop nothing', async () => {
     const key = generateIdentityKey();
-    const values = { RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }), RUNNER_PRIVATE_KEY: encodePrivateJwk(key), OTHER_SETTING: 'keep-me' };
+    const values = {
+      RUNNER_URN: buildUrn({ region: 'us1', orgId: 1234567, runnerId: 'seed-runner' }),
+      RUNNER_PRIVATE_KEY: encodePrivateJwk(key),
+      OTHER_SETTING: 'keep-me',
+    };
     fx.kube.createObject({
       apiVersion: 'v1',
       kind: 'Secret',
@@ -236,10 +285,29 @@ describe("the cluster agent's Secret and a Helm runner's Secret", () => {
       data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
     });
     const rotate = (env: Record<string, string>, ...args: string[]) =>
-      fx.run(['rotate-identity', '-c', `${fx.dir}/datadog-cluster.yaml`, '--k8s-secret', 'runner-identity', '-n', NS, '--kubeconfig', fx.adminKubeconfig, '--json', '--no-verify', ...args], { env });
+      fx.run(
+        [
+          'rotate-identity',
+          '-c',
+          `${fx.dir}/datadog-cluster.yaml`,
+          '--k8s-secret',
+          'runner-identity',
+          '-n',
+          NS,
+          '--kubeconfig',
+          fx.adminKubeconfig,
+          '--json',
+          '--no-verify',
+          ...args,
+        ],
+        { env },
+      );
     const refused = await rotate({ DD_SITE: 'ap1.datadoghq.com' });
     expect(refused.code, refused.stderr).toBe(3);
-    expect(errorOf(refused.stdout)).toMatchObject({ code: 'REGION_CHANGE', details: { siteRegion: 'ap1', identityRegion: 'us1', siteSource: 'env DD_SITE' } });
+    expect(errorOf(refused.stdout)).toMatchObject({
+      code: 'REGION_CHANGE',
+      details: { siteRegion: 'ap1', identityRegion: 'us1', siteSource: 'env DD_SITE' },
+    });
     expect(enrolls()).toBe(0);
     const ok = await rotate({});
     expect(ok.code, ok.stderr).toBe(0);

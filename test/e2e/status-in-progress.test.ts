@@ -71,7 +71,15 @@ const parse = (stdout: string) => JSON.parse(stdout) as StatusJson;
 const kinds = (s: StatusJson) => s.findings.map((f) => [f.kind, f.exitCode]);
 
 /** The record's holder, as the tool writes it (docs/identity-lifecycle.md §3), for a run on `host`. */
-const handWritten = (host: string, deadlineMs: number, extra: Record<string, unknown> = {}) => ({ host, pid: 4242, pid_start: 1, boot_id: null, pid_namespace: null, deadline_ms: deadlineMs, ...extra });
+const handWritten = (host: string, deadlineMs: number, extra: Record<string, unknown> = {}) => ({
+  host,
+  pid: 4242,
+  pid_start: 1,
+  boot_id: null,
+  pid_namespace: null,
+  deadline_ms: deadlineMs,
+  ...extra,
+});
 
 describe('status during a rotation of the identity file', () => {
   const pendingOf = () => join(fx!.dir, `${IDENTITY}.pending`);
@@ -101,7 +109,12 @@ describe('status during a rotation of the identity file', () => {
     expect(during.json.exitCode).toBe(0);
     expect(during.json.possibleOrphans).toEqual([]);
     expect(during.json.rotationsInProgress).toEqual([
-      expect.objectContaining({ path: pendingOf(), state: 'pending', fingerprint: sent.publicKeyThumbprint, holder: expect.objectContaining({ host: hostname(), pid: run.child.pid, lives: true, checkedBy: 'process' }) }),
+      expect.objectContaining({
+        path: pendingOf(),
+        state: 'pending',
+        fingerprint: sent.publicKeyThumbprint,
+        holder: expect.objectContaining({ host: hostname(), pid: run.child.pid, lives: true, checkedBy: 'process' }),
+      }),
     ]);
     expect(kinds(during.json)).toEqual([['rotation-in-progress', 0]]);
     const human = await fx!.run(['status', '-c', fx!.dir]);
@@ -124,7 +137,12 @@ describe('status during a rotation of the identity file', () => {
     expect(after.code, after.stderr).toBe(15);
     expect(after.json.status).toBe('possible-orphan');
     expect(after.json.rotationsInProgress).toEqual([]);
-    expect(after.json.possibleOrphans[0]!.holder).toMatchObject({ pid: run.child.pid, lives: false, checkedBy: 'process', why: `pid ${run.child.pid} on host ${hostname()} is gone` });
+    expect(after.json.possibleOrphans[0]!.holder).toMatchObject({
+      pid: run.child.pid,
+      lives: false,
+      checkedBy: 'process',
+      why: `pid ${run.child.pid} on host ${hostname()} is gone`,
+    });
     expect(kinds(after.json)).toEqual([['possible-orphan', 15]]);
   });
 
@@ -134,7 +152,12 @@ describe('status during a rotation of the identity file', () => {
     await rewritePending((r) => delete r.holder);
     const during = await status();
     expect(during.code, during.stderr).toBe(0);
-    expect(during.json.rotationsInProgress[0]!.holder).toMatchObject({ pid: run.child.pid, lives: true, checkedBy: 'lock', deadline: null });
+    expect(during.json.rotationsInProgress[0]!.holder).toMatchObject({
+      pid: run.child.pid,
+      lives: true,
+      checkedBy: 'lock',
+      deadline: null,
+    });
     await killed(run);
     const after = await status();
     expect(after.code, after.stderr).toBe(15);
@@ -152,7 +175,13 @@ describe('status during a rotation of the identity file', () => {
       const ahead = await status();
       expect(ahead.code, ahead.stderr).toBe(0);
       expect(ahead.json.status).toBe('rotation-in-progress');
-      expect(ahead.json.rotationsInProgress[0]!.holder).toMatchObject({ host: 'build-runner-7', pid: 4242, deadline: new Date(deadline).toISOString(), lives: true, checkedBy: 'deadline' });
+      expect(ahead.json.rotationsInProgress[0]!.holder).toMatchObject({
+        host: 'build-runner-7',
+        pid: 4242,
+        deadline: new Date(deadline).toISOString(),
+        lives: true,
+        checkedBy: 'deadline',
+      });
     }
     await rewritePending((r) => (r.holder = handWritten('build-runner-7', now - 10 * 60_000)));
     const passed = await status();
@@ -165,7 +194,11 @@ describe('status during a rotation of the identity file', () => {
     await rewritePending((r) => (r.holder = handWritten(hostname(), now + 60_000, { pid: process.pid, pid_start: start + 1 })));
     const reused = await status();
     expect(reused.code, reused.stderr).toBe(15);
-    expect(reused.json.possibleOrphans[0]!.holder).toMatchObject({ lives: false, checkedBy: 'process', why: `pid ${process.pid} on host ${hostname()} now belongs to another process` });
+    expect(reused.json.possibleOrphans[0]!.holder).toMatchObject({
+      lives: false,
+      checkedBy: 'process',
+      why: `pid ${process.pid} on host ${hostname()} now belongs to another process`,
+    });
   });
 
   it('--json for scripts: a word, exitCode and every finding for 0, 14, 15 and 14 with 15', async () => {
@@ -184,7 +217,14 @@ describe('status during a rotation of the identity file', () => {
     const orphan = await status();
     expect(orphan.code).toBe(15);
     expect(orphan.json).toMatchObject({ status: 'possible-orphan', exitCode: 15 });
-    expect(orphan.json.findings).toEqual([expect.objectContaining({ kind: 'possible-orphan', exitCode: 15, path: pendingOf(), fingerprint: fx!.emulator.runners.at(-1)!.publicKeyThumbprint })]);
+    expect(orphan.json.findings).toEqual([
+      expect.objectContaining({
+        kind: 'possible-orphan',
+        exitCode: 15,
+        path: pendingOf(),
+        fingerprint: fx!.emulator.runners.at(-1)!.publicKeyThumbprint,
+      }),
+    ]);
 
     // Both: the re-enrollment keeps the exit status (14), and the orphan is still in the list.
     const both = await status(moved);
@@ -215,13 +255,21 @@ describe('status during a rotation of the cluster agent Secret', () => {
   it('while rotate-par-identity enrolls (its pending key in the Secret): "rotation in progress", exit 0; killed, a possible orphan', async () => {
     cluster = await clusterFixture();
     expect((await cluster.rotate(['--no-verify'])).code).toBe(0);
-    const run = await stoppedAfterEnroll(['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'], cluster.env);
+    const run = await stoppedAfterEnroll(
+      ['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'],
+      cluster.env,
+    );
     expect(cluster.secretData().pending_private_key).toBeTruthy();
     const during = await status();
     expect(during.code, during.stderr).toBe(0);
     expect(during.json.status).toBe('rotation-in-progress');
     expect(during.json.possibleOrphans).toEqual([]);
-    expect(during.json.rotationsInProgress).toEqual([expect.objectContaining({ path: PENDING_PATH, holder: expect.objectContaining({ pid: run.child.pid, lives: true, checkedBy: 'process' }) })]);
+    expect(during.json.rotationsInProgress).toEqual([
+      expect.objectContaining({
+        path: PENDING_PATH,
+        holder: expect.objectContaining({ pid: run.child.pid, lives: true, checkedBy: 'process' }),
+      }),
+    ]);
     expect(kinds(during.json)).toEqual([['rotation-in-progress', 0]]);
 
     await killed(run);
@@ -234,7 +282,12 @@ describe('status during a rotation of the cluster agent Secret', () => {
   it('a holder on another host (a Job elsewhere): in progress while its deadline is ahead, a possible orphan once it has passed', async () => {
     cluster = await clusterFixture();
     expect((await cluster.rotate(['--no-verify'])).code).toBe(0);
-    await killed(await stoppedAfterEnroll(['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'], cluster.env));
+    await killed(
+      await stoppedAfterEnroll(
+        ['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'],
+        cluster.env,
+      ),
+    );
     rewritePending((r) => (r.holder = handWritten('par-rotate-job-x7k2p', Date.now() + 5 * 60_000)));
     const ahead = await status();
     expect(ahead.code, ahead.stderr).toBe(0);
@@ -253,7 +306,11 @@ describe('status during a rotation of the cluster agent Secret', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'datadog-cluster-agent', namespace: NS },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'dca' } }, template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'a', image: 'x' }] } } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'dca' } },
+        template: { metadata: { labels: { app: 'dca' } }, spec: { containers: [{ name: 'a', image: 'x' }] } },
+      },
     } as never);
     const pod = (name: string, fp: string) =>
       cluster!.kube.createObject({
@@ -264,7 +321,17 @@ describe('status during a rotation of the cluster agent Secret', () => {
       } as never);
     pod('dca-1', fingerprint);
     pod('dca-2', 'an-older-fingerprint');
-    const pods = (json: boolean) => cluster!.run(['status', '--secret', '--pods', '-c', cluster!.dir, '--kubeconfig', cluster!.adminKubeconfig, ...(json ? ['--json'] : [])]);
+    const pods = (json: boolean) =>
+      cluster!.run([
+        'status',
+        '--secret',
+        '--pods',
+        '-c',
+        cluster!.dir,
+        '--kubeconfig',
+        cluster!.adminKubeconfig,
+        ...(json ? ['--json'] : []),
+      ]);
     const mixed = await pods(true);
     expect(mixed.code, mixed.stderr).toBe(17);
     expect(parse(mixed.stdout)).toMatchObject({ status: 'pods-on-another-identity', exitCode: 17 });
@@ -286,7 +353,10 @@ describe('a second rotation of the Secret while one is under way', () => {
   it('is refused (LOCKED, exit 11) before it enrolls or touches the pending key; the first then completes', async () => {
     cluster = await clusterFixture();
     expect((await cluster.rotate(['--no-verify'])).code).toBe(0);
-    const first = await stoppedAfterEnroll(['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'], cluster.env);
+    const first = await stoppedAfterEnroll(
+      ['rotate-par-identity', '-c', cluster.dir, '--kubeconfig', cluster.adminKubeconfig, '--no-verify'],
+      cluster.env,
+    );
     const pending = cluster.secretData().pending_private_key;
     const runners = cluster.enrollment.runners.length;
     for (const dryRun of [true, false]) {

@@ -33,14 +33,18 @@ describe('status on a directory its user cannot write', () => {
     await chmod(fx.dir, 0o555);
     const before = await readdir(fx.dir);
     const portable = await portableBin();
-    const run = await fx.run(['status', '-c', fx.dir, '--json'], { uid: NOBODY, gid: NOBODY, bin: portable.bin }).finally(() => portable.remove());
+    const run = await fx
+      .run(['status', '-c', fx.dir, '--json'], { uid: NOBODY, gid: NOBODY, bin: portable.bin })
+      .finally(() => portable.remove());
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', command: 'status', urn, identityFile: fx.identityPath });
     expect(run.stderr).toContain('no lock taken, reading only');
     expect(await readdir(fx.dir)).toEqual(before);
     expect(before).toContain(IDENTITY);
 
-    const human = await portableBin().then((p) => fx.run(['status', '-c', fx.dir], { uid: NOBODY, gid: NOBODY, bin: p.bin }).finally(() => p.remove()));
+    const human = await portableBin().then((p) =>
+      fx.run(['status', '-c', fx.dir], { uid: NOBODY, gid: NOBODY, bin: p.bin }).finally(() => p.remove()),
+    );
     expect(human.code, human.stderr).toBe(0);
     expect(human.stderr).not.toContain('DIRECTORY_NOT_WRITABLE');
   });

@@ -48,7 +48,9 @@ describe('status', () => {
     expect(kept.code, kept.stderr).toBe(0);
     const human = await fx.run(['status', '-c', fx.dir], { env: { DD_HOSTNAME: 'another-host' } });
     expect(human.code, human.stderr).toBe(14);
-    const run = await fx.run(['status', '-c', fx.dir, '--json'], { env: { DD_HOSTNAME: 'another-host', DD_API_KEY: 'another-key-0000000000000000000000' } });
+    const run = await fx.run(['status', '-c', fx.dir, '--json'], {
+      env: { DD_HOSTNAME: 'another-host', DD_API_KEY: 'another-key-0000000000000000000000' },
+    });
     expect(run.code, run.stderr).toBe(14);
     const out = JSON.parse(run.stdout) as { agentWouldReEnroll: boolean; reEnrollReasons: string[] };
     expect(out.agentWouldReEnroll).toBe(true);
@@ -119,9 +121,17 @@ describe('rollback', () => {
     const run = await fx.run(['rollback', '-c', fx.dir, '--dry-run', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout) as { dryRun: boolean; urn: string; replacedUrn: string; plan: { step: string; action: string }[] };
-    expect(out).toMatchObject({ command: 'rollback', dryRun: true, urn: parseIdentityFile(first).urn, replacedUrn: parseIdentityFile(second).urn, identityFile: fx.identityPath });
+    expect(out).toMatchObject({
+      command: 'rollback',
+      dryRun: true,
+      urn: parseIdentityFile(first).urn,
+      replacedUrn: parseIdentityFile(second).urn,
+      identityFile: fx.identityPath,
+    });
     expect(out.plan.map((p) => p.step)).toEqual(['resolve', 'lock', 'read', 'verify', 'restore']);
-    expect(out.plan.find((p) => p.step === 'restore')!.action).toContain(`swap ${fx.identityPath}.bak (${parseIdentityFile(first).urn}) into ${fx.identityPath}`);
+    expect(out.plan.find((p) => p.step === 'restore')!.action).toContain(
+      `swap ${fx.identityPath}.bak (${parseIdentityFile(first).urn}) into ${fx.identityPath}`,
+    );
     expect(run.stderr).toContain('[dry run] restore the previous identity');
     expect(await fx.read()).toBe(second);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(first);

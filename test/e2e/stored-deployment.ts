@@ -29,12 +29,18 @@ function settle(kube: KubeEmulator, namespace: string, name: string, newPodsRead
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
       metadata: { name: rsName, namespace, labels, ownerReferences: [owner] },
-      spec: { replicas, selector: { matchLabels: labels }, template: { ...d.spec.template, metadata: { ...d.spec.template.metadata, labels } } },
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: { ...d.spec.template, metadata: { ...d.spec.template.metadata, labels } },
+      },
     } as KubeObject);
   }
   const rs = kube.getObject('apps/v1', 'ReplicaSet', namespace, rsName)!;
   const selector = d.spec.selector.matchLabels as Record<string, string>;
-  const ours = kube.listObjects('v1', 'Pod', namespace).filter((p) => Object.entries(selector).every(([k, v]) => p.metadata.labels?.[k] === v));
+  const ours = kube
+    .listObjects('v1', 'Pod', namespace)
+    .filter((p) => Object.entries(selector).every(([k, v]) => p.metadata.labels?.[k] === v));
   const old = ours.filter((p) => p.metadata.labels?.['pod-template-hash'] !== hash);
   if (newPodsReady) for (const pod of old) kube.deleteObject('v1', 'Pod', namespace, pod.metadata.name!);
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -42,14 +48,26 @@ function settle(kube: KubeEmulator, namespace: string, name: string, newPodsRead
     kube.createObject({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `${rsName}-${Math.random().toString(36).slice(2, 7)}`, namespace, labels, annotations: d.spec.template.metadata?.annotations, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rsName, uid: rs.metadata.uid, controller: true }] },
+      metadata: {
+        name: `${rsName}-${Math.random().toString(36).slice(2, 7)}`,
+        namespace,
+        labels,
+        annotations: d.spec.template.metadata?.annotations,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rsName, uid: rs.metadata.uid, controller: true }],
+      },
       spec: { ...d.spec.template.spec, nodeName: 'n1' },
       status: { phase: 'Running', conditions: [{ type: 'Ready', status: newPodsReady ? 'True' : 'False', lastTransitionTime: now }] },
     } as KubeObject);
   }
   const ready = newPodsReady ? replicas : old.length;
   const total = newPodsReady ? replicas : replicas + old.length;
-  const status = { observedGeneration: d.metadata.generation, replicas: total, updatedReplicas: replicas, readyReplicas: ready, availableReplicas: ready };
+  const status = {
+    observedGeneration: d.metadata.generation,
+    replicas: total,
+    updatedReplicas: replicas,
+    readyReplicas: ready,
+    availableReplicas: ready,
+  };
   kube.updateObject({ ...d, status } as KubeObject);
 }
 

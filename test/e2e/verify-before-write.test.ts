@@ -64,31 +64,42 @@ describe('the identity file: verify, then write', () => {
     expect(up.code, up.stderr).toBe(0);
     expect(fx.emulator.runners.length).toBe(enrolledBefore + 1);
     expect(fx.emulator.requests.filter((r) => r.route === 'enroll')).toHaveLength(0);
-    expect(JSON.parse(up.stdout)).toMatchObject({ urn: pendingUrn, fingerprint: error.details.fingerprint, verify: { performed: true, ok: true } });
+    expect(JSON.parse(up.stdout)).toMatchObject({
+      urn: pendingUrn,
+      fingerprint: error.details.fingerprint,
+      verify: { performed: true, ok: true },
+    });
     expect(parseIdentityFile(await fx.read()).urn).toBe(pendingUrn);
     expect(await fx.read(`${IDENTITY}.bak`)).toBe(before);
     expect(await fx.files()).toEqual([...filesBefore, `${IDENTITY}.bak`].sort());
     // Written verified: the mark names it with the name it was enrolled with.
-    expect(JSON.parse(await fx.read(`${IDENTITY}.verified`))).toMatchObject({ urn: pendingUrn, fingerprint: kidOf(await fx.read()), runnerName: fx.emulator.runners.at(-1)!.name });
+    expect(JSON.parse(await fx.read(`${IDENTITY}.verified`))).toMatchObject({
+      urn: pendingUrn,
+      fingerprint: kidOf(await fx.read()),
+      runnerName: fx.emulator.runners.at(-1)!.name,
+    });
   });
 
-  it.runIf(ROOT)(`a pending key that belongs to uid ${NOBODY} in a sticky directory is never put in service: set aside, and a new runner enrolled${ROOT_ONLY}`, async () => {
-    fx = await localFixture();
-    expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
-    fx.emulator.script('health', ...UNAVAILABLE);
-    const down = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', '6s', '--json']);
-    expect(down.code, down.stderr).toBe(16);
-    const pendingUrn = oneDocument(down.stdout).details.urn;
-    fx.emulator.reset();
-    // As if planted by another user: its key would be one its planter holds.
-    await chmod(fx.dir, 0o1777);
-    await chown(join(fx.dir, `${IDENTITY}.pending`), NOBODY, NOBODY);
-    const enrolled = fx.emulator.runners.length;
-    const next = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
-    expect(next.code, next.stderr).toBe(0);
-    expect(fx.emulator.runners.length).toBe(enrolled + 1);
-    expect(JSON.parse(next.stdout).urn).not.toBe(pendingUrn);
-  });
+  it.runIf(ROOT)(
+    `a pending key that belongs to uid ${NOBODY} in a sticky directory is never put in service: set aside, and a new runner enrolled${ROOT_ONLY}`,
+    async () => {
+      fx = await localFixture();
+      expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
+      fx.emulator.script('health', ...UNAVAILABLE);
+      const down = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', '6s', '--json']);
+      expect(down.code, down.stderr).toBe(16);
+      const pendingUrn = oneDocument(down.stdout).details.urn;
+      fx.emulator.reset();
+      // As if planted by another user: its key would be one its planter holds.
+      await chmod(fx.dir, 0o1777);
+      await chown(join(fx.dir, `${IDENTITY}.pending`), NOBODY, NOBODY);
+      const enrolled = fx.emulator.runners.length;
+      const next = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);
+      expect(next.code, next.stderr).toBe(0);
+      expect(fx.emulator.runners.length).toBe(enrolled + 1);
+      expect(JSON.parse(next.stdout).urn).not.toBe(pendingUrn);
+    },
+  );
 
   it('a rejected key is the record of the runner to remove: status lists it by URN (exit 15); the next rotation sets it aside and enrolls anew', async () => {
     fx = await localFixture();
@@ -102,7 +113,9 @@ describe('the identity file: verify, then write', () => {
 
     const status = await fx.run(['status', '-c', fx.dir, '--json']);
     expect(status.code, status.stderr).toBe(15);
-    expect(JSON.parse(status.stdout).possibleOrphans).toEqual([expect.objectContaining({ state: 'pending', urn, rejected: true, fingerprint: error.details.fingerprint })]);
+    expect(JSON.parse(status.stdout).possibleOrphans).toEqual([
+      expect.objectContaining({ state: 'pending', urn, rejected: true, fingerprint: error.details.fingerprint }),
+    ]);
 
     const enrolledBefore = fx.emulator.runners.length;
     const next = await fx.run(['rotate-identity', '-c', fx.dir, '--json']);

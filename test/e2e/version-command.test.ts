@@ -8,7 +8,12 @@ import { runCli } from './run-cli.js';
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const head = (() => {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: new URL('../../', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .toString()
+      .trim();
   } catch {
     return undefined;
   }
@@ -19,7 +24,14 @@ describe('par-identity version', () => {
     const run = await runCli(['version', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const doc = JSON.parse(run.stdout);
-    expect(doc).toMatchObject({ status: 'ok', command: 'version', version: pkg.version, platform: process.platform, arch: process.arch, singleExecutable: Boolean(process.env.PAR_IDENTITY_TEST_BIN) });
+    expect(doc).toMatchObject({
+      status: 'ok',
+      command: 'version',
+      version: pkg.version,
+      platform: process.platform,
+      arch: process.arch,
+      singleExecutable: Boolean(process.env.PAR_IDENTITY_TEST_BIN),
+    });
     expect(doc.node).toMatch(/^v\d+\.\d+\.\d+$/);
     // The build stamps the commit it was made from (the test and the build share this checkout).
     if (head) expect(doc.commit).toMatch(/^[0-9a-f]{40}$/);

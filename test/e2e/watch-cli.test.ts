@@ -4,7 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, type TestIdentity, stopProcesses } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  identityData,
+  type KubeFixture,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+  type TestIdentity,
+  stopProcesses,
+} from './watch-fixture.js';
 import { type RunningCli, startCli } from './run-cli.js';
 
 // Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
@@ -72,7 +82,14 @@ describe('par-identity watch (built binary)', () => {
     expect(JSON.parse(await readFile(output, 'utf8')).urn).toBe(second.urn);
     run.child.kill('SIGTERM');
     expect(await run.exit).toEqual({ code: 0, signal: null });
-    expect(run.lines().at(-1)).toMatchObject({ schemaVersion: 1, status: 'ok', command: 'watch', stoppedBy: 'SIGTERM', reloads: 1, fingerprint: second.fingerprint });
+    expect(run.lines().at(-1)).toMatchObject({
+      schemaVersion: 1,
+      status: 'ok',
+      command: 'watch',
+      stoppedBy: 'SIGTERM',
+      reloads: 1,
+      fingerprint: second.fingerprint,
+    });
     await eventually(() => expect(kube.emu.openWatches).toBe(0));
     expectNoKeyMaterial(run, [first, second]);
   });

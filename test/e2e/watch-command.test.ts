@@ -63,7 +63,9 @@ describe('watch --output', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(join(fx.dir, 'out')));
     const running = start({ output, json: true });
     await eventually(() => expect(fx.jsonLines().map((l) => l.event)).toContain('written'));
-    expect(await readFile(output, 'utf8')).toBe(JSON.stringify({ private_key: first.privateKey, urn: first.urn, api_key_hash: 'a'.repeat(64) }));
+    expect(await readFile(output, 'utf8')).toBe(
+      JSON.stringify({ private_key: first.privateKey, urn: first.urn, api_key_hash: 'a'.repeat(64) }),
+    );
     expect((await stat(output)).mode & 0o777).toBe(0o600);
 
     const second = newIdentity();
@@ -74,12 +76,19 @@ describe('watch --output', () => {
 
     fx.signals.emit('SIGTERM');
     const result = await running;
-    expect(result).toMatchObject({ json: { command: 'watch', stoppedBy: 'SIGTERM', urn: second.urn, fingerprint: second.fingerprint, reloads: 1, reloadErrors: 0 } });
+    expect(result).toMatchObject({
+      json: { command: 'watch', stoppedBy: 'SIGTERM', urn: second.urn, fingerprint: second.fingerprint, reloads: 1, reloadErrors: 0 },
+    });
     await eventually(() => expect(fx.kube.emu.openWatches).toBe(0));
     const lines = fx.jsonLines();
     expect(lines.every((l) => l.schemaVersion === 1)).toBe(true);
     expect(lines.map((l) => l.event)).toEqual(['listed', 'loaded', 'written', 'loaded', 'written']);
-    expect(lines[3]).toMatchObject({ reason: 'rotated', fingerprint: second.fingerprint, previousFingerprint: first.fingerprint, changed: ['urn', 'private_key'] });
+    expect(lines[3]).toMatchObject({
+      reason: 'rotated',
+      fingerprint: second.fingerprint,
+      previousFingerprint: first.fingerprint,
+      changed: ['urn', 'private_key'],
+    });
     expectNoKeyMaterial(first, second);
     expect(fx.signals.listenerCount('SIGTERM')).toBe(0);
   });
@@ -99,10 +108,14 @@ describe('watch --output', () => {
     await fileHolds(output, first);
     const err = fx.io.err.join('');
     expect(err).toContain(`loaded identity ${first.urn} (fingerprint ${first.fingerprint}`);
-    expect(err).toContain(`private_key: has base64 padding (=), which the Go agent rejects); not applied, keeping identity ${first.fingerprint}`);
+    expect(err).toContain(
+      `private_key: has base64 padding (=), which the Go agent rejects); not applied, keeping identity ${first.fingerprint}`,
+    );
     expect(err).toContain(`keeping identity ${first.fingerprint}`);
     expect(fx.io.out).toEqual([]);
-    expect(result.summary[0]).toBe(`watch stopped by SIGINT after 0 reload(s); last identity ${first.urn} (fingerprint ${first.fingerprint})`);
+    expect(result.summary[0]).toBe(
+      `watch stopped by SIGINT after 0 reload(s); last identity ${first.urn} (fingerprint ${first.fingerprint})`,
+    );
     expect(result.json).toMatchObject({ reloadErrors: 1 });
     expectNoKeyMaterial(first);
   });
@@ -154,7 +167,9 @@ describe('watch -- <command>', () => {
     await eventually(async () => expect(await childLog(log)).toEqual([`start ${first.fingerprint} ${first.urn}`]));
     const second = newIdentity();
     fx.kube.update(identityData(second));
-    await eventually(async () => expect(await childLog(log)).toEqual([`start ${first.fingerprint} ${first.urn}`, 'term', `start ${second.fingerprint} ${second.urn}`]));
+    await eventually(async () =>
+      expect(await childLog(log)).toEqual([`start ${first.fingerprint} ${first.urn}`, 'term', `start ${second.fingerprint} ${second.urn}`]),
+    );
     fx.signals.emit('SIGUSR1');
     await eventually(async () => expect((await childLog(log)).at(-1)).toBe('usr1'));
     fx.signals.emit('SIGTERM');
@@ -198,7 +213,10 @@ describe('watch -- <command>', () => {
 
   it('exits 127 when the command cannot be started', async () => {
     fx.kube.create(identityData(newIdentity()));
-    await expect(start({ command: [join(fx.dir, 'no-such-command')] })).rejects.toMatchObject({ code: 'CHILD_START_FAILED', exitCode: 127 });
+    await expect(start({ command: [join(fx.dir, 'no-such-command')] })).rejects.toMatchObject({
+      code: 'CHILD_START_FAILED',
+      exitCode: 127,
+    });
   });
 });
 
@@ -264,7 +282,10 @@ describe('watch stops cleanly and refuses what it cannot do', () => {
     await writeFile(join(fx.dir, 'datadog-cluster.yaml'), 'private_action_runner:\n  enabled: true\n  identity_use_k8s_secret: false\n');
     await expect(start()).rejects.toMatchObject({ code: 'WATCH_DISABLED', exitCode: 3 });
     await writeFile(join(fx.dir, 'datadog-cluster.yaml'), 'kube_resources_namespace: datadog\n');
-    await expect(start()).rejects.toMatchObject({ code: 'WATCH_DISABLED', message: expect.stringContaining('private_action_runner.enabled is false') });
+    await expect(start()).rejects.toMatchObject({
+      code: 'WATCH_DISABLED',
+      message: expect.stringContaining('private_action_runner.enabled is false'),
+    });
     expect(fx.kube.emu.requests).toEqual([]);
   });
 });

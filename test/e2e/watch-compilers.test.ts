@@ -13,7 +13,10 @@ import { BIN, cleanEnv } from './run-cli.js';
 const work = mkdtempSync(join(tmpdir(), 'par-watch-compilers-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const recorder = join(work, 'recorder.cjs');
-writeFileSync(recorder, "process.on('exit', () => require('node:fs').writeFileSync(process.env.PAR_TEST_RECORD, JSON.stringify({ pid: process.pid, execArgv: process.execArgv })));\n");
+writeFileSync(
+  recorder,
+  "process.on('exit', () => require('node:fs').writeFileSync(process.env.PAR_TEST_RECORD, JSON.stringify({ pid: process.pid, execArgv: process.execArgv })));\n",
+);
 
 /** Runs the built launcher under `nodeArgs`; what the process that exited ran with, and its output. */
 function run(nodeArgs: string[], args: string[]) {

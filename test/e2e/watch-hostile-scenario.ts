@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, kubeFixture, NAMESPACE, newIdentity, SECRET, type TestIdentity } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  identityData,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+  SECRET,
+  type TestIdentity,
+} from './watch-fixture.js';
 
 // One run of `par-identity watch` (the BUILT binary) against an apiserver that sends what it should
 // not, with every invariant of issue 13 checked: the event is counted (or ignored, for another
@@ -11,7 +20,15 @@ import { BINARY_WAIT_MS, eventually, identityData, kubeFixture, NAMESPACE, newId
 // the command still stops cleanly, and no key reaches stdout or stderr. Shared by the e2e test (one
 // assertion per invariant) and the fault matrix (one row per kind of event).
 
-const otherSecret = (type: string) => ({ type, object: { kind: 'Secret', apiVersion: 'v1', metadata: { name: 'someone-else', namespace: NAMESPACE, resourceVersion: '999999' }, data: identityData(newIdentity()) } });
+const otherSecret = (type: string) => ({
+  type,
+  object: {
+    kind: 'Secret',
+    apiVersion: 'v1',
+    metadata: { name: 'someone-else', namespace: NAMESPACE, resourceVersion: '999999' },
+    data: identityData(newIdentity()),
+  },
+});
 
 export interface HostileStreamCase {
   kind: string;
@@ -22,12 +39,46 @@ export interface HostileStreamCase {
 
 export const HOSTILE_STREAM_CASES: HostileStreamCase[] = [
   { kind: 'a line that is not JSON', lines: ['this is not json {'], code: 'WATCH_MALFORMED' },
-  { kind: 'an event of an unknown type', lines: [{ type: 'EXPLODED', object: { kind: 'Secret', metadata: { name: SECRET, resourceVersion: '5' } } }], code: 'WATCH_MALFORMED' },
-  { kind: 'an event of another kind', lines: [{ type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: SECRET, namespace: NAMESPACE, resourceVersion: '999999' }, data: {} } }], code: 'WATCH_MALFORMED' },
+  {
+    kind: 'an event of an unknown type',
+    lines: [{ type: 'EXPLODED', object: { kind: 'Secret', metadata: { name: SECRET, resourceVersion: '5' } } }],
+    code: 'WATCH_MALFORMED',
+  },
+  {
+    kind: 'an event of another kind',
+    lines: [
+      {
+        type: 'MODIFIED',
+        object: {
+          kind: 'ConfigMap',
+          apiVersion: 'v1',
+          metadata: { name: SECRET, namespace: NAMESPACE, resourceVersion: '999999' },
+          data: {},
+        },
+      },
+    ],
+    code: 'WATCH_MALFORMED',
+  },
   { kind: 'an event without an object', lines: [{ type: 'ADDED' }], code: 'WATCH_MALFORMED' },
   { kind: 'an event without metadata', lines: [{ type: 'MODIFIED', object: { kind: 'Secret', data: {} } }], code: 'WATCH_MALFORMED' },
   { kind: 'an ERROR event without an object', lines: [{ type: 'ERROR' }], code: 'WATCH_MALFORMED' },
-  { kind: 'an ERROR event other than 410', lines: [{ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcd \u001b[31mexploded\u001b[0m' } }], code: 'KUBE_API_ERROR' },
+  {
+    kind: 'an ERROR event other than 410',
+    lines: [
+      {
+        type: 'ERROR',
+        object: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 500,
+          reason: 'InternalError',
+          message: 'etcd \u001b[31mexploded\u001b[0m',
+        },
+      },
+    ],
+    code: 'KUBE_API_ERROR',
+  },
   { kind: 'an event for another Secret', lines: [otherSecret('ADDED'), otherSecret('MODIFIED')] },
 ];
 
@@ -65,7 +116,10 @@ export interface WatchingCli extends RunningCli {
 
 /** Starts `watch --json` with a metrics listener and resolves once it listens. */
 export async function startJsonWatch(dir: string, kubeconfig: string, output: string, extra: string[] = []): Promise<WatchingCli> {
-  const run = startCli(['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--listen', '127.0.0.1:0', '--json', ...extra], { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' } });
+  const run = startCli(
+    ['watch', '-c', dir, '--kubeconfig', kubeconfig, '--output', output, '--listen', '127.0.0.1:0', '--json', ...extra],
+    { env: { PAR_IDENTITY_RETRY_INITIAL_MS: '20', NO_COLOR: '1' } },
+  );
   const lines = () =>
     run
       .stdout()
@@ -115,7 +169,10 @@ export async function runHostileStreamCase(kase: HostileStreamCase): Promise<Hos
 
     await check('counted', async () => {
       if (!kase.code) {
-        await eventually(() => must(lines().filter((l) => l.event === 'ignored').length === kase.lines.length, 'events not ignored'), BINARY_WAIT_MS);
+        await eventually(
+          () => must(lines().filter((l) => l.event === 'ignored').length === kase.lines.length, 'events not ignored'),
+          BINARY_WAIT_MS,
+        );
         must(counter(await metrics(), 'par_watch_ignored_events_total') === kase.lines.length, 'ignored events not counted');
         return;
       }

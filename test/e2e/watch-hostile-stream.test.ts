@@ -5,7 +5,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  identityData,
+  type KubeFixture,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+  stopProcesses,
+} from './watch-fixture.js';
 import { HOSTILE_STREAM_CASES, runHostileStreamCase, startJsonWatch, type WatchingCli } from './watch-hostile-scenario.js';
 
 // Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.

@@ -7,7 +7,17 @@ import { parse, stringify } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli, startCli } from './run-cli.js';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, SECRET, stopProcesses } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  identityData,
+  type KubeFixture,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+  SECRET,
+  stopProcesses,
+} from './watch-fixture.js';
 
 // Sized for a loaded 2-core machine: each wait for the binary is generous, the test limit above their sum.
 vi.setConfig({ testTimeout: 4 * BINARY_WAIT_MS, hookTimeout: BINARY_WAIT_MS });
@@ -64,14 +74,22 @@ async function watchLoads(kubeconfig: string): Promise<void> {
 
 describe('watch authenticates as the kubeconfig says', () => {
   it("tokenFile, relative to the kubeconfig's folder (not the working directory): the token read from it, a trailing newline not part of it", async () => {
-    kube.emu.addToken('token-from-file', { user: 'file-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+    kube.emu.addToken('token-from-file', {
+      user: 'file-user',
+      namespace: NAMESPACE,
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+    });
     await writeFile(join(dir, 'token'), 'token-from-file\n');
     await watchLoads(await kubeconfigWithUser({ tokenFile: 'token' }));
     expect(new Set(kube.emu.requests.filter((r) => r.resource === 'secrets').map((r) => r.user))).toEqual(new Set(['file-user']));
   });
 
   it('exec plugin: its token, the plugin run once for the list and the watch', async () => {
-    kube.emu.addToken('token-from-exec', { user: 'exec-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+    kube.emu.addToken('token-from-exec', {
+      user: 'exec-user',
+      namespace: NAMESPACE,
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+    });
     const calls = join(dir, 'calls');
     const plugin = join(dir, 'credential-plugin.js');
     await writeFile(
@@ -82,7 +100,13 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     await chmod(plugin, 0o755);
     await watchLoads(
       await kubeconfigWithUser({
-        exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env: [{ name: 'PLUGIN_TOKEN', value: 'token-from-exec' }], interactiveMode: 'Never' },
+        exec: {
+          apiVersion: 'client.authentication.k8s.io/v1',
+          command: process.execPath,
+          args: [plugin],
+          env: [{ name: 'PLUGIN_TOKEN', value: 'token-from-exec' }],
+          interactiveMode: 'Never',
+        },
       }),
     );
     expect(new Set(kube.emu.requests.filter((r) => r.resource === 'secrets').map((r) => r.user))).toEqual(new Set(['exec-user']));
@@ -119,9 +143,16 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
   it('status --timeout 1: a plugin that never answers is stopped at the command deadline, exit 9 KUBE_CREDENTIALS', async () => {
     const pidFile = join(dir, 'plugin.pid');
     const plugin = join(dir, 'hanging-plugin.js');
-    await writeFile(plugin, `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`);
-    const kubeconfig = await kubeconfigWithUser({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } });
-    const run = await runCli(['status', '--secret', '-c', dir, '--kubeconfig', kubeconfig, '--timeout', '1s'], { env: { NO_COLOR: '1', HOME: dir } });
+    await writeFile(
+      plugin,
+      `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`,
+    );
+    const kubeconfig = await kubeconfigWithUser({
+      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' },
+    });
+    const run = await runCli(['status', '--secret', '-c', dir, '--kubeconfig', kubeconfig, '--timeout', '1s'], {
+      env: { NO_COLOR: '1', HOME: dir },
+    });
     expect(run.code, run.stderr).toBe(9);
     expect(run.stderr).toContain('error[KUBE_CREDENTIALS]');
     expect(run.stderr).toMatch(/no credential within [\d.]+ s \(the command deadline\); the plugin was stopped/);
@@ -134,12 +165,30 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
   });
 
   it('watch: a failing plugin is a watch-error retried with backoff, its words in the message; once it works the identity loads', async () => {
-    kube.emu.addToken('token-from-exec', { user: 'exec-user', namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] });
+    kube.emu.addToken('token-from-exec', {
+      user: 'exec-user',
+      namespace: NAMESPACE,
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+    });
     const id = newIdentity();
     kube.create(identityData(id));
     const gate = join(dir, 'logged-in');
     // The sidecar's form: --secret-name and -n look nothing up, so the first request is the watch's own.
-    const run = startCli(['watch', '-c', dir, '-n', NAMESPACE, '--secret-name', SECRET, '--kubeconfig', await kubeconfigWithUser({ exec: await gatedPlugin(gate) }), '--json'], { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } });
+    const run = startCli(
+      [
+        'watch',
+        '-c',
+        dir,
+        '-n',
+        NAMESPACE,
+        '--secret-name',
+        SECRET,
+        '--kubeconfig',
+        await kubeconfigWithUser({ exec: await gatedPlugin(gate) }),
+        '--json',
+      ],
+      { env: { NO_COLOR: '1', PAR_IDENTITY_RETRY_INITIAL_MS: '20' } },
+    );
     running.push(run.child);
     const events = () =>
       run
@@ -152,7 +201,10 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
       expect(e, run.stderr()).toBeDefined();
       return e!;
     }, BINARY_WAIT_MS);
-    expect(failed.error).toMatchObject({ code: 'KUBE_CREDENTIALS', message: expect.stringContaining('failed with exit code 3: not logged in yet') });
+    expect(failed.error).toMatchObject({
+      code: 'KUBE_CREDENTIALS',
+      message: expect.stringContaining('failed with exit code 3: not logged in yet'),
+    });
     expect(failed.error!.hint).toContain('retrying in');
     await writeFile(gate, '');
     const loaded = await eventually(() => {
@@ -165,4 +217,3 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     expect((await run.exit).code).toBe(0);
   });
 });
-

@@ -60,7 +60,13 @@ describe('watchIdentity', () => {
     await eventually(() => expect(fleet.map((w) => w.current()?.key.kid)).toEqual(Array(5).fill(second.fingerprint)));
     for (const e of events) {
       expect(ofType(e, 'loaded')).toEqual([
-        expect.objectContaining({ reason: 'rotated', urn: second.urn, fingerprint: second.fingerprint, previousFingerprint: first.fingerprint, changed: ['urn', 'private_key'] }),
+        expect.objectContaining({
+          reason: 'rotated',
+          urn: second.urn,
+          fingerprint: second.fingerprint,
+          previousFingerprint: first.fingerprint,
+          changed: ['urn', 'private_key'],
+        }),
       ]);
     }
     const lists = fx.requests('list');
@@ -114,7 +120,10 @@ describe('watchIdentity', () => {
   it('reports a Role without watch as KUBE_FORBIDDEN and keeps retrying with the identity it listed', async () => {
     const id = newIdentity();
     fx.create(identityData(id));
-    fx.emu.addToken('list-only', { namespace: NAMESPACE, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['list'] }] });
+    fx.emu.addToken('list-only', {
+      namespace: NAMESPACE,
+      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [SECRET], verbs: ['list'] }],
+    });
     const w = start({}, 'list-only');
     const events = recordEvents(w);
     expect((await w.ready).key.kid).toBe(id.fingerprint);
@@ -124,7 +133,9 @@ describe('watchIdentity', () => {
       return found;
     });
     expect(errors[0]!.error.code).toBe('KUBE_FORBIDDEN');
-    expect(errors[0]!.error.message).toBe(`watching Secret ${NAMESPACE}/${SECRET}: secrets "${SECRET}" is forbidden: User "user-1" cannot watch resource "secrets" in API group "" in the namespace "${NAMESPACE}"`);
+    expect(errors[0]!.error.message).toBe(
+      `watching Secret ${NAMESPACE}/${SECRET}: secrets "${SECRET}" is forbidden: User "user-1" cannot watch resource "secrets" in API group "" in the namespace "${NAMESPACE}"`,
+    );
     expect(errors[0]!.error.hint).toContain('Role rules with resourceNames suffice');
     expect(errors.map((e) => e.attempt).slice(0, 2)).toEqual([1, 2]);
     expect(w.current()?.key.kid).toBe(id.fingerprint);
@@ -310,7 +321,9 @@ describe('watchIdentity', () => {
     await eventually(() => expect(w.metrics.reloads).toBe(1));
     const text = w.metrics.render(Date.now());
     expect(text).toContain(`par_reloads_total{namespace="${NAMESPACE}",secret="${SECRET}"} 1\n`);
-    expect(text).toContain(`par_identity_info{namespace="${NAMESPACE}",secret="${SECRET}",fingerprint="${next.fingerprint}",urn="${next.urn}"} 1\n`);
+    expect(text).toContain(
+      `par_identity_info{namespace="${NAMESPACE}",secret="${SECRET}",fingerprint="${next.fingerprint}",urn="${next.urn}"} 1\n`,
+    );
     expect(text).toMatch(/^par_last_event_timestamp_seconds\{[^}]*\} \d+\.\d{3}$/m);
     for (const key of [id.privateKey, next.privateKey]) expect(text).not.toContain(key);
   });

@@ -26,7 +26,8 @@ beforeEach(async () => {
   enrollment = await startEnrollmentEmulator();
   // Off-cluster, the cluster agent's labelled Deployment places its cluster id (docs/protocol.md §6c);
   // it runs with the settings of the config below, which therefore agrees with it.
-  for (const object of agreeingAgent(NAMESPACE, enrollment.url, { env: [{ name: 'DD_CLUSTER_NAME', value: 'replicas-e2e' }] })) kube.emu.createObject(object);
+  for (const object of agreeingAgent(NAMESPACE, enrollment.url, { env: [{ name: 'DD_CLUSTER_NAME', value: 'replicas-e2e' }] }))
+    kube.emu.createObject(object);
   dir = await mkdtemp(join(tmpdir(), 'par-replicas-'));
   await writeFile(
     join(dir, 'datadog-cluster.yaml'),

@@ -7,7 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CLUSTER_CONFIG } from './watch-command-fixture.js';
-import { BINARY_WAIT_MS, eventually, identityData, type KubeFixture, kubeFixture, NAMESPACE, newIdentity, stopProcesses } from './watch-fixture.js';
+import {
+  BINARY_WAIT_MS,
+  eventually,
+  identityData,
+  type KubeFixture,
+  kubeFixture,
+  NAMESPACE,
+  newIdentity,
+  stopProcesses,
+} from './watch-fixture.js';
 import { startJsonWatch, type WatchingCli } from './watch-hostile-scenario.js';
 
 // `watch` as a long-lived server (issue 31, point 8) and what it does with an identity it must
@@ -64,44 +73,50 @@ function get(address: string, path: string): Promise<{ status: number; body: str
 }
 
 const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-const prlimitMissing = existsSync('/usr/bin/prlimit') || existsSync('/bin/prlimit') ? '' : ' [SKIPPED: needs prlimit (util-linux) to lower the watcher’s open-file limit]';
+const prlimitMissing =
+  existsSync('/usr/bin/prlimit') || existsSync('/bin/prlimit')
+    ? ''
+    : ' [SKIPPED: needs prlimit (util-linux) to lower the watcher’s open-file limit]';
 
 describe('watch --listen under idle connections', () => {
-  it.skipIf(prlimitMissing !== '')(`400 idle connections on loopback: the next identity is written and /healthz answers${prlimitMissing}`, async () => {
-    kube.create(identityData(newIdentity()));
-    const output = join(dir, 'identity.json');
-    const run = await startWatch(output);
-    await eventually(() => expect(run.lines().filter((l) => l.event === 'written')).toHaveLength(1), BINARY_WAIT_MS);
-    // The issue's machine had 1 024 open files; here the watcher gets 64 more than it uses now, and
-    // 400 connections are opened to it (none sends a byte), far more than that.
-    const pid = run.child.pid!;
-    const limit = openFds(pid) + 64;
-    execFileSync('prlimit', ['--pid', String(pid), `--nofile=${limit}:${limit}`]);
-    const port = Number(run.address.slice(run.address.lastIndexOf(':') + 1));
-    await Promise.all(
-      Array.from({ length: 400 }, () => {
-        const socket = connect(port, '127.0.0.1');
-        sockets.push(socket);
-        socket.on('error', () => undefined);
-        return new Promise<void>((resolve) => {
-          socket.once('connect', () => resolve());
-          socket.once('close', () => resolve());
-        });
-      }),
-    );
-    const next = newIdentity();
-    kube.update(identityData(next));
-    await eventually(() => expect(run.lines().filter((l) => l.event === 'written')).toHaveLength(2), BINARY_WAIT_MS);
-    expect(JSON.parse(await readFile(output, 'utf8')).urn).toBe(next.urn);
-    expect(run.lines().filter((l) => l.event === 'apply-error')).toEqual([]);
-    // Still holding every socket it could: /healthz answers (the idle ones are closed after seconds).
-    await eventually(async () => expect((await get(run.address, '/healthz'))?.status).toBe(200), BINARY_WAIT_MS);
-    // It holds at most its cap of them: never near its limit.
-    expect(openFds(pid)).toBeLessThan(limit - 16);
-    for (const socket of sockets.splice(0)) socket.destroy();
-    run.child.kill('SIGTERM');
-    expect(await run.exit, run.stderr()).toEqual({ code: 0, signal: null });
-  });
+  it.skipIf(prlimitMissing !== '')(
+    `400 idle connections on loopback: the next identity is written and /healthz answers${prlimitMissing}`,
+    async () => {
+      kube.create(identityData(newIdentity()));
+      const output = join(dir, 'identity.json');
+      const run = await startWatch(output);
+      await eventually(() => expect(run.lines().filter((l) => l.event === 'written')).toHaveLength(1), BINARY_WAIT_MS);
+      // The issue's machine had 1 024 open files; here the watcher gets 64 more than it uses now, and
+      // 400 connections are opened to it (none sends a byte), far more than that.
+      const pid = run.child.pid!;
+      const limit = openFds(pid) + 64;
+      execFileSync('prlimit', ['--pid', String(pid), `--nofile=${limit}:${limit}`]);
+      const port = Number(run.address.slice(run.address.lastIndexOf(':') + 1));
+      await Promise.all(
+        Array.from({ length: 400 }, () => {
+          const socket = connect(port, '127.0.0.1');
+          sockets.push(socket);
+          socket.on('error', () => undefined);
+          return new Promise<void>((resolve) => {
+            socket.once('connect', () => resolve());
+            socket.once('close', () => resolve());
+          });
+        }),
+      );
+      const next = newIdentity();
+      kube.update(identityData(next));
+      await eventually(() => expect(run.lines().filter((l) => l.event === 'written')).toHaveLength(2), BINARY_WAIT_MS);
+      expect(JSON.parse(await readFile(output, 'utf8')).urn).toBe(next.urn);
+      expect(run.lines().filter((l) => l.event === 'apply-error')).toEqual([]);
+      // Still holding every socket it could: /healthz answers (the idle ones are closed after seconds).
+      await eventually(async () => expect((await get(run.address, '/healthz'))?.status).toBe(200), BINARY_WAIT_MS);
+      // It holds at most its cap of them: never near its limit.
+      expect(openFds(pid)).toBeLessThan(limit - 16);
+      for (const socket of sockets.splice(0)) socket.destroy();
+      run.child.kill('SIGTERM');
+      expect(await run.exit, run.stderr()).toEqual({ code: 0, signal: null });
+    },
+  );
 });
 
 describe('watch and a 429 with Retry-After', () => {
@@ -117,7 +132,12 @@ describe('watch and a 429 with Retry-After', () => {
     // Each retry came at least the 2 s asked after the 429 was sent (its request's arrival is earlier still).
     expect(lists[1]!.at - lists[0]!.at).toBeGreaterThanOrEqual(1_990);
     expect(lists[2]!.at - lists[1]!.at).toBeGreaterThanOrEqual(1_990);
-    expect(run.lines().filter((l) => l.event === 'watch-error').map((l) => l.retryInMs)).toEqual([2000, 2000]);
+    expect(
+      run
+        .lines()
+        .filter((l) => l.event === 'watch-error')
+        .map((l) => l.retryInMs),
+    ).toEqual([2000, 2000]);
 
     // The same on the watch: it ends, its re-open is answered 429, the restart waits.
     await eventually(() => expect(kube.emu.openWatches).toBe(1), BINARY_WAIT_MS);
@@ -132,7 +152,12 @@ describe('watch and a 429 with Retry-After', () => {
       return at;
     }, BINARY_WAIT_MS);
     expect(watches()[refusedAt + 1]!.at - watches()[refusedAt]!.at).toBeGreaterThanOrEqual(2_990);
-    expect(run.lines().filter((l) => l.event === 'watch-error').map((l) => l.retryInMs)).toEqual([2000, 2000, 3000]);
+    expect(
+      run
+        .lines()
+        .filter((l) => l.event === 'watch-error')
+        .map((l) => l.retryInMs),
+    ).toEqual([2000, 2000, 3000]);
     await eventually(() => expect(kube.emu.openWatches).toBe(1), BINARY_WAIT_MS);
     const next = newIdentity();
     kube.update(identityData(next));
@@ -209,7 +234,12 @@ describe('watch refuses an identity it must not apply, and the runner keeps runn
     expect(run.stdout().length).toBeLessThan(64 * 1024);
     expect(() => process.kill(childPid, 0)).not.toThrow();
     expect(await lines()).toEqual([`start ${first.urn}`]);
-    expect(run.lines().filter((l) => ['child-restarted', 'apply-error', 'written'].includes(l.event as string)).map((l) => l.event)).toEqual(['written']);
+    expect(
+      run
+        .lines()
+        .filter((l) => ['child-restarted', 'apply-error', 'written'].includes(l.event as string))
+        .map((l) => l.event),
+    ).toEqual(['written']);
     // The next valid identity is applied as usual.
     const next = newIdentity();
     kube.update(identityData(next));

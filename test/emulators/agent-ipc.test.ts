@@ -36,7 +36,10 @@ describe('agent IPC emulator', () => {
     expect(await get('/agent/hostname', auth)).toEqual({ status: 200, body: 'i-0abc123' });
     emu.set({ hostname: '' });
     expect(await get('/agent/hostname', auth)).toEqual({ status: 200, body: '' });
-    expect(await get('/agent/version', auth)).toEqual({ status: 200, body: { Major: 7, Minor: 66, Patch: 0, Pre: '', Meta: '', Commit: 'abc1234' } });
+    expect(await get('/agent/version', auth)).toEqual({
+      status: 200,
+      body: { Major: 7, Minor: 66, Patch: 0, Pre: '', Meta: '', Commit: 'abc1234' },
+    });
     emu.set({ version: null });
     expect((await get('/agent/version', auth)).status).toBe(404);
   });

@@ -18,7 +18,10 @@ describe('cloud metadata emulator', () => {
     expect(await call('/latest/meta-data/instance-id')).toEqual({ status: 200, body: 'i-0abc123def4567890' });
     const token = await call('/latest/api/token', { method: 'PUT', headers: { 'X-aws-ec2-metadata-token-ttl-seconds': '21600' } });
     expect(token.status).toBe(200);
-    expect(await call('/latest/meta-data/instance-id', { headers: { 'X-aws-ec2-metadata-token': token.body } })).toEqual({ status: 200, body: 'i-0abc123def4567890' });
+    expect(await call('/latest/meta-data/instance-id', { headers: { 'X-aws-ec2-metadata-token': token.body } })).toEqual({
+      status: 200,
+      body: 'i-0abc123def4567890',
+    });
     expect((await call('/latest/meta-data/instance-id', { headers: { 'X-aws-ec2-metadata-token': 'forged' } })).status).toBe(401);
     expect((await call('/latest/api/token', { method: 'PUT' })).status).toBe(400);
   });
@@ -27,7 +30,9 @@ describe('cloud metadata emulator', () => {
     emu = await startCloudMetadataEmulator({ ec2: { instanceId: 'i-1', imdsv2: 'required' } });
     expect((await call('/latest/meta-data/instance-id')).status).toBe(401);
     emu.set({ ec2: { instanceId: 'i-1', imdsv2: 'v1-only' } });
-    expect((await call('/latest/api/token', { method: 'PUT', headers: { 'X-aws-ec2-metadata-token-ttl-seconds': '60' } })).status).toBe(404);
+    expect((await call('/latest/api/token', { method: 'PUT', headers: { 'X-aws-ec2-metadata-token-ttl-seconds': '60' } })).status).toBe(
+      404,
+    );
     expect((await call('/latest/meta-data/instance-id')).status).toBe(200);
   });
 
@@ -37,7 +42,10 @@ describe('cloud metadata emulator', () => {
       azure: { vmId: 'vm-id', name: 'vm1', resourceGroupName: 'rg', subscriptionId: 'sub' },
     });
     expect((await call('/computeMetadata/v1/instance/hostname')).status).toBe(403);
-    expect(await call('/computeMetadata/v1/instance/hostname', { headers: { 'Metadata-Flavor': 'Google' } })).toEqual({ status: 200, body: 'vm1.c.proj.internal' });
+    expect(await call('/computeMetadata/v1/instance/hostname', { headers: { 'Metadata-Flavor': 'Google' } })).toEqual({
+      status: 200,
+      body: 'vm1.c.proj.internal',
+    });
     expect((await call('/metadata/instance/compute?api-version=2017-08-01')).status).toBe(400);
     expect((await call('/metadata/instance/compute', { headers: { Metadata: 'true' } })).status).toBe(400);
     const azure = await call('/metadata/instance/compute?api-version=2017-08-01', { headers: { Metadata: 'true' } });
@@ -56,7 +64,12 @@ describe('cloud metadata emulator', () => {
 
   it('a slow provider can be outwaited by a client timeout', async () => {
     emu = await startCloudMetadataEmulator({ gce: { hostname: 'slow' }, delayMs: { gce: 5_000 } });
-    await expect(fetch(`${emu.url}/computeMetadata/v1/instance/hostname`, { headers: { 'Metadata-Flavor': 'Google' }, signal: AbortSignal.timeout(100) })).rejects.toThrow();
+    await expect(
+      fetch(`${emu.url}/computeMetadata/v1/instance/hostname`, {
+        headers: { 'Metadata-Flavor': 'Google' },
+        signal: AbortSignal.timeout(100),
+      }),
+    ).rejects.toThrow();
   });
 
   it('closedLoopbackUrl refuses connections', async () => {

@@ -89,7 +89,9 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     // A CronJob's validation (schedule, restartPolicy) is the real apiserver's: the emulator stores workloads as written.
   });
 
-  it('the CronJob’s Role grants each verb its command needs (--agent, the rotation, --rollout), on the named objects only', { timeout: 120_000 }, async () => {
+  it('the CronJob’s Role grants each verb its command needs (--agent, the rotation, --rollout), on the named objects only', {
+    timeout: 120_000,
+  }, async () => {
     expect(await canI('get', 'secrets/datadog-private-action-runner-identity')).toBe('no');
     const applied = await kubectl(['apply', '-f', join(DEPLOY, 'rotation-cronjob.yaml')]);
     expect(applied.stderr).toBe('');
@@ -135,7 +137,13 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     expect(await answers(refused)).toEqual(refused.map(([verb, what]) => `${verb} ${what}: no`));
     // `can-i --list` (a SelfSubjectRulesReview as that user) shows the Role's rules.
     const rules = await rulesIn(kubectl, NS, SA);
-    expect(rules).toContainEqual(expect.objectContaining({ resources: ['secrets'], resourceNames: ['datadog-private-action-runner-identity'], verbs: expect.arrayContaining(['get', 'list', 'watch', 'update']) }));
+    expect(rules).toContainEqual(
+      expect.objectContaining({
+        resources: ['secrets'],
+        resourceNames: ['datadog-private-action-runner-identity'],
+        verbs: expect.arrayContaining(['get', 'list', 'watch', 'update']),
+      }),
+    );
     expect(rules).toContainEqual(expect.objectContaining({ resources: ['secrets'], resourceNames: ['datadog-secret'], verbs: ['get'] }));
     expect(rules).toContainEqual(expect.objectContaining({ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }));
     // Nothing outside its namespace.
@@ -146,20 +154,54 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     const docs = (await readFile(join(DEPLOY, 'rotation-cronjob.yaml'), 'utf8')).split(/^---$/m);
     const cron = docs.find((d) => /^kind: CronJob$/m.test(d))!;
     expect(cron).not.toMatch(/DD_[A-Z_]+|env:|envFrom:|my-cluster|datadoghq\.com/);
-    expect(cron).toContain(['- rotate-par-identity', '- --agent', '- deployment/datadog-cluster-agent', '- --if-older-than', '- 90d', '- --rollout', '- deployment/datadog-cluster-agent', '- --json'].map((a) => `                ${a}`).join('\n'));
+    expect(cron).toContain(
+      [
+        '- rotate-par-identity',
+        '- --agent',
+        '- deployment/datadog-cluster-agent',
+        '- --if-older-than',
+        '- 90d',
+        '- --rollout',
+        '- deployment/datadog-cluster-agent',
+        '- --json',
+      ]
+        .map((a) => `                ${a}`)
+        .join('\n'),
+    );
     expect(cron).not.toMatch(/ -n\b|--namespace|-c\b/);
   });
 
   it('a bearer token of that ServiceAccount gets exactly what the applied Role grants', async () => {
     // How an e2e test runs the CronJob's command: a token whose user is the ServiceAccount, no grants of its own.
     emu.addToken('rotator-token', { user: SA, rules: [] });
-    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-private-action-runner-identity', namespace: NS }, type: 'Opaque', data: {} });
+    emu.createObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'datadog-private-action-runner-identity', namespace: NS },
+      type: 'Opaque',
+      data: {},
+    });
     emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-secret', namespace: NS }, type: 'Opaque', data: {} });
-    emu.createObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'datadog-cluster-agent', namespace: NS }, type: 'Opaque', data: {} });
-    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-private-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
+    emu.createObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'datadog-cluster-agent', namespace: NS },
+      type: 'Opaque',
+      data: {},
+    });
+    expect(
+      (await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-private-action-runner-identity`, { token: 'rotator-token' }))
+        .status,
+    ).toBe(200);
     expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-secret`, { token: 'rotator-token' })).status).toBe(200);
     expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets/datadog-cluster-agent`, { token: 'rotator-token' })).status).toBe(403);
-    expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Ddatadog-private-action-runner-identity`, { token: 'rotator-token' })).status).toBe(200);
+    expect(
+      (
+        await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Ddatadog-private-action-runner-identity`, {
+          token: 'rotator-token',
+        })
+      ).status,
+    ).toBe(200);
     expect((await call(emu, 'GET', `/api/v1/namespaces/${NS}/secrets`, { token: 'rotator-token' })).status).toBe(403);
   });
 
@@ -181,6 +223,8 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('deploy/ manifests against the
     emu.addToken('plain-user', { user: 'alice', namespace: NS, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] });
     const cfg = join(dir, 'alice.yaml');
     await emu.writeKubeconfig(cfg, { token: 'plain-user', namespace: NS });
-    await expect(review(kubectlIn(dir, cfg), 'get', 'secrets/private-action-runner-identity', { namespace: NS, as: SA })).rejects.toThrow(`serviceaccounts "par-identity-rotator" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "${NS}"`);
+    await expect(review(kubectlIn(dir, cfg), 'get', 'secrets/private-action-runner-identity', { namespace: NS, as: SA })).rejects.toThrow(
+      `serviceaccounts "par-identity-rotator" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "${NS}"`,
+    );
   });
 });

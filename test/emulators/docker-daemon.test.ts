@@ -15,7 +15,13 @@ function get(path: string): Promise<{ status: number; body: string; apiVersion?:
       res.on('data', (d: Buffer) => {
         body += d.toString();
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ...(typeof res.headers['api-version'] === 'string' ? { apiVersion: res.headers['api-version'] } : {}) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body,
+          ...(typeof res.headers['api-version'] === 'string' ? { apiVersion: res.headers['api-version'] } : {}),
+        }),
+      );
     });
     req.on('error', reject);
     req.end();

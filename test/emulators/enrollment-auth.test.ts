@@ -8,11 +8,7 @@ import {
   ROUTE_PATHS,
   startEnrollmentEmulator,
 } from '../../emulators/enrollment/index.js';
-import {
-  enrollmentBody,
-  enrollmentHeaders,
-  newRunnerKeyPair,
-} from '../../emulators/enrollment/known-good-requests.js';
+import { enrollmentBody, enrollmentHeaders, newRunnerKeyPair } from '../../emulators/enrollment/known-good-requests.js';
 
 let emu: EnrollmentEmulator;
 const keys = newRunnerKeyPair();
@@ -167,8 +163,14 @@ describe('GET /api/v2/validate_keys (docs/protocol.md §13)', () => {
   }
 
   it('answers 200 {"status":"ok"} for two valid keys, a key without the enrollment scope included', async () => {
-    expect(await check({ 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': DEFAULT_APP_KEY })).toEqual({ status: 200, json: { status: 'ok' } });
-    expect(await check({ 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': DEFAULT_FORBIDDEN_APP_KEY })).toEqual({ status: 200, json: { status: 'ok' } });
+    expect(await check({ 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': DEFAULT_APP_KEY })).toEqual({
+      status: 200,
+      json: { status: 'ok' },
+    });
+    expect(await check({ 'DD-API-KEY': DEFAULT_API_KEY, 'DD-APPLICATION-KEY': DEFAULT_FORBIDDEN_APP_KEY })).toEqual({
+      status: 200,
+      json: { status: 'ok' },
+    });
   });
 
   it.each([

@@ -1,12 +1,7 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  DEFAULT_API_KEY,
-  type EnrollmentEmulator,
-  ROUTE_PATHS,
-  startEnrollmentEmulator,
-} from '../../emulators/enrollment/index.js';
+import { DEFAULT_API_KEY, type EnrollmentEmulator, ROUTE_PATHS, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
 import {
   enrollmentBody,
   enrollmentHeaders,
@@ -131,9 +126,7 @@ describe('status sequences', () => {
   it('scripts the health check too', async () => {
     const enrolled = JSON.parse((await enroll()).text) as { data: { id: string } };
     emu.script('health', { status: 503, retryAfter: '1' });
-    const { path, headers } = healthCheckRequest(
-      signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId: enrolled.data.id }),
-    );
+    const { path, headers } = healthCheckRequest(signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId: enrolled.data.id }));
     const first = await request(`${emu.url}${path}`, { headers });
     await first.body.dump();
     const second = await request(`${emu.url}${path}`, { headers });

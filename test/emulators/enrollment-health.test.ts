@@ -2,11 +2,7 @@ import { randomUUID, sign } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type EnrollmentEmulator,
-  ROUTE_PATHS,
-  startEnrollmentEmulator,
-} from '../../emulators/enrollment/index.js';
+import { type EnrollmentEmulator, ROUTE_PATHS, startEnrollmentEmulator } from '../../emulators/enrollment/index.js';
 import {
   enrollmentBody,
   enrollmentHeaders,
@@ -100,36 +96,117 @@ describe('rejected JWTs (401 with a reason)', () => {
   };
   const cases: Case[] = [
     ['no JWT header', () => undefined, /X-Datadog-OnPrem-JWT header missing/],
-    ['not three parts', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId)).split('.').slice(0, 2).join('.'), /3 dot-separated parts/],
-    ['header not JSON', ({ keys, runnerId }) => `bm90anNvbg.${rawJwt(keys, good, claims(runnerId)).split('.').slice(1).join('.')}`, /header is not base64url-encoded JSON/],
+    [
+      'not three parts',
+      ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId)).split('.').slice(0, 2).join('.'),
+      /3 dot-separated parts/,
+    ],
+    [
+      'header not JSON',
+      ({ keys, runnerId }) => `bm90anNvbg.${rawJwt(keys, good, claims(runnerId)).split('.').slice(1).join('.')}`,
+      /header is not base64url-encoded JSON/,
+    ],
     ['padded base64', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId)).replace('.', '=.'), /header is not base64url/],
     ['alg ES384', ({ keys, runnerId }) => rawJwt(keys, { ...good, alg: 'ES384' }, claims(runnerId)), /alg must be ES256, got "ES384"/],
     ['alg none', ({ keys, runnerId }) => rawJwt(keys, { ...good, alg: 'none' }, claims(runnerId)), /alg must be ES256, got "none"/],
     ['alg HS256', ({ keys, runnerId }) => rawJwt(keys, { ...good, alg: 'HS256' }, claims(runnerId)), /alg must be ES256/],
     ['typ missing', ({ keys, runnerId }) => rawJwt(keys, { alg: 'ES256', cty: 'JWT' }, claims(runnerId)), /typ must be "JWT"/],
-    ['typ jwt (lower case)', ({ keys, runnerId }) => rawJwt(keys, { ...good, typ: 'jwt' }, claims(runnerId)), /typ must be "JWT", got "jwt"/],
+    [
+      'typ jwt (lower case)',
+      ({ keys, runnerId }) => rawJwt(keys, { ...good, typ: 'jwt' }, claims(runnerId)),
+      /typ must be "JWT", got "jwt"/,
+    ],
     ['cty missing', ({ keys, runnerId }) => rawJwt(keys, { alg: 'ES256', typ: 'JWT' }, claims(runnerId)), /cty must be "JWT"/],
     ['cty json', ({ keys, runnerId }) => rawJwt(keys, { ...good, cty: 'json' }, claims(runnerId)), /cty must be "JWT"/],
     ['kid present', ({ keys, runnerId }) => rawJwt(keys, { ...good, kid: 'thumbprint' }, claims(runnerId)), /must not carry a kid/],
-    ['extra header member', ({ keys, runnerId }) => rawJwt(keys, { ...good, jku: 'https://x' }, claims(runnerId)), /unexpected members: jku/],
-    ['orgId a string', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { orgId: String(emu.orgId) })), /orgId must be an integer JSON number/],
+    [
+      'extra header member',
+      ({ keys, runnerId }) => rawJwt(keys, { ...good, jku: 'https://x' }, claims(runnerId)),
+      /unexpected members: jku/,
+    ],
+    [
+      'orgId a string',
+      ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { orgId: String(emu.orgId) })),
+      /orgId must be an integer JSON number/,
+    ],
     ['orgId missing', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { orgId: undefined })), /orgId must be an integer/],
-    ['runnerId missing', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { runnerId: undefined })), /runnerId must be a non-empty string/],
-    ['runnerId a number', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { runnerId: 7 })), /runnerId must be a non-empty string/],
+    [
+      'runnerId missing',
+      ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { runnerId: undefined })),
+      /runnerId must be a non-empty string/,
+    ],
+    [
+      'runnerId a number',
+      ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { runnerId: 7 })),
+      /runnerId must be a non-empty string/,
+    ],
     ['iat missing', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { iat: undefined })), /iat must be an integer/],
-    ['iat fractional', ({ keys, runnerId }) => { const iat = nowSeconds() + 0.5; return rawJwt(keys, good, claims(runnerId, { iat, exp: iat + 60 })); }, /iat must be an integer/],
+    [
+      'iat fractional',
+      ({ keys, runnerId }) => {
+        const iat = nowSeconds() + 0.5;
+        return rawJwt(keys, good, claims(runnerId, { iat, exp: iat + 60 }));
+      },
+      /iat must be an integer/,
+    ],
     ['exp missing', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { exp: undefined })), /exp must be an integer/],
-    ['exp = iat + 120', ({ keys, runnerId }) => { const iat = nowSeconds(); return signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat, exp: iat + 120 }); }, /exp must be iat \+ 60, got exp - iat = 120/],
-    ['exp = iat + 59', ({ keys, runnerId }) => { const iat = nowSeconds(); return signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat, exp: iat + 59 }); }, /exp - iat = 59/],
+    [
+      'exp = iat + 120',
+      ({ keys, runnerId }) => {
+        const iat = nowSeconds();
+        return signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat, exp: iat + 120 });
+      },
+      /exp must be iat \+ 60, got exp - iat = 120/,
+    ],
+    [
+      'exp = iat + 59',
+      ({ keys, runnerId }) => {
+        const iat = nowSeconds();
+        return signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat, exp: iat + 59 });
+      },
+      /exp - iat = 59/,
+    ],
     ['extra claim', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId, { sub: 'x' })), /unexpected claims: sub/],
-    ['expired', ({ keys, runnerId }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat: nowSeconds() - 600 }), /JWT expired/],
-    ['issued in the future', ({ keys, runnerId }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat: nowSeconds() + 600 }), /issued in the future/],
+    [
+      'expired',
+      ({ keys, runnerId }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat: nowSeconds() - 600 }),
+      /JWT expired/,
+    ],
+    [
+      'issued in the future',
+      ({ keys, runnerId }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId, iat: nowSeconds() + 600 }),
+      /issued in the future/,
+    ],
     ['unknown runner', ({ keys }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId: randomUUID() }), /unknown runner/],
-    ['signed by another key', ({ runnerId }) => signRunnerJwt(newRunnerKeyPair().privateKey, { orgId: emu.orgId, runnerId }), /signature does not verify/],
-    ['DER signature instead of r||s', ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId), 'der'), /signature must be 64 bytes \(JOSE r\|\|s, not DER\)/],
-    ['payload changed after signing', ({ keys, runnerId }) => { const [h, , s] = signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId }).split('.'); const iat = nowSeconds() + 1; return `${h}.${b64({ orgId: emu.orgId, runnerId, iat, exp: iat + 60 })}.${s}`; }, /signature does not verify/],
-    ['empty signature', ({ keys, runnerId }) => `${rawJwt(keys, good, claims(runnerId)).split('.').slice(0, 2).join('.')}.`, /signature is not base64url/],
-    ['wrong org', ({ keys, runnerId }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId + 1, runnerId }), /orgId \d+ is not the org of runner/],
+    [
+      'signed by another key',
+      ({ runnerId }) => signRunnerJwt(newRunnerKeyPair().privateKey, { orgId: emu.orgId, runnerId }),
+      /signature does not verify/,
+    ],
+    [
+      'DER signature instead of r||s',
+      ({ keys, runnerId }) => rawJwt(keys, good, claims(runnerId), 'der'),
+      /signature must be 64 bytes \(JOSE r\|\|s, not DER\)/,
+    ],
+    [
+      'payload changed after signing',
+      ({ keys, runnerId }) => {
+        const [h, , s] = signRunnerJwt(keys.privateKey, { orgId: emu.orgId, runnerId }).split('.');
+        const iat = nowSeconds() + 1;
+        return `${h}.${b64({ orgId: emu.orgId, runnerId, iat, exp: iat + 60 })}.${s}`;
+      },
+      /signature does not verify/,
+    ],
+    [
+      'empty signature',
+      ({ keys, runnerId }) => `${rawJwt(keys, good, claims(runnerId)).split('.').slice(0, 2).join('.')}.`,
+      /signature is not base64url/,
+    ],
+    [
+      'wrong org',
+      ({ keys, runnerId }) => signRunnerJwt(keys.privateKey, { orgId: emu.orgId + 1, runnerId }),
+      /orgId \d+ is not the org of runner/,
+    ],
   ];
 
   it.each(cases)('%s', async (_name, make, reason) => {
@@ -191,19 +268,35 @@ describe('other runtime headers and query parameters (400)', () => {
   const cases: [string, (h: Record<string, string>, q: URLSearchParams) => void, RegExp][] = [
     ['X-Datadog-OnPrem-Version missing', (h) => delete h['X-Datadog-OnPrem-Version'], /header X-Datadog-OnPrem-Version missing/],
     ['X-Datadog-OnPrem-Modes missing', (h) => delete h['X-Datadog-OnPrem-Modes'], /header X-Datadog-OnPrem-Modes missing/],
-    ['X-Datadog-OnPrem-Modes push', (h) => { h['X-Datadog-OnPrem-Modes'] = 'push'; }, /X-Datadog-OnPrem-Modes must be "pull"/],
+    [
+      'X-Datadog-OnPrem-Modes push',
+      (h) => {
+        h['X-Datadog-OnPrem-Modes'] = 'push';
+      },
+      /X-Datadog-OnPrem-Modes must be "pull"/,
+    ],
     ['X-Datadog-OnPrem-Platform missing', (h) => delete h['X-Datadog-OnPrem-Platform'], /header X-Datadog-OnPrem-Platform missing/],
     ['X-Datadog-OnPrem-Architecture missing', (h) => delete h['X-Datadog-OnPrem-Architecture'], /X-Datadog-OnPrem-Architecture missing/],
     ['X-Datadog-OnPrem-Flavor missing', (h) => delete h['X-Datadog-OnPrem-Flavor'], /X-Datadog-OnPrem-Flavor missing/],
     ['X-Datadog-OnPrem-Containerized missing', (h) => delete h['X-Datadog-OnPrem-Containerized'], /X-Datadog-OnPrem-Containerized missing/],
-    ['X-Datadog-OnPrem-Containerized yes', (h) => { h['X-Datadog-OnPrem-Containerized'] = 'yes'; }, /must be "true" or "false"/],
+    [
+      'X-Datadog-OnPrem-Containerized yes',
+      (h) => {
+        h['X-Datadog-OnPrem-Containerized'] = 'yes';
+      },
+      /must be "true" or "false"/,
+    ],
     ['query runnerVersion missing', (_, q) => q.delete('runnerVersion'), /query parameter runnerVersion missing/],
     ['query modes push', (_, q) => q.set('modes', 'push'), /query parameter modes must be "pull"/],
     ['query platform missing', (_, q) => q.delete('platform'), /query parameter platform missing/],
     ['query architecture missing', (_, q) => q.delete('architecture'), /query parameter architecture missing/],
     ['query flavor missing', (_, q) => q.delete('flavor'), /query parameter flavor missing/],
     ['query containerized missing', (_, q) => q.delete('containerized'), /query parameter containerized missing/],
-    ['header and query disagree', (_, q) => q.set('platform', 'windows'), /X-Datadog-OnPrem-Platform \("linux"\) differs from query parameter platform \("windows"\)/],
+    [
+      'header and query disagree',
+      (_, q) => q.set('platform', 'windows'),
+      /X-Datadog-OnPrem-Platform \("linux"\) differs from query parameter platform \("windows"\)/,
+    ],
   ];
 
   it.each(cases)('%s', async (_name, change, reason) => {

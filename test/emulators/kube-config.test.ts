@@ -12,7 +12,11 @@ describe('kubeconfig', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kube-config-'));
     try {
       seedNamespaces(emu, ['team']);
-      emu.addToken('team-token', { user: 'team-user', namespace: 'team', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }] });
+      emu.addToken('team-token', {
+        user: 'team-user',
+        namespace: 'team',
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }],
+      });
       const file = join(dir, 'config');
       await emu.writeKubeconfig(file, { token: 'team-token', namespace: 'team', contextName: 'emu-team' });
       expect((await stat(file)).mode & 0o777).toBe(0o600);

@@ -51,7 +51,12 @@ describe('objects and metadata', () => {
 
   it('uses one global, increasing resourceVersion across kinds', async () => {
     const a = emu.createObject(secret('rv-a'));
-    const cm = emu.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'rv-b', namespace: 'default' }, data: { x: 'y' } });
+    const cm = emu.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rv-b', namespace: 'default' },
+      data: { x: 'y' },
+    });
     const b = emu.updateObject({ ...a, data: { k: 'eA==' } });
     expect(Number(cm.metadata.resourceVersion)).toBe(Number(a.metadata.resourceVersion) + 1);
     expect(Number(b.metadata.resourceVersion)).toBe(Number(cm.metadata.resourceVersion) + 1);
@@ -135,7 +140,12 @@ describe('objects and metadata', () => {
     expect(put.body.metadata.resourceVersion).toBe(created.body.metadata.resourceVersion);
 
     const statusPut = await call(emu, 'PUT', '/apis/apps/v1/namespaces/default/deployments/st/status', {
-      body: { ...put.body, spec: { ...put.body.spec, replicas: 7 }, metadata: { ...put.body.metadata, labels: { changed: 'x' } }, status: { replicas: 5 } },
+      body: {
+        ...put.body,
+        spec: { ...put.body.spec, replicas: 7 },
+        metadata: { ...put.body.metadata, labels: { changed: 'x' } },
+        status: { replicas: 5 },
+      },
     });
     expect(statusPut.status).toBe(200);
     expect(statusPut.body.status).toEqual({ replicas: 5 });
@@ -198,7 +208,15 @@ describe('extension points', () => {
   });
 
   it('serves a newly registered kind through discovery, CRUD and watch', async () => {
-    emu.kinds.register({ group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true, hasStatus: true, tracksGeneration: true });
+    emu.kinds.register({
+      group: 'example.com',
+      version: 'v1',
+      kind: 'Widget',
+      plural: 'widgets',
+      namespaced: true,
+      hasStatus: true,
+      tracksGeneration: true,
+    });
     const created = await call(emu, 'POST', '/apis/example.com/v1/namespaces/ns1/widgets', {
       body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
     });
@@ -268,7 +286,9 @@ describe('error Status shapes', () => {
     expect(res.body.details.kind).toBe('Secret');
     expect(res.body.details.name).toBe('Bad_Name');
     expect(res.body.details.causes[0]).toMatchObject({ reason: 'FieldValueInvalid', field: 'metadata.name' });
-    expect(res.body.message).toMatch(/^Secret "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    expect(res.body.message).toMatch(
+      /^Secret "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+    );
 
     const noName = await call(emu, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: {} } });
     expect(noName.status).toBe(422);
@@ -370,7 +390,12 @@ describe('delete', () => {
       status: 'Success',
       details: { name: 'del-a', kind: 'secrets', uid: s.metadata.uid },
     });
-    emu.createObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+    emu.createObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
     const pod = await call(emu, 'DELETE', '/api/v1/namespaces/default/pods/p');
     expect(pod.body.kind).toBe('Pod');
     expect(pod.body.metadata.name).toBe('p');
@@ -386,8 +411,14 @@ describe('delete', () => {
     );
     const rv = await call(emu, 'DELETE', '/api/v1/namespaces/default/secrets/pre?preconditions.resourceVersion=1');
     expect(rv.status).toBe(409);
-    expect(rv.body.message).toContain(`Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${s.metadata.resourceVersion}`);
-    await core.deleteNamespacedSecret({ name: 'pre', namespace: 'default', body: { preconditions: { uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion } } });
+    expect(rv.body.message).toContain(
+      `Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${s.metadata.resourceVersion}`,
+    );
+    await core.deleteNamespacedSecret({
+      name: 'pre',
+      namespace: 'default',
+      body: { preconditions: { uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion } },
+    });
     expect(emu.getObject('v1', 'Secret', 'default', 'pre')).toBeUndefined();
   });
 
@@ -418,7 +449,12 @@ describe('delete', () => {
 
 describe('patch', () => {
   it('merge patch merges maps and deletes with null', async () => {
-    emu.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mp', namespace: 'default', labels: { a: '1', b: '2' } }, data: { x: '1', y: '2' } });
+    emu.createObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'mp', namespace: 'default', labels: { a: '1', b: '2' } },
+      data: { x: '1', y: '2' },
+    });
     const res = await core.patchNamespacedConfigMap(
       { name: 'mp', namespace: 'default', body: { metadata: { labels: { b: null, c: '3' } }, data: { y: null, z: '3' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -438,7 +474,15 @@ describe('patch', () => {
             template: {
               spec: {
                 containers: [
-                  { name: 'main', image: 'nginx:1.28', env: [{ name: 'B', value: 'changed' }, { name: 'C', value: '3' }, { name: 'A', $patch: 'delete' }] },
+                  {
+                    name: 'main',
+                    image: 'nginx:1.28',
+                    env: [
+                      { name: 'B', value: 'changed' },
+                      { name: 'C', value: '3' },
+                      { name: 'A', $patch: 'delete' },
+                    ],
+                  },
                   { name: 'sidecar', image: 'busybox:1' },
                 ],
               },
@@ -579,7 +623,11 @@ describe('list', () => {
     expect(first.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['l-a', 'l-b']);
     expect(first.body.metadata.remainingItemCount).toBe(2);
     emu.deleteObject('v1', 'ConfigMap', 'ns2', 'l-c');
-    const second = await call(emu, 'GET', `/api/v1/namespaces/ns2/configmaps?limit=2&continue=${encodeURIComponent(first.body.metadata.continue)}`);
+    const second = await call(
+      emu,
+      'GET',
+      `/api/v1/namespaces/ns2/configmaps?limit=2&continue=${encodeURIComponent(first.body.metadata.continue)}`,
+    );
     expect(second.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['l-c', 'l-d']);
     expect(second.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
     expect(second.body.metadata.continue).toBeUndefined();
@@ -588,7 +636,11 @@ describe('list', () => {
   it('honours resourceVersion on list: exact reads of history, too large, too old', async () => {
     const cm = emu.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hist', namespace: 'ns1' }, data: { v: '1' } });
     emu.updateObject({ ...cm, data: { v: '2' } });
-    const exact = await call(emu, 'GET', `/api/v1/namespaces/ns1/configmaps?resourceVersion=${cm.metadata.resourceVersion}&resourceVersionMatch=Exact`);
+    const exact = await call(
+      emu,
+      'GET',
+      `/api/v1/namespaces/ns1/configmaps?resourceVersion=${cm.metadata.resourceVersion}&resourceVersionMatch=Exact`,
+    );
     expect(exact.status).toBe(200);
     expect(exact.body.metadata.resourceVersion).toBe(cm.metadata.resourceVersion);
     expect(exact.body.items.find((i: { metadata: { name: string } }) => i.metadata.name === 'hist').data).toEqual({ v: '1' });
@@ -604,7 +656,12 @@ describe('scale subresource', () => {
   it('serves autoscaling/v1 Scale and writes spec.replicas through it', async () => {
     emu.createObject(deployment('scaled'));
     const scale = await call(emu, 'GET', '/apis/apps/v1/namespaces/default/deployments/scaled/scale');
-    expect(scale.body).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 }, status: { replicas: 0, selector: 'app=scaled' } });
+    expect(scale.body).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 2 },
+      status: { replicas: 0, selector: 'app=scaled' },
+    });
     const put = await call(emu, 'PUT', '/apis/apps/v1/namespaces/default/deployments/scaled/scale', {
       body: { ...scale.body, spec: { replicas: 6 } },
     });
@@ -643,6 +700,8 @@ describe('discovery', () => {
       accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json',
     });
     expect(aggregated.contentType).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
-    expect(aggregated.body.items[0].versions[0].resources.find((r: { resource: string }) => r.resource === 'deployments').scope).toBe('Namespaced');
+    expect(aggregated.body.items[0].versions[0].resources.find((r: { resource: string }) => r.resource === 'deployments').scope).toBe(
+      'Namespaced',
+    );
   });
 });

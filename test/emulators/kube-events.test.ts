@@ -39,9 +39,21 @@ beforeAll(async () => {
   emu = await startSeeded();
   ident = emu.createObject(secret('ident', 'ns1'));
   web = emu.createObject(deployment('web', 'ns1'));
-  emu.addToken('no-events', { user: 'system:serviceaccount:ns1:rotator', namespace: 'ns1', rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] });
-  emu.addToken('core-events-only', { user: 'core-writer', namespace: 'ns1', rules: [{ apiGroups: [''], resources: ['events'], verbs: ['create'] }] });
-  emu.addToken('events-writer', { user: 'events-writer', namespace: 'ns1', rules: [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }] });
+  emu.addToken('no-events', {
+    user: 'system:serviceaccount:ns1:rotator',
+    namespace: 'ns1',
+    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+  });
+  emu.addToken('core-events-only', {
+    user: 'core-writer',
+    namespace: 'ns1',
+    rules: [{ apiGroups: [''], resources: ['events'], verbs: ['create'] }],
+  });
+  emu.addToken('events-writer', {
+    user: 'events-writer',
+    namespace: 'ns1',
+    rules: [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }],
+  });
 });
 afterAll(() => emu.close());
 
@@ -49,13 +61,36 @@ describe('two views of one Event', () => {
   it('an events.k8s.io/v1 Event reads back through core/v1 with the fields mapped', async () => {
     const created = await call(emu, 'POST', EV1, { body: newEvent(ident, 'IdentityRotated') });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ apiVersion: 'events.k8s.io/v1', kind: 'Event', regarding: ref(ident), note: 'IdentityRotated happened', reportingController: 'par-identity', reportingInstance: 'host-1', action: 'Rotate', eventTime: TIME });
+    expect(created.body).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      regarding: ref(ident),
+      note: 'IdentityRotated happened',
+      reportingController: 'par-identity',
+      reportingInstance: 'host-1',
+      action: 'Rotate',
+      eventTime: TIME,
+    });
     expect(created.body.deprecatedFirstTimestamp).toBeNull();
     const name = created.body.metadata.name as string;
     expect(name).toMatch(/^ident\.[a-z0-9]{5}$/);
     const core = await call(emu, 'GET', `${CORE}/${name}`);
     expect(core.status).toBe(200);
-    expect(core.body).toMatchObject({ apiVersion: 'v1', kind: 'Event', involvedObject: ref(ident), message: 'IdentityRotated happened', reportingComponent: 'par-identity', reportingInstance: 'host-1', action: 'Rotate', eventTime: TIME, reason: 'IdentityRotated', type: 'Normal', source: {}, firstTimestamp: null, lastTimestamp: null });
+    expect(core.body).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Event',
+      involvedObject: ref(ident),
+      message: 'IdentityRotated happened',
+      reportingComponent: 'par-identity',
+      reportingInstance: 'host-1',
+      action: 'Rotate',
+      eventTime: TIME,
+      reason: 'IdentityRotated',
+      type: 'Normal',
+      source: {},
+      firstTimestamp: null,
+      lastTimestamp: null,
+    });
     expect(core.body).not.toHaveProperty('regarding');
     expect(core.body).not.toHaveProperty('note');
     expect(core.body.metadata.resourceVersion).toBe(created.body.metadata.resourceVersion);
@@ -116,9 +151,14 @@ describe('two views of one Event', () => {
   });
 
   it('checks that a legacy core Event lives in the namespace of its object', async () => {
-    const res = await call(emu, 'POST', CORE, { body: { metadata: { name: 'wrong-ns' }, involvedObject: { ...ref(ident), namespace: 'ns2' }, reason: 'X', message: 'y' } });
+    const res = await call(emu, 'POST', CORE, {
+      body: { metadata: { name: 'wrong-ns' }, involvedObject: { ...ref(ident), namespace: 'ns2' }, reason: 'X', message: 'y' },
+    });
     expect(res.status).toBe(422);
-    expect(res.body.details.causes[0]).toMatchObject({ field: 'involvedObject.namespace', message: 'Invalid value: "ns2": does not match event.namespace' });
+    expect(res.body.details.causes[0]).toMatchObject({
+      field: 'involvedObject.namespace',
+      message: 'Invalid value: "ns2": does not match event.namespace',
+    });
   });
 });
 
@@ -128,11 +168,19 @@ describe('field selectors', () => {
     await call(emu, 'POST', EV1, { body: newEvent(web, 'RolloutFailed', { type: 'Warning' }) });
     const names = (body: { items: Array<{ reason: string }> }) => body.items.map((e) => e.reason).sort();
     const sel = (path: string, s: string) => call(emu, 'GET', `${path}?fieldSelector=${encodeURIComponent(s)}`);
-    expect(names((await sel(EV1, `regarding.kind=Secret,regarding.name=ident,regarding.uid=${ident.metadata.uid}`)).body)).toEqual(['IdentityRotated']);
-    expect(names((await sel(CORE, `involvedObject.kind=Secret,involvedObject.name=ident,involvedObject.namespace=ns1`)).body)).toEqual(['IdentityRotated']);
+    expect(names((await sel(EV1, `regarding.kind=Secret,regarding.name=ident,regarding.uid=${ident.metadata.uid}`)).body)).toEqual([
+      'IdentityRotated',
+    ]);
+    expect(names((await sel(CORE, `involvedObject.kind=Secret,involvedObject.name=ident,involvedObject.namespace=ns1`)).body)).toEqual([
+      'IdentityRotated',
+    ]);
     expect(names((await sel(EV1, `regarding.name=web,type=Warning`)).body)).toEqual(['RolloutFailed']);
     expect(names((await sel(CORE, `involvedObject.uid=${web.metadata.uid},reason=RolloutStarted`)).body)).toEqual(['RolloutStarted']);
-    expect(names((await sel(EV1, 'reportingController=par-identity,regarding.namespace=ns1')).body)).toEqual(['IdentityRotated', 'RolloutFailed', 'RolloutStarted']);
+    expect(names((await sel(EV1, 'reportingController=par-identity,regarding.namespace=ns1')).body)).toEqual([
+      'IdentityRotated',
+      'RolloutFailed',
+      'RolloutStarted',
+    ]);
     // Each version knows only its own labels, as the apiserver's field label conversions do.
     for (const [path, label] of [
       [EV1, 'involvedObject.name'],
@@ -147,15 +195,34 @@ describe('field selectors', () => {
   });
 
   it('watches events.k8s.io/v1 with a regarding selector and sees a core/v1 write in its own form', async () => {
-    const w = await RawWatch.open(emu, `${EV1}?watch=true&fieldSelector=${encodeURIComponent('regarding.name=ident,reason=IdentityRolledBack')}&resourceVersion=${emu.resourceVersion}`);
+    const w = await RawWatch.open(
+      emu,
+      `${EV1}?watch=true&fieldSelector=${encodeURIComponent('regarding.name=ident,reason=IdentityRolledBack')}&resourceVersion=${emu.resourceVersion}`,
+    );
     try {
       await call(emu, 'POST', EV1, { body: newEvent(web, 'IdentityRolledBack') });
       await call(emu, 'POST', CORE, {
-        body: { metadata: { name: 'ident.rb' }, involvedObject: ref(ident), reason: 'IdentityRolledBack', message: 'rolled back', type: 'Normal', eventTime: TIME, action: 'Rollback', reportingComponent: 'par-identity', reportingInstance: 'h' },
+        body: {
+          metadata: { name: 'ident.rb' },
+          involvedObject: ref(ident),
+          reason: 'IdentityRolledBack',
+          message: 'rolled back',
+          type: 'Normal',
+          eventTime: TIME,
+          action: 'Rollback',
+          reportingComponent: 'par-identity',
+          reportingInstance: 'h',
+        },
       });
       const [ev] = await w.waitFor(1);
       expect(ev!.type).toBe('ADDED');
-      expect(ev!.object).toMatchObject({ apiVersion: 'events.k8s.io/v1', metadata: { name: 'ident.rb' }, regarding: { name: 'ident' }, note: 'rolled back', reportingController: 'par-identity' });
+      expect(ev!.object).toMatchObject({
+        apiVersion: 'events.k8s.io/v1',
+        metadata: { name: 'ident.rb' },
+        regarding: { name: 'ident' },
+        note: 'rolled back',
+        reportingController: 'par-identity',
+      });
     } finally {
       w.close();
     }
@@ -166,8 +233,20 @@ describe('discovery and RBAC', () => {
   it('lists the events.k8s.io group and its events resource', async () => {
     const groups = (await call(emu, 'GET', '/apis')).body.groups as Array<{ name: string; preferredVersion: { groupVersion: string } }>;
     expect(groups.find((g) => g.name === 'events.k8s.io')?.preferredVersion.groupVersion).toBe('events.k8s.io/v1');
-    const resources = (await call(emu, 'GET', '/apis/events.k8s.io/v1')).body.resources as Array<{ name: string; namespaced: boolean; kind: string; verbs: string[] }>;
-    expect(resources).toEqual([expect.objectContaining({ name: 'events', namespaced: true, kind: 'Event', verbs: expect.arrayContaining(['create', 'list', 'watch']) })]);
+    const resources = (await call(emu, 'GET', '/apis/events.k8s.io/v1')).body.resources as Array<{
+      name: string;
+      namespaced: boolean;
+      kind: string;
+      verbs: string[];
+    }>;
+    expect(resources).toEqual([
+      expect.objectContaining({
+        name: 'events',
+        namespaced: true,
+        kind: 'Event',
+        verbs: expect.arrayContaining(['create', 'list', 'watch']),
+      }),
+    ]);
   });
 
   it('needs create on events in the events.k8s.io group, not only in the core group', async () => {
@@ -195,14 +274,28 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('kubectl reads the Events', ()
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const rows = (out: string) => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+  const rows = (out: string) =>
+    out
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s{2,}/));
 
   it('kubectl get events selects by reason (JSON: the fake serves no server-side tables)', async () => {
     const run = await kubectl(['get', 'events', '--field-selector', 'reason=IdentityRotated', '-o', 'json']);
     expect(run.stderr).toBe('');
-    const items = (JSON.parse(run.stdout) as { items: { type: string; reason: string; involvedObject: { kind: string; name: string }; message: string }[] }).items;
+    const items = (
+      JSON.parse(run.stdout) as {
+        items: { type: string; reason: string; involvedObject: { kind: string; name: string }; message: string }[];
+      }
+    ).items;
     expect(items.length).toBeGreaterThanOrEqual(1);
-    for (const e of items) expect([e.type, e.reason, `${e.involvedObject.kind}/${e.involvedObject.name}`, e.message]).toEqual(['Normal', 'IdentityRotated', 'Secret/ident', 'IdentityRotated happened']);
+    for (const e of items)
+      expect([e.type, e.reason, `${e.involvedObject.kind}/${e.involvedObject.name}`, e.message]).toEqual([
+        'Normal',
+        'IdentityRotated',
+        'Secret/ident',
+        'IdentityRotated happened',
+      ]);
   });
 
   it('kubectl events --for secret/NAME shows only that Secret’s Events', async () => {

@@ -31,7 +31,10 @@ describe('faults', () => {
   });
 
   it('failNext can answer any code, reason and message, seen by client-node as an ApiException', async () => {
-    emu.faults.failNext({ method: 'PUT', path: /\/secrets\/target$/ }, { code: 503, reason: 'ServiceUnavailable', message: 'etcd is down' });
+    emu.faults.failNext(
+      { method: 'PUT', path: /\/secrets\/target$/ },
+      { code: 503, reason: 'ServiceUnavailable', message: 'etcd is down' },
+    );
     const core = kubeConfigFor(emu).makeApiClient(CoreV1Api);
     const s = await core.readNamespacedSecret({ name: 'target', namespace: 'default' });
     const err = await core.replaceNamespacedSecret({ name: 'target', namespace: 'default', body: s }).catch((e) => e);
@@ -87,15 +90,25 @@ describe('faults', () => {
       emu.updateObject({ ...cur, data: { k: Buffer.from('theirs').toString('base64') } });
     });
     const err = await core
-      .replaceNamespacedSecret({ name: 'target', namespace: 'default', body: { ...read, data: { k: Buffer.from('mine').toString('base64') } } as V1Secret })
+      .replaceNamespacedSecret({
+        name: 'target',
+        namespace: 'default',
+        body: { ...read, data: { k: Buffer.from('mine').toString('base64') } } as V1Secret,
+      })
       .catch((e) => e);
     expect(ran).toBe(1);
     expect(err.code).toBe(409);
     expect(parseErrorBody(err).message).toContain('the object has been modified');
-    expect(Buffer.from((emu.getObject('v1', 'Secret', 'default', 'target')!['data'] as Record<string, string>)['k']!, 'base64').toString()).toBe('theirs');
+    expect(
+      Buffer.from((emu.getObject('v1', 'Secret', 'default', 'target')!['data'] as Record<string, string>)['k']!, 'base64').toString(),
+    ).toBe('theirs');
     // One-shot: the retry goes through.
     const again = await core.readNamespacedSecret({ name: 'target', namespace: 'default' });
-    await core.replaceNamespacedSecret({ name: 'target', namespace: 'default', body: { ...again, data: { k: Buffer.from('mine').toString('base64') } } as V1Secret });
+    await core.replaceNamespacedSecret({
+      name: 'target',
+      namespace: 'default',
+      body: { ...again, data: { k: Buffer.from('mine').toString('base64') } } as V1Secret,
+    });
     expect(ran).toBe(1);
   });
 
@@ -113,7 +126,14 @@ describe('faults', () => {
     const marker = 'c2VjcmV0LXZhbHVlLW1hcmtlcg==';
     await call(emu, 'POST', '/api/v1/namespaces/default/secrets?fieldManager=t', { body: secret('rec', 'default', { k: marker }) });
     const rec = emu.requests.find((r) => r.verb === 'create' && r.resource === 'secrets');
-    expect(rec).toMatchObject({ method: 'POST', path: '/api/v1/namespaces/default/secrets', query: { fieldManager: 't' }, namespace: 'default', user: 'kubernetes-admin', status: 201 });
+    expect(rec).toMatchObject({
+      method: 'POST',
+      path: '/api/v1/namespaces/default/secrets',
+      query: { fieldManager: 't' },
+      namespace: 'default',
+      user: 'kubernetes-admin',
+      status: 201,
+    });
     expect(JSON.stringify(emu.requests)).not.toContain(marker);
   });
 });
@@ -145,7 +165,11 @@ describe('hang', () => {
         .core()
         .readNamespacedSecret({ name: 'target', namespace: 'default' })
         .catch((e: unknown) => kubeFailure(e, 'reading Secret default/target', 'Nothing was changed.'));
-      expect(err).toMatchObject({ code: 'KUBE_TIMEOUT', exitCode: 9, message: 'reading Secret default/target: no answer from the Kubernetes API within 0.1 s (request timeout)' });
+      expect(err).toMatchObject({
+        code: 'KUBE_TIMEOUT',
+        exitCode: 9,
+        message: 'reading Secret default/target: no answer from the Kubernetes API within 0.1 s (request timeout)',
+      });
       expect((err as ParError).hint).toMatch(/^Nothing was changed\./);
     } finally {
       await rm(dir, { recursive: true, force: true });

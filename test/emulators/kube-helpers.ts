@@ -123,7 +123,8 @@ export class RawWatch {
   async waitFor(n: number, timeoutMs = 5000): Promise<WatchEvent[]> {
     const deadline = Date.now() + timeoutMs;
     while (this.events.length < n) {
-      if (this.ended) throw new Error(`watch ended after ${this.events.length} events, wanted ${n}: ${JSON.stringify(this.events.map((e) => e.type))}`);
+      if (this.ended)
+        throw new Error(`watch ended after ${this.events.length} events, wanted ${n}: ${JSON.stringify(this.events.map((e) => e.type))}`);
       if (Date.now() > deadline) throw new Error(`timed out with ${this.events.length} events, wanted ${n}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.max(1, deadline - Date.now()));
@@ -179,7 +180,18 @@ export function deployment(name: string, namespace = 'default', image = 'nginx:1
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'main', image, env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] },
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              image,
+              env: [
+                { name: 'A', value: '1' },
+                { name: 'B', value: '2' },
+              ],
+            },
+          ],
+        },
       },
     },
   };

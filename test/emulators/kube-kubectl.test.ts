@@ -45,7 +45,11 @@ function kubectl(args: string[], config = adminConfig): Promise<Run> {
 }
 
 /** A long-running kubectl whose output is read while it runs. */
-function kubectlStream(args: string[]): { child: ChildProcess; out: () => string; waitFor: (pred: (out: string) => boolean) => Promise<void> } {
+function kubectlStream(args: string[]): {
+  child: ChildProcess;
+  out: () => string;
+  waitFor: (pred: (out: string) => boolean) => Promise<void>;
+} {
   const child = spawn(kubectlPath!, ['--kubeconfig', adminConfig, '--cache-dir', join(dir, 'cache'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -124,7 +128,7 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
     expect(obj.metadata.resourceVersion).toBe(stored.metadata.resourceVersion);
   });
 
-  it('get without -o prints kubectl\'s own columns (the fake serves JSON, never a Table)', async () => {
+  it("get without -o prints kubectl's own columns (the fake serves JSON, never a Table)", async () => {
     emu.createObject(secret('ktable', 'ns1', { a: 'YQ==', b: 'Yg==' }));
     const run = await kubectl(['get', 'secrets', '-n', 'ns1']);
     expect(run.code, run.stderr).toBe(0);
@@ -135,7 +139,17 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
     const file = join(dir, 'create.yaml');
     await writeFile(
       file,
-      ['apiVersion: v1', 'kind: Secret', 'metadata:', '  name: kcreate', '  namespace: ns1', 'type: Opaque', 'stringData:', '  password: hunter2', ''].join('\n'),
+      [
+        'apiVersion: v1',
+        'kind: Secret',
+        'metadata:',
+        '  name: kcreate',
+        '  namespace: ns1',
+        'type: Opaque',
+        'stringData:',
+        '  password: hunter2',
+        '',
+      ].join('\n'),
     );
     const run = await kubectl(['create', '-f', file]);
     expect(run.stderr).toBe('');
@@ -157,7 +171,9 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
     expect(run.stderr.trim()).toBe(
       `Error from server (Conflict): error when replacing "${file}": Operation cannot be fulfilled on secrets "kstale": the object has been modified; please apply your changes to the latest version and try again`,
     );
-    expect(Buffer.from((emu.getObject('v1', 'Secret', 'default', 'kstale')!['data'] as Record<string, string>)['k']!, 'base64').toString()).toBe('newer');
+    expect(
+      Buffer.from((emu.getObject('v1', 'Secret', 'default', 'kstale')!['data'] as Record<string, string>)['k']!, 'base64').toString(),
+    ).toBe('newer');
   });
 
   it('replace -f with the current resourceVersion succeeds', async () => {
@@ -267,7 +283,7 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
     }
   });
 
-  it('a typed create (kubectl sends protobuf) is refused with the apiserver\'s 415: the fake speaks JSON only', async () => {
+  it("a typed create (kubectl sends protobuf) is refused with the apiserver's 415: the fake speaks JSON only", async () => {
     const sec = await kubectl(['create', 'secret', 'generic', 'kproto', '-n', 'ns1', '--from-literal=user=admin']);
     expect(sec.code).not.toBe(0);
     expect(emu.getObject('v1', 'Secret', 'ns1', 'kproto')).toBeUndefined();
@@ -294,7 +310,9 @@ describe.skipIf(!kubectlPath && !mustRun)('kubectl against the emulator', () => 
     await writeFile(file, manifest('nginx:1.28'));
     expect((await kubectl(['apply', '-f', file])).stdout.trim()).toBe('deployment.apps/kapply configured');
     const d = emu.getObject('apps/v1', 'Deployment', 'ns2', 'kapply')!;
-    expect((d['spec'] as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]!.image).toBe('nginx:1.28');
+    expect((d['spec'] as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]!.image).toBe(
+      'nginx:1.28',
+    );
     expect(d.metadata.generation).toBe(2);
     expect(d.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration']).toContain('nginx:1.28');
   });

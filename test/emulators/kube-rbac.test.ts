@@ -31,7 +31,11 @@ beforeAll(async () => {
     ],
   });
   emu.addToken('wild', { user: 'wild', namespace: 'ns2', rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] });
-  emu.addToken('status-only', { user: 'status-only', namespace: 'ns2', rules: [{ apiGroups: ['apps'], resources: ['*/status'], verbs: ['update'] }] });
+  emu.addToken('status-only', {
+    user: 'status-only',
+    namespace: 'ns2',
+    rules: [{ apiGroups: ['apps'], resources: ['*/status'], verbs: ['update'] }],
+  });
   emu.createObject(deployment('app', 'ns2'));
 });
 afterAll(() => emu.close());
@@ -41,7 +45,15 @@ describe('authentication', () => {
     for (const token of [null, 'nope']) {
       const res = await call(emu, 'GET', '/api/v1/namespaces/ns1/secrets/identity', { token });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+      expect(res.body).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Unauthorized',
+        reason: 'Unauthorized',
+        code: 401,
+      });
     }
     expect(emu.requests.filter((r) => r.status === 401).every((r) => r.user === '')).toBe(true);
   });
@@ -61,7 +73,10 @@ describe('RBAC with resourceNames', () => {
     const s = await core.readNamespacedSecret({ name: 'identity', namespace: 'ns1' });
     s.data = { k: 'bmV3' };
     await core.replaceNamespacedSecret({ name: 'identity', namespace: 'ns1', body: s });
-    const denied = await call(emu, 'PUT', '/api/v1/namespaces/ns1/secrets/unrelated', { token: 'sa-token', body: secret('unrelated', 'ns1') });
+    const denied = await call(emu, 'PUT', '/api/v1/namespaces/ns1/secrets/unrelated', {
+      token: 'sa-token',
+      body: secret('unrelated', 'ns1'),
+    });
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({
       kind: 'Status',
@@ -89,7 +104,9 @@ describe('RBAC with resourceNames', () => {
     expect(ok.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['identity']);
     const all = await call(emu, 'GET', '/api/v1/namespaces/ns1/secrets', { token: 'sa-token' });
     expect(all.status).toBe(403);
-    expect(all.body.message).toBe(`secrets is forbidden: User "${SA}" cannot list resource "secrets" in API group "" in the namespace "ns1"`);
+    expect(all.body.message).toBe(
+      `secrets is forbidden: User "${SA}" cannot list resource "secrets" in API group "" in the namespace "ns1"`,
+    );
     expect(all.body.details).toEqual({ kind: 'secrets' });
     const other = await call(emu, 'GET', '/api/v1/namespaces/ns1/secrets?fieldSelector=metadata.name%3Dunrelated', { token: 'sa-token' });
     expect(other.status).toBe(403);
@@ -127,7 +144,9 @@ describe('RBAC with resourceNames', () => {
   it('never matches create against resourceNames (the name is not part of a create request)', async () => {
     const res = await call(emu, 'POST', '/api/v1/namespaces/ns1/secrets', { token: 'creator', body: secret('identity', 'ns1') });
     expect(res.status).toBe(403);
-    expect(res.body.message).toBe('secrets is forbidden: User "creator" cannot create resource "secrets" in API group "" in the namespace "ns1"');
+    expect(res.body.message).toBe(
+      'secrets is forbidden: User "creator" cannot create resource "secrets" in API group "" in the namespace "ns1"',
+    );
     const core = kubeConfigFor(emu, 'creator').makeApiClient(CoreV1Api);
     const err = await core.createNamespacedSecret({ namespace: 'ns1', body: secret('identity', 'ns1') as V1Secret }).catch((e) => e);
     expect(err.code).toBe(403);
@@ -141,7 +160,9 @@ describe('RBAC scopes and subresources', () => {
     const other = await call(emu, 'GET', '/api/v1/namespaces/default', { token: 'cluster-reader' });
     expect(other.status).toBe(403);
     // For GET /api/v1/namespaces/{name} the apiserver takes {name} as the request namespace too.
-    expect(other.body.message).toBe('namespaces "default" is forbidden: User "reader" cannot get resource "namespaces" in API group "" in the namespace "default"');
+    expect(other.body.message).toBe(
+      'namespaces "default" is forbidden: User "reader" cannot get resource "namespaces" in API group "" in the namespace "default"',
+    );
     const nodes = await call(emu, 'GET', '/api/v1/nodes', { token: 'cluster-reader' });
     expect(nodes.body.message).toBe('nodes is forbidden: User "reader" cannot list resource "nodes" in API group "" at the cluster scope');
     expect((await call(emu, 'GET', '/apis/apps/v1/deployments', { token: 'cluster-reader' })).status).toBe(200);
@@ -157,10 +178,16 @@ describe('RBAC scopes and subresources', () => {
     );
     expect(main.body.details).toEqual({ name: 'app', group: 'apps', kind: 'deployments' });
     const cur = emu.getObject('apps/v1', 'Deployment', 'ns2', 'app')!;
-    expect((await call(emu, 'PUT', '/apis/apps/v1/namespaces/ns2/deployments/app/status', { token: 'status-only', body: cur })).status).toBe(200);
+    expect(
+      (await call(emu, 'PUT', '/apis/apps/v1/namespaces/ns2/deployments/app/status', { token: 'status-only', body: cur })).status,
+    ).toBe(200);
     const denied = await call(emu, 'PUT', '/apis/apps/v1/namespaces/ns2/deployments/app', { token: 'status-only', body: cur });
     expect(denied.status).toBe(403);
-    const podStatus = await call(emu, 'PATCH', '/api/v1/namespaces/ns2/pods/x/status', { token: 'status-only', body: {}, contentType: 'application/merge-patch+json' });
+    const podStatus = await call(emu, 'PATCH', '/api/v1/namespaces/ns2/pods/x/status', {
+      token: 'status-only',
+      body: {},
+      contentType: 'application/merge-patch+json',
+    });
     expect(podStatus.body.message).toContain('cannot patch resource "pods/status" in API group ""');
   });
 
@@ -216,4 +243,3 @@ describe('self reviews', () => {
     expect(get.status).toBe(405);
   });
 });
-

@@ -26,8 +26,16 @@ beforeAll(async () => {
   emu = await startSeeded();
   dir = await mkdtemp(join(tmpdir(), 'record-event-'));
   stored = emu.createObject(secret('private-action-runner-identity', 'ns1'));
-  emu.addToken('writer', { user: 'system:serviceaccount:ns1:rotator', namespace: 'ns1', rules: [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }] });
-  emu.addToken('reader', { user: 'system:serviceaccount:ns1:reader', namespace: 'ns1', rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] });
+  emu.addToken('writer', {
+    user: 'system:serviceaccount:ns1:rotator',
+    namespace: 'ns1',
+    rules: [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }],
+  });
+  emu.addToken('reader', {
+    user: 'system:serviceaccount:ns1:reader',
+    namespace: 'ns1',
+    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+  });
 });
 afterAll(async () => {
   await emu.close();
@@ -39,7 +47,13 @@ describe('recordEvent against the emulator', () => {
     const note = identityNote('rotated', { urn: URN, fingerprint: FP }, {});
     const result = await recordEvent(
       await connection('writer'),
-      { regarding: { kind: 'Secret', apiVersion: 'v1', namespace: 'ns1', name: stored.metadata.name!, uid: stored.metadata.uid! }, reason: EventReason.IdentityRotated, note, type: 'Normal', action: 'Rotate' },
+      {
+        regarding: { kind: 'Secret', apiVersion: 'v1', namespace: 'ns1', name: stored.metadata.name!, uid: stored.metadata.uid! },
+        reason: EventReason.IdentityRotated,
+        note,
+        type: 'Normal',
+        action: 'Rotate',
+      },
       { instance: 'cronjob-pod-1' },
     );
     expect(result.recorded).toBe(true);
@@ -55,7 +69,9 @@ describe('recordEvent against the emulator', () => {
       type: 'Normal',
     });
     expect(String(core['eventTime'])).toMatch(/\.\d{6}Z$/);
-    expect(emu.requests.find((r) => r.verb === 'create' && r.resource === 'events')?.path).toBe('/apis/events.k8s.io/v1/namespaces/ns1/events');
+    expect(emu.requests.find((r) => r.verb === 'create' && r.resource === 'events')?.path).toBe(
+      '/apis/events.k8s.io/v1/namespaces/ns1/events',
+    );
   });
 
   it('returns a warning when the token may not create Events, and writes nothing', async () => {

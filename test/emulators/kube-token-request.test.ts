@@ -69,7 +69,10 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('TokenRequest (JSON, through k
    * (docs/emulators.md). The run, whose stdout is the TokenRequest with its status.token.
    */
   const requestToken = (name: string, expirationSeconds = 3600) =>
-    admin(['create', '--raw', `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`, '-f', '-'], JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } }));
+    admin(
+      ['create', '--raw', `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`, '-f', '-'],
+      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } }),
+    );
   const tokenOf = async (name: string) => (JSON.parse(expectOk(await requestToken(name))) as { status: { token: string } }).status.token;
   const serviceAccount = (name: string) => `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${name}, namespace: ${NS}}\n`;
 
@@ -112,7 +115,9 @@ describe.skipIf(!kubectlPath && !kubectlRequired)('TokenRequest (JSON, through k
     );
     const list = await kubectl(['get', 'secrets']);
     expect(list.code).not.toBe(0);
-    expect(list.stderr).toContain(`secrets is forbidden: User "${SA_USER}" cannot list resource "secrets" in API group "" in the namespace "${NS}"`);
+    expect(list.stderr).toContain(
+      `secrets is forbidden: User "${SA_USER}" cannot list resource "secrets" in API group "" in the namespace "${NS}"`,
+    );
     const selected = expectOk(await kubectl(['get', 'secrets', '--field-selector', 'metadata.name=identity', '-o', 'name']));
     expect(selected.trim()).toBe('secret/identity');
     // The Group subject system:serviceaccounts:ns1 (through a RoleBinding to a ClusterRole).
@@ -216,13 +221,20 @@ describe('TokenRequest over the API', () => {
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
-      message: 'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 100: may not specify a duration less than 10 minutes',
+      message:
+        'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 100: may not specify a duration less than 10 minutes',
       reason: 'Invalid',
       details: {
         name: '',
         group: 'authentication.k8s.io',
         kind: 'TokenRequest',
-        causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: 100: may not specify a duration less than 10 minutes', field: 'spec.expirationSeconds' }],
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: 100: may not specify a duration less than 10 minutes',
+            field: 'spec.expirationSeconds',
+          },
+        ],
       },
       code: 422,
     });
@@ -230,7 +242,9 @@ describe('TokenRequest over the API', () => {
     expect(long.body.message).toContain('may not specify a duration larger than 2^32 seconds');
     const mismatch = await call(emu, 'POST', tokenPath('runner'), { body: { ...request(), metadata: { name: 'other' } } });
     expect(mismatch.status).toBe(422);
-    expect(mismatch.body.message).toBe('TokenRequest.authentication.k8s.io "runner" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified');
+    expect(mismatch.body.message).toBe(
+      'TokenRequest.authentication.k8s.io "runner" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified',
+    );
   });
 
   it('answers 404 for a missing ServiceAccount, checked before the expiration', async () => {
@@ -297,7 +311,9 @@ describe('TokenRequest over the API', () => {
     expect((await call(emu, 'GET', path, { token: res.body.status.token })).status).toBe(200);
     emu.deleteObject('v1', 'Secret', NS, 'binding');
     expect((await call(emu, 'GET', path, { token: res.body.status.token })).status).toBe(401);
-    const wrongKind = await call(emu, 'POST', tokenPath('runner'), { body: request({ boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x' } }) });
+    const wrongKind = await call(emu, 'POST', tokenPath('runner'), {
+      body: request({ boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x' } }),
+    });
     expect(wrongKind.status).toBe(400);
     expect(wrongKind.body.message).toBe('cannot bind token to object of type /v1, Kind=ConfigMap');
   });

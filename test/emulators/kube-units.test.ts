@@ -54,7 +54,10 @@ describe('patches', () => {
   it('strategic merge honours $patch replace, $retainKeys and $deleteFromPrimitiveList', () => {
     const target = {
       metadata: { finalizers: ['a', 'b'] },
-      spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } }, template: { spec: { containers: [{ name: 'x', image: 'i' }] } } },
+      spec: {
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } },
+        template: { spec: { containers: [{ name: 'x', image: 'i' }] } },
+      },
     };
     const out = strategicMergePatch(target, {
       metadata: { '$deleteFromPrimitiveList/finalizers': ['a'] },

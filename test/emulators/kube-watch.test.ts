@@ -113,12 +113,21 @@ describe('watch with client-node', () => {
   it('sends bookmarks when allowed, carrying only the resourceVersion', async () => {
     emu = await startSeeded({ bookmarkIntervalMs: 30 });
     const s = emu.createObject(secret('bm'));
-    const w = await RawWatch.open(emu, `/api/v1/namespaces/default/secrets?watch=1&allowWatchBookmarks=true&resourceVersion=${s.metadata.resourceVersion}`);
+    const w = await RawWatch.open(
+      emu,
+      `/api/v1/namespaces/default/secrets?watch=1&allowWatchBookmarks=true&resourceVersion=${s.metadata.resourceVersion}`,
+    );
     emu.createObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other', namespace: 'default' } });
     const [bm] = await w.waitFor(1);
-    expect(bm).toEqual({ type: 'BOOKMARK', object: { kind: 'Secret', apiVersion: 'v1', metadata: { resourceVersion: emu.resourceVersion } } });
+    expect(bm).toEqual({
+      type: 'BOOKMARK',
+      object: { kind: 'Secret', apiVersion: 'v1', metadata: { resourceVersion: emu.resourceVersion } },
+    });
     w.close();
-    const none = await RawWatch.open(emu, `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${emu.resourceVersion}&timeoutSeconds=1`);
+    const none = await RawWatch.open(
+      emu,
+      `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${emu.resourceVersion}&timeoutSeconds=1`,
+    );
     await none.waitEnd();
     expect(none.events).toEqual([]);
   });
@@ -135,7 +144,10 @@ describe('watch with client-node', () => {
 
   it('turns objects entering and leaving a label selector into ADDED and DELETED', async () => {
     emu = await startSeeded();
-    const w = await RawWatch.open(emu, `/api/v1/namespaces/default/secrets?watch=1&labelSelector=role%3Dtarget&resourceVersion=${emu.resourceVersion}`);
+    const w = await RawWatch.open(
+      emu,
+      `/api/v1/namespaces/default/secrets?watch=1&labelSelector=role%3Dtarget&resourceVersion=${emu.resourceVersion}`,
+    );
     const s = emu.createObject(secret('sel'));
     const inSel = emu.updateObject({ ...s, metadata: { ...s.metadata, labels: { role: 'target' } } });
     const stillIn = emu.updateObject({ ...inSel, data: { k: 'Mw==' } });
@@ -153,7 +165,10 @@ describe('watch with client-node', () => {
 
   it('filters a watch by metadata.name, also through the legacy /watch/ path', async () => {
     emu = await startSeeded();
-    const w = await RawWatch.open(emu, `/api/v1/namespaces/default/secrets?watch=1&fieldSelector=metadata.name%3Dfx&resourceVersion=${emu.resourceVersion}`);
+    const w = await RawWatch.open(
+      emu,
+      `/api/v1/namespaces/default/secrets?watch=1&fieldSelector=metadata.name%3Dfx&resourceVersion=${emu.resourceVersion}`,
+    );
     const legacy = await RawWatch.open(emu, `/api/v1/watch/namespaces/default/secrets/fx?resourceVersion=${emu.resourceVersion}`);
     emu.createObject(secret('fy'));
     emu.createObject(secret('fx'));

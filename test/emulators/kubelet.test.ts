@@ -32,9 +32,12 @@ describe('kubelet emulator', () => {
     expect((await get('https', '/spec', { Authorization: `Bearer ${emu.token}` })).status).toBe(200);
   });
 
-  it('/pods lists the node\'s pods with spec.nodeName; /stats/summary names the node', async () => {
+  it("/pods lists the node's pods with spec.nodeName; /stats/summary names the node", async () => {
     const auth = { Authorization: `Bearer ${emu.token}` };
-    const pods = JSON.parse((await get('https', '/pods', auth)).body) as { kind: string; items: { metadata: { name: string }; spec: { nodeName: string } }[] };
+    const pods = JSON.parse((await get('https', '/pods', auth)).body) as {
+      kind: string;
+      items: { metadata: { name: string }; spec: { nodeName: string } }[];
+    };
     expect(pods.kind).toBe('PodList');
     expect(pods.items.map((p) => [p.metadata.name, p.spec.nodeName])).toEqual([
       ['a', 'node-1'],

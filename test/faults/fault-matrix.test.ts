@@ -24,7 +24,11 @@ function record(name: string, held: boolean): void {
 }
 
 afterAll(() => {
-  const lines = ['| case | runs | held |', '|---|---|---|', ...[...rows].map(([name, r]) => `| ${name} | ${r.runs} | ${r.held} (${Math.round((100 * r.held) / r.runs)} %) |`)];
+  const lines = [
+    '| case | runs | held |',
+    '|---|---|---|',
+    ...[...rows].map(([name, r]) => `| ${name} | ${r.runs} | ${r.held} (${Math.round((100 * r.held) / r.runs)} %) |`),
+  ];
   process.stdout.write(`\nfault matrix\n${lines.join('\n')}\n`);
 });
 
@@ -51,7 +55,8 @@ async function liveDecodes(fx: LocalFixture): Promise<boolean> {
   }
 }
 
-const reportedUrn = (run: CliRun): string | undefined => /^(?:rotated|rolled back to): (\S+)/m.exec(run.stdout)?.[1] ?? /rolled back .* to: (\S+)/.exec(run.stdout)?.[1];
+const reportedUrn = (run: CliRun): string | undefined =>
+  /^(?:rotated|rolled back to): (\S+)/m.exec(run.stdout)?.[1] ?? /rolled back .* to: (\S+)/.exec(run.stdout)?.[1];
 const leaks = (run: CliRun, secrets: string[]) => secrets.some((s) => run.stdout.includes(s) || run.stderr.includes(s));
 
 describe('kill -9 at every failpoint', () => {
@@ -98,61 +103,86 @@ describe('kill -9 between the enrollment, the verification and the write (verify
   // write, nothing live changed, and the next run verifies that same key and writes it without enrolling
   // (docs/identity-lifecycle.md §3).
   const points = ['before-verify', 'after-verify', 'before-write'];
-  it.each(points)('rotate-identity killed %s: the file unchanged; the next run writes the pending key, no second enrollment', async (point) => {
-    const fx = await localFixture();
-    try {
-      expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
-      const before = await fx.read();
-      const run = await fx.run(['rotate-identity', '-c', fx.dir], { env: { PAR_IDENTITY_FAILPOINT: point } });
-      const pending = JSON.parse(await fx.read(`${IDENTITY}.pending`)) as { urn?: string };
-      const status = await fx.run(['status', '-c', fx.dir, '--json']);
-      const enrolled = fx.emulator.runners.length;
-      const next = await fx.run(['rotate-identity', '-c', fx.dir]);
-      const held =
-        run.signal === 'SIGKILL' && status.code === 15 && pending.urn !== undefined && next.code === 0 && fx.emulator.runners.length === enrolled && parseIdentityFile(await fx.read()).urn === pending.urn && (await fx.read(`${IDENTITY}.bak`)) === before;
-      record(`rotate killed ${point}`, held);
-      expect(held, `${point}: ${status.stderr}\n${next.stderr}`).toBe(true);
-    } finally {
-      await fx.close();
-    }
-  });
+  it.each(points)(
+    'rotate-identity killed %s: the file unchanged; the next run writes the pending key, no second enrollment',
+    async (point) => {
+      const fx = await localFixture();
+      try {
+        expect((await fx.run(['rotate-identity', '-c', fx.dir])).code).toBe(0);
+        const before = await fx.read();
+        const run = await fx.run(['rotate-identity', '-c', fx.dir], { env: { PAR_IDENTITY_FAILPOINT: point } });
+        const pending = JSON.parse(await fx.read(`${IDENTITY}.pending`)) as { urn?: string };
+        const status = await fx.run(['status', '-c', fx.dir, '--json']);
+        const enrolled = fx.emulator.runners.length;
+        const next = await fx.run(['rotate-identity', '-c', fx.dir]);
+        const held =
+          run.signal === 'SIGKILL' &&
+          status.code === 15 &&
+          pending.urn !== undefined &&
+          next.code === 0 &&
+          fx.emulator.runners.length === enrolled &&
+          parseIdentityFile(await fx.read()).urn === pending.urn &&
+          (await fx.read(`${IDENTITY}.bak`)) === before;
+        record(`rotate killed ${point}`, held);
+        expect(held, `${point}: ${status.stderr}\n${next.stderr}`).toBe(true);
+      } finally {
+        await fx.close();
+      }
+    },
+  );
 
-  it.each(points)('rotate-par-identity killed %s: the Secret unchanged; the next run writes the pending key, no second enrollment', async (point) => {
-    const fx = await clusterFixture();
-    try {
-      expect((await fx.rotate()).code).toBe(0);
-      const before = fx.secretData();
-      const run = await fx.rotate([], { env: { PAR_IDENTITY_FAILPOINT: point } });
-      const { pending_private_key: pending, ...after } = fx.secretData();
-      const urn = (JSON.parse(pending ?? '{}') as { urn?: string }).urn;
-      const enrolled = fx.enrollment.runners.length;
-      const next = await fx.rotate();
-      const held =
-        run.signal === 'SIGKILL' && JSON.stringify(after) === JSON.stringify(before) && urn !== undefined && next.code === 0 && fx.enrollment.runners.length === enrolled && fx.secretData().urn === urn && fx.secretData().previous_urn === before.urn;
-      record(`rotate-par-identity killed ${point}`, held);
-      expect(held, next.stderr).toBe(true);
-    } finally {
-      await fx.close();
-    }
-  });
+  it.each(points)(
+    'rotate-par-identity killed %s: the Secret unchanged; the next run writes the pending key, no second enrollment',
+    async (point) => {
+      const fx = await clusterFixture();
+      try {
+        expect((await fx.rotate()).code).toBe(0);
+        const before = fx.secretData();
+        const run = await fx.rotate([], { env: { PAR_IDENTITY_FAILPOINT: point } });
+        const { pending_private_key: pending, ...after } = fx.secretData();
+        const urn = (JSON.parse(pending ?? '{}') as { urn?: string }).urn;
+        const enrolled = fx.enrollment.runners.length;
+        const next = await fx.rotate();
+        const held =
+          run.signal === 'SIGKILL' &&
+          JSON.stringify(after) === JSON.stringify(before) &&
+          urn !== undefined &&
+          next.code === 0 &&
+          fx.enrollment.runners.length === enrolled &&
+          fx.secretData().urn === urn &&
+          fx.secretData().previous_urn === before.urn;
+        record(`rotate-par-identity killed ${point}`, held);
+        expect(held, next.stderr).toBe(true);
+      } finally {
+        await fx.close();
+      }
+    },
+  );
 });
 
 describe('kill -9 on the Secret path', () => {
-  it.each(['after-secret-read', 'after-enroll'])('rotate-par-identity killed %s: the Secret still holds the identity in service', async (point) => {
-    const fx = await clusterFixture();
-    try {
-      await fx.rotate(['--no-verify']);
-      const before = fx.secretData();
-      const run = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
-      const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig]);
-      // Killed after the enrollment, the key sent is pending in the Secret: status reports the possible orphan (exit 15).
-      const held = run.signal === 'SIGKILL' && status.code === (point === 'after-enroll' ? 15 : 0) && fx.secretData().urn === before.urn && fx.secretData().private_key === before.private_key;
-      record(`rotate-par-identity killed ${point}`, held);
-      expect(held, status.stderr).toBe(true);
-    } finally {
-      await fx.close();
-    }
-  });
+  it.each(['after-secret-read', 'after-enroll'])(
+    'rotate-par-identity killed %s: the Secret still holds the identity in service',
+    async (point) => {
+      const fx = await clusterFixture();
+      try {
+        await fx.rotate(['--no-verify']);
+        const before = fx.secretData();
+        const run = await fx.rotate(['--no-verify'], { env: { PAR_IDENTITY_FAILPOINT: point } });
+        const status = await fx.run(['status', '--secret', '-c', fx.dir, '--kubeconfig', fx.adminKubeconfig]);
+        // Killed after the enrollment, the key sent is pending in the Secret: status reports the possible orphan (exit 15).
+        const held =
+          run.signal === 'SIGKILL' &&
+          status.code === (point === 'after-enroll' ? 15 : 0) &&
+          fx.secretData().urn === before.urn &&
+          fx.secretData().private_key === before.private_key;
+        record(`rotate-par-identity killed ${point}`, held);
+        expect(held, status.stderr).toBe(true);
+      } finally {
+        await fx.close();
+      }
+    },
+  );
 });
 
 /** Resolves once `pid` is stopped (SIGSTOP at a `:stop` failpoint), read from /proc; rejects if it exits first. */
@@ -181,10 +211,12 @@ describe('two concurrent writers on the same identity file', () => {
     const urns = await stableUrns(fx);
     const live = parseIdentityFile(await fx.read()).urn;
     const outcomesOk = runs.every((r) => r.code === 0 || r.code === 11);
-    const reportedKept = runs.filter((r) => r.code === 0).every((r) => {
-      const urn = reportedUrn(r);
-      return urn !== undefined && urns.includes(urn);
-    });
+    const reportedKept = runs
+      .filter((r) => r.code === 0)
+      .every((r) => {
+        const urn = reportedUrn(r);
+        return urn !== undefined && urns.includes(urn);
+      });
     return outcomesOk && reportedKept && (await liveDecodes(fx)) && urns.includes(live) && !runs.some((r) => leaks(r, secrets));
   }
 
@@ -203,7 +235,8 @@ describe('two concurrent writers on the same identity file', () => {
       first.child.kill('SIGCONT');
       const { code, signal } = await first.exit;
       const forced = [{ code, signal, stdout: first.stdout(), stderr: first.stderr() }, second];
-      const overlapHeld = second.code === 11 && /error\[LOCKED\]/.test(second.stderr) && code === 0 && (await invariantsHold(fx, forced, secrets));
+      const overlapHeld =
+        second.code === 11 && /error\[LOCKED\]/.test(second.stderr) && code === 0 && (await invariantsHold(fx, forced, secrets));
       record(`${a} ‖ ${b}, ${b} while ${a} holds the lock`, overlapHeld);
       expect(overlapHeld, forced.map((r) => `${r.code}: ${r.stderr.slice(-300)}`).join('\n')).toBe(true);
 
@@ -230,7 +263,11 @@ describe('Secret writes with an unknown outcome', () => {
   // The rotation's identity update is its second real update: the first keeps the pending key (docs/identity-lifecycle.md §3).
   const identityUpdate = () => {
     let seen = 0;
-    return { verb: 'update', resource: 'secrets', predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === 2 };
+    return {
+      verb: 'update',
+      resource: 'secrets',
+      predicate: (r: { query: Record<string, string> }) => r.query.dryRun !== 'All' && ++seen === 2,
+    };
   };
   it.each([
     ['500 after the write was applied', { code: 500, afterApply: true as const }, 0],
@@ -317,7 +354,8 @@ describe('deadlines, durations, TLS and hostile strings', () => {
     try {
       fx.emulator.script('enroll', { status: 400, body: JSON.stringify({ errors: ['\u001b[2J\u001b]0;pwned\u0007bad\nrequest\r'] }) });
       const run = await fx.run(['rotate-identity', '-c', fx.dir]);
-      const held = run.code === 5 && !run.stderr.includes('\u001b') && !run.stderr.includes('\u0007') && !run.stderr.includes('bad\nrequest');
+      const held =
+        run.code === 5 && !run.stderr.includes('\u001b') && !run.stderr.includes('\u0007') && !run.stderr.includes('bad\nrequest');
       record('hostile server strings', held);
       expect(held, JSON.stringify(run.stderr)).toBe(true);
     } finally {

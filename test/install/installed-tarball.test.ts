@@ -18,7 +18,11 @@ import { cleanEnv } from '../e2e/run-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // The Node running the tests first on PATH, so npm, prepack and the installed bin all use it.
-const env = cleanEnv({ PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, NO_COLOR: '1', DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' });
+const env = cleanEnv({
+  PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+  NO_COLOR: '1',
+  DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true',
+});
 let work: string;
 let bin: string;
 let tarball: string;
@@ -31,11 +35,22 @@ beforeAll(async () => {
   if (existsSync(join(clone, 'dist'))) throw new Error('the clone has a dist/: it must be unbuilt');
   // The dependencies `npm ci` installed here: the clone is unbuilt, not uninstalled.
   symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], { cwd: clone, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as { filename: string; files: { path: string }[] }[];
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], {
+      cwd: clone,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  ) as { filename: string; files: { path: string }[] }[];
   tarball = join(work, packed!.filename);
   entries = packed!.files.map((f) => f.path);
   const prefix = join(work, 'prefix');
-  execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: work, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], {
+    cwd: work,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   bin = join(prefix, 'bin', 'par-identity');
 }, 300_000);
 
@@ -47,7 +62,16 @@ const run = (args: string[]) => spawnSync(bin, args, { env, encoding: 'utf8', ti
 
 describe('the tarball packed from an unbuilt clone, installed with npm install -g', () => {
   it('carries the built bundles (prepack built them)', () => {
-    expect(entries).toEqual(expect.arrayContaining(['bin/par-identity.js', 'dist/par-identity.js', 'dist/api.js', 'dist/emulators.js', 'man/par-identity.1', 'LICENSE']));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        'bin/par-identity.js',
+        'dist/par-identity.js',
+        'dist/api.js',
+        'dist/emulators.js',
+        'man/par-identity.1',
+        'LICENSE',
+      ]),
+    );
   });
 
   it('par-identity --version prints the package version and exits 0', async () => {
@@ -67,7 +91,18 @@ describe('the tarball packed from an unbuilt clone, installed with npm install -
       });
       const config = join(work, 'agent');
       execFileSync('mkdir', ['-p', config]);
-      await writeFile(join(config, 'datadog.yaml'), [`api_key: ${DEFAULT_API_KEY}`, `app_key: ${DEFAULT_APP_KEY}`, `dd_url: ${info.enrollmentUrl}`, 'hostname: install-test', 'private_action_runner:', '  enabled: true', ''].join('\n'));
+      await writeFile(
+        join(config, 'datadog.yaml'),
+        [
+          `api_key: ${DEFAULT_API_KEY}`,
+          `app_key: ${DEFAULT_APP_KEY}`,
+          `dd_url: ${info.enrollmentUrl}`,
+          'hostname: install-test',
+          'private_action_runner:',
+          '  enabled: true',
+          '',
+        ].join('\n'),
+      );
       const rotate = run(['rotate-identity', '-c', config, '--json']);
       expect(rotate.status, rotate.stderr).toBe(0);
       const status = run(['status', '-c', config, '--json']);

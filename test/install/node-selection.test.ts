@@ -12,7 +12,9 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The old Node of the machine: PAR_IDENTITY_OLD_NODE_DIR, else /usr/bin when its node is older than 24. */
 const oldNodeDir = process.env.PAR_IDENTITY_OLD_NODE_DIR ?? '/usr/bin';
-const oldMajor = existsSync(join(oldNodeDir, 'node')) ? Number(spawnSync(join(oldNodeDir, 'node'), ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout.trim()) : Number.NaN;
+const oldMajor = existsSync(join(oldNodeDir, 'node'))
+  ? Number(spawnSync(join(oldNodeDir, 'node'), ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout.trim())
+  : Number.NaN;
 const haveOldNode = oldMajor < 24 && existsSync(join(oldNodeDir, 'npm'));
 
 function whichNode(pathFirst: string): { version: string; execPath: string } {
@@ -29,7 +31,8 @@ describe('the Node the npm scripts run on', () => {
   it('every script that runs JavaScript goes through scripts/node.sh', () => {
     const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     for (const name of ['build', 'test', 'demo', 'bench', 'prepack', 'test:install', 'which-node']) {
-      for (const part of scripts[name]!.split('&&')) expect(part.trim(), `${name}: ${part}`).toMatch(/^(?:[A-Z_]+=\S+ )*scripts\/node\.sh |^scripts\/[\w-]+\.sh\b|^biome /);
+      for (const part of scripts[name]!.split('&&'))
+        expect(part.trim(), `${name}: ${part}`).toMatch(/^(?:[A-Z_]+=\S+ )*scripts\/node\.sh |^scripts\/[\w-]+\.sh\b|^biome /);
     }
   });
 

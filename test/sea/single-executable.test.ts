@@ -11,7 +11,9 @@ import { describe, expect, it } from 'vitest';
 const SEA = fileURLToPath(new URL('../../dist/sea/', import.meta.url));
 const X64 = join(SEA, 'par-identity-linux-x64');
 const ARM64 = join(SEA, 'par-identity-linux-arm64');
-const PACKAGE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }
+).version;
 const EMULATOR_MARKER = 'par-identity-emulator-bundle:6f1c2a';
 // The sentinel Node looks for; `--build-sea` flips its last character from 0 to 1.
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2:';
@@ -43,7 +45,8 @@ describe('single executables', () => {
   it('answers a pure help or version request from the stored texts, byte for byte what the full path prints', () => {
     // The entry answers these before the CLI's modules are evaluated (src/cli/fast-help.ts);
     // PAR_IDENTITY_NO_FAST_HELP=1 makes commander print them from the program built from the table.
-    const full = (args: string[]) => spawnSync(X64, args, { env: { PATH: pathWithoutNode, PAR_IDENTITY_NO_FAST_HELP: '1' }, encoding: 'utf8', timeout: 20_000 });
+    const full = (args: string[]) =>
+      spawnSync(X64, args, { env: { PATH: pathWithoutNode, PAR_IDENTITY_NO_FAST_HELP: '1' }, encoding: 'utf8', timeout: 20_000 });
     for (const args of [['--help'], ['-h'], ['help'], ['--version'], ['status', '--help'], ['help', 'rotate-identity'], ['watch', '-h']]) {
       const fast = run(args);
       const slow = full(args);
@@ -97,7 +100,10 @@ describe('single executables', () => {
     const sums = readFileSync(join(SEA, 'SHA256SUMS'), 'utf8').trim().split('\n');
     expect(sums).toEqual(
       ['par-identity-linux-x64', 'par-identity-linux-x64.gz', 'par-identity-linux-arm64', 'par-identity-linux-arm64.gz'].map(
-        (name) => `${createHash('sha256').update(readFileSync(join(SEA, name))).digest('hex')}  ${name}`,
+        (name) =>
+          `${createHash('sha256')
+            .update(readFileSync(join(SEA, name)))
+            .digest('hex')}  ${name}`,
       ),
     );
   });

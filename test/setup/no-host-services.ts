@@ -11,7 +11,10 @@ export const NO_HOST_ROOT = join(tmpdir(), 'par-identity-test-no-host-root');
 
 /** Variables of the machine that the hostname chain reads as the agent's environment. */
 export function isHostEnvironmentVariable(name: string): boolean {
-  return /^(DOCKER_|KUBERNETES_|ECS_|AWS_CONTAINER_)/.test(name) || ['KUBERNETES', 'AWS_EXECUTION_ENV', 'AUTOCONFIG_FROM_ENVIRONMENT', 'AUTCONFIG_FROM_ENVIRONMENT'].includes(name);
+  return (
+    /^(DOCKER_|KUBERNETES_|ECS_|AWS_CONTAINER_)/.test(name) ||
+    ['KUBERNETES', 'AWS_EXECUTION_ENV', 'AUTOCONFIG_FROM_ENVIRONMENT', 'AUTCONFIG_FROM_ENVIRONMENT'].includes(name)
+  );
 }
 
 process.env.PAR_IDENTITY_HOST_ROOT = NO_HOST_ROOT;

@@ -25,7 +25,6 @@ async function load(env: NodeJS.ProcessEnv = {}, extraFiles: string[] = [], file
   return loadAgentConfig({ cfgPath: dir, env, extraFiles, ...(fileNames ? { fileNames } : {}) });
 }
 
-
 describe('envNameOf: DD_ + key upper-cased, "." → "_" (docs/protocol.md §9)', () => {
   it.each([
     ['api_key', 'DD_API_KEY'],
@@ -48,7 +47,16 @@ describe('defaults (docs/protocol.md §9)', () => {
     expect(config.getString('private_action_runner.identity_secret_name')).toBe('private-action-runner-identity');
     expect(config.getBool('private_action_runner.api_key_only_enrollment')).toBe(false);
     expect(config.getStringMap('private_action_runner.opms_extra_headers')).toEqual({});
-    for (const key of ['api_key', 'app_key', 'dd_url', 'hostname', 'cluster_name', 'kube_resources_namespace', 'auth_token_file_path', 'private_action_runner.identity_file_path']) {
+    for (const key of [
+      'api_key',
+      'app_key',
+      'dd_url',
+      'hostname',
+      'cluster_name',
+      'kube_resources_namespace',
+      'auth_token_file_path',
+      'private_action_runner.identity_file_path',
+    ]) {
       expect(config.get(key)).toBeUndefined();
       expect(config.getString(key)).toBeUndefined();
     }
@@ -79,7 +87,10 @@ describe('defaults (docs/protocol.md §9)', () => {
 
 describe('files: main file, then -E extra files merged over it (later wins)', () => {
   it('reads nested keys from datadog.yaml and records the file', async () => {
-    const main = await write('datadog.yaml', 'site: datadoghq.eu\napi_key: k1\nprivate_action_runner:\n  enabled: true\n  identity_file_path: /var/lib/par/id.json\n');
+    const main = await write(
+      'datadog.yaml',
+      'site: datadoghq.eu\napi_key: k1\nprivate_action_runner:\n  enabled: true\n  identity_file_path: /var/lib/par/id.json\n',
+    );
     const config = await load();
     expect(config.file).toBe(main);
     expect(config.files).toEqual([main]);
@@ -205,7 +216,10 @@ describe('files: main file, then -E extra files merged over it (later wins)', ()
 
   it('-c naming a directory that does not exist is CONFIG_NOT_FOUND when given, environment only when it is the default (issue 30 point 5)', async () => {
     const typo = join(dir, 'datadog-agnet');
-    await expect(loadAgentConfig({ cfgPath: typo, env: {}, given: true })).rejects.toMatchObject({ code: 'CONFIG_NOT_FOUND', message: `config directory ${typo} does not exist` });
+    await expect(loadAgentConfig({ cfgPath: typo, env: {}, given: true })).rejects.toMatchObject({
+      code: 'CONFIG_NOT_FOUND',
+      message: `config directory ${typo} does not exist`,
+    });
     const envOnly = await loadAgentConfig({ cfgPath: typo, env: { DD_PRIVATE_ACTION_RUNNER_ENABLED: 'true' } });
     expect(envOnly.files).toEqual([]);
     // A directory that exists without datadog.yaml stays "environment only".
@@ -214,7 +228,9 @@ describe('files: main file, then -E extra files merged over it (later wins)', ()
 
   it('no config file and nothing enabling the runner: CONFIG_NOT_FOUND saying where, never RUNNER_DISABLED', async () => {
     const none = await loadAgentConfig({ cfgPath: join(dir, 'nowhere'), env: {} });
-    expect(() => requireRunnerEnabled(none, 'datadog.yaml in /nowhere')).toThrow(expect.objectContaining({ code: 'CONFIG_NOT_FOUND', message: expect.stringContaining('(looked for datadog.yaml in /nowhere)') }));
+    expect(() => requireRunnerEnabled(none, 'datadog.yaml in /nowhere')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_NOT_FOUND', message: expect.stringContaining('(looked for datadog.yaml in /nowhere)') }),
+    );
     const disabled = await loadAgentConfig({ cfgPath: join(dir, 'nowhere'), env: { DD_PRIVATE_ACTION_RUNNER_ENABLED: 'false' } });
     expect(() => requireRunnerEnabled(disabled, 'datadog.yaml in /nowhere')).toThrow(expect.objectContaining({ code: 'RUNNER_DISABLED' }));
   });
@@ -223,7 +239,11 @@ describe('files: main file, then -E extra files merged over it (later wins)', ()
 describe('environment: DD_<KEY> overrides the files', () => {
   it('DD_SITE and DD_PRIVATE_ACTION_RUNNER_* override the file and say so in sourceOf', async () => {
     await write('datadog.yaml', 'site: datadoghq.eu\nprivate_action_runner:\n  enabled: false\n  identity_file_path: /from/file\n');
-    const config = await load({ DD_SITE: 'us3.datadoghq.com', DD_PRIVATE_ACTION_RUNNER_ENABLED: 'true', DD_PRIVATE_ACTION_RUNNER_IDENTITY_FILE_PATH: '/from/env' });
+    const config = await load({
+      DD_SITE: 'us3.datadoghq.com',
+      DD_PRIVATE_ACTION_RUNNER_ENABLED: 'true',
+      DD_PRIVATE_ACTION_RUNNER_IDENTITY_FILE_PATH: '/from/env',
+    });
     expect(config.getString('site')).toBe('us3.datadoghq.com');
     expect(config.sourceOf('site')).toBe('env DD_SITE');
     expect(config.getBool('private_action_runner.enabled')).toBe(true);
@@ -246,7 +266,10 @@ describe('environment: DD_<KEY> overrides the files', () => {
   });
 
   it('an empty DD_* variable is unset, as the Go agent treats it (the file value stays)', async () => {
-    const main = await write('datadog.yaml', 'site: datadoghq.eu\nhostname: web-1\napi_key: file-key\nprivate_action_runner:\n  enabled: true\n');
+    const main = await write(
+      'datadog.yaml',
+      'site: datadoghq.eu\nhostname: web-1\napi_key: file-key\nprivate_action_runner:\n  enabled: true\n',
+    );
     const config = await load({ DD_SITE: '', DD_HOSTNAME: '', DD_API_KEY: '', DD_PRIVATE_ACTION_RUNNER_ENABLED: '' });
     expect(config.getString('site')).toBe('datadoghq.eu');
     expect(config.getString('hostname')).toBe('web-1');
@@ -289,7 +312,9 @@ describe('environment: DD_<KEY> overrides the files', () => {
   it('a boolean env value that is not a boolean is false, as the agent reads it, and RUNNER_DISABLED shows it', async () => {
     const config = await load({ DD_PRIVATE_ACTION_RUNNER_ENABLED: 'maybe' });
     expect(config.getBool('private_action_runner.enabled')).toBe(false);
-    expect(() => requireRunnerEnabled(config)).toThrow('private_action_runner.enabled is "maybe", which the agent reads as false (from env DD_PRIVATE_ACTION_RUNNER_ENABLED)');
+    expect(() => requireRunnerEnabled(config)).toThrow(
+      'private_action_runner.enabled is "maybe", which the agent reads as false (from env DD_PRIVATE_ACTION_RUNNER_ENABLED)',
+    );
   });
 
   it.each([
@@ -315,9 +340,16 @@ describe('getString and getStringMap', () => {
   });
 
   it('opms_extra_headers as a YAML map (values stringified, names kept as written)', async () => {
-    const main = await write('datadog.yaml', 'private_action_runner:\n  opms_extra_headers:\n    X-Proxy-Auth: secret-token\n    X-Count: 2\n    x-lower: v\n');
+    const main = await write(
+      'datadog.yaml',
+      'private_action_runner:\n  opms_extra_headers:\n    X-Proxy-Auth: secret-token\n    X-Count: 2\n    x-lower: v\n',
+    );
     const config = await load();
-    expect(config.getStringMap('private_action_runner.opms_extra_headers')).toEqual({ 'X-Proxy-Auth': 'secret-token', 'X-Count': '2', 'x-lower': 'v' });
+    expect(config.getStringMap('private_action_runner.opms_extra_headers')).toEqual({
+      'X-Proxy-Auth': 'secret-token',
+      'X-Count': '2',
+      'x-lower': 'v',
+    });
     expect(config.sourceOf('private_action_runner.opms_extra_headers')).toBe(main);
   });
 
@@ -327,16 +359,19 @@ describe('getString and getStringMap', () => {
     expect(config.getStringMap('private_action_runner.opms_extra_headers')).toEqual({ 'X-Env': 'e', 'X-N': '3' });
   });
 
-  it.each([['not json'], ['["X-A"]'], ['"str"'], ['null']])('opms_extra_headers env %j that is not a JSON object is CONFIG_VALUE', async (raw) => {
-    const config = await load({ DD_PRIVATE_ACTION_RUNNER_OPMS_EXTRA_HEADERS: raw });
-    expect(() => config.getStringMap('private_action_runner.opms_extra_headers')).toThrow(ConfigError);
-    try {
-      config.getStringMap('private_action_runner.opms_extra_headers');
-    } catch (err) {
-      expect((err as ConfigError).code).toBe('CONFIG_VALUE');
-      expect((err as ConfigError).message).toBe('env DD_PRIVATE_ACTION_RUNNER_OPMS_EXTRA_HEADERS is not a JSON object');
-    }
-  });
+  it.each([['not json'], ['["X-A"]'], ['"str"'], ['null']])(
+    'opms_extra_headers env %j that is not a JSON object is CONFIG_VALUE',
+    async (raw) => {
+      const config = await load({ DD_PRIVATE_ACTION_RUNNER_OPMS_EXTRA_HEADERS: raw });
+      expect(() => config.getStringMap('private_action_runner.opms_extra_headers')).toThrow(ConfigError);
+      try {
+        config.getStringMap('private_action_runner.opms_extra_headers');
+      } catch (err) {
+        expect((err as ConfigError).code).toBe('CONFIG_VALUE');
+        expect((err as ConfigError).message).toBe('env DD_PRIVATE_ACTION_RUNNER_OPMS_EXTRA_HEADERS is not a JSON object');
+      }
+    },
+  );
 });
 
 describe('requireRunnerEnabled', () => {
@@ -361,7 +396,9 @@ describe('requireRunnerEnabled', () => {
 
   it('no file and no env: not "disabled" but no config found (issue 30 point 5)', async () => {
     const config = await load();
-    expect(() => requireRunnerEnabled(config, 'datadog.yaml in /etc/datadog-agent')).toThrow(expect.objectContaining({ code: 'CONFIG_NOT_FOUND' }));
+    expect(() => requireRunnerEnabled(config, 'datadog.yaml in /etc/datadog-agent')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_NOT_FOUND' }),
+    );
     // Settings read from a cluster agent's Deployment need no file: nothing enabling the runner there is RUNNER_DISABLED.
     expect(() => requireRunnerEnabled(config)).toThrow(expect.objectContaining({ code: 'RUNNER_DISABLED' }));
   });

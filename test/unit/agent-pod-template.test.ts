@@ -9,10 +9,25 @@ import { loadAgentConfig } from '../../src/config/agent-config.js';
 
 const NS = 'datadog';
 
-function deployment(container: Record<string, unknown>, volumes: unknown[] = [], labels: Record<string, string> = { 'app.kubernetes.io/managed-by': 'Helm' }): V1Deployment {
+function deployment(
+  container: Record<string, unknown>,
+  volumes: unknown[] = [],
+  labels: Record<string, string> = { 'app.kubernetes.io/managed-by': 'Helm' },
+): V1Deployment {
   return {
     metadata: { name: 'dca', namespace: NS, labels },
-    spec: { selector: {}, template: { spec: { containers: [{ name: 'init', image: 'busybox' }, { name: 'cluster-agent', image: 'gcr.io/datadoghq/cluster-agent:7.81.0', ...container }], volumes } } },
+    spec: {
+      selector: {},
+      template: {
+        spec: {
+          containers: [
+            { name: 'init', image: 'busybox' },
+            { name: 'cluster-agent', image: 'gcr.io/datadoghq/cluster-agent:7.81.0', ...container },
+          ],
+          volumes,
+        },
+      },
+    },
   } as unknown as V1Deployment;
 }
 
@@ -30,7 +45,11 @@ describe('env as the kubelet builds it', () => {
   it('value, secretKeyRef, configMapKeyRef, fieldRef metadata.namespace; env over envFrom; prefix; later envFrom wins', async () => {
     const read = await readPodTemplate(
       deployment({
-        envFrom: [{ configMapRef: { name: 'base' } }, { secretRef: { name: 'keys' }, prefix: 'DD_' }, { configMapRef: { name: 'absent', optional: true } }],
+        envFrom: [
+          { configMapRef: { name: 'base' } },
+          { secretRef: { name: 'keys' }, prefix: 'DD_' },
+          { configMapRef: { name: 'absent', optional: true } },
+        ],
         env: [
           { name: 'DD_SITE', value: 'datadoghq.eu' },
           { name: 'DD_CLUSTER_NAME', valueFrom: { configMapKeyRef: { name: 'base', key: 'cluster' } } },
@@ -48,7 +67,14 @@ describe('env as the kubelet builds it', () => {
     expect(read.container).toBe('cluster-agent');
     expect(read.version).toBe('7.81.0');
     expect(read.layout).toBe('helm');
-    expect(read.env).toMatchObject({ DD_SITE: 'datadoghq.eu', DD_APP_KEY: 'app', cluster: 'prod', DD_CLUSTER_NAME: 'prod', DD_API_KEY: 'the-api-key', DD_KUBE_RESOURCES_NAMESPACE: NS });
+    expect(read.env).toMatchObject({
+      DD_SITE: 'datadoghq.eu',
+      DD_APP_KEY: 'app',
+      cluster: 'prod',
+      DD_CLUSTER_NAME: 'prod',
+      DD_API_KEY: 'the-api-key',
+      DD_KUBE_RESOURCES_NAMESPACE: NS,
+    });
     expect(read.env).not.toHaveProperty('not a name');
     expect(read.envSources.DD_API_KEY).toBe(`secret ${NS}/datadog-secret key api-key (env DD_API_KEY of deployment ${NS}/dca)`);
     expect(read.envSources.DD_APP_KEY).toBe(`secret ${NS}/keys key APP_KEY (envFrom of deployment ${NS}/dca)`);
@@ -86,7 +112,10 @@ describe('config files from command and args', () => {
       deployment(
         {
           args: ['datadog-cluster-agent', 'start', '-E=/etc/datadog-agent/privateactionrunner.yaml', '-E', '/etc/extra/$(EXTRA)'],
-          env: [{ name: 'EXTRA', value: 'later.yaml' }, { name: 'DD_CLUSTER_NAME', value: 'from-env' }],
+          env: [
+            { name: 'EXTRA', value: 'later.yaml' },
+            { name: 'DD_CLUSTER_NAME', value: 'from-env' },
+          ],
           volumeMounts: [
             { name: 'par', mountPath: '/etc/datadog-agent/privateactionrunner.yaml', subPath: 'privateactionrunner.yaml' },
             { name: 'extra', mountPath: '/etc/extra' },
@@ -100,7 +129,8 @@ describe('config files from command and args', () => {
       ),
       reader({
         [`configmap/${NS}/dda-clusteragent-privateactionrunner`]: {
-          'privateactionrunner.yaml': 'private_action_runner:\n  enabled: true\n  identity_secret_name: op-identity\ncluster_name: from-file\nsite: datadoghq.eu\n',
+          'privateactionrunner.yaml':
+            'private_action_runner:\n  enabled: true\n  identity_secret_name: op-identity\ncluster_name: from-file\nsite: datadoghq.eu\n',
         },
         [`secret/${NS}/more`]: { k: 'site: us5.datadoghq.com\n' },
       }),
@@ -130,7 +160,10 @@ describe('config files from command and args', () => {
       reader({ [`secret/${NS}/mine`]: { urn: 'u', private_key: 'k' } }),
     );
     expect(read.layout).toBe('helm-existing-secret');
-    expect(read.identityEnv).toEqual({ urn: { namespace: NS, name: 'mine', key: 'urn' }, privateKey: { namespace: NS, name: 'mine', key: 'private_key' } });
+    expect(read.identityEnv).toEqual({
+      urn: { namespace: NS, name: 'mine', key: 'urn' },
+      privateKey: { namespace: NS, name: 'mine', key: 'private_key' },
+    });
   });
 
   it('the image tag is the version only when it is one', () => {
@@ -146,8 +179,11 @@ describe('outcomes compared with the local settings', () => {
     return { read, config: await agentConfigOf(read), how: 'test' };
   }
 
-  it('a value the local side does not state is the agent\'s; a stated one with the same outcome is fine', async () => {
-    const a = await agent([{ name: 'DD_SITE', value: 'datadoghq.eu' }, { name: 'DD_CLUSTER_NAME', value: 'prod' }]);
+  it("a value the local side does not state is the agent's; a stated one with the same outcome is fine", async () => {
+    const a = await agent([
+      { name: 'DD_SITE', value: 'datadoghq.eu' },
+      { name: 'DD_CLUSTER_NAME', value: 'prod' },
+    ]);
     const local = await loadAgentConfig({ env: { DD_SITE: 'datadoghq.eu' } });
     const merged = mergeAgentSettings({ config: local, env: { DD_SITE: 'datadoghq.eu' } }, a, false);
     expect(merged.config.getString('cluster_name')).toBe('prod');
@@ -177,9 +213,16 @@ describe('outcomes compared with the local settings', () => {
   });
 
   it('a setting the agent could not be read for is not compared', async () => {
-    const read = await readPodTemplate(deployment({ env: [{ name: 'DD_API_KEY', valueFrom: { secretKeyRef: { name: 'datadog-secret', key: 'api-key' } } }] }), reader({ [`secret/${NS}/datadog-secret`]: 'forbidden' }));
+    const read = await readPodTemplate(
+      deployment({ env: [{ name: 'DD_API_KEY', valueFrom: { secretKeyRef: { name: 'datadog-secret', key: 'api-key' } } }] }),
+      reader({ [`secret/${NS}/datadog-secret`]: 'forbidden' }),
+    );
     const env = { DD_API_KEY: 'local-key' };
-    const merged = mergeAgentSettings({ config: await loadAgentConfig({ env }), env }, { read, config: await agentConfigOf(read), how: 'test' }, false);
+    const merged = mergeAgentSettings(
+      { config: await loadAgentConfig({ env }), env },
+      { read, config: await agentConfigOf(read), how: 'test' },
+      false,
+    );
     expect(merged.notCompared).toEqual([`API key (api_key_hash): get secret ${NS}/datadog-secret: forbidden to this user`]);
   });
 });

@@ -16,7 +16,10 @@ const seen = vi.hoisted(() => [] as { module: string; options: Record<string, un
 const recorder = (module: string) => ({
   run: async (options: Record<string, unknown>) => {
     seen.push({ module, options });
-    return { json: { schemaVersion: 1, status: 'ok', command: module, answer: 42, when: new Date(0), nothing: undefined }, summary: ['not printed by the API'] };
+    return {
+      json: { schemaVersion: 1, status: 'ok', command: module, answer: 42, when: new Date(0), nothing: undefined },
+      summary: ['not printed by the API'],
+    };
   },
 });
 vi.mock('../../src/commands/rotate-identity.js', () => recorder('rotate-identity'));
@@ -28,7 +31,16 @@ afterEach(() => {
 });
 
 function io(): Io {
-  return { stdout: () => undefined, stderr: () => undefined, env: {}, now: () => new Date(0), isTTY: false, stdinIsTTY: false, readStdin: async () => '', promptHidden: async () => '' };
+  return {
+    stdout: () => undefined,
+    stderr: () => undefined,
+    env: {},
+    now: () => new Date(0),
+    isTTY: false,
+    stdinIsTTY: false,
+    readStdin: async () => '',
+    promptHidden: async () => '',
+  };
 }
 
 async function viaCli(argv: string[]): Promise<{ module: string; options: Record<string, unknown> }> {
@@ -53,20 +65,98 @@ describe('the API hands the commands what the CLI hands them', () => {
   it.each<[string[], () => Promise<unknown>]>([
     [['rotate-identity'], () => rotateIdentity()],
     [
-      ['rotate-identity', '--k8s-secret', 'runner', '-n', 'ns', '--no-verify', '--rollout', 'deployment/x', '--rollout-timeout', '1h', '--api-key-file', '/k', '--fallback', '--dry-run'],
-      () => rotateIdentity({ k8sSecret: 'runner', namespace: 'ns', verify: false, rollout: 'deployment/x', rolloutTimeoutSeconds: 3600, apiKeyFile: '/k', fallback: true, dryRun: true }),
+      [
+        'rotate-identity',
+        '--k8s-secret',
+        'runner',
+        '-n',
+        'ns',
+        '--no-verify',
+        '--rollout',
+        'deployment/x',
+        '--rollout-timeout',
+        '1h',
+        '--api-key-file',
+        '/k',
+        '--fallback',
+        '--dry-run',
+      ],
+      () =>
+        rotateIdentity({
+          k8sSecret: 'runner',
+          namespace: 'ns',
+          verify: false,
+          rollout: 'deployment/x',
+          rolloutTimeoutSeconds: 3600,
+          apiKeyFile: '/k',
+          fallback: true,
+          dryRun: true,
+        }),
     ],
     [
-      ['rotate-identity', '-c', '/cfg', '--identity-file', '/cfg/id.json', '--hostname', 'h1', '--timeout', '30s', '--profile', 'p', '--if-older-than', '90d'],
-      () => rotateIdentity({ cfgPath: '/cfg', identityFile: '/cfg/id.json', hostname: 'h1', timeoutSeconds: 30, profile: 'p', ifOlderThanSeconds: 90 * 86_400 }),
+      [
+        'rotate-identity',
+        '-c',
+        '/cfg',
+        '--identity-file',
+        '/cfg/id.json',
+        '--hostname',
+        'h1',
+        '--timeout',
+        '30s',
+        '--profile',
+        'p',
+        '--if-older-than',
+        '90d',
+      ],
+      () =>
+        rotateIdentity({
+          cfgPath: '/cfg',
+          identityFile: '/cfg/id.json',
+          hostname: 'h1',
+          timeoutSeconds: 30,
+          profile: 'p',
+          ifOlderThanSeconds: 90 * 86_400,
+        }),
     ],
     [
-      ['rotate-par-identity', '-E', 'a.yaml', '-E', 'b.yaml', '--context', 'prod', '--secret-name', 's', '--no-keep-previous', '--if-older-than', '90d', '--wait-lock', '1m', '--no-connections', '--agent-version', '7.66.0'],
-      () => rotateParIdentity({ extraCfg: ['a.yaml', 'b.yaml'], context: 'prod', secretName: 's', keepPrevious: false, ifOlderThanSeconds: 90 * 86_400, waitLockSeconds: 60, connections: false, agentVersion: '7.66.0' }),
+      [
+        'rotate-par-identity',
+        '-E',
+        'a.yaml',
+        '-E',
+        'b.yaml',
+        '--context',
+        'prod',
+        '--secret-name',
+        's',
+        '--no-keep-previous',
+        '--if-older-than',
+        '90d',
+        '--wait-lock',
+        '1m',
+        '--no-connections',
+        '--agent-version',
+        '7.66.0',
+      ],
+      () =>
+        rotateParIdentity({
+          extraCfg: ['a.yaml', 'b.yaml'],
+          context: 'prod',
+          secretName: 's',
+          keepPrevious: false,
+          ifOlderThanSeconds: 90 * 86_400,
+          waitLockSeconds: 60,
+          connections: false,
+          agentVersion: '7.66.0',
+        }),
     ],
     [['status'], () => status()],
     [['status', '--verify', '--timeout', '1500ms'], () => status({ verify: true, timeoutSeconds: 1.5 })],
-    [['status', '--secret', '-n', 'datadog', '--kubeconfig', '/kc'], () => status({ secret: true, namespace: 'datadog', kubeconfig: '/kc' })],
+    [
+      ['status', '--secret', '-n', 'datadog', '--kubeconfig', '/kc'],
+      () => status({ secret: true, namespace: 'datadog', kubeconfig: '/kc' }),
+    ],
     [['status', '-A', '--hostname', 'h1'], () => status({ allNamespaces: true, hostname: 'h1' })],
     [['status', '--k8s-secret', 'r', '--pods', 'deployment/par'], () => status({ k8sSecret: 'r', pods: 'deployment/par' })],
     [['status', '--secret', '--pods'], () => status({ secret: true, pods: true })],
@@ -109,11 +199,70 @@ describe('the options are the flags (the schemas are read from the command table
   // (and Required<> one it has that is missing), the comparison below a flag the type lacks.
   const signal = new AbortController().signal;
   const program = { env: {}, onProgress: () => undefined };
-  const rotation = { ...program, apiKey: 'a', appKey: 'b', apiKeyFile: '/k', appKeyFile: '/p', profile: 'p', agentVersion: '7.66.0', connections: false, timeoutSeconds: 1, dryRun: true, verify: false, keepPrevious: false, ifOlderThanSeconds: 1, waitLockSeconds: 0, rollout: 'deployment/x', fallback: true, rolloutTimeoutSeconds: 1, allowRegionChange: true, overrideAgentSettings: true, signal, cfgPath: '/c', extraCfg: ['/e'], kubeconfig: '/kc', context: 'c', namespace: 'n' };
+  const rotation = {
+    ...program,
+    apiKey: 'a',
+    appKey: 'b',
+    apiKeyFile: '/k',
+    appKeyFile: '/p',
+    profile: 'p',
+    agentVersion: '7.66.0',
+    connections: false,
+    timeoutSeconds: 1,
+    dryRun: true,
+    verify: false,
+    keepPrevious: false,
+    ifOlderThanSeconds: 1,
+    waitLockSeconds: 0,
+    rollout: 'deployment/x',
+    fallback: true,
+    rolloutTimeoutSeconds: 1,
+    allowRegionChange: true,
+    overrideAgentSettings: true,
+    signal,
+    cfgPath: '/c',
+    extraCfg: ['/e'],
+    kubeconfig: '/kc',
+    context: 'c',
+    namespace: 'n',
+  };
   const every = {
-    rotateIdentity: { ...rotation, identityFile: '/i', k8sSecret: 's', hostname: 'h', envFromRunner: true } satisfies Required<RotateIdentityOptions>,
-    rotateParIdentity: { ...rotation, secretName: 's', create: true, agent: 'deployment/a', overrideAgentSettings: true } satisfies Required<RotateParIdentityOptions>,
-    status: { ...program, cfgPath: '/c', extraCfg: [], kubeconfig: '/kc', context: 'c', namespace: 'n', identityFile: '/i', secret: true, k8sSecret: 's', secretName: 's', allNamespaces: false, pods: true, hostname: 'h', agentVersion: '7.78.0', envFromRunner: true, agent: 'deployment/a', overrideAgentSettings: true, verify: true, profile: 'p', timeoutSeconds: 1 } satisfies Required<StatusOptions>,
+    rotateIdentity: {
+      ...rotation,
+      identityFile: '/i',
+      k8sSecret: 's',
+      hostname: 'h',
+      envFromRunner: true,
+    } satisfies Required<RotateIdentityOptions>,
+    rotateParIdentity: {
+      ...rotation,
+      secretName: 's',
+      create: true,
+      agent: 'deployment/a',
+      overrideAgentSettings: true,
+    } satisfies Required<RotateParIdentityOptions>,
+    status: {
+      ...program,
+      cfgPath: '/c',
+      extraCfg: [],
+      kubeconfig: '/kc',
+      context: 'c',
+      namespace: 'n',
+      identityFile: '/i',
+      secret: true,
+      k8sSecret: 's',
+      secretName: 's',
+      allNamespaces: false,
+      pods: true,
+      hostname: 'h',
+      agentVersion: '7.78.0',
+      envFromRunner: true,
+      agent: 'deployment/a',
+      overrideAgentSettings: true,
+      verify: true,
+      profile: 'p',
+      timeoutSeconds: 1,
+    } satisfies Required<StatusOptions>,
     watchIdentity: {
       ...program,
       cfgPath: '/c',
@@ -133,12 +282,15 @@ describe('the options are the flags (the schemas are read from the command table
     } satisfies Required<WatchIdentityOptions>,
   } as const;
 
-  it.each(Object.keys(every) as (keyof typeof every)[])('%s: the schema names exactly the keys of the public type, and accepts a value of each', (fn) => {
-    expect(Object.keys(SCHEMAS[fn]).sort()).toEqual(Object.keys(every[fn]).sort());
-    // A key and its file are two sources of one key: the check refuses both, so the files go.
-    const accepted = fn.startsWith('rotate') ? { ...every[fn], apiKeyFile: undefined, appKeyFile: undefined } : every[fn];
-    expect(() => checkOptions(fn, SCHEMAS[fn], accepted)).not.toThrow();
-  });
+  it.each(Object.keys(every) as (keyof typeof every)[])(
+    '%s: the schema names exactly the keys of the public type, and accepts a value of each',
+    (fn) => {
+      expect(Object.keys(SCHEMAS[fn]).sort()).toEqual(Object.keys(every[fn]).sort());
+      // A key and its file are two sources of one key: the check refuses both, so the files go.
+      const accepted = fn.startsWith('rotate') ? { ...every[fn], apiKeyFile: undefined, appKeyFile: undefined } : every[fn];
+      expect(() => checkOptions(fn, SCHEMAS[fn], accepted)).not.toThrow();
+    },
+  );
 
   it('a new flag becomes an option of the API, with the kind and bounds its spec gives', async () => {
     const { rotateIdentity: spec } = await import('../../src/cli/rotation-commands.js');
@@ -170,7 +322,10 @@ describe('checkOptions (what a JavaScript caller gets instead of a compiler)', (
     [{ extraCfg: 'one.yaml' }, 'rotateIdentity: option extraCfg must be an array of non-empty strings'],
     [{ signal: { aborted: false } }, 'rotateIdentity: option signal must be an AbortSignal'],
     [{ env: { DD_SITE: 1 } }, 'rotateIdentity: option env must be an object of strings (like process.env)'],
-    [{ apiKey: 'secret-value', apiKeyFile: '/k' }, 'rotateIdentity: apiKey and apiKeyFile are two sources of the same key: give one of them'],
+    [
+      { apiKey: 'secret-value', apiKeyFile: '/k' },
+      'rotateIdentity: apiKey and apiKeyFile are two sources of the same key: give one of them',
+    ],
     [{ appKeyFile: '-' }, 'rotateIdentity: appKeyFile "-" (standard input) is for the CLI'],
     ['secret-value', 'rotateIdentity: options must be an object'],
     [['secret-value'], 'rotateIdentity: options must be an object'],
@@ -238,7 +393,8 @@ describe('layering (docs/architecture.md)', () => {
     const found: { file: string; spec: string }[] = [];
     for (const file of files) {
       const text = await readFile(join(SRC, file), 'utf8');
-      for (const [, spec] of text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)) found.push({ file, spec: relative(SRC, join(SRC, file, '..', spec!)) });
+      for (const [, spec] of text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g))
+        found.push({ file, spec: relative(SRC, join(SRC, file, '..', spec!)) });
     }
     return found;
   }

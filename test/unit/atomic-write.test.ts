@@ -50,13 +50,16 @@ async function withUmask<T>(mask: number, fn: () => Promise<T>): Promise<T> {
 }
 
 describe('replaceFileAtomically', () => {
-  it.each([0o022, 0o077, 0o000, 0o277])('a new file is mode 0600 under umask %o, with exact content and nothing else left', async (mask) => {
-    const result = await withUmask(mask, () => replaceFileAtomically(path, '{"a":"b"}', { keepBackup: true }));
-    expect(result).toEqual({ path, warnings: [] });
-    expect(await readFile(path, 'utf8')).toBe('{"a":"b"}');
-    expect(await mode(path)).toBe(0o600);
-    expect(await listing()).toEqual([NAME]);
-  });
+  it.each([0o022, 0o077, 0o000, 0o277])(
+    'a new file is mode 0600 under umask %o, with exact content and nothing else left',
+    async (mask) => {
+      const result = await withUmask(mask, () => replaceFileAtomically(path, '{"a":"b"}', { keepBackup: true }));
+      expect(result).toEqual({ path, warnings: [] });
+      expect(await readFile(path, 'utf8')).toBe('{"a":"b"}');
+      expect(await mode(path)).toBe(0o600);
+      expect(await listing()).toEqual([NAME]);
+    },
+  );
 
   it('replaces an existing 0644 file: new file 0600, .bak holds the exact previous bytes, mode 0600', async () => {
     const previous = Buffer.from([0x7b, 0x00, 0xff, 0xfe, 0x0a, 0x7d]); // not even valid UTF-8
@@ -90,16 +93,19 @@ describe('replaceFileAtomically', () => {
     expect(await listing()).toEqual([NAME, `${NAME}.bak`]);
   });
 
-  it.runIf(process.getuid?.() === 0)('gives the files the owner and group of a directory only its owner can write (running as root)', async () => {
-    await chown(dir, 1234, 5678);
-    await chmod(dir, 0o755);
-    await writeFile(path, 'old');
-    await replaceFileAtomically(path, 'new', { keepBackup: true });
-    for (const p of [path, `${path}.bak`]) {
-      const s = await stat(p);
-      expect([s.uid, s.gid]).toEqual([1234, 5678]);
-    }
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'gives the files the owner and group of a directory only its owner can write (running as root)',
+    async () => {
+      await chown(dir, 1234, 5678);
+      await chmod(dir, 0o755);
+      await writeFile(path, 'old');
+      await replaceFileAtomically(path, 'new', { keepBackup: true });
+      for (const p of [path, `${path}.bak`]) {
+        const s = await stat(p);
+        expect([s.uid, s.gid]).toEqual([1234, 5678]);
+      }
+    },
+  );
 
   it.runIf(process.getuid?.() === 0)('refuses a previous file of another user in a root directory, and leaves it as it was', async () => {
     await chown(dir, 0, 0);
@@ -178,7 +184,7 @@ describe('replaceFileAtomically', () => {
 });
 
 describe('sweepInterruptedWrites: the temps it removes', () => {
-  it('removes temps of dead processes (and our own), keeps live processes\' temps and unrelated files', async () => {
+  it("removes temps of dead processes (and our own), keeps live processes' temps and unrelated files", async () => {
     const names = {
       deadTemp: `.${NAME}.tmp-${DEAD_PID}-abcd1234`,
       deadBackupTemp: `.${NAME}.bak.tmp-${DEAD_PID}-ffff0000`,
@@ -194,7 +200,9 @@ describe('sweepInterruptedWrites: the temps it removes', () => {
     for (const n of Object.values(names)) await writeFile(join(dir, n), n);
     const { removed } = await sweepInterruptedWrites(path);
     expect(removed.sort()).toEqual([names.deadTemp, names.deadBackupTemp, names.ownTemp, names.noPid].sort());
-    expect(await listing()).toEqual([names.liveTemp, names.initTemp, names.live, names.backup, names.otherFileTemp, names.editorSwap].sort());
+    expect(await listing()).toEqual(
+      [names.liveTemp, names.initTemp, names.live, names.backup, names.otherFileTemp, names.editorSwap].sort(),
+    );
   });
 
   it('a missing directory is nothing to clean', async () => {

@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { choiceFlag, durationFlag, flagNames, helpLines, negationFlag, switchFlag, textFlag, textsFlag, tristateFlag, type Values, valuesOf, withDefault } from '../../src/cli/flag.js';
+import {
+  choiceFlag,
+  durationFlag,
+  flagNames,
+  helpLines,
+  negationFlag,
+  switchFlag,
+  textFlag,
+  textsFlag,
+  tristateFlag,
+  type Values,
+  valuesOf,
+  withDefault,
+} from '../../src/cli/flag.js';
 import { PROGRAM } from '../../src/cli/table.js';
 import { DURATIONS } from '../../src/cli/duration-flags.js';
 
@@ -19,14 +32,46 @@ describe('valuesOf', () => {
 
   it('fills each flag from its default, by kind, when nothing is given', () => {
     const values: Values<typeof flags> = valuesOf(flags, () => undefined);
-    expect(values).toEqual({ dryRun: false, verify: true, surge: undefined, name: undefined, files: [], timeoutSeconds: 30, onChange: 'restart' });
+    expect(values).toEqual({
+      dryRun: false,
+      verify: true,
+      surge: undefined,
+      name: undefined,
+      files: [],
+      timeoutSeconds: 30,
+      onChange: 'restart',
+    });
   });
 
   it('takes what is given, and nothing of another type under a typed name', () => {
-    const given: Record<string, unknown> = { dryRun: true, verify: false, surge: false, name: 'x', files: ['a', 'b'], timeoutSeconds: 5, onChange: 'signal' };
+    const given: Record<string, unknown> = {
+      dryRun: true,
+      verify: false,
+      surge: false,
+      name: 'x',
+      files: ['a', 'b'],
+      timeoutSeconds: 5,
+      onChange: 'signal',
+    };
     expect(valuesOf(flags, (option) => given[option])).toEqual(given);
-    const wrong: Record<string, unknown> = { dryRun: 'yes', verify: 0, surge: 'no', name: 42, files: 'a', timeoutSeconds: '5', onChange: 1 };
-    expect(valuesOf(flags, (option) => wrong[option])).toEqual({ dryRun: false, verify: true, surge: undefined, name: undefined, files: [], timeoutSeconds: undefined, onChange: undefined });
+    const wrong: Record<string, unknown> = {
+      dryRun: 'yes',
+      verify: 0,
+      surge: 'no',
+      name: 42,
+      files: 'a',
+      timeoutSeconds: '5',
+      onChange: 1,
+    };
+    expect(valuesOf(flags, (option) => wrong[option])).toEqual({
+      dryRun: false,
+      verify: true,
+      surge: undefined,
+      name: undefined,
+      files: [],
+      timeoutSeconds: undefined,
+      onChange: undefined,
+    });
   });
 
   it('a tristate is two lines of help on one option', () => {
@@ -50,6 +95,18 @@ describe('the table', () => {
         else expect({ ...here, command: first.command }, `${spec.name} ${flag.long}`).toEqual(first);
       }
     }
-    expect([...seen.keys()]).toEqual(expect.arrayContaining(['--namespace', '--kubeconfig', '--context', '--timeout', '--json', '--dry-run', '--no-verify', '--profile', '--cfgpath']));
+    expect([...seen.keys()]).toEqual(
+      expect.arrayContaining([
+        '--namespace',
+        '--kubeconfig',
+        '--context',
+        '--timeout',
+        '--json',
+        '--dry-run',
+        '--no-verify',
+        '--profile',
+        '--cfgpath',
+      ]),
+    );
   });
 });

@@ -48,13 +48,18 @@ describe('a config file larger than 8 MiB is refused unread (docs/config-yaml.md
 describe('alias expansion is bounded as the agent bounds it, and reported as a config error', () => {
   it('a "billion laughs" document is CONFIG_YAML_ALIASES, exit 3, not an internal error', async () => {
     let text = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
-    for (let i = 1; i < 9; i++) text += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]\n`;
+    for (let i = 1; i < 9; i++)
+      text += `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(', ')}]\n`;
     const main = join(dir, 'datadog.yaml');
     await writeFile(main, text);
     const err = await configError(loadAgentConfig({ cfgPath: dir, env: {} }));
     expect(err.code).toBe('CONFIG_YAML_ALIASES');
     expect(err.exitCode).toBe(3);
-    expect(err.message).toMatch(new RegExp(`^${main}:\\d+: invalid YAML: document contains excessive aliasing \\(a YAML "billion laughs" document\\)$`));
+    expect(err.message).toMatch(
+      new RegExp(`^${main}:\\d+: invalid YAML: document contains excessive aliasing \\(a YAML "billion laughs" document\\)$`),
+    );
   });
 
   it("yaml.v2's rule: over 100 alias decodes in over 1000, at most 99% of a small document, falling to 10%", () => {

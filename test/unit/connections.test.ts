@@ -9,11 +9,16 @@ import { resolveAgentVersion } from '../../src/host/index.js';
 
 describe('connections as the agent creates them', () => {
   it('the body is the agent marshalling: client mode, attribute order, sorted credential keys', () => {
-    const [k8s, script] = connectionsToCreate(['com.datadoghq.kubernetes.core.listPod', 'com.datadoghq.script.runPredefinedScript'], '/etc/datadog-agent/');
+    const [k8s, script] = connectionsToCreate(
+      ['com.datadoghq.kubernetes.core.listPod', 'com.datadoghq.script.runPredefinedScript'],
+      '/etc/datadog-agent/',
+    );
     expect(connectionBody(k8s!, 'r-1', 'host-20260101000000', ['runner-id:r-1', 'hostname:host'])).toBe(
       '{"data":{"type":"action_connection","attributes":{"name":"Kubernetes (host-20260101000000)","runner_id":"r-1","tags":["runner-id:r-1","hostname:host"],"integration":{"type":"Kubernetes","credentials":{"type":"KubernetesServiceAccount"}}}}}',
     );
-    expect(connectionBody(script!, 'r-1', 'n', [])).toContain('"integration":{"type":"Script","credentials":{"configFileLocation":"/etc/datadog-agent/private-action-runner/script-config.yaml","type":"Script"}}');
+    expect(connectionBody(script!, 'r-1', 'n', [])).toContain(
+      '"integration":{"type":"Script","credentials":{"configFileLocation":"/etc/datadog-agent/private-action-runner/script-config.yaml","type":"Script"}}',
+    );
   });
 
   it('only the Kubernetes and Script bundles lead to a connection; default actions as upstream', () => {
@@ -90,20 +95,34 @@ describe('X-Datadog-OnPrem-Version: the running agent, else --agent-version, els
   it('asks the agent on IPC and formats its version object', async () => {
     await ipc.writeFiles(dir);
     const cfg = await config(`cmd_host: 127.0.0.1\ncmd_port: ${ipc.port}\n`);
-    expect(await resolveAgentVersion(cfg, { flag: '7.1.0', toolVersion: '0.1.0' })).toEqual({ version: '7.66.0+commit.abc1234', source: 'agent IPC' });
+    expect(await resolveAgentVersion(cfg, { flag: '7.1.0', toolVersion: '0.1.0' })).toEqual({
+      version: '7.66.0+commit.abc1234',
+      source: 'agent IPC',
+    });
   });
 
   it('falls back to --agent-version, then to the tool version, saying why', async () => {
     const cfg = await config('cmd_port: 0\n');
-    expect(await resolveAgentVersion(cfg, { flag: '7.64.2', toolVersion: '0.1.0' })).toEqual({ version: '7.64.2', source: '--agent-version', note: 'agent IPC not asked: cmd_port is 0 (IPC disabled)' });
+    expect(await resolveAgentVersion(cfg, { flag: '7.64.2', toolVersion: '0.1.0' })).toEqual({
+      version: '7.64.2',
+      source: '--agent-version',
+      note: 'agent IPC not asked: cmd_port is 0 (IPC disabled)',
+    });
     expect((await resolveAgentVersion(cfg, { toolVersion: '0.1.0' })).source).toBe('par-identity version');
     ipc.set({ version: null });
     await ipc.writeFiles(dir);
     const noEndpoint = await config(`cmd_host: 127.0.0.1\ncmd_port: ${ipc.port}\n`);
-    expect(await resolveAgentVersion(noEndpoint, { toolVersion: '0.1.0', ipc: { tries: 1 } })).toEqual({ version: '0.1.0', source: 'par-identity version', note: 'agent IPC: HTTP 404' });
+    expect(await resolveAgentVersion(noEndpoint, { toolVersion: '0.1.0', ipc: { tries: 1 } })).toEqual({
+      version: '0.1.0',
+      source: 'par-identity version',
+      note: 'agent IPC: HTTP 404',
+    });
   });
 
   it('refuses an --agent-version that is not an agent version', async () => {
-    await expect(resolveAgentVersion(await config(''), { flag: 'latest', toolVersion: '0.1.0' })).rejects.toMatchObject({ code: 'AGENT_VERSION_INVALID', exitCode: 3 });
+    await expect(resolveAgentVersion(await config(''), { flag: 'latest', toolVersion: '0.1.0' })).rejects.toMatchObject({
+      code: 'AGENT_VERSION_INVALID',
+      exitCode: 3,
+    });
   });
 });

@@ -56,7 +56,10 @@ const identityText = () => {
 
 function runChild(call: string, failpoint: string): NodeJS.Signals | null {
   const script = `import * as s from ${JSON.stringify(join(bundle, 'storage.mjs'))}; await ${call};`;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, PAR_IDENTITY_FAILPOINT: failpoint }, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, PAR_IDENTITY_FAILPOINT: failpoint },
+    encoding: 'utf8',
+  });
   expect(run.stderr).toBe('');
   return run.signal;
 }
@@ -90,7 +93,10 @@ describe('rotation write, killed at each failpoint', () => {
     const corrupt = point === 'after-keep-aside';
     await writeFile(path, corrupt ? 'garbage' : live, { mode: 0o600 });
     await writeFile(`${path}.bak`, backup, { mode: 0o600 });
-    const signal = runChild(`s.replaceFileAtomically(${JSON.stringify(path)}, ${JSON.stringify(next)}, { keepBackup: ${corrupt ? "'aside'" : 'true'} })`, point);
+    const signal = runChild(
+      `s.replaceFileAtomically(${JSON.stringify(path)}, ${JSON.stringify(next)}, { keepBackup: ${corrupt ? "'aside'" : 'true'} })`,
+      point,
+    );
     expect(signal).toBe('SIGKILL');
     await sweepInterruptedWrites(path);
     const contents = await stableContents();

@@ -71,7 +71,9 @@ describe('sweepInterruptedWrites never deletes the only copy of an identity', ()
     expect(result.recovered).toEqual([`${path}.restore-${STAMP}`]);
     expect(await read(`${NAME}.restore-${STAMP}`)).toBe(orphan);
     expect(await mode(`${NAME}.restore-${STAMP}`)).toBe(0o600);
-    expect(await listing()).toEqual([temps.liveWriter, NAME, `${NAME}.bak`, `${NAME}.restore-${STAMP}`, `${NAME}.restore-20250101T000000Z`].sort());
+    expect(await listing()).toEqual(
+      [temps.liveWriter, NAME, `${NAME}.bak`, `${NAME}.restore-${STAMP}`, `${NAME}.restore-20250101T000000Z`].sort(),
+    );
     // A second sweep finds nothing more to do, and the recovery files stay.
     expect(await sweepInterruptedWrites(path, NOW)).toEqual({ removed: [], recovered: [], leftAlone: [] });
   });
@@ -159,7 +161,14 @@ describe('listRecoverableIdentities and adoptRecoveryAsBackup', () => {
     const found = await listRecoverableIdentities(path);
     expect(found).toEqual([
       { path: `${path}.corrupt-${STAMP}`, kind: 'corrupt', sameAs: null, decodes: false, error: 'file: is not valid JSON' },
-      { path: `${path}.restore-${STAMP}`, kind: 'restore', sameAs: null, decodes: true, urn: JSON.parse(replaced).urn, fingerprint: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+      {
+        path: `${path}.restore-${STAMP}`,
+        kind: 'restore',
+        sameAs: null,
+        decodes: true,
+        urn: JSON.parse(replaced).urn,
+        fingerprint: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      },
     ]);
     await adoptRecoveryAsBackup(path, `${path}.restore-${STAMP}`);
     expect(await read(`${NAME}.bak`)).toBe(replaced);

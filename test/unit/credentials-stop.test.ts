@@ -36,19 +36,33 @@ describe('credentials stopped by a signal', () => {
     const reads = { n: 0 };
     const err = await run({ ...base, action: 'set', signal: stoppedBy('SIGTERM') }, io('k\n', reads)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InterruptedError);
-    expect(err).toMatchObject({ code: 'INTERRUPTED', exitCode: 143, message: 'stopped by SIGTERM while the keys were read, before anything was stored: keychain profile p unchanged' });
+    expect(err).toMatchObject({
+      code: 'INTERRUPTED',
+      exitCode: 143,
+      message: 'stopped by SIGTERM while the keys were read, before anything was stored: keychain profile p unchanged',
+    });
     expect((err as InterruptedError).hint).toBe('Nothing to undo. Run `par-identity credentials set --profile p` again when you want.');
     expect(reads.n).toBe(1);
   });
 
   it('delete: stopped before it starts → nothing deleted (exit 130)', async () => {
-    const err = await run({ ...base, action: 'delete', profile: 'default', signal: stoppedBy('SIGINT') }, io('', { n: 0 })).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: 'stopped by SIGINT before anything was deleted: keychain profile default unchanged' });
+    const err = await run({ ...base, action: 'delete', profile: 'default', signal: stoppedBy('SIGINT') }, io('', { n: 0 })).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({
+      code: 'INTERRUPTED',
+      exitCode: 130,
+      message: 'stopped by SIGINT before anything was deleted: keychain profile default unchanged',
+    });
     expect((err as InterruptedError).hint).toBe('Nothing to undo. Run `par-identity credentials delete` again when you want.');
   });
 
   it('show: stopped while reading → INTERRUPTED, nothing to undo', async () => {
     const err = await run({ ...base, action: 'show', signal: stoppedBy('SIGINT') }, io('', { n: 0 })).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'INTERRUPTED', message: 'stopped by SIGINT while reading: keychain profile p unchanged', hint: 'Nothing to undo (show only reads).' });
+    expect(err).toMatchObject({
+      code: 'INTERRUPTED',
+      message: 'stopped by SIGINT while reading: keychain profile p unchanged',
+      hint: 'Nothing to undo (show only reads).',
+    });
   });
 });

@@ -30,7 +30,6 @@ async function keyFile(name: string, content: string): Promise<string> {
 
 const noStdin = () => Promise.reject(new Error('stdin must not be read'));
 
-
 describe('order: file flag > env > config file > keychain', () => {
   it('the --api-key-file flag wins; the agent key (env) is recorded separately', async () => {
     const cfg = await config('api_key: file-api\napp_key: file-app\n', { DD_API_KEY: 'env-api', DD_APP_KEY: 'env-app' });
@@ -80,7 +79,11 @@ describe('order: file flag > env > config file > keychain', () => {
 
   it('both keys from the keychain; no agent key is recorded then', async () => {
     const cfg = await config(undefined);
-    const creds = await resolveCredentials(cfg, { readStdin: noStdin, keychain: async () => ({ apiKey: 'kc-api', appKey: 'kc-app', profile: 'default' }) }, true);
+    const creds = await resolveCredentials(
+      cfg,
+      { readStdin: noStdin, keychain: async () => ({ apiKey: 'kc-api', appKey: 'kc-app', profile: 'default' }) },
+      true,
+    );
     expect(creds).toEqual({
       apiKey: { value: 'kc-api', source: 'keychain profile default' },
       appKey: { value: 'kc-app', source: 'keychain profile default' },
@@ -182,7 +185,9 @@ describe('credential files', () => {
     const path = join(dir, 'absent');
     const err = await configError(resolveCredentials(cfg, { apiKeyFile: path, readStdin: noStdin }, false));
     expect(err.code).toBe('CREDENTIAL_UNREADABLE');
-    expect(err.message).toBe(`the API key file given with --api-key-file does not exist (the value, ${path.length} characters long, is not printed in case it is the key itself): ENOENT`);
+    expect(err.message).toBe(
+      `the API key file given with --api-key-file does not exist (the value, ${path.length} characters long, is not printed in case it is the key itself): ENOENT`,
+    );
     expect(err.details).toEqual({ flag: '--api-key-file', valueLength: path.length });
   });
 
@@ -191,7 +196,9 @@ describe('credential files', () => {
     ['application key', 'appKeyFile', 'fedcba9876543210fedcba9876543210fedcba98'],
   ])('a key passed where the %s path belongs is not echoed', async (_label, flag, secret) => {
     const cfg = await config(undefined);
-    const err = await configError(resolveCredentials(cfg, { apiKeyFile: await keyFile('api', 'k'), [flag]: secret, readStdin: noStdin }, true));
+    const err = await configError(
+      resolveCredentials(cfg, { apiKeyFile: await keyFile('api', 'k'), [flag]: secret, readStdin: noStdin }, true),
+    );
     expect(err.code).toBe('CREDENTIAL_UNREADABLE');
     expect(JSON.stringify({ m: err.message, h: err.hint, d: err.details })).not.toContain(secret.slice(0, 8));
     expect(err.message).toContain(`${secret.length} characters long`);
@@ -206,7 +213,9 @@ describe('credential files', () => {
   it('an empty file is CREDENTIAL_MISSING', async () => {
     const cfg = await config(undefined);
     const path = await keyFile('app', '\n \n');
-    const err = await configError(resolveCredentials(cfg, { apiKeyFile: await keyFile('api', 'k'), appKeyFile: path, readStdin: noStdin }, true));
+    const err = await configError(
+      resolveCredentials(cfg, { apiKeyFile: await keyFile('api', 'k'), appKeyFile: path, readStdin: noStdin }, true),
+    );
     expect(err.code).toBe('CREDENTIAL_MISSING');
     expect(err.message).toBe(`the application key file ${path} is empty`);
   });
@@ -226,9 +235,30 @@ describe('ENC[...] secret handles are refused without revealing them', () => {
   const CONTENT = 'vault_prod:datadog/api#key-7f3a';
 
   it.each<[string, string | undefined, NodeJS.ProcessEnv, Partial<CredentialSources>, string, () => string]>([
-    ['api_key in the config file', `api_key: "${HANDLE}"\napp_key: a\n`, {}, {}, 'api_key', () => `api_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve there`],
-    ['DD_API_KEY', undefined, { DD_API_KEY: HANDLE, DD_APP_KEY: 'a' }, {}, 'api_key', () => 'api_key from env DD_API_KEY is an ENC[...] secret handle, which par-identity cannot resolve there'],
-    ['app_key in the config file', `api_key: k\napp_key: "${HANDLE}"\n`, {}, {}, 'app_key', () => `app_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve there`],
+    [
+      'api_key in the config file',
+      `api_key: "${HANDLE}"\napp_key: a\n`,
+      {},
+      {},
+      'api_key',
+      () => `api_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve there`,
+    ],
+    [
+      'DD_API_KEY',
+      undefined,
+      { DD_API_KEY: HANDLE, DD_APP_KEY: 'a' },
+      {},
+      'api_key',
+      () => 'api_key from env DD_API_KEY is an ENC[...] secret handle, which par-identity cannot resolve there',
+    ],
+    [
+      'app_key in the config file',
+      `api_key: k\napp_key: "${HANDLE}"\n`,
+      {},
+      {},
+      'app_key',
+      () => `app_key from ${configFile} is an ENC[...] secret handle, which par-identity cannot resolve there`,
+    ],
   ])('%s → SECRET_HANDLE_UNSUPPORTED', async (_name, yaml, env, sources, _field, message) => {
     const cfg = await config(yaml, env);
     const err = await configError(resolveCredentials(cfg, { readStdin: noStdin, ...sources }, true));

@@ -38,16 +38,31 @@ const EU = { apiKey: 'k', site: 'datadoghq.eu' };
 
 describe('resolveSite', () => {
   it("a rotation whose API key is the profile's takes the profile's site", async () => {
-    expect(await site({}, 'keychain profile p', EU)).toEqual({ site: 'datadoghq.eu', source: 'keychain profile p', baseUrl: 'https://api.datadoghq.eu', reads: 1 });
+    expect(await site({}, 'keychain profile p', EU)).toEqual({
+      site: 'datadoghq.eu',
+      source: 'keychain profile p',
+      baseUrl: 'https://api.datadoghq.eu',
+      reads: 1,
+    });
   });
 
   it('a rotation whose API key comes from anywhere else never takes it, and does not read the keychain', async () => {
-    expect(await site({}, 'env DD_API_KEY', EU)).toEqual({ site: 'datadoghq.com', source: 'default', baseUrl: 'https://api.datadoghq.com', reads: 0 });
+    expect(await site({}, 'env DD_API_KEY', EU)).toEqual({
+      site: 'datadoghq.com',
+      source: 'default',
+      baseUrl: 'https://api.datadoghq.com',
+      reads: 0,
+    });
     expect(await site({}, 'file /k', EU)).toMatchObject({ site: 'datadoghq.com', reads: 0 });
   });
 
   it("a run that reads no key (status --verify, rollback) takes the profile's site when the profile would give the API key", async () => {
-    expect(await site({}, undefined, EU)).toEqual({ site: 'datadoghq.eu', source: 'keychain profile p', baseUrl: 'https://api.datadoghq.eu', reads: 1 });
+    expect(await site({}, undefined, EU)).toEqual({
+      site: 'datadoghq.eu',
+      source: 'keychain profile p',
+      baseUrl: 'https://api.datadoghq.eu',
+      reads: 1,
+    });
   });
 
   it('…but not when the environment or the config has an API key, nor when the profile holds no API key', async () => {
@@ -56,7 +71,12 @@ describe('resolveSite', () => {
   });
 
   it('the environment and the config come first, and then the keychain is not read', async () => {
-    expect(await site({ DD_SITE: 'us5.datadoghq.com' }, 'keychain profile p', EU)).toEqual({ site: 'us5.datadoghq.com', source: 'env DD_SITE', baseUrl: 'https://api.us5.datadoghq.com', reads: 0 });
+    expect(await site({ DD_SITE: 'us5.datadoghq.com' }, 'keychain profile p', EU)).toEqual({
+      site: 'us5.datadoghq.com',
+      source: 'env DD_SITE',
+      baseUrl: 'https://api.us5.datadoghq.com',
+      reads: 0,
+    });
     expect(await site({ DD_DD_URL: 'https://app.ddog-gov.com' }, undefined, EU)).toMatchObject({ site: 'ddog-gov.com', reads: 0 });
   });
 

@@ -13,7 +13,9 @@ const SCANNED = ['src', 'test', 'scripts', 'bin', 'README.md', 'docs'];
 function files(path: string): string[] {
   const full = join(ROOT, path);
   if (!statSync(full).isDirectory()) return [path];
-  return readdirSync(full).flatMap((name) => (name === 'node_modules' || name === '__snapshots__' || name === 'control-plane' ? [] : files(join(path, name))));
+  return readdirSync(full).flatMap((name) =>
+    name === 'node_modules' || name === '__snapshots__' || name === 'control-plane' ? [] : files(join(path, name)),
+  );
 }
 
 const sources = SCANNED.flatMap(files)

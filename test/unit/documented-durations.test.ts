@@ -37,7 +37,9 @@ function accepts(flag: string, value: string): boolean {
 
 const SOURCES = [
   'README.md',
-  ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
   ...readdirSync(join(ROOT, 'deploy')).map((f) => `deploy/${f}`),
 ];
 
@@ -56,7 +58,9 @@ describe('documented durations', () => {
   });
 
   it("every command's examples", () => {
-    const rejected = PROGRAM.commands.flatMap((spec) => spec.examples.flatMap((e) => durationsIn(e.command))).filter((d) => !accepts(d.flag, d.value));
+    const rejected = PROGRAM.commands
+      .flatMap((spec) => spec.examples.flatMap((e) => durationsIn(e.command)))
+      .filter((d) => !accepts(d.flag, d.value));
     expect(rejected).toEqual([]);
   });
 
@@ -64,7 +68,11 @@ describe('documented durations', () => {
   // may be typed (2m, not 120), a bare 0 only where zero means off or none; a default the help text
   // states itself (--healthz-stale's) names its unit too.
   it("every duration flag's default in --help carries its unit", () => {
-    const flags = PROGRAM.commands.flatMap((spec) => Object.values(spec.flags).filter((f) => f.duration).map((f) => ({ command: spec.name, flag: f })));
+    const flags = PROGRAM.commands.flatMap((spec) =>
+      Object.values(spec.flags)
+        .filter((f) => f.duration)
+        .map((f) => ({ command: spec.name, flag: f })),
+    );
     expect(flags.length).toBeGreaterThan(5);
     for (const { command, flag } of flags) {
       if (flag.default !== undefined) {
@@ -74,7 +82,8 @@ describe('documented durations', () => {
       }
       // A number in the help text's own "(default …)" is a duration with its unit, or 0 (an exit status and a factor aside).
       for (const m of flag.help.matchAll(/\(default[^)]*\)/g)) {
-        for (const n of m[0].matchAll(/(?<![\w-]|exit )(\d+)(\w*)(?! ×)/g)) expect(n[1] === '0' || /^(ms|s|m|h|d)$/.test(n[2]!), `${command} ${flag.long}: ${m[0]}`).toBe(true);
+        for (const n of m[0].matchAll(/(?<![\w-]|exit )(\d+)(\w*)(?! ×)/g))
+          expect(n[1] === '0' || /^(ms|s|m|h|d)$/.test(n[2]!), `${command} ${flag.long}: ${m[0]}`).toBe(true);
       }
     }
   });

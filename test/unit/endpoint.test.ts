@@ -39,19 +39,46 @@ describe('siteFromHost (docs/protocol.md §3 regex)', () => {
     expect(siteFromHost(host)).toBe(site);
   });
 
-  it.each(['proxy.example.com', 'datadoghq.com.evil.example', 'notdatadoghq.com', 'localhost', '127.0.0.1'])('%s is not a Datadog host', (host) => {
-    expect(siteFromHost(host)).toBeUndefined();
-  });
+  it.each(['proxy.example.com', 'datadoghq.com.evil.example', 'notdatadoghq.com', 'localhost', '127.0.0.1'])(
+    '%s is not a Datadog host',
+    (host) => {
+      expect(siteFromHost(host)).toBeUndefined();
+    },
+  );
 });
 
 describe('resolveEndpoint (docs/protocol.md §3)', () => {
   it.each([
     ['default site', {}, 'https://api.datadoghq.com', 'datadoghq.com', 'site datadoghq.com (default)'],
     ['site set', { DD_SITE: 'datadoghq.eu' }, 'https://api.datadoghq.eu', 'datadoghq.eu', 'site datadoghq.eu (env DD_SITE)'],
-    ['site us3', { DD_SITE: 'us3.datadoghq.com' }, 'https://api.us3.datadoghq.com', 'us3.datadoghq.com', 'site us3.datadoghq.com (env DD_SITE)'],
-    ['dd_url app.datadoghq.eu', { DD_DD_URL: 'https://app.datadoghq.eu' }, 'https://api.datadoghq.eu', 'datadoghq.eu', 'site datadoghq.eu taken from dd_url'],
-    ['dd_url us3 (site ignored)', { DD_DD_URL: 'https://us3.datadoghq.com/', DD_SITE: 'datadoghq.eu' }, 'https://api.us3.datadoghq.com', 'us3.datadoghq.com', 'site us3.datadoghq.com taken from dd_url'],
-    ['dd_url ddog-gov.com', { DD_URL: 'https://app.ddog-gov.com' }, 'https://api.ddog-gov.com', 'ddog-gov.com', 'site ddog-gov.com taken from dd_url'],
+    [
+      'site us3',
+      { DD_SITE: 'us3.datadoghq.com' },
+      'https://api.us3.datadoghq.com',
+      'us3.datadoghq.com',
+      'site us3.datadoghq.com (env DD_SITE)',
+    ],
+    [
+      'dd_url app.datadoghq.eu',
+      { DD_DD_URL: 'https://app.datadoghq.eu' },
+      'https://api.datadoghq.eu',
+      'datadoghq.eu',
+      'site datadoghq.eu taken from dd_url',
+    ],
+    [
+      'dd_url us3 (site ignored)',
+      { DD_DD_URL: 'https://us3.datadoghq.com/', DD_SITE: 'datadoghq.eu' },
+      'https://api.us3.datadoghq.com',
+      'us3.datadoghq.com',
+      'site us3.datadoghq.com taken from dd_url',
+    ],
+    [
+      'dd_url ddog-gov.com',
+      { DD_URL: 'https://app.ddog-gov.com' },
+      'https://api.ddog-gov.com',
+      'ddog-gov.com',
+      'site ddog-gov.com taken from dd_url',
+    ],
     [
       'non-Datadog dd_url falls back to site',
       { DD_DD_URL: 'https://proxy.internal:3834', DD_SITE: 'datadoghq.eu' },
@@ -80,8 +107,20 @@ describe('resolveEndpoint (docs/protocol.md §3)', () => {
       'datadoghq.eu',
       'dd_url itself (env DD_URL), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true',
     ],
-    ['the hook set to anything but "true" is ignored', { DD_DD_URL: 'http://127.0.0.1:8123', DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: '1' }, 'https://api.datadoghq.com', 'datadoghq.com', 'dd_url is not a Datadog host, so site datadoghq.com (default) is used'],
-    ['the hook without dd_url uses the site', { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_SITE: 'ap1.datadoghq.com' }, 'https://api.ap1.datadoghq.com', 'ap1.datadoghq.com', 'site ap1.datadoghq.com (env DD_SITE)'],
+    [
+      'the hook set to anything but "true" is ignored',
+      { DD_DD_URL: 'http://127.0.0.1:8123', DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: '1' },
+      'https://api.datadoghq.com',
+      'datadoghq.com',
+      'dd_url is not a Datadog host, so site datadoghq.com (default) is used',
+    ],
+    [
+      'the hook without dd_url uses the site',
+      { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true', DD_SITE: 'ap1.datadoghq.com' },
+      'https://api.ap1.datadoghq.com',
+      'ap1.datadoghq.com',
+      'site ap1.datadoghq.com (env DD_SITE)',
+    ],
   ])('%s', async (_name, env, baseUrl, site, how) => {
     expect(await endpointFor(env)).toMatchObject({ baseUrl, site, how });
   });
@@ -92,10 +131,16 @@ describe('resolveEndpoint (docs/protocol.md §3)', () => {
       const file = join(fileDir, 'datadog.yaml');
       await writeFile(file, 'site: datadoghq.eu\n');
       const config = await loadAgentConfig({ cfgPath: fileDir, env: {} });
-      expect(resolveEndpoint(config, {})).toMatchObject({ baseUrl: 'https://api.datadoghq.eu', site: 'datadoghq.eu', how: `site datadoghq.eu (${file})` });
+      expect(resolveEndpoint(config, {})).toMatchObject({
+        baseUrl: 'https://api.datadoghq.eu',
+        site: 'datadoghq.eu',
+        how: `site datadoghq.eu (${file})`,
+      });
       await writeFile(file, 'site: datadoghq.eu\ndd_url: http://emu:1/\n');
       const hooked = await loadAgentConfig({ cfgPath: fileDir, env: {} });
-      expect(resolveEndpoint(hooked, { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' }).how).toBe(`dd_url itself (${file}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true`);
+      expect(resolveEndpoint(hooked, { DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' }).how).toBe(
+        `dd_url itself (${file}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true`,
+      );
     } finally {
       await rm(fileDir, { recursive: true, force: true });
     }
@@ -135,13 +180,22 @@ describe('the site stored with the keychain keys (docs/configuration.md §Site)'
 });
 
 describe('the site rule: a bare DNS name, as the agent puts it in https://api.<site> (docs/configuration.md, "Site")', () => {
-  it.each(['datadoghq.com', 'datadoghq.eu', 'us3.datadoghq.com', 'us5.datadoghq.com', 'ap1.datadoghq.com', 'ap2.datadoghq.com', 'ddog-gov.com', 'datad0g.com', 'DATADOGHQ.EU', 'datadoghq.com.', 'site.example-corp.internal'])(
-    '%s is a site name',
-    (site) => {
-      expect(siteProblem(site)).toBeUndefined();
-      expect(() => checkSite(site, 'env DD_SITE')).not.toThrow();
-    },
-  );
+  it.each([
+    'datadoghq.com',
+    'datadoghq.eu',
+    'us3.datadoghq.com',
+    'us5.datadoghq.com',
+    'ap1.datadoghq.com',
+    'ap2.datadoghq.com',
+    'ddog-gov.com',
+    'datad0g.com',
+    'DATADOGHQ.EU',
+    'datadoghq.com.',
+    'site.example-corp.internal',
+  ])('%s is a site name', (site) => {
+    expect(siteProblem(site)).toBeUndefined();
+    expect(() => checkSite(site, 'env DD_SITE')).not.toThrow();
+  });
 
   it.each([
     ['https://app.datadoghq.eu', 'it is a URL (scheme and host), not a site name', 'datadoghq.eu'],
@@ -170,7 +224,10 @@ describe('the site rule: a bare DNS name, as the agent puts it in https://api.<s
   });
 
   it('resolveEndpoint refuses a URL in DD_SITE even when dd_url decides the host (issue 30 point 3)', async () => {
-    for (const env of [{ DD_SITE: 'https://app.datadoghq.eu' }, { DD_SITE: 'https://app.datadoghq.eu', DD_DD_URL: 'https://app.datadoghq.eu' }]) {
+    for (const env of [
+      { DD_SITE: 'https://app.datadoghq.eu' },
+      { DD_SITE: 'https://app.datadoghq.eu', DD_DD_URL: 'https://app.datadoghq.eu' },
+    ]) {
       const err = await endpointFor(env).catch((e: unknown) => e);
       expect((err as ConfigError).code).toBe('SITE_INVALID');
       expect((err as ConfigError).message).toContain('site "https://app.datadoghq.eu" (from env DD_SITE)');
@@ -179,7 +236,9 @@ describe('the site rule: a bare DNS name, as the agent puts it in https://api.<s
 
   it('a stored (keychain) site is held to the same rule', async () => {
     const config = await loadAgentConfig({ cfgPath: dir, env: {} });
-    expect(() => resolveEndpoint(config, {}, { site: 'https://datadoghq.eu', source: 'keychain profile p' })).toThrow('(from keychain profile p)');
+    expect(() => resolveEndpoint(config, {}, { site: 'https://datadoghq.eu', source: 'keychain profile p' })).toThrow(
+      '(from keychain profile p)',
+    );
   });
 });
 

@@ -42,7 +42,9 @@ describe('URL (docs/protocol.md §3)', () => {
 
   it('API-key-only enrollment: POST {base}/api/unstable/on_prem_runners/api_key_only', () => {
     expect(enrollmentPath(true)).toBe('/api/unstable/on_prem_runners/api_key_only');
-    expect(buildEnrollmentRequest(input({ apiKeyOnly: true, baseUrl: 'http://127.0.0.1:8123' })).url).toBe('http://127.0.0.1:8123/api/unstable/on_prem_runners/api_key_only');
+    expect(buildEnrollmentRequest(input({ apiKeyOnly: true, baseUrl: 'http://127.0.0.1:8123' })).url).toBe(
+      'http://127.0.0.1:8123/api/unstable/on_prem_runners/api_key_only',
+    );
   });
 });
 
@@ -72,7 +74,9 @@ describe('headers (docs/protocol.md §3)', () => {
   });
 
   it('extra headers are added and may override the defaults', () => {
-    const headers = buildEnrollmentRequest(input({ extraHeaders: { 'X-Proxy-Auth': 'tok', 'X-Datadog-OnPrem-Version': '7.81.0', Accept: '*/*' } })).headers;
+    const headers = buildEnrollmentRequest(
+      input({ extraHeaders: { 'X-Proxy-Auth': 'tok', 'X-Datadog-OnPrem-Version': '7.81.0', Accept: '*/*' } }),
+    ).headers;
     expect(headers).toEqual({
       'Content-Type': 'application/vnd.api+json',
       Accept: '*/*',
@@ -85,7 +89,9 @@ describe('headers (docs/protocol.md §3)', () => {
 
   it('an extra header overrides a default whatever its case: one header per name, never two', () => {
     // HTTP header names are case-insensitive and the Go agent lower-cases config map keys.
-    const headers = buildEnrollmentRequest(input({ extraHeaders: { 'x-datadog-onprem-version': '7.81.0', 'content-type': 'application/json' } })).headers;
+    const headers = buildEnrollmentRequest(
+      input({ extraHeaders: { 'x-datadog-onprem-version': '7.81.0', 'content-type': 'application/json' } }),
+    ).headers;
     expect(headers).toEqual({
       'content-type': 'application/json',
       Accept: 'application/json',
@@ -107,7 +113,14 @@ describe('body (JSON:API client mode, exact bytes)', () => {
   });
 
   it('cluster agent: orch_cluster_id set, no agent_hostname, flavor cluster_agent, prefix = cluster name', () => {
-    const { body } = buildEnrollmentRequest(input({ flavor: 'cluster_agent', runnerNamePrefix: 'prod-eu', hostname: 'dca-pod-1', clusterId: '8f2c7a7e-1111-4c4c-9c9c-000000000001' }));
+    const { body } = buildEnrollmentRequest(
+      input({
+        flavor: 'cluster_agent',
+        runnerNamePrefix: 'prod-eu',
+        hostname: 'dca-pod-1',
+        clusterId: '8f2c7a7e-1111-4c4c-9c9c-000000000001',
+      }),
+    );
     expect(body).toBe(
       `{"data":{"type":"createRunnerRequest","attributes":{"runner_name":"prod-eu-20250304050607","runner_modes":["pull"],"runner_host":"","public_key_pem":${JSON.stringify(PEM)},"orch_cluster_id":"8f2c7a7e-1111-4c4c-9c9c-000000000001","agent_flavor":"cluster_agent"}}}`,
     );

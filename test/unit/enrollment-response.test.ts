@@ -17,14 +17,20 @@ function badResponse(body: string): EnrollmentError {
 describe('parseEnrollmentResponse (docs/protocol.md §3)', () => {
   it('reads org_id and runner_id from a createRunnerResponse, ignoring other attributes', () => {
     const body = JSON.stringify({
-      data: { id: 'x', type: 'createRunnerResponse', attributes: { org_id: 1234567, runner_id: RUNNER_ID, runner_name: 'web-1-20250304050607', extra: true } },
+      data: {
+        id: 'x',
+        type: 'createRunnerResponse',
+        attributes: { org_id: 1234567, runner_id: RUNNER_ID, runner_name: 'web-1-20250304050607', extra: true },
+      },
       meta: {},
     });
     expect(parseEnrollmentResponse(body)).toEqual({ orgId: 1234567, runnerId: RUNNER_ID });
   });
 
   it('accepts the largest exactly representable org id', () => {
-    expect(parseEnrollmentResponse(`{"data":{"type":"createRunnerResponse","attributes":{"org_id":9007199254740991,"runner_id":"r"}}}`)).toEqual({
+    expect(
+      parseEnrollmentResponse(`{"data":{"type":"createRunnerResponse","attributes":{"org_id":9007199254740991,"runner_id":"r"}}}`),
+    ).toEqual({
       orgId: Number.MAX_SAFE_INTEGER,
       runnerId: 'r',
     });
@@ -40,7 +46,11 @@ describe('parseEnrollmentResponse (docs/protocol.md §3)', () => {
     ['no data', '{"errors":["x"]}', 'the body has no data object'],
     ['data a string', '{"data":"x"}', 'the body has no data object'],
     ['data an array', '{"data":[]}', 'data.type is undefined, expected "createRunnerResponse"'],
-    ['wrong type', JSON.stringify({ data: { type: 'createRunnerRequest', attributes: { org_id: 1, runner_id: 'r' } } }), 'data.type is "createRunnerRequest", expected "createRunnerResponse"'],
+    [
+      'wrong type',
+      JSON.stringify({ data: { type: 'createRunnerRequest', attributes: { org_id: 1, runner_id: 'r' } } }),
+      'data.type is "createRunnerRequest", expected "createRunnerResponse"',
+    ],
     ['no attributes', JSON.stringify({ data: { type: 'createRunnerResponse' } }), 'org_id is missing or not an integer'],
     ['missing org_id', attrs({ runner_id: 'r' }), 'org_id is missing or not an integer'],
     ['org_id a string', attrs({ org_id: '1234', runner_id: 'r' }), 'org_id is missing or not an integer'],
@@ -50,7 +60,11 @@ describe('parseEnrollmentResponse (docs/protocol.md §3)', () => {
     ['missing runner_id', attrs({ org_id: 1 }), 'runner_id is missing or not a string'],
     ['runner_id a number', attrs({ org_id: 1, runner_id: 7 }), 'runner_id is missing or not a string'],
     ['empty runner_id', attrs({ org_id: 1, runner_id: '' }), 'runner_id is unusable (runner_id: is empty)'],
-    ['runner_id with ":"', attrs({ org_id: 1, runner_id: 'a:b' }), 'runner_id is unusable (runner_id: contains ":", which breaks the URN the Go agent parses)'],
+    [
+      'runner_id with ":"',
+      attrs({ org_id: 1, runner_id: 'a:b' }),
+      'runner_id is unusable (runner_id: contains ":", which breaks the URN the Go agent parses)',
+    ],
   ])('%s → ENROLL_BAD_RESPONSE', (_name, body, detail) => {
     const err = badResponse(body);
     expect(err.code).toBe('ENROLL_BAD_RESPONSE');

@@ -56,7 +56,13 @@ function runVerifier(cases: Case[]): { results: Result[]; jwcrypto: boolean } {
 }
 
 async function caseFor(name: string, key: PrivateIdentityKey): Promise<Case> {
-  return { name, private_key: encodePrivateJwk(key), kid: key.kid, jwt: await signRunnerJwt(key.privateKey, URN, NOW), pem: publicKeyPem(key.publicKey) };
+  return {
+    name,
+    private_key: encodePrivateJwk(key),
+    kid: key.kid,
+    jwt: await signRunnerJwt(key.privateKey, URN, NOW),
+    pem: publicKeyPem(key.publicKey),
+  };
 }
 
 describe('an independent verifier (python3-cryptography, OpenSSL) accepts our output', () => {
@@ -71,7 +77,11 @@ describe('an independent verifier (python3-cryptography, OpenSSL) accepts our ou
     }
     for (let i = 0; i < 25; i++) cases.push(await caseFor(`generated ${i}`, generateIdentityKey()));
     // The key string exactly as it sits in an identity file.
-    const fileText = serializeIdentityFile({ privateKey: cases[0]!.private_key, urn: 'urn:dd:apps:on-prem-runner:eu1:1234567:r', hostname: 'h' });
+    const fileText = serializeIdentityFile({
+      privateKey: cases[0]!.private_key,
+      urn: 'urn:dd:apps:on-prem-runner:eu1:1234567:r',
+      hostname: 'h',
+    });
     const fromFile = decodeIdentity(parseIdentityFile(fileText));
     cases.push({ ...(await caseFor('read back from an identity file', fromFile.key)), private_key: fromFile.record.privateKey });
 
@@ -105,7 +115,14 @@ describe('an independent verifier (python3-cryptography, OpenSSL) accepts our ou
       [{ ...good, name: 'dangling character', private_key: `${whole}A` }, 'private_key'],
       [{ ...good, name: 'trailing newline', private_key: `${A.encoded}\n` }, 'private_key'],
       [{ ...good, name: 'd of another key', private_key: encodeJson({ ...jwk, d: KNOWN_KEYS[1]!.d }) }, 'jwk'],
-      [{ ...good, name: '31-byte x', private_key: encodeJson({ ...jwk, x: Buffer.from(A.x, 'base64url').subarray(1).toString('base64url') }) }, 'x'],
+      [
+        {
+          ...good,
+          name: '31-byte x',
+          private_key: encodeJson({ ...jwk, x: Buffer.from(A.x, 'base64url').subarray(1).toString('base64url') }),
+        },
+        'x',
+      ],
       [{ ...good, name: 'wrong kid', private_key: encodeJson({ ...jwk, kid: KNOWN_KEYS[1]!.kid }) }, 'kid'],
       [{ ...good, name: 'tampered JWT signature', jwt: `${good.jwt.slice(0, good.jwt.lastIndexOf('.') + 1)}${flipped}` }, 'jwt'],
       [{ ...good, name: 'JWT signed by another key', jwt: other.jwt }, 'jwt'],

@@ -16,12 +16,27 @@ const env = {};
 describe('storedAnswer', () => {
   it('answers every form of a pure help request from the stored text at the width commander would use', () => {
     for (const args of [[], ['--help'], ['-h'], ['help']]) expect(storedAnswer(args, texts, env)).toBe('program help at 80\n');
-    for (const args of [['status', '--help'], ['status', '-h'], ['help', 'status']]) expect(storedAnswer(args, texts, env)).toBe('status help\n');
+    for (const args of [
+      ['status', '--help'],
+      ['status', '-h'],
+      ['help', 'status'],
+    ])
+      expect(storedAnswer(args, texts, env)).toBe('status help\n');
     for (const args of [['--version'], ['-V']]) expect(storedAnswer(args, texts, env)).toBe('1.2.3\n');
   });
 
   it('leaves to the full path anything else: extra words, unknown commands, other widths, no help word', () => {
-    for (const args of [['status'], ['status', '--help', '--json'], ['--json', '--help'], ['nope', '--help'], ['help', 'nope'], ['help', 'help'], ['narrow', '--help'], ['--version', '--json'], ['status', '--verbose']]) {
+    for (const args of [
+      ['status'],
+      ['status', '--help', '--json'],
+      ['--json', '--help'],
+      ['nope', '--help'],
+      ['help', 'nope'],
+      ['help', 'help'],
+      ['narrow', '--help'],
+      ['--version', '--json'],
+      ['status', '--verbose'],
+    ]) {
       expect(storedAnswer(args, texts, env), args.join(' ')).toBeUndefined();
     }
   });

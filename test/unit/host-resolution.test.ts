@@ -47,11 +47,19 @@ function probes(over: Partial<HostProbes> = {}): HostProbes {
   };
 }
 
-async function resolve(yaml: string, opts: { env?: NodeJS.ProcessEnv; probes?: Partial<HostProbes>; override?: string; metadataUrl?: string } = {}) {
+async function resolve(
+  yaml: string,
+  opts: { env?: NodeJS.ProcessEnv; probes?: Partial<HostProbes>; override?: string; metadataUrl?: string } = {},
+) {
   await writeFile(join(dir, 'datadog.yaml'), yaml);
   const env = { PAR_IDENTITY_CLOUD_METADATA_URL: opts.metadataUrl ?? cloud.url, ...opts.env };
   const config = await loadAgentConfig({ cfgPath: dir, env });
-  return resolveHost(config, { env, probes: probes(opts.probes), ipc: { tries: 2, timeoutMs: 1000, pauseMs: 1 }, ...(opts.override === undefined ? {} : { override: opts.override }) });
+  return resolveHost(config, {
+    env,
+    probes: probes(opts.probes),
+    ipc: { tries: 2, timeoutMs: 1000, pauseMs: 1 },
+    ...(opts.override === undefined ? {} : { override: opts.override }),
+  });
 }
 
 describe('the agent chain: stop providers', () => {
@@ -141,7 +149,10 @@ describe('the agent chain: continue providers', () => {
     cloud.set({ ec2: { instanceId: 'i-0abc123def4567890', imdsv2: 'required' } });
     const r = await resolve('', { probes: { osHostname: () => 'ip-10-0-0-1' } });
     expect(r).toMatchObject({ hostname: 'i-0abc123def4567890', source: 'EC2 instance id' });
-    expect(cloud.requests.filter((q) => q.provider === 'ec2').map((q) => `${q.method} ${q.path}`)).toEqual(['PUT /latest/api/token', 'GET /latest/meta-data/instance-id']);
+    expect(cloud.requests.filter((q) => q.provider === 'ec2').map((q) => `${q.method} ${q.path}`)).toEqual([
+      'PUT /latest/api/token',
+      'GET /latest/meta-data/instance-id',
+    ]);
     expect(cloud.requests.at(-1)!.headers['x-aws-ec2-metadata-token']).toBeTruthy();
     expect(cloud.requests[cloud.requests.length - 2]!.headers['x-aws-ec2-metadata-token-ttl-seconds']).toBe('21600');
   });
@@ -154,11 +165,15 @@ describe('the agent chain: continue providers', () => {
   it('EC2 prefixes: ip- and domu always, ec2amaz- only with ec2_use_windows_prefix_detection; others never unless prioritized', async () => {
     cloud.set({ ec2: { instanceId: 'i-0abc' } });
     expect((await resolve('', { probes: { osHostname: () => 'EC2AMAZ-ABC' } })).hostname).toBe('EC2AMAZ-ABC');
-    expect((await resolve('ec2_use_windows_prefix_detection: true\n', { probes: { osHostname: () => 'EC2AMAZ-ABC' } })).hostname).toBe('i-0abc');
+    expect((await resolve('ec2_use_windows_prefix_detection: true\n', { probes: { osHostname: () => 'EC2AMAZ-ABC' } })).hostname).toBe(
+      'i-0abc',
+    );
     cloud.requests.length = 0;
     expect((await resolve('', { probes: { osHostname: () => 'web-7' } })).hostname).toBe('web-7');
     expect(cloud.requests.filter((q) => q.provider === 'ec2')).toEqual([]);
-    expect((await resolve('ec2_prioritize_instance_id_as_hostname: true\n', { probes: { osHostname: () => 'web-7' } })).hostname).toBe('i-0abc');
+    expect((await resolve('ec2_prioritize_instance_id_as_hostname: true\n', { probes: { osHostname: () => 'web-7' } })).hostname).toBe(
+      'i-0abc',
+    );
   });
 
   it('EC2 absent or an invalid instance id: the OS hostname stays', async () => {
@@ -181,7 +196,9 @@ describe('the running agent first (IPC)', () => {
     cloud.set({ gce: { hostname: 'vm1' } });
     const r = await resolve(await withAgentFiles('hostname: from-config\n'));
     expect(r).toMatchObject({ hostname: 'i-from-agent', source: 'agent IPC' });
-    expect(ipc.requests).toEqual([{ method: 'GET', path: '/agent/hostname', authorization: `Bearer ${ipc.token}`, clientCert: true, status: 200 }]);
+    expect(ipc.requests).toEqual([
+      { method: 'GET', path: '/agent/hostname', authorization: `Bearer ${ipc.token}`, clientCert: true, status: 200 },
+    ]);
     expect(cloud.requests).toEqual([]);
   });
 
@@ -218,7 +235,9 @@ describe('the running agent first (IPC)', () => {
     const sub = join(dir, 'secure');
     await (await import('node:fs/promises')).mkdir(sub);
     await ipc.writeFiles(sub);
-    const r = await resolve(`cmd_host: localhost\ncmd_port: ${ipc.port}\nauth_token_file_path: ${join(sub, 'auth_token')}\nipc_cert_file_path: ${join(sub, 'ipc_cert.pem')}\n`);
+    const r = await resolve(
+      `cmd_host: localhost\ncmd_port: ${ipc.port}\nauth_token_file_path: ${join(sub, 'auth_token')}\nipc_cert_file_path: ${join(sub, 'ipc_cert.pem')}\n`,
+    );
     expect(r.source).toBe('agent IPC');
   });
 
@@ -231,12 +250,14 @@ describe('the running agent first (IPC)', () => {
     expect(ipc.requests).toEqual([]);
   });
 
-  it('a certificate that is not the agent\'s fails TLS verification: the token is never sent', async () => {
+  it("a certificate that is not the agent's fails TLS verification: the token is never sent", async () => {
     const yaml = await withAgentFiles('hostname: from-config\n');
     await writeFile(join(dir, 'ipc_cert.pem'), (await generateIpcCertificate()).pem);
     const r = await resolve(yaml);
     expect(r.hostname).toBe('from-config');
-    expect(r.notes[0]).toMatch(/agent IPC on 127\.0\.0\.1:\d+: (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|ERR_TLS_CERT_ALTNAME_INVALID|CERT_SIGNATURE_FAILURE)/);
+    expect(r.notes[0]).toMatch(
+      /agent IPC on 127\.0\.0\.1:\d+: (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|ERR_TLS_CERT_ALTNAME_INVALID|CERT_SIGNATURE_FAILURE)/,
+    );
     expect(ipc.requests).toEqual([]);
   });
 
@@ -250,7 +271,11 @@ describe('the running agent first (IPC)', () => {
 describe('--hostname, validation, re-enroll prediction, agent version format', () => {
   it('--hostname overrides everything and is validated', async () => {
     await ipc.writeFiles(dir);
-    expect(await resolve(`cmd_port: ${ipc.port}\n`, { override: 'forced-1' })).toEqual({ hostname: 'forced-1', source: '--hostname', notes: [] });
+    expect(await resolve(`cmd_port: ${ipc.port}\n`, { override: 'forced-1' })).toEqual({
+      hostname: 'forced-1',
+      source: '--hostname',
+      notes: [],
+    });
     expect(ipc.requests).toEqual([]);
     await expect(resolve('', { override: 'LOCALHOST' })).rejects.toMatchObject({ code: 'HOSTNAME_INVALID', exitCode: 3 });
   });
@@ -274,7 +299,9 @@ describe('--hostname, validation, re-enroll prediction, agent version format', (
     expect(predictReenroll({ hostname: 'ip-10-0-0-1', apiKeyHash: hash }, 'i-0abc', 'key-1')).toEqual([
       'stored hostname ip-10-0-0-1 differs from the hostname the agent resolves (i-0abc)',
     ]);
-    expect(predictReenroll({ hostname: 'h', apiKeyHash: hash }, 'h', 'key-2')).toEqual(['stored api_key_hash differs from the hash of the API key the agent reads']);
+    expect(predictReenroll({ hostname: 'h', apiKeyHash: hash }, 'h', 'key-2')).toEqual([
+      'stored api_key_hash differs from the hash of the API key the agent reads',
+    ]);
     expect(predictReenroll({ hostname: 'h', apiKeyHash: hash }, 'h', '  key-1\n')).toEqual([]);
     expect(predictReenroll({}, 'other', 'other-key')).toEqual([]);
   });

@@ -68,7 +68,12 @@ async function resolve(yaml: string, opts: ResolveOptions = {}) {
   await writeFile(join(dir, 'datadog.yaml'), yaml);
   const env = { PAR_IDENTITY_CLOUD_METADATA_URL: opts.metadataUrl ?? cloud.url, ...opts.env };
   const config = await loadAgentConfig({ cfgPath: dir, env });
-  return resolveHost(config, { env, probes: opts.probes ?? podProbes(), ...(opts.limits ? { containerLimits: opts.limits } : {}), ...(opts.agentVersion ? { agentVersion: opts.agentVersion } : {}) });
+  return resolveHost(config, {
+    env,
+    probes: opts.probes ?? podProbes(),
+    ...(opts.limits ? { containerLimits: opts.limits } : {}),
+    ...(opts.agentVersion ? { agentVersion: opts.agentVersion } : {}),
+  });
 }
 
 const POD_ENV = { DOCKER_DD_AGENT: 'true', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
@@ -85,7 +90,10 @@ const FAST: ContainerLimits = { dockerMs: 300, kubelet: { requestMs: 150, totalM
 
 describe('container provider: when the agent asks at all', () => {
   it('not containerized (no DOCKER_DD_AGENT): neither docker nor the kubelet is asked, even in a Pod', async () => {
-    const r = await resolve(kubeletYaml(), { env: { KUBERNETES_SERVICE_PORT: '443', DOCKER_HOST: docker.dockerHost }, probes: podProbes({}, { inHostUtsNamespace: async () => true }) });
+    const r = await resolve(kubeletYaml(), {
+      env: { KUBERNETES_SERVICE_PORT: '443', DOCKER_HOST: docker.dockerHost },
+      probes: podProbes({}, { inHostUtsNamespace: async () => true }),
+    });
     expect(r).toMatchObject({ hostname: 'datadog-agent-x7k2p', source: 'OS hostname' });
     expect(r.notes).toContain('container: the agent is not containerized (DOCKER_DD_AGENT is not set)');
     expect(kubelet.requests).toEqual([]);
@@ -94,14 +102,17 @@ describe('container provider: when the agent asks at all', () => {
 
   it('a plain host (no DOCKER_DD_AGENT, no Kubernetes, no ECS): no docker socket is probed, no daemon or kubelet asked', async () => {
     const probed: string[] = [];
-    const probes = podProbes({}, {
-      inHostUtsNamespace: async () => true,
-      osHostname: () => 'web-7',
-      socketReachable: async (path) => {
-        probed.push(path);
-        return false;
+    const probes = podProbes(
+      {},
+      {
+        inHostUtsNamespace: async () => true,
+        osHostname: () => 'web-7',
+        socketReachable: async (path) => {
+          probed.push(path);
+          return false;
+        },
       },
-    });
+    );
     const r = await resolve(kubeletYaml(), { probes });
     expect(r).toMatchObject({ hostname: 'web-7', source: 'OS hostname' });
     expect(probed).toEqual([]);
@@ -110,13 +121,19 @@ describe('container provider: when the agent asks at all', () => {
   });
 
   it('container is a "continue" provider after FQDN: the docker name replaces the FQDN, and the OS hostname is then not used', async () => {
-    const r = await resolve('hostname_fqdn: true\n', { env: { DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost }, probes: podProbes({}, { inHostUtsNamespace: async () => true }) });
+    const r = await resolve('hostname_fqdn: true\n', {
+      env: { DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost },
+      probes: podProbes({}, { inHostUtsNamespace: async () => true }),
+    });
     expect(r).toMatchObject({ hostname: 'docker-host-1', source: 'docker daemon hostname' });
     expect(r.notes).toContain('OS hostname: not used, docker daemon hostname already gave one');
   });
 
   it('Kubernetes is KUBERNETES_SERVICE_PORT or KUBERNETES, as the agent detects it; KUBERNETES_SERVICE_HOST alone is not', async () => {
-    const hostOnly = await resolve(kubeletYaml(), { env: { DOCKER_DD_AGENT: 'true', KUBERNETES_SERVICE_HOST: '127.0.0.1' }, probes: podProbes({}, { inHostUtsNamespace: async () => true }) });
+    const hostOnly = await resolve(kubeletYaml(), {
+      env: { DOCKER_DD_AGENT: 'true', KUBERNETES_SERVICE_HOST: '127.0.0.1' },
+      probes: podProbes({}, { inHostUtsNamespace: async () => true }),
+    });
     expect(hostOnly.source).toBe('OS hostname');
     expect(hostOnly.notes).toContain('container/kubelet: not in Kubernetes (KUBERNETES_SERVICE_PORT and KUBERNETES unset)');
     expect(kubelet.requests).toEqual([]);
@@ -128,15 +145,22 @@ describe('container provider: when the agent asks at all', () => {
       details: { tried: expect.arrayContaining(['container/kubelet: not in Kubernetes (KUBERNETES_SERVICE_PORT and KUBERNETES unset)']) },
     });
     expect(kubelet.requests).toEqual([]);
-    expect((await resolve(kubeletYaml('autoconfig_include_features: [kubernetes]'), { env: { DOCKER_DD_AGENT: 'true' } })).hostname).toBe('node-a');
-    await expect(resolve(kubeletYaml('autoconfig_from_environment: false'), { env: POD_ENV })).rejects.toMatchObject({ code: 'HOSTNAME_UNRESOLVED' });
+    expect((await resolve(kubeletYaml('autoconfig_include_features: [kubernetes]'), { env: { DOCKER_DD_AGENT: 'true' } })).hostname).toBe(
+      'node-a',
+    );
+    await expect(resolve(kubeletYaml('autoconfig_from_environment: false'), { env: POD_ENV })).rejects.toMatchObject({
+      code: 'HOSTNAME_UNRESOLVED',
+    });
   });
 });
 
 describe('container provider: kubelet', () => {
   it('asks the kubelet over HTTPS with the token: /spec, then the node name of /pods, + -<cluster_name>', async () => {
     const r = await resolve(kubeletYaml('cluster_name: prod-eu'), { env: POD_ENV });
-    expect(r).toMatchObject({ hostname: 'node-a-prod-eu', source: 'Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)' });
+    expect(r).toMatchObject({
+      hostname: 'node-a-prod-eu',
+      source: 'Kubernetes node name (kubelet) + cluster_name, agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)',
+    });
     expect(kubelet.requests.map((q) => `${q.scheme} ${q.path} ${q.status}`)).toEqual(['https /spec 200', 'https /pods 200']);
     expect(kubelet.requests.every((q) => q.authorization === `Bearer ${kubelet.token}`)).toBe(true);
   });
@@ -150,14 +174,21 @@ describe('container provider: kubelet', () => {
     kubelet.set({ podsBody: JSON.stringify({ kind: 'PodList', items: [null, { spec: {} }, { spec: { nodeName: 'node-z' } }] }) });
     expect((await resolve(kubeletYaml(), { env: POD_ENV })).hostname).toBe('node-z');
     kubelet.set({ podsBody: JSON.stringify({ kind: 'PodList', items: [] }) });
-    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/\/pods: no node name in the answer$/)]) } });
+    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({
+      details: { tried: expect.arrayContaining([expect.stringMatching(/\/pods: no node name in the answer$/)]) },
+    });
     kubelet.set({ podsBody: '<html>' });
-    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/\/pods: the answer is not JSON$/)]) } });
+    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({
+      details: { tried: expect.arrayContaining([expect.stringMatching(/\/pods: the answer is not JSON$/)]) },
+    });
   });
 
   it('a cluster_name the agent would refuse (upper case, _) is ignored, not fixed; none at all gives the plain node name', async () => {
     const invalid = await resolve(kubeletYaml('cluster_name: Prod_EU'), { env: POD_ENV });
-    expect(invalid).toMatchObject({ hostname: 'node-a', source: 'Kubernetes node name (kubelet); cluster_name ignored, agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)' });
+    expect(invalid).toMatchObject({
+      hostname: 'node-a',
+      source: 'Kubernetes node name (kubelet); cluster_name ignored, agent ≥ 7.78 cluster_name rule (agent version unknown: the newest)',
+    });
     expect(invalid.notes.join('\n')).toMatch(/cluster_name "Prod_EU" is ignored, as by the agent/);
     const none = await resolve(kubeletYaml(), { env: POD_ENV });
     expect(none.notes.join('\n')).toMatch(/may still append a cluster name it discovers/);
@@ -194,32 +225,56 @@ describe('container provider: kubelet', () => {
   it('a refused token (401) fails HTTPS; the read-only HTTP port is then tried, and the token is never sent over it', async () => {
     await writeFile(files.token, 'not-the-token');
     const httpsOnly = resolve(kubeletYaml(), { env: POD_ENV });
-    await expect(httpsOnly).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/https:\/\/127\.0\.0\.1:\d+\/spec: HTTP 401 \(the token was refused\)/)]) } });
+    await expect(httpsOnly).rejects.toMatchObject({
+      details: {
+        tried: expect.arrayContaining([expect.stringMatching(/https:\/\/127\.0\.0\.1:\d+\/spec: HTTP 401 \(the token was refused\)/)]),
+      },
+    });
     kubelet.requests.length = 0;
-    const r = await resolve(kubeletYaml().replace('kubernetes_http_kubelet_port: 0', `kubernetes_http_kubelet_port: ${kubelet.httpPort}`), { env: POD_ENV });
+    const r = await resolve(kubeletYaml().replace('kubernetes_http_kubelet_port: 0', `kubernetes_http_kubelet_port: ${kubelet.httpPort}`), {
+      env: POD_ENV,
+    });
     expect(r.hostname).toBe('node-a');
-    expect(kubelet.requests.map((q) => `${q.scheme} ${q.path} ${q.status}`)).toEqual(['https /spec 401', 'http /spec 200', 'http /pods 200']);
+    expect(kubelet.requests.map((q) => `${q.scheme} ${q.path} ${q.status}`)).toEqual([
+      'https /spec 401',
+      'http /spec 200',
+      'http /pods 200',
+    ]);
     expect(kubelet.requests.filter((q) => q.scheme === 'http').every((q) => q.authorization === undefined)).toBe(true);
   });
 
   it('an unreadable token file fails the kubelet client as a whole, before any request', async () => {
     await rm(files.token);
-    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/kubelet token .* cannot be read/)]) } });
+    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({
+      details: { tried: expect.arrayContaining([expect.stringMatching(/kubelet token .* cannot be read/)]) },
+    });
     expect(kubelet.requests).toEqual([]);
   });
 
   it('TLS: a kubelet certificate not signed by kubelet_client_ca fails before the token is sent; kubelet_tls_verify: false accepts it', async () => {
     const other = join(dir, 'other-ca.crt');
-    await writeFile(other, (await (await import('../../emulators/self-signed-cert.js')).selfSignedCert({ subject: '/CN=other', extendedKeyUsage: 'serverAuth' })).cert);
+    await writeFile(
+      other,
+      (await (await import('../../emulators/self-signed-cert.js')).selfSignedCert({ subject: '/CN=other', extendedKeyUsage: 'serverAuth' }))
+        .cert,
+    );
     const yaml = kubeletYaml().replace(files.ca, other);
-    await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/\/spec: (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE)/)]) } });
+    await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({
+      details: {
+        tried: expect.arrayContaining([
+          expect.stringMatching(/\/spec: (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE)/),
+        ]),
+      },
+    });
     expect(kubelet.requests).toEqual([]);
     expect((await resolve(`${yaml}\nkubelet_tls_verify: false`, { env: POD_ENV })).hostname).toBe('node-a');
   });
 
   it('a kubelet_client_ca that cannot be read fails HTTPS when verifying, as upstream', async () => {
     const yaml = kubeletYaml().replace(files.ca, join(dir, 'missing.crt'));
-    await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/missing\.crt is not a readable PEM/)]) } });
+    await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({
+      details: { tried: expect.arrayContaining([expect.stringMatching(/missing\.crt is not a readable PEM/)]) },
+    });
     expect((await resolve(`${yaml}\nkubelet_tls_verify: false`, { env: POD_ENV })).hostname).toBe('node-a');
   });
 
@@ -229,7 +284,10 @@ describe('container provider: kubelet', () => {
     await mkdir(sa, { recursive: true });
     await writeFile(join(sa, 'token'), kubelet.token);
     await writeFile(join(sa, 'ca.crt'), kubelet.caPem);
-    const yaml = kubeletYaml().split('\n').filter((l) => !/kubelet_client_ca|kubelet_auth_token_path/.test(l)).join('\n');
+    const yaml = kubeletYaml()
+      .split('\n')
+      .filter((l) => !/kubelet_client_ca|kubelet_auth_token_path/.test(l))
+      .join('\n');
     const env = { ...POD_ENV, PAR_IDENTITY_HOST_ROOT: root };
     expect((await resolve(yaml, { env })).hostname).toBe('node-a');
     expect(kubelet.requests[0]!.authorization).toBe(`Bearer ${kubelet.token}`);
@@ -237,16 +295,24 @@ describe('container provider: kubelet', () => {
 
   it('a kubelet that does not answer in time is abandoned; the chain goes on', async () => {
     kubelet.set({ delayMs: 5000 });
-    await expect(resolve(kubeletYaml(), { env: POD_ENV, limits: FAST })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/\/spec: no answer within 150 ms/)]) } });
+    await expect(resolve(kubeletYaml(), { env: POD_ENV, limits: FAST })).rejects.toMatchObject({
+      details: { tried: expect.arrayContaining([expect.stringMatching(/\/spec: no answer within 150 ms/)]) },
+    });
   });
 
   it('no kubelet host (kubernetes_kubelet_host unset, no docker): no request at all', async () => {
     const yaml = kubeletYaml().replace('kubernetes_kubelet_host: 127.0.0.1', '');
-    await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining(['container/kubelet: no kubelet host: kubernetes_kubelet_host is not set and docker gave no hostname']) } });
+    await expect(resolve(yaml, { env: POD_ENV })).rejects.toMatchObject({
+      details: {
+        tried: expect.arrayContaining([
+          'container/kubelet: no kubelet host: kubernetes_kubelet_host is not set and docker gave no hostname',
+        ]),
+      },
+    });
     expect(kubelet.requests).toEqual([]);
   });
 
-  it('without kubernetes_kubelet_host the docker daemon\'s name is the kubelet host, as upstream', async () => {
+  it("without kubernetes_kubelet_host the docker daemon's name is the kubelet host, as upstream", async () => {
     docker.set({ name: '127.0.0.1' });
     const yaml = `${kubeletYaml().replace('kubernetes_kubelet_host: 127.0.0.1', '')}\nautoconfig_exclude_features: [docker]`;
     const r = await resolve(yaml, { env: { ...POD_ENV, DOCKER_HOST: docker.dockerHost } });
@@ -257,12 +323,14 @@ describe('container provider: kubelet', () => {
 
   it('a 403 on /pods (RBAC) is no answer', async () => {
     kubelet.set({ failStatus: 403 });
-    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({ details: { tried: expect.arrayContaining([expect.stringMatching(/\/pods: HTTP 403$/)]) } });
+    await expect(resolve(kubeletYaml(), { env: POD_ENV })).rejects.toMatchObject({
+      details: { tried: expect.arrayContaining([expect.stringMatching(/\/pods: HTTP 403$/)]) },
+    });
   });
 });
 
 describe('container provider: docker, and the order docker → kubelet', () => {
-  it('DOCKER_HOST=unix://…: the daemon\'s Name, after API version negotiation', async () => {
+  it("DOCKER_HOST=unix://…: the daemon's Name, after API version negotiation", async () => {
     const r = await resolve('', { env: { DOCKER_DD_AGENT: 'true', DOCKER_HOST: docker.dockerHost } });
     expect(r).toMatchObject({ hostname: 'docker-host-1', source: 'docker daemon hostname' });
     expect(docker.requests.map((q) => q.path)).toEqual(['/_ping', '/v1.47/info']);
@@ -301,9 +369,13 @@ describe('container provider: docker, and the order docker → kubelet', () => {
     docker.set({ name: 'bad_name' });
     const invalid = await resolve(kubeletYaml(), { env });
     expect(invalid.hostname).toBe('node-a');
-    expect(invalid.notes).toContain('container/docker: the daemon\'s name "bad_name" is not a valid hostname (it is not RFC 1123 compliant)');
+    expect(invalid.notes).toContain(
+      'container/docker: the daemon\'s name "bad_name" is not a valid hostname (it is not RFC 1123 compliant)',
+    );
     docker.set({ name: 'docker-host-1', failStatus: 500 });
-    expect((await resolve(kubeletYaml(), { env })).notes.join('\n')).toMatch(/container\/docker: unix:\/\/.*: GET \/info answered HTTP 500/);
+    expect((await resolve(kubeletYaml(), { env })).notes.join('\n')).toMatch(
+      /container\/docker: unix:\/\/.*: GET \/info answered HTTP 500/,
+    );
     docker.set({ failStatus: 0, delayMs: 5000 });
     const slow = await resolve(kubeletYaml(), { env, limits: FAST });
     expect(slow.hostname).toBe('node-a');
@@ -311,7 +383,10 @@ describe('container provider: docker, and the order docker → kubelet', () => {
   });
 
   it('a DOCKER_HOST nothing listens on: refused at once, the chain goes on', async () => {
-    const r = await resolve('', { env: { DOCKER_DD_AGENT: 'true', DOCKER_HOST: `unix://${join(dir, 'none.sock')}` }, probes: podProbes({}, { inHostUtsNamespace: async () => true }) });
+    const r = await resolve('', {
+      env: { DOCKER_DD_AGENT: 'true', DOCKER_HOST: `unix://${join(dir, 'none.sock')}` },
+      probes: podProbes({}, { inHostUtsNamespace: async () => true }),
+    });
     expect(r.source).toBe('OS hostname');
     expect(r.notes.join('\n')).toMatch(/container\/docker: unix:\/\/.*none\.sock: ENOENT/);
   });
@@ -319,7 +394,8 @@ describe('container provider: docker, and the order docker → kubelet', () => {
 
 describe('EC2: ECS and DMI', () => {
   const INSTANCE = 'i-0123456789abcdef0';
-  const hostProbes = (virtual: Record<string, string> = {}) => podProbes(virtual, { osHostname: () => 'web-7', inHostUtsNamespace: async () => true });
+  const hostProbes = (virtual: Record<string, string> = {}) =>
+    podProbes(virtual, { osHostname: () => 'web-7', inHostUtsNamespace: async () => true });
 
   it.each([
     ['AWS_EXECUTION_ENV=AWS_ECS_EC2', { AWS_EXECUTION_ENV: 'AWS_ECS_EC2' }],
@@ -332,21 +408,32 @@ describe('EC2: ECS and DMI', () => {
 
   it('on ECS /etc/ecs/ecs.config alone is enough', async () => {
     cloud.set({ ec2: { instanceId: INSTANCE } });
-    expect((await resolve('', { probes: hostProbes({ '/etc/ecs/ecs.config': 'ECS_CLUSTER=prod\n' }) })).source).toBe('EC2 instance id (ECS)');
+    expect((await resolve('', { probes: hostProbes({ '/etc/ecs/ecs.config': 'ECS_CLUSTER=prod\n' }) })).source).toBe(
+      'EC2 instance id (ECS)',
+    );
   });
 
   it('not on ECS and not a default name: no EC2 request; ECS excluded by autoconfig_exclude_features: none either', async () => {
     cloud.set({ ec2: { instanceId: INSTANCE } });
     expect((await resolve('', { probes: hostProbes() })).hostname).toBe('web-7');
-    expect((await resolve('autoconfig_exclude_features: [ecsec2]', { env: { AWS_EXECUTION_ENV: 'AWS_ECS_EC2' }, probes: hostProbes() })).hostname).toBe('web-7');
+    expect(
+      (await resolve('autoconfig_exclude_features: [ecsec2]', { env: { AWS_EXECUTION_ENV: 'AWS_ECS_EC2' }, probes: hostProbes() }))
+        .hostname,
+    ).toBe('web-7');
     expect(cloud.requests.filter((q) => q.provider === 'ec2')).toEqual([]);
   });
 
   it('ECS managed instances: daemon mode uses the instance id, sidecar mode has no hostname', async () => {
     cloud.set({ ec2: { instanceId: INSTANCE } });
     const env = { AWS_EXECUTION_ENV: 'AWS_ECS_MANAGED_INSTANCES' };
-    expect(await resolve('', { env, probes: hostProbes() })).toMatchObject({ hostname: INSTANCE, source: 'EC2 instance id (ECS managed instances)' });
-    expect(await resolve('ecs_deployment_mode: sidecar', { env, probes: hostProbes() })).toMatchObject({ hostname: '', source: 'ECS managed instances sidecar (no hostname)' });
+    expect(await resolve('', { env, probes: hostProbes() })).toMatchObject({
+      hostname: INSTANCE,
+      source: 'EC2 instance id (ECS managed instances)',
+    });
+    expect(await resolve('ecs_deployment_mode: sidecar', { env, probes: hostProbes() })).toMatchObject({
+      hostname: '',
+      source: 'ECS managed instances sidecar (no hostname)',
+    });
   });
 
   it('ECS Fargate and EKS Fargate (eks_fargate) have no hostname', async () => {
@@ -354,16 +441,25 @@ describe('EC2: ECS and DMI', () => {
     expect((await resolve('eks_fargate: true\n')).source).toBe('EKS Fargate (no hostname)');
   });
 
-  const NITRO = { '/sys/devices/virtual/dmi/id/board_vendor': 'Amazon EC2\n', '/sys/devices/virtual/dmi/id/board_asset_tag': `${INSTANCE}\n` };
+  const NITRO = {
+    '/sys/devices/virtual/dmi/id/board_vendor': 'Amazon EC2\n',
+    '/sys/devices/virtual/dmi/id/board_asset_tag': `${INSTANCE}\n`,
+  };
 
-  it('IMDS unreachable: a Nitro instance\'s DMI board_asset_tag is the instance id', async () => {
-    const r = await resolve('', { metadataUrl: await closedLoopbackUrl(), env: { AWS_EXECUTION_ENV: 'AWS_ECS_EC2' }, probes: hostProbes(NITRO) });
+  it("IMDS unreachable: a Nitro instance's DMI board_asset_tag is the instance id", async () => {
+    const r = await resolve('', {
+      metadataUrl: await closedLoopbackUrl(),
+      env: { AWS_EXECUTION_ENV: 'AWS_ECS_EC2' },
+      probes: hostProbes(NITRO),
+    });
     expect(r).toMatchObject({ hostname: INSTANCE, source: 'EC2 instance id from DMI (ECS)' });
     expect(r.notes.join('\n')).toMatch(/EC2: ECONNREFUSED/);
   });
 
   it('DMI even when aws is not in cloud_provider_metadata (IMDS is then "failed"), as upstream', async () => {
-    const r = await resolve('cloud_provider_metadata: [gcp]\n', { probes: podProbes(NITRO, { osHostname: () => 'ip-10-0-0-1', inHostUtsNamespace: async () => true }) });
+    const r = await resolve('cloud_provider_metadata: [gcp]\n', {
+      probes: podProbes(NITRO, { osHostname: () => 'ip-10-0-0-1', inHostUtsNamespace: async () => true }),
+    });
     expect(r).toMatchObject({ hostname: INSTANCE, source: 'EC2 instance id from DMI' });
     expect(cloud.requests.filter((q) => q.provider === 'ec2')).toEqual([]);
   });
@@ -371,10 +467,23 @@ describe('EC2: ECS and DMI', () => {
   it.each([
     ['ec2_use_dmi: false', 'ec2_use_dmi: false\n', NITRO, /DMI: ec2_use_dmi is false/],
     ['ec2_imdsv2_transition_payload_enabled: false', 'ec2_imdsv2_transition_payload_enabled: false\n', NITRO, /EC2: ECONNREFUSED/],
-    ['another board vendor', '', { ...NITRO, '/sys/devices/virtual/dmi/id/board_vendor': 'Xen\n' }, /DMI: board vendor is "Xen", not Amazon EC2/],
-    ['an asset tag that is no instance id', '', { ...NITRO, '/sys/devices/virtual/dmi/id/board_asset_tag': 'Not Specified\n' }, /DMI: board_asset_tag "Not Specified" is not an instance id/],
+    [
+      'another board vendor',
+      '',
+      { ...NITRO, '/sys/devices/virtual/dmi/id/board_vendor': 'Xen\n' },
+      /DMI: board vendor is "Xen", not Amazon EC2/,
+    ],
+    [
+      'an asset tag that is no instance id',
+      '',
+      { ...NITRO, '/sys/devices/virtual/dmi/id/board_asset_tag': 'Not Specified\n' },
+      /DMI: board_asset_tag "Not Specified" is not an instance id/,
+    ],
   ])('no DMI instance id with %s', async (_, yaml, dmi, note) => {
-    const r = await resolve(yaml, { metadataUrl: await closedLoopbackUrl(), probes: podProbes(dmi, { osHostname: () => 'ip-10-0-0-1', inHostUtsNamespace: async () => true }) });
+    const r = await resolve(yaml, {
+      metadataUrl: await closedLoopbackUrl(),
+      probes: podProbes(dmi, { osHostname: () => 'ip-10-0-0-1', inHostUtsNamespace: async () => true }),
+    });
     expect(r.hostname).toBe('ip-10-0-0-1');
     expect(r.notes.join('\n')).toMatch(note);
   });
@@ -386,9 +495,12 @@ describe('EC2: ECS and DMI', () => {
     expect(r.notes).toContain('EC2: instance id it is not RFC 1123 compliant');
   });
 
-  it('on EKS the kubelet\'s node name starts with ip-: the instance id follows it, as for the agent', async () => {
+  it("on EKS the kubelet's node name starts with ip-: the instance id follows it, as for the agent", async () => {
     kubelet.set({ nodeName: 'ip-10-0-0-1.ec2.internal' });
     cloud.set({ ec2: { instanceId: INSTANCE } });
-    expect(await resolve(kubeletYaml('cluster_name: prod'), { env: POD_ENV })).toMatchObject({ hostname: INSTANCE, source: 'EC2 instance id' });
+    expect(await resolve(kubeletYaml('cluster_name: prod'), { env: POD_ENV })).toMatchObject({
+      hostname: INSTANCE,
+      source: 'EC2 instance id',
+    });
   });
 });

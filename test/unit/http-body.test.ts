@@ -67,7 +67,9 @@ describe('readBoundedBody', () => {
 describe('boundedExchange reads through it', () => {
   it('refuses an answer over its cap, naming what was asked', async () => {
     const url = await serve((_req, res) => res.end('z'.repeat(2048)));
-    await expect(boundedExchange((onResponse) => request(url, onResponse), 5000, 'metadata', 1024)).rejects.toThrow('metadata answer larger than 1024 bytes');
+    await expect(boundedExchange((onResponse) => request(url, onResponse), 5000, 'metadata', 1024)).rejects.toThrow(
+      'metadata answer larger than 1024 bytes',
+    );
     expect((await boundedExchange((onResponse) => request(url, onResponse), 5000, 'metadata', 4096)).body).toBe('z'.repeat(2048));
   });
 

@@ -74,11 +74,20 @@ async function settings(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<Netw
 describe('network settings from the agent config', () => {
   it('proxy: block, then DD_PROXY_*, then the standard variables; the summary shows hosts, never credentials', async () => {
     const fromFile = await settings('proxy:\n  https: http://user:s3cret@proxy.corp:3128\n  no_proxy: [a.example, b.example]\n');
-    expect(fromFile.proxy.https).toMatchObject({ hostname: 'proxy.corp', port: 3128, display: 'proxy.corp:3128', authorization: `Basic ${Buffer.from('user:s3cret').toString('base64')}` });
+    expect(fromFile.proxy.https).toMatchObject({
+      hostname: 'proxy.corp',
+      port: 3128,
+      display: 'proxy.corp:3128',
+      authorization: `Basic ${Buffer.from('user:s3cret').toString('base64')}`,
+    });
     expect(fromFile.proxy.noProxy).toEqual(['a.example', 'b.example', '169.254.169.254', '100.100.100.200']);
     expect(fromFile.summary).toBe('proxy: https via proxy.corp:3128 (no_proxy: 4 entries, exact host matching)');
     expect(fromFile.summary).not.toContain('s3cret');
-    const dd = await settings('proxy:\n  https: http://file:1\n', { DD_PROXY_HTTPS: 'http://dd:2', HTTPS_PROXY: 'http://std:3', DD_PROXY_NO_PROXY: 'x.example y.example,z.example' });
+    const dd = await settings('proxy:\n  https: http://file:1\n', {
+      DD_PROXY_HTTPS: 'http://dd:2',
+      HTTPS_PROXY: 'http://std:3',
+      DD_PROXY_NO_PROXY: 'x.example y.example,z.example',
+    });
     expect(dd.proxy.https!.display).toBe('dd:2');
     expect(dd.proxy.noProxy.slice(0, 3)).toEqual(['x.example', 'y.example', 'z.example']);
     const std = await settings('', { https_proxy: 'http://std:3', NO_PROXY: 'a.example,b.example' });
@@ -108,8 +117,12 @@ describe('network settings from the agent config', () => {
     expect(proxyFor(new URL('https://eu.api.example.com/x'), exact)?.display).toBe('p:1');
     expect(proxyFor(new URL('https://10.1.2.3/x'), exact)?.display).toBe('p:1');
     expect(proxyFor(new URL('https://a.corp.example/x'), exact)?.display).toBe('p:1');
-    expect(proxyFor(new URL('http://169.254.169.254/latest'), { ...exact, proxy: { ...exact.proxy, http: exact.proxy.https! } })).toBeUndefined();
-    const loose = await settings('no_proxy_nonexact_match: true\nproxy:\n  https: http://p:1\n  no_proxy: [example.com, 10.0.0.0/8, .corp.example, "other.example:8443"]\n');
+    expect(
+      proxyFor(new URL('http://169.254.169.254/latest'), { ...exact, proxy: { ...exact.proxy, http: exact.proxy.https! } }),
+    ).toBeUndefined();
+    const loose = await settings(
+      'no_proxy_nonexact_match: true\nproxy:\n  https: http://p:1\n  no_proxy: [example.com, 10.0.0.0/8, .corp.example, "other.example:8443"]\n',
+    );
     expect(proxyFor(new URL('https://eu.api.example.com/x'), loose)).toBeUndefined();
     expect(proxyFor(new URL('https://notexample.com/x'), loose)?.display).toBe('p:1');
     expect(proxyFor(new URL('https://10.1.2.3/x'), loose)).toBeUndefined();
@@ -127,7 +140,9 @@ describe('exchange over node:http(s)', () => {
     const res = await exchange('GET', `${tlsUrl}/hello`, { Accept: 'application/json' }, undefined, 5000, network);
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ path: '/hello' });
-    expect(proxy.seen).toEqual([{ method: 'CONNECT', target: new URL(tlsUrl).host, authorization: `Basic ${Buffer.from('u:p').toString('base64')}` }]);
+    expect(proxy.seen).toEqual([
+      { method: 'CONNECT', target: new URL(tlsUrl).host, authorization: `Basic ${Buffer.from('u:p').toString('base64')}` },
+    ]);
   });
 
   it('http through the proxy in absolute form; a POST body arrives whole', async () => {
@@ -151,7 +166,14 @@ describe('exchange over node:http(s)', () => {
     try {
       const err = await exchange('GET', `${tlsUrl}/x`, {}, undefined, 5000).catch((e: unknown) => e);
       expect(tlsCertificateErrorCode(err)).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY/);
-      const tunnelled = await exchange('GET', `${tlsUrl}/x`, {}, undefined, 5000, await settings(`proxy:\n  https: http://127.0.0.1:${proxy.port}\n`)).catch((e: unknown) => e);
+      const tunnelled = await exchange(
+        'GET',
+        `${tlsUrl}/x`,
+        {},
+        undefined,
+        5000,
+        await settings(`proxy:\n  https: http://127.0.0.1:${proxy.port}\n`),
+      ).catch((e: unknown) => e);
       expect(tlsCertificateErrorCode(tunnelled)).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY/);
     } finally {
       if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
@@ -160,7 +182,9 @@ describe('exchange over node:http(s)', () => {
   });
 
   it('min_tls_version tlsv1.3 refuses a TLS 1.2-only server', async () => {
-    await expect(exchange('GET', `${tls12Url}/x`, {}, undefined, 5000, { ...noVerify, tls: { rejectUnauthorized: false, minVersion: 'TLSv1.3' } })).rejects.toThrow();
+    await expect(
+      exchange('GET', `${tls12Url}/x`, {}, undefined, 5000, { ...noVerify, tls: { rejectUnauthorized: false, minVersion: 'TLSv1.3' } }),
+    ).rejects.toThrow();
     expect((await exchange('GET', `${tls12Url}/x`, {}, undefined, 5000, noVerify)).status).toBe(200);
   });
 
@@ -171,7 +195,19 @@ describe('exchange over node:http(s)', () => {
 
   it('enroll: a TLS certificate error is TLS_UNTRUSTED (exit 5), tried once, with the NODE_EXTRA_CA_CERTS hint', async () => {
     const err = (await enroll(
-      { baseUrl: tlsUrl, apiKey: 'k', appKey: 'a', apiKeyOnly: false, flavor: 'private_action_runner', runnerNamePrefix: 'h', hostname: 'h', publicKeyPem: 'x', version: '1.0.0', extraHeaders: {}, now: new Date() },
+      {
+        baseUrl: tlsUrl,
+        apiKey: 'k',
+        appKey: 'a',
+        apiKeyOnly: false,
+        flavor: 'private_action_runner',
+        runnerNamePrefix: 'h',
+        hostname: 'h',
+        publicKeyPem: 'x',
+        version: '1.0.0',
+        extraHeaders: {},
+        now: new Date(),
+      },
       { deadline: Deadline.after(10_000), policy: { initialDelayMs: 1, maxDelayMs: 1, random: () => 0 } },
     ).catch((e: unknown) => e)) as { code: string; exitCode: number; hint: string; message: string };
     expect(err.code).toBe('TLS_UNTRUSTED');
@@ -181,8 +217,8 @@ describe('exchange over node:http(s)', () => {
   });
 });
 
-describe('enroll waits on the run\'s clock', () => {
-  it('every retry wait is the deadline clock\'s: a fake clock runs the whole loop without real sleeping', async () => {
+describe("enroll waits on the run's clock", () => {
+  it("every retry wait is the deadline clock's: a fake clock runs the whole loop without real sleeping", async () => {
     const busy = createHttpServer((_req, res) => {
       res.writeHead(503, { 'Retry-After': '2' });
       res.end();
@@ -200,7 +236,19 @@ describe('enroll waits on the run\'s clock', () => {
     try {
       const started = Date.now();
       const err = (await enroll(
-        { baseUrl: url, apiKey: 'k', appKey: 'a', apiKeyOnly: false, flavor: 'private_action_runner', runnerNamePrefix: 'h', hostname: 'h', publicKeyPem: 'x', version: '1.0.0', extraHeaders: {}, now: new Date(now) },
+        {
+          baseUrl: url,
+          apiKey: 'k',
+          appKey: 'a',
+          apiKeyOnly: false,
+          flavor: 'private_action_runner',
+          runnerNamePrefix: 'h',
+          hostname: 'h',
+          publicKeyPem: 'x',
+          version: '1.0.0',
+          extraHeaders: {},
+          now: new Date(now),
+        },
         { deadline: Deadline.after(10_000, clock), policy: { initialDelayMs: 1_000, maxDelayMs: 30_000, random: () => 0 } },
       ).catch((e: unknown) => e)) as { code: string; message: string };
       expect(err.code).toBe('ENROLL_TIMEOUT');

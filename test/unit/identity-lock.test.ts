@@ -40,7 +40,11 @@ function fakeClock(start = Date.UTC(2026, 0, 1)): Clock & { sleeps: number[] } {
 }
 
 async function writeLock(holder: Partial<LockHolder>, target = lockPath): Promise<void> {
-  await writeFile(target, JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: 'feedfacefeedface', ...holder }), { mode: 0o600 });
+  await writeFile(
+    target,
+    JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: 'feedfacefeedface', ...holder }),
+    { mode: 0o600 },
+  );
 }
 
 async function lockedError(promise: Promise<unknown>): Promise<ParError> {
@@ -181,7 +185,10 @@ describe('acquireIdentityLock', () => {
     expect(await readHolder(lockPath)).toBe('unreadable');
     await rm(lockPath, { recursive: true });
     // A valid holder padded past what any lock of ours holds.
-    await writeFile(lockPath, JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: '0123456789abcdef' }) + ' '.repeat(5000));
+    await writeFile(
+      lockPath,
+      JSON.stringify({ pid: DEAD_PID, host: hostname(), since: '2026-01-01T00:00:00.000Z', nonce: '0123456789abcdef' }) + ' '.repeat(5000),
+    );
     expect(await readHolder(lockPath)).toBe('unreadable');
   });
 
@@ -275,7 +282,12 @@ for (let i = 0; i < Number(rounds ?? 1); i++) {
     await rm(bundleDir, { recursive: true, force: true });
   });
 
-  function startHolder(args: string[]): { child: ChildProcessWithoutNullStreams; output: () => string; line: (text: string) => Promise<void>; exit: Promise<number | null> } {
+  function startHolder(args: string[]): {
+    child: ChildProcessWithoutNullStreams;
+    output: () => string;
+    line: (text: string) => Promise<void>;
+    exit: Promise<number | null>;
+  } {
     const child = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     const waiters: { text: string; resolve: () => void }[] = [];

@@ -25,17 +25,24 @@ describe('resolveIdentityPath (docs/protocol.md §5 order)', () => {
   });
 
   it('1. an explicit --identity-file wins over everything', async () => {
-    const config = await configWith('auth_token_file_path: /etc/dd/auth_token\nprivate_action_runner:\n  identity_file_path: /cfg/id.json\n');
+    const config = await configWith(
+      'auth_token_file_path: /etc/dd/auth_token\nprivate_action_runner:\n  identity_file_path: /cfg/id.json\n',
+    );
     expect(resolveIdentityPath(config, '/explicit/id.json')).toEqual({ path: '/explicit/id.json', source: '--identity-file' });
   });
 
   it('2. private_action_runner.identity_file_path, as written (not joined with the file name)', async () => {
-    const config = await configWith('auth_token_file_path: /etc/dd/auth_token\nprivate_action_runner:\n  identity_file_path: /cfg/id.json\n');
+    const config = await configWith(
+      'auth_token_file_path: /etc/dd/auth_token\nprivate_action_runner:\n  identity_file_path: /cfg/id.json\n',
+    );
     expect(resolveIdentityPath(config)).toEqual({ path: '/cfg/id.json', source: join(dir, 'datadog.yaml') });
   });
 
   it('2. identity_file_path from the environment names the variable', async () => {
-    const config = await configWith(undefined, { DD_PRIVATE_ACTION_RUNNER_IDENTITY_FILE_PATH: '/env/id.json', DD_AUTH_TOKEN_FILE_PATH: '/x/auth' });
+    const config = await configWith(undefined, {
+      DD_PRIVATE_ACTION_RUNNER_IDENTITY_FILE_PATH: '/env/id.json',
+      DD_AUTH_TOKEN_FILE_PATH: '/x/auth',
+    });
     expect(resolveIdentityPath(config)).toEqual({ path: '/env/id.json', source: 'env DD_PRIVATE_ACTION_RUNNER_IDENTITY_FILE_PATH' });
   });
 

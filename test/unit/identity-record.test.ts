@@ -7,7 +7,6 @@ const A = KNOWN_KEYS[0]!;
 const URN = 'urn:dd:apps:on-prem-runner:us1:1234:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10';
 const HASH = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
 
-
 describe('serializeIdentityFile: exact bytes (docs/protocol.md §5)', () => {
   it.each<[string, IdentityRecord, string]>([
     [
@@ -16,8 +15,16 @@ describe('serializeIdentityFile: exact bytes (docs/protocol.md §5)', () => {
       `{"private_key":"${A.encoded}","urn":"${URN}","hostname":"web-1.example.com","api_key_hash":"${HASH}"}`,
     ],
     ['no hostname, no hash', { privateKey: A.encoded, urn: URN }, `{"private_key":"${A.encoded}","urn":"${URN}"}`],
-    ['empty hostname and hash are omitted', { privateKey: A.encoded, urn: URN, hostname: '', apiKeyHash: '' }, `{"private_key":"${A.encoded}","urn":"${URN}"}`],
-    ['hash only', { privateKey: A.encoded, urn: URN, apiKeyHash: HASH }, `{"private_key":"${A.encoded}","urn":"${URN}","api_key_hash":"${HASH}"}`],
+    [
+      'empty hostname and hash are omitted',
+      { privateKey: A.encoded, urn: URN, hostname: '', apiKeyHash: '' },
+      `{"private_key":"${A.encoded}","urn":"${URN}"}`,
+    ],
+    [
+      'hash only',
+      { privateKey: A.encoded, urn: URN, apiKeyHash: HASH },
+      `{"private_key":"${A.encoded}","urn":"${URN}","api_key_hash":"${HASH}"}`,
+    ],
     ['hostname only', { privateKey: A.encoded, urn: URN, hostname: 'h' }, `{"private_key":"${A.encoded}","urn":"${URN}","hostname":"h"}`],
     [
       'orch_cluster_id is never written to the file',
@@ -48,20 +55,48 @@ describe('serializeIdentityFile: exact bytes (docs/protocol.md §5)', () => {
 
 describe('parseIdentityFile', () => {
   it('accepts orch_cluster_id and reads past unknown keys (as the Go reader does), naming them', () => {
-    const text = JSON.stringify({ private_key: A.encoded, urn: URN, orch_cluster_id: 'cluster-uid', future_field: { a: 1 }, hostname: 'h' });
-    expect(parseIdentityFile(text)).toEqual({ privateKey: A.encoded, urn: URN, orchClusterId: 'cluster-uid', hostname: 'h', unknownFields: ['future_field'] });
+    const text = JSON.stringify({
+      private_key: A.encoded,
+      urn: URN,
+      orch_cluster_id: 'cluster-uid',
+      future_field: { a: 1 },
+      hostname: 'h',
+    });
+    expect(parseIdentityFile(text)).toEqual({
+      privateKey: A.encoded,
+      urn: URN,
+      orchClusterId: 'cluster-uid',
+      hostname: 'h',
+      unknownFields: ['future_field'],
+    });
   });
 
   it("names a newer agent's fields (datadog-agent #56545), sorted and sanitised, at most 20 of them", () => {
-    const newer = { authorization_type: 'wif', provider: 'aws', runner_name: 'r', pending: false, intake_mapping_id: 'm', authorization_version: 2 };
-    expect(parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, ...newer })).unknownFields).toEqual(['authorization_type', 'authorization_version', 'intake_mapping_id', 'pending', 'provider', 'runner_name']);
+    const newer = {
+      authorization_type: 'wif',
+      provider: 'aws',
+      runner_name: 'r',
+      pending: false,
+      intake_mapping_id: 'm',
+      authorization_version: 2,
+    };
+    expect(parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, ...newer })).unknownFields).toEqual([
+      'authorization_type',
+      'authorization_version',
+      'intake_mapping_id',
+      'pending',
+      'provider',
+      'runner_name',
+    ]);
     const many = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`f${String(i).padStart(2, '0')}`, i]));
     const fields = parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, ...many, 'evil\u001b[2Jkey': 1 })).unknownFields!;
     expect(fields).toHaveLength(21);
     expect(fields.at(-1)).toBe('… 6 more');
     expect(fields.join('')).not.toContain('\u001b');
     // The serialised form is the agent's: unknown fields are not written (the rotation refuses without --override-agent-settings).
-    expect(serializeIdentityFile(parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, provider: 'aws' })))).toBe(JSON.stringify({ private_key: A.encoded, urn: URN }));
+    expect(serializeIdentityFile(parseIdentityFile(JSON.stringify({ private_key: A.encoded, urn: URN, provider: 'aws' })))).toBe(
+      JSON.stringify({ private_key: A.encoded, urn: URN }),
+    );
   });
 
   it('accepts pretty-printed JSON with a trailing newline (what a human may have written)', () => {

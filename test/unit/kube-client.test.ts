@@ -26,13 +26,30 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const cluster = (over: Partial<KubeCluster> = {}): KubeCluster => ({ name: 'c', server: 'https://127.0.0.1:6443', insecureSkipTlsVerify: false, disableCompression: false, extensions: {}, ignoredKeys: [], ...over });
-const user = (over: Partial<KubeUser> = {}): KubeUser => ({ name: 'u', impersonateGroups: [], impersonateUserExtra: {}, ignoredKeys: [], ...over });
+const cluster = (over: Partial<KubeCluster> = {}): KubeCluster => ({
+  name: 'c',
+  server: 'https://127.0.0.1:6443',
+  insecureSkipTlsVerify: false,
+  disableCompression: false,
+  extensions: {},
+  ignoredKeys: [],
+  ...over,
+});
+const user = (over: Partial<KubeUser> = {}): KubeUser => ({
+  name: 'u',
+  impersonateGroups: [],
+  impersonateUserExtra: {},
+  ignoredKeys: [],
+  ...over,
+});
 const doc = (userYaml: string) => `clusters:\n- name: c\n  cluster:\n    server: https://a\nusers:\n- name: u\n  user:\n${userYaml}\n`;
 
 describe('the kubeconfig as kubectl reads it', () => {
   it('YAML 1.1 scalars (yes/on/y are booleans), a timestamp-looking value stays a string, a key given twice keeps the last', async () => {
-    const data = await parseKubeconfig('clusters:\n- name: c\n  cluster:\n    server: https://a\n    server: https://b\n    insecure-skip-tls-verify: on\n    tls-server-name: 2001-12-14\n', '/k');
+    const data = await parseKubeconfig(
+      'clusters:\n- name: c\n  cluster:\n    server: https://a\n    server: https://b\n    insecure-skip-tls-verify: on\n    tls-server-name: 2001-12-14\n',
+      '/k',
+    );
     expect(data.clusters[0]).toMatchObject({ server: 'https://b', insecureSkipTlsVerify: true, tlsServerName: '2001-12-14' });
     await expect(parseKubeconfig(doc('    token: yes'), '/k')).rejects.toThrow('users[0].user.token must be a string, not boolean');
   });
@@ -41,7 +58,9 @@ describe('the kubeconfig as kubectl reads it', () => {
     await expect(parseKubeconfig(doc('    token: 0777'), '/k')).rejects.toThrow('must be a string, not number');
     await expect(parseKubeconfig(doc('    as-groups: admins'), '/k')).rejects.toThrow('as-groups must be a list of strings');
     await expect(parseKubeconfig(doc('    exec: {command: x, args: [1]}'), '/k')).rejects.toThrow('exec.args[0] must be a string');
-    await expect(parseKubeconfig('clusters:\n- name: 1\n  cluster: {server: x}\n', '/k')).rejects.toThrow('clusters[0].name must be a string');
+    await expect(parseKubeconfig('clusters:\n- name: 1\n  cluster: {server: x}\n', '/k')).rejects.toThrow(
+      'clusters[0].name must be a string',
+    );
     await expect(parseKubeconfig('current-context: 5\n', '/k')).rejects.toThrow('current-context must be a string');
     await expect(parseKubeconfig('- a\n', '/k')).rejects.toThrow('must hold a mapping');
     const data = await parseKubeconfig(doc('    token: t\n    token-file: /x\n    Token: T'), '/k');
@@ -49,7 +68,9 @@ describe('the kubeconfig as kubectl reads it', () => {
   });
 
   it('*-data is strict base64 (Go: padding required, line breaks allowed), decoded', async () => {
-    expect((await parseKubeconfig(doc('    client-certificate-data: "YWJj\\nZGVm"'), '/k')).users[0]!.clientCertificateData?.toString()).toBe('abcdef');
+    expect(
+      (await parseKubeconfig(doc('    client-certificate-data: "YWJj\\nZGVm"'), '/k')).users[0]!.clientCertificateData?.toString(),
+    ).toBe('abcdef');
     await expect(parseKubeconfig(doc('    client-certificate-data: "YWJ"'), '/k')).rejects.toThrow('not valid base64');
     await expect(parseKubeconfig(doc('    client-key-data: "!!!!"'), '/k')).rejects.toThrow('not valid base64');
   });
@@ -67,7 +88,12 @@ describe('the kubeconfig as kubectl reads it', () => {
       '/k/dir',
     );
     expect(data.clusters[0]!.certificateAuthority).toBe('/k/dir/ca.pem');
-    expect(data.users[0]).toMatchObject({ clientCertificate: '/k/c.pem', clientKey: '/abs/k.pem', tokenFile: '/k/dir/t', exec: { command: '/k/dir/bin/p', interactiveMode: 'IfAvailable' } });
+    expect(data.users[0]).toMatchObject({
+      clientCertificate: '/k/c.pem',
+      clientKey: '/abs/k.pem',
+      tokenFile: '/k/dir/t',
+      exec: { command: '/k/dir/bin/p', interactiveMode: 'IfAvailable' },
+    });
     expect(data.users[1]!.exec).toMatchObject({ command: 'plugin', interactiveMode: '' });
   });
 
@@ -75,12 +101,37 @@ describe('the kubeconfig as kubectl reads it', () => {
     expect(confirmUsable(cluster(), user({ token: 't' }))).toEqual([]);
     expect(confirmUsable(cluster({ proxyUrl: 'socks4://p:1' }), undefined)[0]).toContain('unsupported scheme "socks4"');
     expect(confirmUsable(cluster({ proxyUrl: 'not a url' }), undefined)[0]).toContain("invalid 'proxy-url'");
-    expect(confirmUsable(cluster({ proxyUrl: 'ftp://user:s3cret@p:1' }), undefined)).toEqual(['invalid \'proxy-url\' "ftp://…@p:1" for cluster "c": unsupported scheme "ftp", must be http, https, or socks5']);
-    expect(confirmUsable(cluster(), user({ exec: { command: 'x', args: [], env: [{ name: '', value: 'v' }], apiVersion: 'client.authentication.k8s.io/v1', installHint: '', provideClusterInfo: false, interactiveMode: 'Sometimes' } }))).toEqual([
+    expect(confirmUsable(cluster({ proxyUrl: 'ftp://user:s3cret@p:1' }), undefined)).toEqual([
+      'invalid \'proxy-url\' "ftp://…@p:1" for cluster "c": unsupported scheme "ftp", must be http, https, or socks5',
+    ]);
+    expect(
+      confirmUsable(
+        cluster(),
+        user({
+          exec: {
+            command: 'x',
+            args: [],
+            env: [{ name: '', value: 'v' }],
+            apiVersion: 'client.authentication.k8s.io/v1',
+            installHint: '',
+            provideClusterInfo: false,
+            interactiveMode: 'Sometimes',
+          },
+        }),
+      ),
+    ).toEqual([
       'env variable name must be specified for u to use exec authentication plugin',
       'invalid interactiveMode for u: "Sometimes"',
     ]);
-    expect(confirmUsable(cluster(), user({ exec: { command: '', args: [], env: [], apiVersion: '', installHint: '', provideClusterInfo: false, interactiveMode: 'Never' }, authProvider: { name: 'oidc', config: {} } }))).toHaveLength(3);
+    expect(
+      confirmUsable(
+        cluster(),
+        user({
+          exec: { command: '', args: [], env: [], apiVersion: '', installHint: '', provideClusterInfo: false, interactiveMode: 'Never' },
+          authProvider: { name: 'oidc', config: {} },
+        }),
+      ),
+    ).toHaveLength(3);
   });
 
   it('a server without a scheme is https with a CA, a client certificate or insecure-skip-tls-verify, else http (client-go DefaultServerURL)', () => {
@@ -134,7 +185,15 @@ async function plugin(name: string, body: string): Promise<KubeExecConfig> {
   const path = join(dir, name);
   await writeFile(path, `#!${process.execPath}\n${body}\n`);
   await chmod(path, 0o755);
-  return { command: path, args: [], env: [], apiVersion: 'client.authentication.k8s.io/v1', installHint: '', provideClusterInfo: false, interactiveMode: 'Never' };
+  return {
+    command: path,
+    args: [],
+    env: [],
+    apiVersion: 'client.authentication.k8s.io/v1',
+    installHint: '',
+    provideClusterInfo: false,
+    interactiveMode: 'Never',
+  };
 }
 
 const pidGone = (pid: number) => {
@@ -152,22 +211,44 @@ const STILL = { now: () => 0, sleep: systemClock.sleep };
 describe('the exec plugin: limits kubectl does not have', () => {
   it('is stopped when it gives no credential in time (here the command deadline), and says so', async () => {
     const pidFile = join(dir, 'hanging.pid');
-    const exec = await plugin('hanging', `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`);
+    const exec = await plugin(
+      'hanging',
+      `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`,
+    );
     // 3 s, not less: a loaded machine may take most of a second just to start the plugin's Node.
-    const err = await runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false, deadline: Deadline.after(3000, STILL) }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'KUBE_CREDENTIALS', exitCode: 9, message: expect.stringMatching(/no credential within 3(\.0)? s \(the command deadline\); the plugin was stopped/) });
+    const err = await runExecPlugin(exec, cluster(), undefined, {
+      env: process.env,
+      stdinIsTerminal: false,
+      deadline: Deadline.after(3000, STILL),
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'KUBE_CREDENTIALS',
+      exitCode: 9,
+      message: expect.stringMatching(/no credential within 3(\.0)? s \(the command deadline\); the plugin was stopped/),
+    });
     const pid = Number(await readFile(pidFile, 'utf8'));
     await expect.poll(() => pidGone(pid)).toBe(true);
   });
 
   it(`is stopped when it writes more than ${MAX_EXEC_OUTPUT_BYTES / 1024 / 1024} MiB`, async () => {
-    const exec = await plugin('chatty', "const chunk = 'x'.repeat(65536); const write = () => { while (process.stdout.write(chunk)); process.stdout.once('drain', write); }; write();");
-    await expect(runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false })).rejects.toMatchObject({ code: 'KUBE_CREDENTIALS', message: expect.stringContaining('wrote more than 1 MiB') });
+    const exec = await plugin(
+      'chatty',
+      "const chunk = 'x'.repeat(65536); const write = () => { while (process.stdout.write(chunk)); process.stdout.once('drain', write); }; write();",
+    );
+    await expect(runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false })).rejects.toMatchObject({
+      code: 'KUBE_CREDENTIALS',
+      message: expect.stringContaining('wrote more than 1 MiB'),
+    });
   });
 
   it('its stderr ends up in the error, made safe to print', async () => {
-    const exec = await plugin('sad', "process.stderr.write('first\\nlogin failed: \\u001b[31mexpired\\u001b[0m \\u202e\\n'); process.exit(4);");
-    await expect(runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false })).rejects.toMatchObject({ message: expect.stringMatching(/failed with exit code 4: login failed: expired$/) });
+    const exec = await plugin(
+      'sad',
+      "process.stderr.write('first\\nlogin failed: \\u001b[31mexpired\\u001b[0m \\u202e\\n'); process.exit(4);",
+    );
+    await expect(runExecPlugin(exec, cluster(), undefined, { env: process.env, stdinIsTerminal: false })).rejects.toMatchObject({
+      message: expect.stringMatching(/failed with exit code 4: login failed: expired$/),
+    });
   });
 
   it('a credential is reused until its expiry, and run again after a 401', async () => {
@@ -178,7 +259,8 @@ describe('the exec plugin: limits kubectl does not have', () => {
       `require('node:fs').appendFileSync(${JSON.stringify(calls)}, 'x'); process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't', expirationTimestamp: process.env.EXPIRY } }));`,
     );
     const runs = async () => (await readFile(calls, 'utf8').catch(() => '')).length;
-    const auth = (expires: string) => new KubeAuth(cluster(), user({ exec: { ...exec, env: [{ name: 'EXPIRY', value: expires }] } }), { env: process.env });
+    const auth = (expires: string) =>
+      new KubeAuth(cluster(), user({ exec: { ...exec, env: [{ name: 'EXPIRY', value: expires }] } }), { env: process.env });
     const valid = auth(expiry(3600));
     const [a, b] = await Promise.all([valid.credentials(), valid.credentials()]);
     expect(a.headers.Authorization).toBe('Bearer t');
@@ -213,7 +295,17 @@ describe('files kubectl reads again', () => {
   });
 
   it('impersonation headers, the user-extra key %-encoded as client-go does', async () => {
-    const auth = new KubeAuth(cluster(), user({ token: 't', impersonate: 'alice', impersonateUid: '7', impersonateGroups: ['a', 'b'], impersonateUserExtra: { 'scopes/ü x': ['1', '2'], empty: [] } }), { env: {} });
+    const auth = new KubeAuth(
+      cluster(),
+      user({
+        token: 't',
+        impersonate: 'alice',
+        impersonateUid: '7',
+        impersonateGroups: ['a', 'b'],
+        impersonateUserExtra: { 'scopes/ü x': ['1', '2'], empty: [] },
+      }),
+      { env: {} },
+    );
     expect((await auth.credentials()).headers).toEqual({
       Authorization: 'Bearer t',
       'Impersonate-User': 'alice',
@@ -235,7 +327,9 @@ describe('every answer read into memory is capped', () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       res.writeHead(req.url?.includes('missing') ? 404 : 200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Secret', apiVersion: 'v1', metadata: { name: 'x', namespace: 'ns' }, data: { big: 'A'.repeat(8192) } }));
+      res.end(
+        JSON.stringify({ kind: 'Secret', apiVersion: 'v1', metadata: { name: 'x', namespace: 'ns' }, data: { big: 'A'.repeat(8192) } }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -247,7 +341,10 @@ describe('every answer read into memory is capped', () => {
     const k8s = await import('../../src/kube/client-node-api.js');
     const core = makeClient(k8s, transport, k8s.CoreV1Api);
     const err = await core.readNamespacedSecret({ name: 'x', namespace: 'ns' }).catch((e: unknown) => e);
-    expect(kubeFailure(err, 'reading Secret ns/x', 'Nothing was changed.')).toMatchObject({ code: 'KUBE_RESPONSE_TOO_LARGE', message: expect.stringContaining('more than 0.00390625 MiB') });
+    expect(kubeFailure(err, 'reading Secret ns/x', 'Nothing was changed.')).toMatchObject({
+      code: 'KUBE_RESPONSE_TOO_LARGE',
+      message: expect.stringContaining('more than 0.00390625 MiB'),
+    });
     const fits = makeClient(k8s, new KubeTransport({ cluster: cluster({ server: url }), env: {}, limits: {} }), k8s.CoreV1Api);
     expect((await fits.readNamespacedSecret({ name: 'x', namespace: 'ns' })).metadata?.name).toBe('x');
     transport.close();
@@ -265,7 +362,13 @@ describe('every answer read into memory is capped', () => {
     const stream = new PassThrough();
     const lines: string[] = [];
     let tooLong = 0;
-    readLines(stream, (l) => lines.push(l), () => lines.push('<end>'), 10, () => tooLong++);
+    readLines(
+      stream,
+      (l) => lines.push(l),
+      () => lines.push('<end>'),
+      10,
+      () => tooLong++,
+    );
     stream.write('short\n0123456789abc');
     stream.end('\nnever\n');
     expect(lines).toEqual(['short']);

@@ -1,6 +1,14 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildEvent, EventReason, type EventsWriter, identityNote, microTime, recordEvent, secretIdentityEvent } from '../../src/kube/events.js';
+import {
+  buildEvent,
+  EventReason,
+  type EventsWriter,
+  identityNote,
+  microTime,
+  recordEvent,
+  secretIdentityEvent,
+} from '../../src/kube/events.js';
 
 const FP_NEW = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
 const FP_OLD = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcde';
@@ -26,7 +34,9 @@ describe('identityNote', () => {
   it('does not echo values that are not a fingerprint or a URN (a key passed by mistake stays out)', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----';
     const note = identityNote('rotated', { urn: 'urn:evil\u001b[31m', fingerprint: pem }, { urn: URN_OLD, fingerprint: FP_OLD });
-    expect(note).toBe(`rotated: fingerprint (not a valid value) (urn (not a valid value)); previous fingerprint ${FP_OLD} (urn ${URN_OLD})`);
+    expect(note).toBe(
+      `rotated: fingerprint (not a valid value) (urn (not a valid value)); previous fingerprint ${FP_OLD} (urn ${URN_OLD})`,
+    );
   });
 });
 
@@ -39,15 +49,27 @@ describe('secretIdentityEvent', () => {
       type: 'Normal',
       note: `identity rotated: fingerprint ${FP_NEW} (urn ${URN_NEW}); previous fingerprint ${FP_OLD} (urn ${URN_OLD})`,
     });
-    const back = secretIdentityEvent('rolled back', { namespace: 'datadog', name: 's' }, { urn: URN_OLD, fingerprint: FP_OLD }, { urn: URN_NEW, fingerprint: FP_NEW });
-    expect(back).toMatchObject({ reason: 'IdentityRolledBack', action: 'Rollback', regarding: { kind: 'Secret', apiVersion: 'v1', namespace: 'datadog', name: 's' } });
+    const back = secretIdentityEvent(
+      'rolled back',
+      { namespace: 'datadog', name: 's' },
+      { urn: URN_OLD, fingerprint: FP_OLD },
+      { urn: URN_NEW, fingerprint: FP_NEW },
+    );
+    expect(back).toMatchObject({
+      reason: 'IdentityRolledBack',
+      action: 'Rollback',
+      regarding: { kind: 'Secret', apiVersion: 'v1', namespace: 'datadog', name: 's' },
+    });
     expect(back.regarding).not.toHaveProperty('uid');
   });
 });
 
 describe('buildEvent', () => {
   it('fills the events.k8s.io/v1 fields the apiserver requires', () => {
-    const ev = buildEvent({ regarding: secret, reason: EventReason.IdentityRotated, note: 'n', type: 'Normal', action: 'Rotate' }, { instance: 'node-1', now: fixed });
+    const ev = buildEvent(
+      { regarding: secret, reason: EventReason.IdentityRotated, note: 'n', type: 'Normal', action: 'Rotate' },
+      { instance: 'node-1', now: fixed },
+    );
     expect(ev).toMatchObject({
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -66,12 +88,21 @@ describe('buildEvent', () => {
 
   it('withholds a note that carries key material, and cuts a long instance name', () => {
     const jwk = '{"kty":"EC","crv":"P-256","d":"secret","x":"a","y":"b"}';
-    const ev = buildEvent({ regarding: secret, reason: EventReason.IdentityRotated, note: `oops ${jwk}`, type: 'Normal', action: 'Rotate' }, { instance: 'h'.repeat(300), now: fixed });
+    const ev = buildEvent(
+      { regarding: secret, reason: EventReason.IdentityRotated, note: `oops ${jwk}`, type: 'Normal', action: 'Rotate' },
+      { instance: 'h'.repeat(300), now: fixed },
+    );
     expect(ev.note).toBe('(note withheld: it looked like key material)');
     // The apiserver's limit is 128 bytes of UTF-8; the cut is marked ("…" is 3 of them).
     expect(Buffer.byteLength(ev.reportingInstance!)).toBe(128);
     expect(ev.reportingInstance).toMatch(/^h+… \(\d+ more characters\)$/);
-    const blob = buildEvent({ regarding: secret, reason: EventReason.IdentityRotated, note: `x ${'QUJD'.repeat(40)}`, type: 'Normal', action: 'Rotate' });
+    const blob = buildEvent({
+      regarding: secret,
+      reason: EventReason.IdentityRotated,
+      note: `x ${'QUJD'.repeat(40)}`,
+      type: 'Normal',
+      action: 'Rotate',
+    });
     expect(blob.note).toBe('(note withheld: it looked like key material)');
   });
 
@@ -98,7 +129,11 @@ describe('recordEvent', () => {
   });
 
   it('turns a 403 into a warning that names the missing rule, never an exception', async () => {
-    const body = JSON.stringify({ kind: 'Status', code: 403, message: 'events.events.k8s.io is forbidden: User "x" cannot create resource "events"' });
+    const body = JSON.stringify({
+      kind: 'Status',
+      code: 403,
+      message: 'events.events.k8s.io is forbidden: User "x" cannot create resource "events"',
+    });
     const result = await recordEvent(
       writer(async () => {
         throw new ApiException(403, 'Forbidden', body, {});
@@ -109,24 +144,39 @@ describe('recordEvent', () => {
       recorded: false,
       reason: 'IdentityRotated',
       forbidden: true,
-      warning: 'Event IdentityRotated not recorded on Secret datadog/private-action-runner-identity: forbidden. Grant create on events (API group events.k8s.io) in namespace datadog to keep an audit trail in the cluster.',
+      warning:
+        'Event IdentityRotated not recorded on Secret datadog/private-action-runner-identity: forbidden. Grant create on events (API group events.k8s.io) in namespace datadog to keep an audit trail in the cluster.',
     });
   });
 
   it('turns other API errors and network errors into warnings with the server message sanitised', async () => {
     const server = await recordEvent(
       writer(async () => {
-        throw new ApiException(422, 'Invalid', JSON.stringify({ message: 'Event.events.k8s.io "x" is invalid:\u001b[2J action: Required value' }), {});
+        throw new ApiException(
+          422,
+          'Invalid',
+          JSON.stringify({ message: 'Event.events.k8s.io "x" is invalid:\u001b[2J action: Required value' }),
+          {},
+        );
       }),
       input,
     );
-    expect(server).toMatchObject({ recorded: false, forbidden: false, warning: 'Event IdentityRotated not recorded on Secret datadog/private-action-runner-identity: HTTP 422 Event.events.k8s.io "x" is invalid: action: Required value' });
+    expect(server).toMatchObject({
+      recorded: false,
+      forbidden: false,
+      warning:
+        'Event IdentityRotated not recorded on Secret datadog/private-action-runner-identity: HTTP 422 Event.events.k8s.io "x" is invalid: action: Required value',
+    });
     const network = await recordEvent(
       writer(async () => {
         throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
       }),
       input,
     );
-    expect(network).toMatchObject({ recorded: false, forbidden: false, warning: 'Event IdentityRotated not recorded on Secret datadog/private-action-runner-identity: connect ECONNREFUSED 127.0.0.1:1' });
+    expect(network).toMatchObject({
+      recorded: false,
+      forbidden: false,
+      warning: 'Event IdentityRotated not recorded on Secret datadog/private-action-runner-identity: connect ECONNREFUSED 127.0.0.1:1',
+    });
   });
 });

@@ -33,10 +33,16 @@ describe('kubeFailure', () => {
   it('a timeout (also wrapped by fetch as a cause) is KUBE_TIMEOUT, exit 9, with what was left untouched', () => {
     const wrapped = new TypeError('fetch failed', { cause: new KubeRequestTimeout(30_000, 'request timeout') });
     const err = kubeFailure(wrapped, 'updating Secret ns/x', 'Nothing was changed.');
-    expect(err).toMatchObject({ code: 'KUBE_TIMEOUT', exitCode: 9, message: 'updating Secret ns/x: no answer from the Kubernetes API within 30 s (request timeout)' });
+    expect(err).toMatchObject({
+      code: 'KUBE_TIMEOUT',
+      exitCode: 9,
+      message: 'updating Secret ns/x: no answer from the Kubernetes API within 30 s (request timeout)',
+    });
     expect(err.hint).toMatch(/^Nothing was changed\. /);
     // Never more than was left: 4.96 s is said 4.9 s.
-    expect(kubeFailure(new KubeRequestTimeout(4_960, 'command deadline'), 'reading Secret ns/x', '').message).toBe('reading Secret ns/x: no answer from the Kubernetes API within 4.9 s (command deadline)');
+    expect(kubeFailure(new KubeRequestTimeout(4_960, 'command deadline'), 'reading Secret ns/x', '').message).toBe(
+      'reading Secret ns/x: no answer from the Kubernetes API within 4.9 s (command deadline)',
+    );
   });
 
   it('certificate errors are KUBE_TLS_UNTRUSTED with the CA hint; other socket errors stay KUBE_UNREACHABLE', () => {
@@ -46,7 +52,10 @@ describe('kubeFailure', () => {
     expect(err.hint).toContain('certificate-authority');
     expect(err.hint).toContain('NODE_EXTRA_CA_CERTS');
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    expect(kubeFailure(new TypeError('fetch failed', { cause: refused }), 'x', 'y')).toMatchObject({ code: 'KUBE_UNREACHABLE', details: { errno: 'ECONNREFUSED' } });
+    expect(kubeFailure(new TypeError('fetch failed', { cause: refused }), 'x', 'y')).toMatchObject({
+      code: 'KUBE_UNREACHABLE',
+      details: { errno: 'ECONNREFUSED' },
+    });
   });
 
   it('the apiserver message is sanitised', () => {
@@ -54,4 +63,3 @@ describe('kubeFailure', () => {
     expect(err.message).toBe('x: HTTP 500 ab c d');
   });
 });
-

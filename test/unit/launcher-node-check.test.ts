@@ -12,11 +12,18 @@ import { nodeUnsupported } from '../../src/launcher-error.js';
 const LAUNCHER = fileURLToPath(new URL('../../bin/par-identity.js', import.meta.url));
 
 describe('launcher: Node version check', () => {
-  it('writes no exit status of its own: the status and --json object are the table\'s and the one envelope builder\'s', () => {
+  it("writes no exit status of its own: the status and --json object are the table's and the one envelope builder's", () => {
     expect(readFileSync(LAUNCHER, 'utf8')).not.toMatch(/process\.exit\(\d|exitCode: \d/);
     const failure = nodeUnsupported('v20.20.2', 24, true);
     expect(failure.exitCode).toBe(ExitCode[ERROR_CODES.NODE_UNSUPPORTED.exit]);
-    expect(JSON.parse(failure.stdout!)).toEqual(errorEnvelope({ code: 'NODE_UNSUPPORTED', exitCode: failure.exitCode, message: expect.stringContaining('v20.20.2') as unknown as string, hint: expect.any(String) as unknown as string }));
+    expect(JSON.parse(failure.stdout!)).toEqual(
+      errorEnvelope({
+        code: 'NODE_UNSUPPORTED',
+        exitCode: failure.exitCode,
+        message: expect.stringContaining('v20.20.2') as unknown as string,
+        hint: expect.any(String) as unknown as string,
+      }),
+    );
   });
 
   it('on a Node older than 24 prints one line and exits with it, before importing anything', () => {

@@ -78,7 +78,9 @@ describe('layering of src/', () => {
   it('the pipeline imports nothing of the session, the agent, the commands or the entries; the session nothing of the commands or entries', () => {
     const pipeline = edges.filter((e) => e.from.startsWith('rotation/'));
     const abovePipeline = under(['session/', 'agent/', 'commands/', 'watch/', 'status/', 'cli.ts', 'cli/', 'api.ts', 'api/']);
-    expect(pipeline.filter((e) => abovePipeline(e.to) && !ALLOWED_UP.has(`${e.from} -> ${e.to}`)).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    expect(
+      pipeline.filter((e) => abovePipeline(e.to) && !ALLOWED_UP.has(`${e.from} -> ${e.to}`)).map((e) => `${e.from} -> ${e.to}`),
+    ).toEqual([]);
     const session = edges.filter((e) => e.from.startsWith('session/') || e.from.startsWith('agent/'));
     const aboveSession = under(['commands/', 'watch/', 'status/', 'cli.ts', 'cli/', 'api.ts', 'api/']);
     expect(session.filter((e) => aboveSession(e.to)).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);

@@ -14,7 +14,9 @@ describe('cloud metadata never leaves loopback in tests', () => {
   it('cleanEnv carries it into every spawned binary, even when the caller removed it', () => {
     expect(isLoopbackUrl(cleanEnv().PAR_IDENTITY_CLOUD_METADATA_URL)).toBe(true);
     expect(cleanEnv({ PAR_IDENTITY_CLOUD_METADATA_URL: undefined }).PAR_IDENTITY_CLOUD_METADATA_URL).toBe(CLOSED_METADATA_URL);
-    expect(cleanEnv({ PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:4567' }).PAR_IDENTITY_CLOUD_METADATA_URL).toBe('http://127.0.0.1:4567');
+    expect(cleanEnv({ PAR_IDENTITY_CLOUD_METADATA_URL: 'http://127.0.0.1:4567' }).PAR_IDENTITY_CLOUD_METADATA_URL).toBe(
+      'http://127.0.0.1:4567',
+    );
   });
 
   it('cleanEnv refuses a non-loopback metadata URL', () => {
@@ -22,10 +24,13 @@ describe('cloud metadata never leaves loopback in tests', () => {
     expect(() => cleanEnv({ PAR_IDENTITY_CLOUD_METADATA_URL: 'http://100.100.100.200' })).toThrow(/loopback/);
   });
 
-  it.each(['scripts/demo.mjs', 'scripts/demo-watch.mjs', 'scripts/bench.mjs', 'scripts/bench-watch.mjs'])('%s sets it for the processes it starts', async (script) => {
-    const text = await readFile(new URL(`../../${script}`, import.meta.url), 'utf8');
-    expect(text).toMatch(/PAR_IDENTITY_CLOUD_METADATA_URL(: | = )'http:\/\/127\.0\.0\.1:\d+'/);
-  });
+  it.each(['scripts/demo.mjs', 'scripts/demo-watch.mjs', 'scripts/bench.mjs', 'scripts/bench-watch.mjs'])(
+    '%s sets it for the processes it starts',
+    async (script) => {
+      const text = await readFile(new URL(`../../${script}`, import.meta.url), 'utf8');
+      expect(text).toMatch(/PAR_IDENTITY_CLOUD_METADATA_URL(: | = )'http:\/\/127\.0\.0\.1:\d+'/);
+    },
+  );
 
   it('isLoopbackUrl', () => {
     expect(isLoopbackUrl('http://127.0.0.1:1')).toBe(true);

@@ -27,7 +27,7 @@ describe('no docker daemon, kubelet, ECS or DMI of the machine in tests', () => 
     expect(Object.keys(process.env).filter((k) => k.startsWith('DOCKER_'))).toEqual([]);
   });
 
-  it('cleanEnv drops the caller\'s docker, Kubernetes and ECS variables, and keeps the host root unless a test sets its own', () => {
+  it("cleanEnv drops the caller's docker, Kubernetes and ECS variables, and keeps the host root unless a test sets its own", () => {
     setParent('DOCKER_HOST', 'tcp://10.1.2.3:2375');
     setParent('DOCKER_DD_AGENT', 'true');
     setParent('KUBERNETES', 'yes');
@@ -37,11 +37,17 @@ describe('no docker daemon, kubelet, ECS or DMI of the machine in tests', () => 
     const env = cleanEnv();
     for (const name of Object.keys(saved)) expect(env[name], name).toBeUndefined();
     expect(env.PAR_IDENTITY_HOST_ROOT).toBe(NO_HOST_ROOT);
-    expect(cleanEnv({ PAR_IDENTITY_HOST_ROOT: '/tmp/x', DOCKER_HOST: 'unix:///tmp/x/docker.sock' })).toMatchObject({ PAR_IDENTITY_HOST_ROOT: '/tmp/x', DOCKER_HOST: 'unix:///tmp/x/docker.sock' });
+    expect(cleanEnv({ PAR_IDENTITY_HOST_ROOT: '/tmp/x', DOCKER_HOST: 'unix:///tmp/x/docker.sock' })).toMatchObject({
+      PAR_IDENTITY_HOST_ROOT: '/tmp/x',
+      DOCKER_HOST: 'unix:///tmp/x/docker.sock',
+    });
   });
 
-  it.each(['scripts/demo.mjs', 'scripts/demo-watch.mjs', 'scripts/bench.mjs', 'scripts/bench-watch.mjs'])('%s runs the binary as not containerized (no container provider)', async (script) => {
-    const text = await readFile(new URL(`../../${script}`, import.meta.url), 'utf8');
-    expect(text).toMatch(/DOCKER_DD_AGENT(: | = )''/);
-  });
+  it.each(['scripts/demo.mjs', 'scripts/demo-watch.mjs', 'scripts/bench.mjs', 'scripts/bench-watch.mjs'])(
+    '%s runs the binary as not containerized (no container provider)',
+    async (script) => {
+      const text = await readFile(new URL(`../../${script}`, import.meta.url), 'utf8');
+      expect(text).toMatch(/DOCKER_DD_AGENT(: | = )''/);
+    },
+  );
 });

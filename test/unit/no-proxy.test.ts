@@ -10,9 +10,12 @@ import { exactNoProxyMatch, goNoProxyExempts } from '../../src/net/no-proxy.js';
 // both, so a change to one rule that leaks into the other shows here.
 
 const PROXY: ProxyTarget = { protocol: 'http:', hostname: 'p', port: 1, display: 'p:1' };
-const agent = (noProxy: string[], nonExact: boolean): NetworkSettings => ({ ...DEFAULT_NETWORK, proxy: { https: PROXY, noProxy, nonExact } });
+const agent = (noProxy: string[], nonExact: boolean): NetworkSettings => ({
+  ...DEFAULT_NETWORK,
+  proxy: { https: PROXY, noProxy, nonExact },
+});
 
-describe('NO_PROXY: the agent\'s exact rule and Go\'s rule side by side', () => {
+describe("NO_PROXY: the agent's exact rule and Go's rule side by side", () => {
   it.each<[string, string, boolean, boolean]>([
     // entry, URL, exact bypasses, Go bypasses
     ['api.example.com', 'https://api.example.com/x', true, true],
@@ -38,7 +41,7 @@ describe('NO_PROXY: the agent\'s exact rule and Go\'s rule side by side', () => 
     expect(kubectlProxyFor(url, undefined, { HTTPS_PROXY: 'http://p:1', NO_PROXY: entry }) === undefined).toBe(go);
   });
 
-  it('a list: any entry decides; Go\'s rule reads a comma-separated string as kubectl\'s environment has it', () => {
+  it("a list: any entry decides; Go's rule reads a comma-separated string as kubectl's environment has it", () => {
     expect(goNoProxyExempts('a.example, .corp.example', 'x.corp.example', '443')).toBe(true);
     expect(goNoProxyExempts(['a.example', '.corp.example'], 'x.corp.example', '443')).toBe(true);
     expect(exactNoProxyMatch(['a.example', 'x.corp.example'], new URL('https://x.corp.example'))).toBe(true);

@@ -5,7 +5,9 @@ import { newIdentity } from '../fixtures/test-identities.js';
 
 // docs/identity-lifecycle.md §2
 describe('previousToKeep', () => {
-  const [verified, failed, agentOwn] = [newIdentity(), newIdentity(), newIdentity()].map((t) => decodeIdentity({ privateKey: t.privateKey, urn: t.urn }));
+  const [verified, failed, agentOwn] = [newIdentity(), newIdentity(), newIdentity()].map((t) =>
+    decodeIdentity({ privateKey: t.privateKey, urn: t.urn }),
+  );
   const mark = { fingerprint: verified!.key.kid, unverified: failed!.key.kid };
 
   it('the identity in service, normally', () => {

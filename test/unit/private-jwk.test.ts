@@ -15,7 +15,6 @@ function literalJwk(k: { kid: string; x: string; y: string; d: string }): string
   return `{"use":"sig","kty":"EC","kid":"${k.kid}","crv":"P-256","alg":"ES256","x":"${k.x}","y":"${k.y}","d":"${k.d}"}`;
 }
 
-
 describe('known-answer vectors from fixed scalars (docs/protocol.md §2)', () => {
   it('key ONE is d = 1, whose point is the published P-256 generator', () => {
     const { x, y } = pointFromScalar(ONE.dHex);
@@ -71,7 +70,10 @@ describe('known-answer vectors from fixed scalars (docs/protocol.md §2)', () =>
       const pem = publicKeyPem(keyFromScalar(k.dHex, k.kid).publicKey);
       expect(pem).toBe(k.pem);
       const der = Buffer.concat([SPKI_P256_PREFIX, Buffer.from([4]), Buffer.from(k.x, 'base64url'), Buffer.from(k.y, 'base64url')]);
-      const body = der.toString('base64').match(/.{1,64}/g)!.join('\n');
+      const body = der
+        .toString('base64')
+        .match(/.{1,64}/g)!
+        .join('\n');
       expect(pem).toBe(`-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----\n`);
       const lines = pem.split('\n');
       expect(lines.at(-1)).toBe('');

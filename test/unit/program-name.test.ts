@@ -18,7 +18,7 @@ describe('programName', () => {
   });
 
   it('falls back to the file name, then to par-identity, when argv[0] would need quoting', () => {
-    expect(programName(true, "/tmp/a b/par identity; rm -rf ~", '/opt/par-identity-linux-x64')).toBe('par-identity-linux-x64');
+    expect(programName(true, '/tmp/a b/par identity; rm -rf ~', '/opt/par-identity-linux-x64')).toBe('par-identity-linux-x64');
     expect(programName(true, '$(x)', '/opt/weird name')).toBe('par-identity');
     expect(programName(true, '', '/opt/par-identity')).toBe('par-identity');
   });

@@ -15,13 +15,17 @@ describe('the exit-code tables of README.md and docs/output.md are generated fro
   it('README.md holds the brief table, in step (fix: npm run build && node scripts/sync-readme.mjs)', async () => {
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
     expect(readme).toContain(BRIEF_EXIT_CODES_START);
-    expect(syncReadme(readme) === readme, 'README.md exit-code block is stale: run `npm run build && node scripts/sync-readme.mjs`').toBe(true);
+    expect(syncReadme(readme) === readme, 'README.md exit-code block is stale: run `npm run build && node scripts/sync-readme.mjs`').toBe(
+      true,
+    );
   });
 
   it('docs/output.md holds the full table, in step', async () => {
     const doc = await readFile(new URL('../../docs/output.md', import.meta.url), 'utf8');
     expect(doc).toContain(README_EXIT_CODES_START);
-    expect(syncReadme(doc) === doc, 'docs/output.md exit-code block is stale: run `npm run build && node scripts/sync-readme.mjs`').toBe(true);
+    expect(syncReadme(doc) === doc, 'docs/output.md exit-code block is stale: run `npm run build && node scripts/sync-readme.mjs`').toBe(
+      true,
+    );
   });
 
   it('the full block lists every exit status and every code; the brief one every exit status', () => {

@@ -15,7 +15,9 @@ describe('checkRegionChange', () => {
   it('the same region passes, whatever the spelling of the site', () => {
     expect(checkRegionChange({ site: 'datadoghq.com', siteSource: 'default' }, identityIn('us1'), false)).toBeUndefined();
     expect(checkRegionChange({ site: 'ddog-gov.com', siteSource: 'env DD_SITE' }, identityIn('us1'), false)).toBeUndefined();
-    expect(checkRegionChange({ site: 'DATADOGHQ.EU', siteSource: '/etc/datadog-agent/datadog.yaml' }, identityIn('eu1'), false)).toBeUndefined();
+    expect(
+      checkRegionChange({ site: 'DATADOGHQ.EU', siteSource: '/etc/datadog-agent/datadog.yaml' }, identityIn('eu1'), false),
+    ).toBeUndefined();
   });
 
   it('nothing to replace: nothing to compare', () => {
@@ -47,6 +49,12 @@ describe('checkRegionChange', () => {
   });
 
   it('siteRegionOf: what status reports', () => {
-    expect(siteRegionOf({ site: 'us3.datadoghq.com', siteSource: 'env DD_SITE' }, identityIn('us5'))).toEqual({ site: 'us3.datadoghq.com', source: 'env DD_SITE', region: 'us3', identityRegion: 'us5', matchesIdentity: false });
+    expect(siteRegionOf({ site: 'us3.datadoghq.com', siteSource: 'env DD_SITE' }, identityIn('us5'))).toEqual({
+      site: 'us3.datadoghq.com',
+      source: 'env DD_SITE',
+      region: 'us3',
+      identityRegion: 'us5',
+      matchesIdentity: false,
+    });
   });
 });

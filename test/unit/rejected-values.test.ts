@@ -39,13 +39,31 @@ const BAD = 'not valid!';
 
 function fakeIo(): Io & { err: string[] } {
   const err: string[] = [];
-  return { err, stdout: () => undefined, stderr: (t) => void err.push(t), env: {}, now: () => new Date(0), isTTY: false, stdinIsTTY: false, readStdin: async () => '', promptHidden: async () => '' };
+  return {
+    err,
+    stdout: () => undefined,
+    stderr: (t) => void err.push(t),
+    env: {},
+    now: () => new Date(0),
+    isTTY: false,
+    stdinIsTTY: false,
+    readStdin: async () => '',
+    promptHidden: async () => '',
+  };
 }
 
 /** The table with every command replaced by one that only says it was reached. */
 const ACCEPTING: ProgramSpec = {
   ...PROGRAM,
-  commands: PROGRAM.commands.map((spec): CommandSpec => ({ ...spec, run: { load: async () => ({ run: async () => ({ json: { schemaVersion: 1, status: 'ok', command: spec.name }, summary: [] }) }), toOptions: () => ({}) } })),
+  commands: PROGRAM.commands.map(
+    (spec): CommandSpec => ({
+      ...spec,
+      run: {
+        load: async () => ({ run: async () => ({ json: { schemaVersion: 1, status: 'ok', command: spec.name }, summary: [] }) }),
+        toOptions: () => ({}),
+      },
+    }),
+  ),
 };
 
 /** Parses argv as main() does; the error output, or 'accepted'. */
@@ -98,7 +116,9 @@ describe('the rule', () => {
 describe('every flag of every command, given a bad value', () => {
   it('the walk covers the table', () => {
     expect(FLAGS.length).toBeGreaterThan(60);
-    expect(new Set(FLAGS.map((c) => c.command))).toEqual(new Set(PROGRAM.commands.filter((s) => Object.values(s.flags).some((f) => f.value !== undefined)).map((s) => s.name)));
+    expect(new Set(FLAGS.map((c) => c.command))).toEqual(
+      new Set(PROGRAM.commands.filter((s) => Object.values(s.flags).some((f) => f.value !== undefined)).map((s) => s.name)),
+    );
   });
 
   it.each(FLAGS.map((c) => [`${c.command} ${c.name}`, c] as const))('%s', async (_name, c) => {
@@ -109,7 +129,10 @@ describe('every flag of every command, given a bad value', () => {
       expect(plain.accepted, `${c.name} is listed as free text`).toBe(true);
       return;
     }
-    expect(plain.accepted, `${c.name} accepted ${JSON.stringify(BAD)}: give it a parser in src/cli/value-parsers.ts, or list it in FREE_TEXT`).toBe(false);
+    expect(
+      plain.accepted,
+      `${c.name} accepted ${JSON.stringify(BAD)}: give it a parser in src/cli/value-parsers.ts, or list it in FREE_TEXT`,
+    ).toBe(false);
     if (plain.accepted || key.accepted) throw new Error(`${c.name} accepted a key-like value`);
     expect(plain.exitCode).toBe(2);
     expect(plain.text).toContain(c.name);

@@ -59,10 +59,16 @@ describe('sendSignal', () => {
     await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'PIDFILE_INVALID' });
     // A pid padded past 4 KiB (a pid and a newline is all a pidfile holds): not read beyond that.
     await writeFile(pidfile, `${' '.repeat(5000)}${process.pid}\n`);
-    await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'PIDFILE_INVALID', message: expect.stringContaining('is larger than 4096 bytes') });
+    await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({
+      code: 'PIDFILE_INVALID',
+      message: expect.stringContaining('is larger than 4096 bytes'),
+    });
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     await writeFile(pidfile, `${gone.stdout}\n`);
-    await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({ code: 'SIGNAL_FAILED', details: { pid: Number(gone.stdout), errno: 'ESRCH' } });
+    await expect(sendSignal({ pidfile, signal: 'SIGHUP' })).rejects.toMatchObject({
+      code: 'SIGNAL_FAILED',
+      details: { pid: Number(gone.stdout), errno: 'ESRCH' },
+    });
   });
 
   it('signals the pid a pidfile holds (read at each call)', async () => {
@@ -161,8 +167,14 @@ describe('SupervisedChild', () => {
     const dir = await mkdtemp(join(tmpdir(), 'par-child-'));
     try {
       const marker = join(dir, 'ready');
-      const script = "process.on('SIGTERM', () => {}); require('node:fs').writeFileSync(process.argv[1], 'x'); setInterval(() => {}, 1000);";
-      const child = new SupervisedChild({ command: process.execPath, args: ['-e', script, marker], stdoutToStderr: false, stopTimeoutMs: 100 });
+      const script =
+        "process.on('SIGTERM', () => {}); require('node:fs').writeFileSync(process.argv[1], 'x'); setInterval(() => {}, 1000);";
+      const child = new SupervisedChild({
+        command: process.execPath,
+        args: ['-e', script, marker],
+        stdoutToStderr: false,
+        stopTimeoutMs: 100,
+      });
       child.start(process.env);
       // Until the child has installed its SIGTERM handler (it writes the marker after): however long it takes to start.
       while (!(await readFile(marker, 'utf8').catch(() => ''))) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -174,7 +186,12 @@ describe('SupervisedChild', () => {
   });
 
   it('starts nothing once stopped, so a hand-over still in flight cannot revive it', async () => {
-    const child = new SupervisedChild({ command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], stdoutToStderr: false, stopTimeoutMs: 100 });
+    const child = new SupervisedChild({
+      command: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000)'],
+      stdoutToStderr: false,
+      stopTimeoutMs: 100,
+    });
     expect(await child.stop()).toBeUndefined();
     child.start(process.env);
     await child.restart(process.env);

@@ -30,11 +30,14 @@ describe('reloadBehaviour', () => {
     expect(b.why).toMatch(/may reload .* or only read it at start/);
   });
 
-  it.each([[undefined], [''], ['latest'], ['7'], ['7.81'], ['sha256:abcd'], ['7.81.x']])('no release number (%s) is unknown, saying both possibilities', (version) => {
-    const b = reloadBehaviour(version);
-    expect(b.reloads).toBe('unknown');
-    expect(b.why).toMatch(/may reload .* or only read it at start/);
-  });
+  it.each([[undefined], [''], ['latest'], ['7'], ['7.81'], ['sha256:abcd'], ['7.81.x']])(
+    'no release number (%s) is unknown, saying both possibilities',
+    (version) => {
+      const b = reloadBehaviour(version);
+      expect(b.reloads).toBe('unknown');
+      expect(b.why).toMatch(/may reload .* or only read it at start/);
+    },
+  );
 
   it('a version from a cluster object is shown bounded and printable', () => {
     const b = reloadBehaviour(`x\u001b[31m${'y'.repeat(200)}`);

@@ -50,7 +50,14 @@ export class FakeClock implements Clock {
   /** Ends the oldest pending sleep of `ms` and lets promise callbacks run. */
   async wake(ms: number): Promise<void> {
     const sleep = this.pending(ms)[0];
-    if (!sleep) throw new Error(`no pending sleep of ${ms} ms (pending: ${this.pending().map((s) => s.ms).join(', ') || 'none'})`);
+    if (!sleep)
+      throw new Error(
+        `no pending sleep of ${ms} ms (pending: ${
+          this.pending()
+            .map((s) => s.ms)
+            .join(', ') || 'none'
+        })`,
+      );
     this.sleeps.splice(this.sleeps.indexOf(sleep), 1);
     sleep.resolve();
     await settle();

@@ -13,7 +13,10 @@ const ds = {
   spec: {
     selector: { matchLabels: { app: 'par' } },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-    template: { metadata: { labels: { app: 'par' } }, spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['true'] } } }] } },
+    template: {
+      metadata: { labels: { app: 'par' } },
+      spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['true'] } } }] },
+    },
   },
   // The controller never takes up the new template: updatedNumberScheduled stays 0.
   status: { desiredNumberScheduled: 2, numberAvailable: 2, updatedNumberScheduled: 0, observedGeneration: 1 },
@@ -50,7 +53,12 @@ describe('rollout heartbeat', () => {
     it(`a wait that shows no change still prints elapsed time and Pods ready/total at least every 10 s (stderr ${isTTY ? 'a terminal' : 'not a terminal'})`, async () => {
       clock.reset();
       const lines: { at: number; text: string }[] = [];
-      const report = { step: () => {}, info: (text: string) => lines.push({ at: clock.elapsed(), text }), warn: () => {}, detail: () => {} };
+      const report = {
+        step: () => {},
+        info: (text: string) => lines.push({ at: clock.elapsed(), text }),
+        warn: () => {},
+        detail: () => {},
+      };
       const err = await runRollout(api, {
         ref: { kind: 'daemonset', name: 'par', namespace: 'datadog' },
         checkOnly: false,

@@ -14,11 +14,20 @@ const ds = {
   spec: {
     selector: { matchLabels: { app: 'par' } },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-    template: { metadata: { labels: { app: 'par' } }, spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['true'] } } }] } },
+    template: {
+      metadata: { labels: { app: 'par' } },
+      spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['true'] } } }] },
+    },
   },
   status: { desiredNumberScheduled: 1, numberAvailable: 1, updatedNumberScheduled: 1, observedGeneration: 1 },
 } as unknown as V1DaemonSet;
-const pods = [{ metadata: { name: 'p1', labels: { app: 'par', 'controller-revision-hash': 'a' } }, spec: { nodeName: 'n1', containers: [] }, status: { phase: 'Running' } }] as unknown as V1Pod[];
+const pods = [
+  {
+    metadata: { name: 'p1', labels: { app: 'par', 'controller-revision-hash': 'a' } },
+    spec: { nodeName: 'n1', containers: [] },
+    status: { phase: 'Running' },
+  },
+] as unknown as V1Pod[];
 
 function forbidden(what: string): never {
   throw new KubernetesError('KUBE_FORBIDDEN', `${what}: nodes is forbidden`, 'hint');
@@ -58,10 +67,24 @@ const options = {
 
 describe('rollout with a namespaced Role only', () => {
   it('checkRollout reports capacity and PDBs as unchecked instead of failing', () => {
-    const check = checkRollout({ kind: 'daemonset', workload: ds, pods, podsOnNodes: [], nodes: [], pdbNames: undefined, identitySecretNames: [], capacityUnavailable: 'no list on nodes' });
+    const check = checkRollout({
+      kind: 'daemonset',
+      workload: ds,
+      pods,
+      podsOnNodes: [],
+      nodes: [],
+      pdbNames: undefined,
+      identitySecretNames: [],
+      capacityUnavailable: 'no list on nodes',
+    });
     expect(check.capacityChecked).toBe(false);
     expect(check.nodes).toEqual([]);
-    expect(check.findings.map((f) => [f.code, f.severity])).toEqual(expect.arrayContaining([['CAPACITY_UNCHECKED', 'warning'], ['PDB_UNCHECKED', 'info']]));
+    expect(check.findings.map((f) => [f.code, f.severity])).toEqual(
+      expect.arrayContaining([
+        ['CAPACITY_UNCHECKED', 'warning'],
+        ['PDB_UNCHECKED', 'info'],
+      ]),
+    );
     expect(check.findings.find((f) => f.code === 'CAPACITY_UNCHECKED')?.message).toContain('par-identity-rollout-capacity');
   });
 
@@ -75,7 +98,10 @@ describe('rollout with a namespaced Role only', () => {
 
   it('--fallback refuses before any patch or Event when nodes cannot be read', async () => {
     const calls: string[] = [];
-    await expect(runRollout(fakeApi(calls), { ...options, fallback: true })).rejects.toMatchObject({ code: 'FALLBACK_UNAVAILABLE', exitCode: 10 });
+    await expect(runRollout(fakeApi(calls), { ...options, fallback: true })).rejects.toMatchObject({
+      code: 'FALLBACK_UNAVAILABLE',
+      exitCode: 10,
+    });
     expect(calls).toEqual([]);
   });
 });

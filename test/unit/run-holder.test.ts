@@ -7,7 +7,14 @@ import { decodeHolder, encodeHolder, judgeHolder, type RunHolder, thisRun } from
 
 const NOW = Date.UTC(2026, 11, 7, 2, 0, 0);
 const here = thisRun(NOW + 60_000);
-const elsewhere = (deadlineMs: number): RunHolder => ({ host: 'build-runner-7', pid: 4242, pidStart: 1, bootId: null, pidNamespace: null, deadlineMs });
+const elsewhere = (deadlineMs: number): RunHolder => ({
+  host: 'build-runner-7',
+  pid: 4242,
+  pidStart: 1,
+  bootId: null,
+  pidNamespace: null,
+  deadlineMs,
+});
 
 describe('the holder record', () => {
   it('this process, with its start time, boot and pid namespace (Linux), round-trips through the record', () => {
@@ -44,11 +51,18 @@ describe('the holder record', () => {
 describe('whether the holder still runs', () => {
   it('on this host: a live pid with its start time runs; a gone pid or one that started at another time does not', async () => {
     expect(judgeHolder(here, NOW, here)).toMatchObject({ lives: true, checkedBy: 'process' });
-    expect(judgeHolder({ ...here, pidStart: (here.pidStart ?? 0) + 1 }, NOW, here)).toMatchObject({ lives: false, why: expect.stringContaining('now belongs to another process') });
+    expect(judgeHolder({ ...here, pidStart: (here.pidStart ?? 0) + 1 }, NOW, here)).toMatchObject({
+      lives: false,
+      why: expect.stringContaining('now belongs to another process'),
+    });
     const child = spawn(process.execPath, ['-e', '']);
     const pid = child.pid!;
     await new Promise((resolve) => child.on('exit', resolve));
-    expect(judgeHolder({ ...here, pid, pidStart: null }, NOW, here)).toMatchObject({ lives: false, checkedBy: 'process', why: `pid ${pid} on host ${here.host} is gone` });
+    expect(judgeHolder({ ...here, pid, pidStart: null }, NOW, here)).toMatchObject({
+      lives: false,
+      checkedBy: 'process',
+      why: `pid ${pid} on host ${here.host} is gone`,
+    });
     // Its deadline does not matter where the process itself can be checked.
     expect(judgeHolder({ ...here, deadlineMs: NOW - 3_600_000 }, NOW, here).lives).toBe(true);
   });

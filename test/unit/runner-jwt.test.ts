@@ -14,7 +14,11 @@ function parts(jwt: string): { header: string; payload: string; signature: Buffe
   const [h, p, s, ...rest] = jwt.split('.');
   expect(rest).toEqual([]);
   for (const part of [h, p, s]) expect(part).toMatch(/^[A-Za-z0-9_-]+$/);
-  return { header: Buffer.from(h!, 'base64url').toString('utf8'), payload: Buffer.from(p!, 'base64url').toString('utf8'), signature: Buffer.from(s!, 'base64url') };
+  return {
+    header: Buffer.from(h!, 'base64url').toString('utf8'),
+    payload: Buffer.from(p!, 'base64url').toString('utf8'),
+    signature: Buffer.from(s!, 'base64url'),
+  };
 }
 
 describe('signRunnerJwt (docs/protocol.md §7)', () => {
@@ -40,7 +44,9 @@ describe('signRunnerJwt (docs/protocol.md §7)', () => {
     const { payload, protectedHeader } = await jwtVerify(jwt, key.publicKey, { algorithms: ['ES256'], currentDate: NOW });
     expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'JWT', cty: 'JWT' });
     expect(payload).toEqual({ orgId: 1234567, runnerId: URN.runnerId, iat: IAT, exp: IAT + 60 });
-    await expect(jwtVerify(jwt, key.publicKey, { currentDate: new Date((IAT + 61) * 1000) })).rejects.toMatchObject({ code: 'ERR_JWT_EXPIRED' });
+    await expect(jwtVerify(jwt, key.publicKey, { currentDate: new Date((IAT + 61) * 1000) })).rejects.toMatchObject({
+      code: 'ERR_JWT_EXPIRED',
+    });
   });
 
   it('the signature is raw r||s (64 bytes) over header.payload, verifiable with node:crypto', async () => {
@@ -54,6 +60,8 @@ describe('signRunnerJwt (docs/protocol.md §7)', () => {
 
   it('does not verify with another key', async () => {
     const jwt = await signRunnerJwt(keyFromScalar(A.dHex, A.kid).privateKey, URN, NOW);
-    await expect(jwtVerify(jwt, generateIdentityKey().publicKey, { currentDate: NOW })).rejects.toMatchObject({ code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
+    await expect(jwtVerify(jwt, generateIdentityKey().publicKey, { currentDate: NOW })).rejects.toMatchObject({
+      code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+    });
   });
 });

@@ -11,7 +11,11 @@ describe('sanitizeServerString', () => {
     ['OSC title and hyperlink (BEL and ST terminated)', '\x1b]0;pwned\x07a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\', 'alink'],
     ['two-byte escapes and a trailing lone ESC', 'a\x1bcb\x1b', 'ab'],
     ['8-bit CSI and other C1 controls', '\u009b31mred\u0085x\u0090y\u009fz', 'red x y z'],
-    ['newlines fold into one space (no forged log line)', 'denied\n2026-01-01 INFO rotated OK\r\nend', 'denied 2026-01-01 INFO rotated OK end'],
+    [
+      'newlines fold into one space (no forged log line)',
+      'denied\n2026-01-01 INFO rotated OK\r\nend',
+      'denied 2026-01-01 INFO rotated OK end',
+    ],
     ['C0 controls, DEL and backspace overwrite tricks', 'ab\x08\x08ok\x00\x07\x7f', 'ab ok'],
     ['tab, vertical tab, form feed', 'a\tb\vc\fd', 'a b c d'],
     ['Unicode line and paragraph separators', 'a\u2028b\u2029c', 'a b c'],
@@ -67,10 +71,15 @@ describe('identifiers are refused, not cleaned', () => {
     expect(hasUnprintable('id\u200e')).toBe(true);
   });
 
-  const refused = [0x0, 0x1b, 0x7f, 0x85, 0x9b, 0x2028, 0x2029, 0x61c, 0x200e, 0x200f, 0x202a, 0x202e, 0x2066, 0x2069, 0x200b, 0xfeff, 0xe0001];
-  it.each(refused.map((cp) => [cp.toString(16).toUpperCase().padStart(4, '0'), String.fromCodePoint(cp)]))('hasUnprintable finds U+%s', (_code, ch) => {
-    expect(hasUnprintable(`runner${ch}id`)).toBe(true);
-  });
+  const refused = [
+    0x0, 0x1b, 0x7f, 0x85, 0x9b, 0x2028, 0x2029, 0x61c, 0x200e, 0x200f, 0x202a, 0x202e, 0x2066, 0x2069, 0x200b, 0xfeff, 0xe0001,
+  ];
+  it.each(refused.map((cp) => [cp.toString(16).toUpperCase().padStart(4, '0'), String.fromCodePoint(cp)]))(
+    'hasUnprintable finds U+%s',
+    (_code, ch) => {
+      expect(hasUnprintable(`runner${ch}id`)).toBe(true);
+    },
+  );
 
   it('hasUnprintable passes ordinary text', () => {
     expect(hasUnprintable('6f1d0c52-7a61-4b38-9d1c-0123456789ab')).toBe(false);

@@ -24,7 +24,11 @@ const noStdin = () => Promise.reject(new Error('stdin must not be read'));
  * A backend that logs each run (payload and argv) and answers from `answers` (handle → entry).
  * `behaviour` scripts a failure: exit code, sleep, flood, or raw output.
  */
-async function backend(answers: Record<string, unknown>, behaviour: { exit?: number; sleepMs?: number; raw?: string; flood?: number } = {}, mode = 0o700): Promise<string> {
+async function backend(
+  answers: Record<string, unknown>,
+  behaviour: { exit?: number; sleepMs?: number; raw?: string; flood?: number } = {},
+  mode = 0o700,
+): Promise<string> {
   const path = join(dir, 'backend');
   const log = join(dir, 'runs.log');
   const script = `#!${process.execPath}
@@ -50,7 +54,10 @@ process.stdin.on('end', () => {
 
 async function runs(): Promise<{ input: string; argv: string[] }[]> {
   try {
-    return (await readFile(join(dir, 'runs.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    return (await readFile(join(dir, 'runs.log'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
   } catch {
     return [];
   }
@@ -85,7 +92,9 @@ describe('ENC[] through secret_backend_command', () => {
     );
     const [run] = await runs();
     expect(run!.argv).toEqual(['--vault', 'prod']);
-    expect(run!.input).toBe('{"config":{"region":"eu-west-1"},"secret_backend_timeout":12,"secrets":["api","app"],"type":"aws.secrets","version":"1.1"}');
+    expect(run!.input).toBe(
+      '{"config":{"region":"eu-west-1"},"secret_backend_timeout":12,"secrets":["api","app"],"type":"aws.secrets","version":"1.1"}',
+    );
   });
 
   it('api_key_hash is computed on the resolved, trimmed key', async () => {
@@ -99,7 +108,9 @@ describe('ENC[] through secret_backend_command', () => {
 
   it('secret_backend_remove_trailing_line_break right-trims \\r\\n before the emptiness check', async () => {
     const cmd = await backend({ api: { value: '\r\n' } });
-    const err = await configError(credentials(`secret_backend_command: ${cmd}\nsecret_backend_remove_trailing_line_break: true\napi_key: ENC[api]\n`, {}, false));
+    const err = await configError(
+      credentials(`secret_backend_command: ${cmd}\nsecret_backend_remove_trailing_line_break: true\napi_key: ENC[api]\n`, {}, false),
+    );
     expect(err).toMatchObject({ code: 'SECRET_UNRESOLVED', exitCode: 3 });
     expect(err.message).toContain("resolved secret for 'api' is empty");
   });
@@ -109,7 +120,11 @@ describe('ENC[] through secret_backend_command', () => {
     const refused = await configError(credentials(`secret_backend_command: ${cmd}\napi_key: ENC[api]\n`, {}, false));
     expect(refused.code).toBe('SECRET_BACKEND_PERMISSIONS');
     expect(refused.message).toContain("'group' or 'others' have rights on it");
-    const ok = await credentials(`secret_backend_command: ${cmd}\nsecret_backend_command_allow_group_exec_perm: true\napi_key: ENC[api]\n`, {}, false);
+    const ok = await credentials(
+      `secret_backend_command: ${cmd}\nsecret_backend_command_allow_group_exec_perm: true\napi_key: ENC[api]\n`,
+      {},
+      false,
+    );
     expect(ok.apiKey.value).toBe(API_VALUE);
   });
 
@@ -130,14 +145,42 @@ describe('ENC[] through secret_backend_command', () => {
   });
 
   it.each<[string, Record<string, unknown>, Parameters<typeof backend>[1], string, string, RegExp]>([
-    ['a missing handle', { app: { value: APP_VALUE } }, {}, '', 'SECRET_UNRESOLVED', /secret handle 'api' was not resolved by the secret_backend_command/],
-    ['an error for the handle', { api: { error: 'access denied by policy' } }, {}, '', 'SECRET_UNRESOLVED', /an error occurred while resolving 'api' .*: access denied by policy/],
+    [
+      'a missing handle',
+      { app: { value: APP_VALUE } },
+      {},
+      '',
+      'SECRET_UNRESOLVED',
+      /secret handle 'api' was not resolved by the secret_backend_command/,
+    ],
+    [
+      'an error for the handle',
+      { api: { error: 'access denied by policy' } },
+      {},
+      '',
+      'SECRET_UNRESOLVED',
+      /an error occurred while resolving 'api' .*: access denied by policy/,
+    ],
     ['an empty value', { api: { value: '' } }, {}, '', 'SECRET_UNRESOLVED', /resolved secret for 'api' is empty/],
     ['a non-zero exit', both, { exit: 3 }, '', 'SECRET_BACKEND_FAILED', /exit status 3 \(stderr: \d+ bytes, not shown\)/],
-    ['output over secret_backend_output_max_size', both, { flood: 4096 }, 'secret_backend_output_max_size: 1024\n', 'SECRET_BACKEND_FAILED', /command output was too long: exceeded 1024 bytes/],
+    [
+      'output over secret_backend_output_max_size',
+      both,
+      { flood: 4096 },
+      'secret_backend_output_max_size: 1024\n',
+      'SECRET_BACKEND_FAILED',
+      /command output was too long: exceeded 1024 bytes/,
+    ],
     ['not JSON', both, { raw: 'api=secret' }, '', 'SECRET_BACKEND_FAILED', /could not unmarshal 'secret_backend_command' output/],
     ['a non-string value', { api: { value: 42 } }, {}, '', 'SECRET_BACKEND_FAILED', /non-string value/],
-    ['a timeout (secret_backend_timeout)', both, { sleepMs: 5_000 }, 'secret_backend_timeout: 1\n', 'SECRET_BACKEND_FAILED', /command timeout/],
+    [
+      'a timeout (secret_backend_timeout)',
+      both,
+      { sleepMs: 5_000 },
+      'secret_backend_timeout: 1\n',
+      'SECRET_BACKEND_FAILED',
+      /command timeout/,
+    ],
   ])('%s → a config error naming the handle, never a value', async (_name, answers, behaviour, extra, code, message) => {
     const cmd = await backend(answers, behaviour);
     const err = await configError(credentials(`secret_backend_command: ${cmd}\n${extra}api_key: ENC[api]\n`, {}, false));

@@ -19,7 +19,12 @@ describe('maskHeldSecrets', () => {
   it('masks it base64, base64url, JSON-escaped and percent-encoded', () => {
     const token = 'tok/en+with"quote\\and=more-0123';
     holdSecret('bearer token', token);
-    for (const form of [Buffer.from(token).toString('base64'), Buffer.from(token).toString('base64url'), JSON.stringify(token).slice(1, -1), encodeURIComponent(token)]) {
+    for (const form of [
+      Buffer.from(token).toString('base64'),
+      Buffer.from(token).toString('base64url'),
+      JSON.stringify(token).slice(1, -1),
+      encodeURIComponent(token),
+    ]) {
       expect(maskHeldSecrets(`x ${form} y`)).toBe('x [redacted bearer token] y');
     }
   });

@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PINNED = join(ROOT, 'node_modules', 'node', 'bin', 'node');
-const pinnedVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node;
+const pinnedVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })
+  .devDependencies.node;
 const expected = process.env.PAR_IDENTITY_TEST_EXPECT_NODE;
 /** npm's user agent names the Node npm runs on: "npm/10.8.2 node/v20.20.2 linux x64 …". */
 const npmNodeMajor = Number(/ node\/v(\d+)\./.exec(process.env.npm_config_user_agent ?? '')?.[1] ?? Number.NaN);
@@ -22,11 +23,14 @@ describe('the Node the tests run on', () => {
     if (realpathSync(expected!) === realpathSync(PINNED)) expect(process.version).toBe(`v${pinnedVersion}`);
   });
 
-  it.skipIf(Number.isNaN(npmNodeMajor))("under npm, follows scripts/node.sh: npm's Node when 24 or newer, else the pinned devDependency", () => {
-    if (npmNodeMajor >= 24) expect(realpathSync(process.execPath)).toBe(realpathSync(process.env.npm_node_execpath!));
-    else {
-      expect(realpathSync(process.execPath)).toBe(realpathSync(PINNED));
-      expect(process.version).toBe(`v${pinnedVersion}`);
-    }
-  });
+  it.skipIf(Number.isNaN(npmNodeMajor))(
+    "under npm, follows scripts/node.sh: npm's Node when 24 or newer, else the pinned devDependency",
+    () => {
+      if (npmNodeMajor >= 24) expect(realpathSync(process.execPath)).toBe(realpathSync(process.env.npm_node_execpath!));
+      else {
+        expect(realpathSync(process.execPath)).toBe(realpathSync(PINNED));
+        expect(process.version).toBe(`v${pinnedVersion}`);
+      }
+    },
+  );
 });

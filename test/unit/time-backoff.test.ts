@@ -86,7 +86,11 @@ describe('parseRetryAfter', () => {
 });
 
 describe('retryUntil with a fake clock (no real sleeping)', () => {
-  const fail = (reason: string, retryAfterMs?: number): Attempt<string> => ({ done: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  const fail = (reason: string, retryAfterMs?: number): Attempt<string> => ({
+    done: false,
+    reason,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
 
   it('returns the first success and counts attempts; waits follow the backoff', async () => {
     const clock = fakeClock();
@@ -175,14 +179,20 @@ describe('retryUntil with a fake clock (no real sleeping)', () => {
 
   it('a Retry-After beyond the deadline stops at once instead of waiting', async () => {
     const clock = fakeClock();
-    const outcome = await retryUntil(async () => fail('HTTP 503', 120_000), { deadline: Deadline.at(T0 + 60_000, clock), policy: policy(0) });
+    const outcome = await retryUntil(async () => fail('HTTP 503', 120_000), {
+      deadline: Deadline.at(T0 + 60_000, clock),
+      policy: policy(0),
+    });
     expect(outcome).toEqual({ attempts: 1, timedOut: true, lastReason: 'HTTP 503' });
     expect(clock.sleeps).toEqual([]);
   });
 
   it('jitter 0 gives half waits', async () => {
     const clock = fakeClock();
-    await retryUntil(async (n) => (n < 4 ? fail('x') : { done: true, value: 'ok' }), { deadline: Deadline.at(T0 + 60_000, clock), policy: policy(0) });
+    await retryUntil(async (n) => (n < 4 ? fail('x') : { done: true, value: 'ok' }), {
+      deadline: Deadline.at(T0 + 60_000, clock),
+      policy: policy(0),
+    });
     expect(clock.sleeps).toEqual([500, 1_000, 2_000]);
   });
 
@@ -205,10 +215,13 @@ describe('Retry-After and the deadline', () => {
 
   it('a huge Retry-After within a long deadline is never slept on: the loop stops with the attempts made', async () => {
     const clock = fakeClock();
-    const outcome = await retryUntil(async () => ({ done: false, reason: 'HTTP 429', retryAfterMs: parseRetryAfter('99999999999', clock.now()) }), {
-      deadline: Deadline.at(T0 + 3_600_000, clock),
-      policy: policy(0),
-    });
+    const outcome = await retryUntil(
+      async () => ({ done: false, reason: 'HTTP 429', retryAfterMs: parseRetryAfter('99999999999', clock.now()) }),
+      {
+        deadline: Deadline.at(T0 + 3_600_000, clock),
+        policy: policy(0),
+      },
+    );
     expect(outcome).toEqual({ attempts: 1, timedOut: true, lastReason: 'HTTP 429' });
     expect(clock.sleeps).toEqual([]);
   });

@@ -56,8 +56,16 @@ describe('parseDurationFlag: bounds, unit of the result, and no echo', () => {
   });
 
   it.each<[string, DurationFlag, string]>([
-    ['soon', seconds, '--timeout must be a duration with its unit, like 30s, 5m or 1500ms, got a 4-character value; for example: --timeout 30s'],
-    ['NaN', millis, '--poll-interval must be a duration with its unit, like 30s, 5m or 1500ms, got a 3-character value; for example: --poll-interval 30s'],
+    [
+      'soon',
+      seconds,
+      '--timeout must be a duration with its unit, like 30s, 5m or 1500ms, got a 4-character value; for example: --timeout 30s',
+    ],
+    [
+      'NaN',
+      millis,
+      '--poll-interval must be a duration with its unit, like 30s, 5m or 1500ms, got a 3-character value; for example: --poll-interval 30s',
+    ],
     ['30', seconds, '--timeout must be a duration with its unit (ms, s, m, h or d), got a 2-character value; for example: --timeout 30s'],
     ['90', { ...seconds, flag: '--if-older-than' }, 'must be a duration with its unit'],
     ['', seconds, 'got a 0-character value'],

@@ -5,7 +5,17 @@ import { isoString } from '../../src/time/index.js';
 
 describe('isoString', () => {
   it('is toISOString, to the millisecond, across the years', () => {
-    const dates = [0, 1, 999, 1741064767890, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(1969, 11, 31, 23, 59, 59, 1), Date.UTC(0, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), -1];
+    const dates = [
+      0,
+      1,
+      999,
+      1741064767890,
+      Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+      Date.UTC(1969, 11, 31, 23, 59, 59, 1),
+      Date.UTC(0, 0, 1),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      -1,
+    ];
     for (let i = 0; i < 500; i++) dates.push(Math.floor(Math.random() * 2 ** 44) - 2 ** 43);
     for (const ms of dates) {
       expect(isoString(ms), String(ms)).toBe(new Date(ms).toISOString());

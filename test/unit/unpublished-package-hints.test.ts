@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The registry forms: npx par-identity, npm install/i/add -g par-identity[@version]; a tarball path is not one. */
-const REGISTRY_INSTALL = /\bnpx\s+(?:-y\s+|--yes\s+)?par-identity\b(?![-./\w])|\bnpm\s+(?:install|i|add)\s+(?:-g|--global)\s+par-identity(?![-./\w])/;
+const REGISTRY_INSTALL =
+  /\bnpx\s+(?:-y\s+|--yes\s+)?par-identity\b(?![-./\w])|\bnpm\s+(?:install|i|add)\s+(?:-g|--global)\s+par-identity(?![-./\w])/;
 /** A line that speaks of what a release will publish, not of what works today. */
 const FUTURE_RELEASE = /\brelease will\b|\bwill publish\b/i;
 
@@ -34,8 +35,20 @@ function mentions(paths: string[]): string[] {
 
 describe('no hint points at the unpublished npm package', () => {
   it('recognises the registry forms and not an install from a tarball', () => {
-    for (const yes of ['npx par-identity emulator', 'npm install -g par-identity', 'npm i --global par-identity@0.1.0', 'npx -y par-identity']) expect(REGISTRY_INSTALL.test(yes), yes).toBe(true);
-    for (const no of ['npm install -g ./par-identity-0.1.0.tgz', 'npm install -g par-identity-0.1.0.tgz', 'npx vitest', 'par-identity emulator']) expect(REGISTRY_INSTALL.test(no), no).toBe(false);
+    for (const yes of [
+      'npx par-identity emulator',
+      'npm install -g par-identity',
+      'npm i --global par-identity@0.1.0',
+      'npx -y par-identity',
+    ])
+      expect(REGISTRY_INSTALL.test(yes), yes).toBe(true);
+    for (const no of [
+      'npm install -g ./par-identity-0.1.0.tgz',
+      'npm install -g par-identity-0.1.0.tgz',
+      'npx vitest',
+      'par-identity emulator',
+    ])
+      expect(REGISTRY_INSTALL.test(no), no).toBe(false);
   });
 
   it('the product (src, bin, man page, deploy, scripts) never names it', () => {

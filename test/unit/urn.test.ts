@@ -3,11 +3,13 @@ import { apiKeyHash } from '../../src/identity/api-key-hash.js';
 import { buildUrn, checkRunnerId, parseUrn, regionFromSite } from '../../src/identity/urn.js';
 import { decodeError } from '../fixtures/expect-errors.js';
 
-
 describe('buildUrn (docs/protocol.md §1)', () => {
   it.each([
     [{ region: 'us1', orgId: 2, runnerId: 'abc' }, 'urn:dd:apps:on-prem-runner:us1:2:abc'],
-    [{ region: 'eu1', orgId: 1234567, runnerId: '0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10' }, 'urn:dd:apps:on-prem-runner:eu1:1234567:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10'],
+    [
+      { region: 'eu1', orgId: 1234567, runnerId: '0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10' },
+      'urn:dd:apps:on-prem-runner:eu1:1234567:0c6b1c52-7a4b-4f16-9f2e-5d2b1f7e9a10',
+    ],
     [{ region: 'ap1', orgId: 0, runnerId: 'r' }, 'urn:dd:apps:on-prem-runner:ap1:0:r'],
     [{ region: 'us3', orgId: Number.MAX_SAFE_INTEGER, runnerId: 'x' }, 'urn:dd:apps:on-prem-runner:us3:9007199254740991:x'],
   ])('%o → %s', (parts, urn) => {
@@ -38,8 +40,16 @@ describe('buildUrn (docs/protocol.md §1)', () => {
 describe('parseUrn (7 parts, fixed prefix, int64 org id, non-empty runner id)', () => {
   it.each([
     // Accepted like Go does, but a JS number cannot hold these exactly (see the report): only the parse is pinned.
-    ['int64 max', 'urn:dd:apps:on-prem-runner:us1:9223372036854775807:r', { region: 'us1', orgId: Number('9223372036854775807'), runnerId: 'r' }],
-    ['int64 min (Go ParseInt accepts it)', 'urn:dd:apps:on-prem-runner:us1:-9223372036854775808:r', { region: 'us1', orgId: Number('-9223372036854775808'), runnerId: 'r' }],
+    [
+      'int64 max',
+      'urn:dd:apps:on-prem-runner:us1:9223372036854775807:r',
+      { region: 'us1', orgId: Number('9223372036854775807'), runnerId: 'r' },
+    ],
+    [
+      'int64 min (Go ParseInt accepts it)',
+      'urn:dd:apps:on-prem-runner:us1:-9223372036854775808:r',
+      { region: 'us1', orgId: Number('-9223372036854775808'), runnerId: 'r' },
+    ],
     ['leading zeros', 'urn:dd:apps:on-prem-runner:us1:007:r', { region: 'us1', orgId: 7, runnerId: 'r' }],
     ['any region string', 'urn:dd:apps:on-prem-runner:us5:42:runner-1', { region: 'us5', orgId: 42, runnerId: 'runner-1' }],
   ])('accepts %s', (_name, urn, parts) => {
@@ -129,7 +139,9 @@ describe('hostile runner ids', () => {
     ['a bidi override', 'abc\u202edef'],
   ])('a runner id with %s is refused without printing it', (_, runnerId) => {
     expect(() => checkRunnerId(runnerId)).toThrow('runner_id: contains control or formatting characters (not printed)');
-    expect(() => parseUrn(`urn:dd:apps:on-prem-runner:us1:1:${runnerId}`)).toThrow('urn: contains control or formatting characters (not printed)');
+    expect(() => parseUrn(`urn:dd:apps:on-prem-runner:us1:1:${runnerId}`)).toThrow(
+      'urn: contains control or formatting characters (not printed)',
+    );
   });
 
   it('an overlong runner id is refused', () => {

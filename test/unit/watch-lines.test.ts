@@ -7,7 +7,13 @@ import { readLines } from '../../src/reload/strict-watch.js';
 function linesOf(chunks: string[]): Promise<string[]> {
   const stream = new PassThrough();
   const lines: string[] = [];
-  const done = new Promise<string[]>((resolve) => readLines(stream, (l) => lines.push(l), () => resolve(lines)));
+  const done = new Promise<string[]>((resolve) =>
+    readLines(
+      stream,
+      (l) => lines.push(l),
+      () => resolve(lines),
+    ),
+  );
   for (const c of chunks) stream.write(c);
   stream.end();
   return done;
@@ -17,10 +23,19 @@ describe('readLines', () => {
   it.each([
     [['a\nb\n'], ['a', 'b']],
     [['a\r\nb\r\n'], ['a', 'b']],
-    [['a\r', '\nb\n'], ['a', 'b']],
+    [
+      ['a\r', '\nb\n'],
+      ['a', 'b'],
+    ],
     [['a\rb\n'], ['a', 'b']],
-    [['a\r', 'b'], ['a', 'b']],
-    [['{"type":', '"ADDED"}\n{"x"', ':1}'], ['{"type":"ADDED"}', '{"x":1}']],
+    [
+      ['a\r', 'b'],
+      ['a', 'b'],
+    ],
+    [
+      ['{"type":', '"ADDED"}\n{"x"', ':1}'],
+      ['{"type":"ADDED"}', '{"x":1}'],
+    ],
     [['\n\n'], ['', '']],
     [['no newline at the end'], ['no newline at the end']],
     [[], []],

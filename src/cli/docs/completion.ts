@@ -36,7 +36,13 @@ function specs(program: ProgramSpec): Spec[] {
       const kind = kindOf(flag);
       if (kind) for (const name of flagNames(flag)) values.set(name, kind);
     }
-    return { name: c.name, description: c.description, flags: [...flags.flatMap(flagNames), '-h', '--help'], values, choices: Object.values(c.arguments ?? {})[0]?.choices ?? [] };
+    return {
+      name: c.name,
+      description: c.description,
+      flags: [...flags.flatMap(flagNames), '-h', '--help'],
+      values,
+      choices: Object.values(c.arguments ?? {})[0]?.choices ?? [],
+    };
   });
 }
 
@@ -46,7 +52,10 @@ const namesOf = (s: Spec, kind: ValueKind) => [...s.values].filter(([, k]) => k 
 
 function bash(all: Spec[]): string {
   const cases = all
-    .map((s) => `    ${s.name}) opts=${quote(s.flags.join(' '))}; args=${quote(s.choices.join(' '))}; files=${quote(` ${namesOf(s, 'file').join(' ')} `)}; values=${quote(` ${namesOf(s, 'other').join(' ')} `)} ;;`)
+    .map(
+      (s) =>
+        `    ${s.name}) opts=${quote(s.flags.join(' '))}; args=${quote(s.choices.join(' '))}; files=${quote(` ${namesOf(s, 'file').join(' ')} `)}; values=${quote(` ${namesOf(s, 'other').join(' ')} `)} ;;`,
+    )
     .join('\n');
   return `# bash completion for par-identity; load with: source <(par-identity completion bash)
 _par_identity_names() {
@@ -95,7 +104,10 @@ function zshFlag(s: Spec, flag: string): string {
 function zsh(all: Spec[]): string {
   const commands = all.map((s) => `    ${quote(`${s.name}:${s.description.replace(/:/g, '\\:')}`)}`).join('\n');
   const cases = all
-    .map((s) => `    ${s.name}) _arguments ${s.flags.map((f) => zshFlag(s, f)).join(' ')} ${s.choices.length ? quote(`1:argument:(${s.choices.join(' ')})`) : "'*:file:_files'"} ;;`)
+    .map(
+      (s) =>
+        `    ${s.name}) _arguments ${s.flags.map((f) => zshFlag(s, f)).join(' ')} ${s.choices.length ? quote(`1:argument:(${s.choices.join(' ')})`) : "'*:file:_files'"} ;;`,
+    )
     .join('\n');
   return `#compdef par-identity
 # zsh completion for par-identity; load with: source <(par-identity completion zsh)

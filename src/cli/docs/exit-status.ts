@@ -26,7 +26,9 @@ export function exitStatusDocs(): ExitStatusDoc[] {
     code: d.code,
     meaning: d.meaning,
     // INTERRUPTED exits 130 on SIGINT (its row) and 143 on SIGTERM (InterruptedError): listed under both.
-    errors: rows.filter(([code, row]) => ExitCode[row.exit] === d.code || (d.name === 'terminated' && code === 'INTERRUPTED')).map(([code, row]) => ({ code, meaning: row.meaning })),
+    errors: rows
+      .filter(([code, row]) => ExitCode[row.exit] === d.code || (d.name === 'terminated' && code === 'INTERRUPTED'))
+      .map(([code, row]) => ({ code, meaning: row.meaning })),
   }));
 }
 

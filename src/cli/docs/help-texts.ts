@@ -16,7 +16,14 @@ const MAX_WIDTH = 400;
 /** commander's width when stdout is no terminal. */
 const PIPE_WIDTH = 80;
 
-const HELP_FORMS = (command: string | undefined): string[][] => (command ? [[command, '--help'], [command, '-h'], ['help', command]] : [['--help'], ['-h'], ['help']]);
+const HELP_FORMS = (command: string | undefined): string[][] =>
+  command
+    ? [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+      ]
+    : [['--help'], ['-h'], ['help']];
 const VERSION_FORMS = [['--version'], ['-V']];
 
 /** A program of the table whose stdout is kept, wrapping help to `width.value`. */
@@ -44,7 +51,8 @@ async function printed(table: ProgramSpec, args: string[], width: number): Promi
     if (!(e instanceof CommanderError) || e.exitCode !== 0) throw e;
     exited = true;
   }
-  if (!exited || out.stderr !== '' || out.stdout === '') throw new Error(`help texts: \`${args.join(' ')}\` did not print help and exit 0 (stderr: ${out.stderr})`);
+  if (!exited || out.stderr !== '' || out.stdout === '')
+    throw new Error(`help texts: \`${args.join(' ')}\` did not print help and exit 0 (stderr: ${out.stderr})`);
   return out.stdout;
 }
 
@@ -52,7 +60,8 @@ async function printed(table: ProgramSpec, args: string[], width: number): Promi
 async function printedByAll(table: ProgramSpec, forms: string[][], width: number): Promise<string> {
   const [first, ...others] = await Promise.all(forms.map((args) => printed(table, args, width)));
   for (const [i, text] of others.entries()) {
-    if (text !== first) throw new Error(`help texts: \`${forms[i + 1]!.join(' ')}\` at ${width} columns prints other text than \`${forms[0]!.join(' ')}\``);
+    if (text !== first)
+      throw new Error(`help texts: \`${forms[i + 1]!.join(' ')}\` at ${width} columns prints other text than \`${forms[0]!.join(' ')}\``);
   }
   return first!;
 }
@@ -77,7 +86,8 @@ async function variants(table: ProgramSpec, name: string, forms: string[][]): Pr
   const kept = runs.filter((run, i) => (run[0] <= PIPE_WIDTH && PIPE_WIDTH <= run[1]) || i === runs.length - 1);
   for (const [first, last, text] of kept) {
     for (const at of new Set([first, PIPE_WIDTH, last])) {
-      if (at >= first && at <= last && (await printedByAll(table, forms, at)) !== text) throw new Error(`help texts: \`${forms[0]!.join(' ')}\` at ${at} columns is not what outputHelp() printed`);
+      if (at >= first && at <= last && (await printedByAll(table, forms, at)) !== text)
+        throw new Error(`help texts: \`${forms[0]!.join(' ')}\` at ${at} columns is not what outputHelp() printed`);
     }
   }
   return kept;

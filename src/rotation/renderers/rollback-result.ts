@@ -45,7 +45,17 @@ export function rollbackPlanResult(r: Run, plan: PlanEntry[]): CommandResult<Rol
   const current = need(r.current, 'current identity');
   const urn = current.previous?.record.urn ?? null;
   return {
-    json: { schemaVersion: 1, status: 'ok', command: 'rollback', dryRun: true, ...target.where, urn, replacedUrn: current.identity?.record.urn ?? null, plan, durationMs: elapsedMs(r) },
+    json: {
+      schemaVersion: 1,
+      status: 'ok',
+      command: 'rollback',
+      dryRun: true,
+      ...target.where,
+      urn,
+      replacedUrn: current.identity?.record.urn ?? null,
+      plan,
+      durationMs: elapsedMs(r),
+    },
     summary: [`dry run passed: rollback would put ${urn} back in service in ${target.label}`, ...planLines(plan)],
   };
 }

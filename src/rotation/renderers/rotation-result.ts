@@ -1,5 +1,13 @@
 import type { CommandResult } from '../../output.js';
-import type { PreviousRunner, RotationCommand, RotatedResult, RotationPlanResult, RotationSkippedResult, RolloutSummary, RunnerNaming } from '../../results/rotation.js';
+import type {
+  PreviousRunner,
+  RotationCommand,
+  RotatedResult,
+  RotationPlanResult,
+  RotationSkippedResult,
+  RolloutSummary,
+  RunnerNaming,
+} from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
 import { undoCommandOf } from '../../command-line.js';
 import type { RotationOptions } from '../../command-options.js';
@@ -36,7 +44,7 @@ function describePreviousRunner(p: PreviousRunner, safeToRemove: boolean): strin
   const fate =
     p.removedByDatadog === 'after-35-days-inactive'
       ? 'Datadog deletes it by itself after 35 days without contact (a node-agent runner enrolled API-key-only)'
-      : 'Datadog never removes it by itself (an owned runner, or the cluster agent\'s)';
+      : "Datadog never removes it by itself (an owned runner, or the cluster agent's)";
   if (safeToRemove) return `previous runner: ${runner}: every Pod runs the new identity, it is now safe to remove in Datadog; ${fate}.`;
   return `previous runner: ${runner} stays registered in Datadog (and keeps working) until the runner restarts onto the new identity; ${fate}. Remove it there once nothing uses it.`;
 }
@@ -102,7 +110,10 @@ export function skippedResult(r: RotationRun, command: RotationCommand): Command
   };
 }
 
-function rolloutSummary(outcome: RolloutOutcome | undefined, previous: PreviousRunner | null): { json: RolloutSummary | null; lines: string[] } {
+function rolloutSummary(
+  outcome: RolloutOutcome | undefined,
+  previous: PreviousRunner | null,
+): { json: RolloutSummary | null; lines: string[] } {
   const note = (safe: boolean) => (previous ? [describePreviousRunner(previous, safe)] : []);
   if (!outcome) return { json: null, lines: note(false) };
   const allNew = outcome.action === 'rolled-out' || outcome.action === 'unchanged';
@@ -162,7 +173,9 @@ export function rotationResult(r: RotationRun, command: RotationCommand): Comman
       `  verified:     ${describeVerify(verify)}`,
       ...(r.rolledOut ? [] : [`next: ${target.restartAdvice()}`]),
       ...rolled.lines,
-      created ? `undo: ${undo} (it was created by this run: nothing to roll back to; the runner ${next.urn} stays registered in Datadog until removed there)` : `undo: ${undo}`,
+      created
+        ? `undo: ${undo} (it was created by this run: nothing to roll back to; the runner ${next.urn} stays registered in Datadog until removed there)`
+        : `undo: ${undo}`,
     ],
   };
 }

@@ -18,7 +18,12 @@ function lastVerifiedOf(current: CurrentIdentity, inService: string | null): Las
 
 function describeLastVerified(mark: LastVerified | null): string {
   if (!mark) return 'unknown (no rotation or rollback by par-identity has passed the health check here)';
-  const where = mark.is === 'current' ? 'the identity in service' : mark.is === 'previous' ? 'the PREVIOUS identity: the one in service never passed; roll back or rotate' : 'held neither in service nor as previous';
+  const where =
+    mark.is === 'current'
+      ? 'the identity in service'
+      : mark.is === 'previous'
+        ? 'the PREVIOUS identity: the one in service never passed; roll back or rotate'
+        : 'held neither in service nor as previous';
   return `${mark.urn} (fingerprint ${mark.fingerprint}) at ${mark.verifiedAt}: ${where}`;
 }
 
@@ -32,14 +37,34 @@ function describeSiteRegion(found: SiteRegion): string {
  * which concerns the identity in service, before a possible orphan (15); a rotation under way changes
  * nothing to the exit status (0). Scripts read the whole list, whatever the exit status says.
  */
-function findingsOf(data: { agentWouldReEnroll?: boolean; reEnrollReasons?: string[] }, orphans: PossibleOrphan[], inProgress: PossibleOrphan[]): (StatusFinding & { kind: IdentityStatusResult['status'] })[] {
+function findingsOf(
+  data: { agentWouldReEnroll?: boolean; reEnrollReasons?: string[] },
+  orphans: PossibleOrphan[],
+  inProgress: PossibleOrphan[],
+): (StatusFinding & { kind: IdentityStatusResult['status'] })[] {
   const where = (o: PossibleOrphan) => ({ path: o.path, fingerprint: o.fingerprint });
   return [
     ...(data.agentWouldReEnroll === true
-      ? [{ kind: 'reenroll-predicted' as const, exitCode: ExitCode.reenrollPredicted, message: `the agent would enroll again at its next start: ${(data.reEnrollReasons ?? []).join('; ')}` }]
+      ? [
+          {
+            kind: 'reenroll-predicted' as const,
+            exitCode: ExitCode.reenrollPredicted,
+            message: `the agent would enroll again at its next start: ${(data.reEnrollReasons ?? []).join('; ')}`,
+          },
+        ]
       : []),
-    ...orphans.map((o) => ({ kind: 'possible-orphan' as const, exitCode: ExitCode.orphanPossible, message: describeOrphan(o), ...where(o) })),
-    ...inProgress.map((o) => ({ kind: 'rotation-in-progress' as const, exitCode: ExitCode.ok, message: describeInProgress(o), ...where(o) })),
+    ...orphans.map((o) => ({
+      kind: 'possible-orphan' as const,
+      exitCode: ExitCode.orphanPossible,
+      message: describeOrphan(o),
+      ...where(o),
+    })),
+    ...inProgress.map((o) => ({
+      kind: 'rotation-in-progress' as const,
+      exitCode: ExitCode.ok,
+      message: describeInProgress(o),
+      ...where(o),
+    })),
   ];
 }
 
@@ -53,7 +78,11 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
   const age = ageOf(current.rotatedAt, r.io.now());
   const possibleOrphans = facts.possibleOrphans ?? [];
   const rotationsInProgress = facts.rotationsInProgress ?? [];
-  const findings = findingsOf(facts.data as { agentWouldReEnroll?: boolean; reEnrollReasons?: string[] }, possibleOrphans, rotationsInProgress);
+  const findings = findingsOf(
+    facts.data as { agentWouldReEnroll?: boolean; reEnrollReasons?: string[] },
+    possibleOrphans,
+    rotationsInProgress,
+  );
   // The first finding sets the exit status and the word: the list is in that order (docs/output.md).
   const first = findings[0];
   const exitCode = first?.exitCode ?? ExitCode.ok;
@@ -85,7 +114,11 @@ export function statusResult(r: Run): CommandResult<IdentityStatusResult> {
       `  org / runner: ${now.orgId} / ${now.runnerId} (region ${now.region})`,
       `  fingerprint:  ${now.fingerprint}`,
       `  site:         ${describeSiteRegion(need(r.siteRegion, 'site region'))}`,
-      ...(current.unknownFields?.length ? [`  UNKNOWN FIELDS: ${current.unknownFields.join(', ')} (a newer agent's; a rotation or rollback stops unless --override-agent-settings)`] : []),
+      ...(current.unknownFields?.length
+        ? [
+            `  UNKNOWN FIELDS: ${current.unknownFields.join(', ')} (a newer agent's; a rotation or rollback stops unless --override-agent-settings)`,
+          ]
+        : []),
       `  written:      ${current.rotatedAt ? `${current.rotatedAt} (${describeAge(age ?? 0)} ago; from ${current.rotatedAtSource})` : 'unknown'}`,
       ...facts.lines,
       ...possibleOrphans.map((o) => `  POSSIBLE ORPHAN (${o.state}): ${describeOrphan(o)}`),

@@ -12,9 +12,17 @@ export const connections: Step<RotationOptions> = {
       return r.report.info('connections: not created (--no-connections)');
     }
     const hostname = need(r.preflight, 'pre-flight').naming.hostname ?? '';
-    r.connections = await createRunnerConnections(need(r.ctx, 'enrollment context'), need(r.resolved, 'target').target.flavor, need(r.enrolled, 'enrollment'), hostname, r.report);
+    r.connections = await createRunnerConnections(
+      need(r.ctx, 'enrollment context'),
+      need(r.resolved, 'target').target.flavor,
+      need(r.enrolled, 'enrollment'),
+      hostname,
+      r.report,
+    );
   },
   async plan(r) {
-    return r.spec.options.connections === false ? 'skipped (--no-connections)' : "would create the runner's connections the agent creates (per actions_allowlist; a failure is only a warning)";
+    return r.spec.options.connections === false
+      ? 'skipped (--no-connections)'
+      : "would create the runner's connections the agent creates (per actions_allowlist; a failure is only a warning)";
   },
 };

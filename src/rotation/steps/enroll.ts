@@ -11,7 +11,8 @@ function remainingMs(r: Run): number {
 }
 
 /** Owned enrollment: what no read-only request can tell (docs/protocol.md §13). */
-const ENROLL_PERMISSION_UNPROVEN = "whether the application key may enroll runners (its scopes and its owner's permissions): only the enrollment checks that";
+const ENROLL_PERMISSION_UNPROVEN =
+  "whether the application key may enroll runners (its scopes and its owner's permissions): only the enrollment checks that";
 
 /** Both keys through Datadog's read-only checks: the API key alone, then the application key with it. */
 async function checkCredentials(r: Run): Promise<CredentialCheck> {
@@ -20,7 +21,14 @@ async function checkCredentials(r: Run): Promise<CredentialCheck> {
   const apiKey = await validateApiKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.extraHeaders, budget(), ctx.network);
   const unproven = apiKey.unproven ? [`the API key: its check answered ${apiKey.unproven}`] : [];
   if (!ctx.credentials.appKey) return { apiKey: apiKey.unproven ? 'unproven' : 'accepted', appKey: null, unproven };
-  const appKey = await validateAppKey(ctx.endpoint.baseUrl, ctx.credentials.apiKey.value, ctx.credentials.appKey.value, ctx.extraHeaders, budget(), ctx.network);
+  const appKey = await validateAppKey(
+    ctx.endpoint.baseUrl,
+    ctx.credentials.apiKey.value,
+    ctx.credentials.appKey.value,
+    ctx.extraHeaders,
+    budget(),
+    ctx.network,
+  );
   if (appKey.unproven) unproven.push(`the application key: ${appKey.unproven}`);
   unproven.push(ENROLL_PERMISSION_UNPROVEN);
   return { apiKey: apiKey.unproven ? 'unproven' : 'accepted', appKey: appKey.unproven ? 'unproven' : 'accepted', unproven };
@@ -38,7 +46,14 @@ export function describeCredentialCheck(check: CredentialCheck): string {
  * or a deadline reached with every attempt failing before it reached a server (connection refused, the
  * resolver not answering: NOT_SENT in src/enrollment/enroll.ts).
  */
-const REGISTERED_NOTHING = new Set(['CREDENTIALS_REJECTED', 'ENROLL_REJECTED', 'ENROLL_REDIRECT_REFUSED', 'ENROLL_HOST_UNKNOWN', 'TLS_UNTRUSTED', 'ENROLL_TIMEOUT']);
+const REGISTERED_NOTHING = new Set([
+  'CREDENTIALS_REJECTED',
+  'ENROLL_REJECTED',
+  'ENROLL_REDIRECT_REFUSED',
+  'ENROLL_HOST_UNKNOWN',
+  'TLS_UNTRUSTED',
+  'ENROLL_TIMEOUT',
+]);
 
 export const enroll: Step = {
   name: 'enroll',
@@ -54,7 +69,12 @@ export const enroll: Step = {
     // the write leaves it where the next run finds it (docs/identity-lifecycle.md §3). The record names
     // this run and its deadline, so `status` meanwhile says "rotation in progress", not "orphan".
     const holder = Number.isFinite(r.deadline.atMs) ? { holder: thisRun(r.deadline.atMs) } : {};
-    await target.pending?.keep(key, { createdAt: now, runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`, enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}`, ...holder });
+    await target.pending?.keep(key, {
+      createdAt: now,
+      runnerName: `${naming.runnerNamePrefix}-${runnerNameSuffix(now)}`,
+      enrollmentUrl: `${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)}`,
+      ...holder,
+    });
     let maybeRegistered = false;
     try {
       const onAttemptFailed = (outcome: 'unsent' | 'unknown') => {
@@ -62,11 +82,21 @@ export const enroll: Step = {
       };
       const { urn, ...enrolled } = await enrollKey(ctx, key, naming, r.deadline, r.io, r.report, { now, onAttemptFailed });
       r.enrolled = enrolled;
-      r.next = { key, urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}), runnerName: enrolled.runnerName };
+      r.next = {
+        key,
+        urn,
+        apiKeyHash: ctx.apiKeyHash,
+        ...(naming.hostname ? { hostname: naming.hostname } : {}),
+        runnerName: enrolled.runnerName,
+      };
     } catch (err) {
       if (target.pending) {
-        if (!maybeRegistered && err instanceof ParError && REGISTERED_NOTHING.has(err.code)) await target.pending.clear().catch(() => undefined);
-        else r.report.warn(`the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`);
+        if (!maybeRegistered && err instanceof ParError && REGISTERED_NOTHING.has(err.code))
+          await target.pending.clear().catch(() => undefined);
+        else
+          r.report.warn(
+            `the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`,
+          );
       }
       throw err;
     }
@@ -76,7 +106,9 @@ export const enroll: Step = {
     if (r.spec.options.verify && target.pending) {
       const { urn } = r.next;
       await target.pending.amend({ urn }).catch((err: unknown) => {
-        r.report.warn(`could not record ${urn} with the pending key: ${(err as Error).message}; if this run cannot prove it, the next one sets the key aside instead of verifying it again`);
+        r.report.warn(
+          `could not record ${urn} with the pending key: ${(err as Error).message}; if this run cannot prove it, the next one sets the key aside instead of verifying it again`,
+        );
       });
     }
   },

@@ -13,14 +13,21 @@ import type { IdentityTarget } from '../target.js';
  * out; a Secret has no lock file, and its pending record is the only sign of a rotation under way.
  */
 async function refuseLiveRotation(target: IdentityTarget): Promise<void> {
-  const live = (await target.pending?.list())?.find((o): o is PossibleOrphan & { holder: NonNullable<PossibleOrphan['holder']> } => o.state === 'pending' && o.holder?.lives === true);
+  const live = (await target.pending?.list())?.find(
+    (o): o is PossibleOrphan & { holder: NonNullable<PossibleOrphan['holder']> } => o.state === 'pending' && o.holder?.lives === true,
+  );
   if (!live) return;
   const until = live.holder.deadline ? ` (its deadline: ${live.holder.deadline})` : '';
   throw new ParError(
     'LOCKED',
     `${target.label} is being rotated by another run: ${live.holder.why}; it keeps the key ${live.fingerprint} pending in ${live.path}`,
     `Nothing was changed: ${target.label} is untouched and nothing was enrolled. Wait for that run to end${until}, then run again; \`par-identity status\` says when it is over.`,
-    { pending: live.path, pid: live.holder.pid, host: live.holder.host, ...(live.holder.deadline ? { deadline: live.holder.deadline } : {}) },
+    {
+      pending: live.path,
+      pid: live.holder.pid,
+      host: live.holder.host,
+      ...(live.holder.deadline ? { deadline: live.holder.deadline } : {}),
+    },
   );
 }
 
@@ -62,16 +69,27 @@ export const generate: Step = {
       const runnerName = resume.runnerName ?? '';
       r.key = key;
       r.enrolled = { runnerId: parseUrn(resume.urn).runnerId, runnerName };
-      r.next = { key, urn: resume.urn, apiKeyHash: ctx.apiKeyHash, ...(naming.hostname ? { hostname: naming.hostname } : {}), ...(runnerName ? { runnerName } : {}) };
+      r.next = {
+        key,
+        urn: resume.urn,
+        apiKeyHash: ctx.apiKeyHash,
+        ...(naming.hostname ? { hostname: naming.hostname } : {}),
+        ...(runnerName ? { runnerName } : {}),
+      };
       r.resumed = true;
-      r.report.info(`an earlier run enrolled ${resume.urn}${runnerName ? ` ("${runnerName}")` : ''} and could not prove it: its key (fingerprint ${key.kid}) is kept pending in ${pending?.where}; this run verifies that key again and writes it if Datadog accepts it, without enrolling another runner`);
+      r.report.info(
+        `an earlier run enrolled ${resume.urn}${runnerName ? ` ("${runnerName}")` : ''} and could not prove it: its key (fingerprint ${key.kid}) is kept pending in ${pending?.where}; this run verifies that key again and writes it if Datadog accepts it, without enrolling another runner`,
+      );
       return;
     }
     // Any other pending key is never reused: whether the server registered it cannot be asked (no URN),
     // or it registered a runner that the health check rejected. It is kept aside and reported
     // (docs/identity-lifecycle.md §3).
     const aside = await pending?.setAside(r.io.now());
-    if (aside) r.report.warn(`${aside.rejected ? 'a run whose new key the health check rejected' : 'a run interrupted after sending a key for enrollment'} left ${describeOrphan(aside)}`);
+    if (aside)
+      r.report.warn(
+        `${aside.rejected ? 'a run whose new key the health check rejected' : 'a run interrupted after sending a key for enrollment'} left ${describeOrphan(aside)}`,
+      );
     r.key = generateIdentityKey();
   },
   async plan(r) {
@@ -81,7 +99,8 @@ export const generate: Step = {
     await refuseLiveRotation(target);
     const record = await pending?.read();
     const resume = resumable(r, record);
-    if (resume) return `would verify again the pending key of an earlier run (${resume.urn}, fingerprint ${resume.fingerprint}) and write it if Datadog accepts it, without enrolling another runner`;
+    if (resume)
+      return `would verify again the pending key of an earlier run (${resume.urn}, fingerprint ${resume.fingerprint}) and write it if Datadog accepts it, without enrolling another runner`;
     const found = (await pending?.list())?.find((o) => o.state === 'pending');
     const aside = found ? `; would first keep the pending key of an earlier run aside (${describeOrphan(found)})` : '';
     return `would generate a fresh ECDSA P-256 key with node:crypto (kept in memory${pending ? `, and as pending in ${pending.where} while it is enrolled and verified` : ' only'})${aside}`;

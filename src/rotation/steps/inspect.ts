@@ -13,9 +13,18 @@ export const inspect: Step = {
     const current = need(r.current, 'current identity');
     if (current.state === 'missing') {
       if (target.kind === 'file') {
-        throw new StorageError('IDENTITY_MISSING', `no identity file at ${target.where.identityFile}`, 'Run `par-identity rotate-identity` to enroll one, or point --identity-file/-c at the right place.', { path: String(target.where.identityFile) });
+        throw new StorageError(
+          'IDENTITY_MISSING',
+          `no identity file at ${target.where.identityFile}`,
+          'Run `par-identity rotate-identity` to enroll one, or point --identity-file/-c at the right place.',
+          { path: String(target.where.identityFile) },
+        );
       }
-      throw new KubernetesError('SECRET_MISSING', `${target.label} does not exist`, 'Rotate to create it, or pass -n/--secret-name (--k8s-secret) for the right one.');
+      throw new KubernetesError(
+        'SECRET_MISSING',
+        `${target.label} does not exist`,
+        'Rotate to create it, or pass -n/--secret-name (--k8s-secret) for the right one.',
+      );
     }
     if (current.state === 'corrupt' || !current.identity) {
       throw new StorageError(
@@ -29,8 +38,14 @@ export const inspect: Step = {
     for (const warning of r.facts.warnings) r.report.warn(warning);
     // The site the agent reads (its config and environment; a keychain site is this tool's alone).
     r.siteRegion = siteRegionOf(resolveEndpoint(need(r.resolved, 'target').config, r.io.env), current.identity);
-    if (!r.siteRegion.matchesIdentity) r.report.warn(`${describeRegionChange(r.siteRegion, current.identity.record.urn)}: a rotation with this site would move the runner (it stops unless --allow-region-change)`);
-    if (current.unknownFields?.length) r.report.warn(`${target.label} holds fields this tool does not know (a newer agent's): ${current.unknownFields.join(', ')}; a rotation or rollback stops unless --override-agent-settings`);
+    if (!r.siteRegion.matchesIdentity)
+      r.report.warn(
+        `${describeRegionChange(r.siteRegion, current.identity.record.urn)}: a rotation with this site would move the runner (it stops unless --allow-region-change)`,
+      );
+    if (current.unknownFields?.length)
+      r.report.warn(
+        `${target.label} holds fields this tool does not know (a newer agent's): ${current.unknownFields.join(', ')}; a rotation or rollback stops unless --override-agent-settings`,
+      );
     r.inService = current.identity;
   },
   async plan(r) {

@@ -29,7 +29,13 @@ export const lock: Step = {
  * identity, and a read-only mount, a directory of another user or one it must refuse to write to does
  * not stop anyone from reading (status never requires write access).
  */
-const CANNOT_WRITE_HERE: ReadonlySet<string> = new Set(['DIRECTORY_NOT_WRITABLE', 'READ_ONLY_FILESYSTEM', 'DIRECTORY_MISSING', 'DIRECTORY_UNSAFE', 'WRITE_FAILED']);
+const CANNOT_WRITE_HERE: ReadonlySet<string> = new Set([
+  'DIRECTORY_NOT_WRITABLE',
+  'READ_ONLY_FILESYSTEM',
+  'DIRECTORY_MISSING',
+  'DIRECTORY_UNSAFE',
+  'WRITE_FAILED',
+]);
 
 async function sweepIfFree(r: Run): Promise<void> {
   const { target } = need(r.resolved, 'target');

@@ -19,10 +19,17 @@ export const preflight: Step<RotationOptions> = {
     for (const warning of r.preflight.warnings) r.report.warn(warning);
     // Off-cluster, the cluster agent's version is its image tag (src/agent), not a host agent's IPC answer.
     const imageVersion = r.resolved?.agent?.version;
-    const flags = imageVersion && r.spec.options.agentVersion === undefined ? { ...r.spec.options, agentVersion: imageVersion, agentVersionSource: 'cluster agent image' as const } : r.spec.options;
+    const flags =
+      imageVersion && r.spec.options.agentVersion === undefined
+        ? { ...r.spec.options, agentVersion: imageVersion, agentVersionSource: 'cluster agent image' as const }
+        : r.spec.options;
     const ctx = await resolveEnrollmentContext(config, flags, r.io, r.report, r.requests);
     // The new URN takes the site's region: another region than the URN replaced stops here, before enrolling.
-    const regionChange = checkRegionChange(ctx.endpoint, need(r.current, 'current identity').identity, r.spec.options.allowRegionChange === true);
+    const regionChange = checkRegionChange(
+      ctx.endpoint,
+      need(r.current, 'current identity').identity,
+      r.spec.options.allowRegionChange === true,
+    );
     if (regionChange) r.report.warn(regionChange);
     // Every Datadog request of the run (key checks, enrollment, health check, connections) stops with it.
     r.ctx = r.requests ? { ...ctx, network: { ...ctx.network, signal: r.requests } } : ctx;

@@ -34,14 +34,17 @@ function readCurrent(r: Run): Promise<CurrentIdentity> {
     .target.read()
     .catch((err: unknown) => {
       // A reader reports a missing Secret as missing, rather than as a rotation would (create or refuse).
-      if (r.spec.access === 'read' && err instanceof KubernetesError && err.code === 'SECRET_MISSING') return { state: 'missing', notes: [], warnings: [] };
+      if (r.spec.access === 'read' && err instanceof KubernetesError && err.code === 'SECRET_MISSING')
+        return { state: 'missing', notes: [], warnings: [] };
       throw err;
     });
 }
 
 function describeCurrent(current: CurrentIdentity): string {
-  if (current.state === 'ok' && current.identity) return `current identity ${current.identity.record.urn} (fingerprint ${current.identity.key.kid})`;
-  if (current.state === 'corrupt') return `current identity does not decode (${current.problem?.message ?? 'corrupt'}); it would be kept, not used`;
+  if (current.state === 'ok' && current.identity)
+    return `current identity ${current.identity.record.urn} (fingerprint ${current.identity.key.kid})`;
+  if (current.state === 'corrupt')
+    return `current identity does not decode (${current.problem?.message ?? 'corrupt'}); it would be kept, not used`;
   return 'no identity yet: a first one would be enrolled';
 }
 
@@ -53,7 +56,10 @@ function describeCurrent(current: CurrentIdentity): string {
 function refuseUnknownFields(r: Run, current: CurrentIdentity): void {
   // A writing run that does not enroll restores the previous identity (rollback).
   const rollback = r.spec.enrolls !== true;
-  const found = [...(current.unknownFields ?? []), ...(rollback ? (current.previousUnknownFields ?? []).map((f) => `${f} (in the backup)`) : [])];
+  const found = [
+    ...(current.unknownFields ?? []),
+    ...(rollback ? (current.previousUnknownFields ?? []).map((f) => `${f} (in the backup)`) : []),
+  ];
   if (!found.length) return;
   const label = need(r.resolved, 'target').target.label;
   const what = `${label} holds fields this tool does not know: ${found.join(', ')}`;

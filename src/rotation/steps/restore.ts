@@ -21,7 +21,9 @@ export const restore: Step = {
     const proven = r.current?.previous?.key.kid;
     if (proven !== restored.key.kid) {
       r.verify = { performed: false };
-      return r.report.warn(`the identity restored (${restored.record.urn}) is not the one verified: the target changed during the run; prove it with \`par-identity status --verify\` before restarting the runner`);
+      return r.report.warn(
+        `the identity restored (${restored.record.urn}) is not the one verified: the target changed during the run; prove it with \`par-identity status --verify\` before restarting the runner`,
+      );
     }
     // The durable mark that keeps this identity as the previous one until another passes (docs/identity-lifecycle.md §1);
     // a failed mark costs only that protection, so it warns.

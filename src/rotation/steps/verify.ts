@@ -17,7 +17,12 @@ function withRequests<C extends { network: NetworkSettings }>(r: Run, ctx: C): C
 
 /** The new identity as the runner will read it. */
 function decodedNew(next: NewIdentity): DecodedIdentity {
-  return decodeIdentity({ privateKey: encodePrivateJwk(next.key), urn: next.urn, ...(next.hostname ? { hostname: next.hostname } : {}), apiKeyHash: next.apiKeyHash });
+  return decodeIdentity({
+    privateKey: encodePrivateJwk(next.key),
+    urn: next.urn,
+    ...(next.hostname ? { hostname: next.hostname } : {}),
+    apiKeyHash: next.apiKeyHash,
+  });
 }
 
 /**
@@ -57,7 +62,11 @@ export const verify: Step = {
     }
     if (result.rejected && candidate.role === 'new') {
       // The record of the runner to remove: the next rotation sets it aside instead of verifying it again.
-      await target.pending?.amend({ verification: 'rejected' }).catch((err: unknown) => r.report.warn(`could not mark the pending key as rejected: ${(err as Error).message}; the next rotation verifies it again`));
+      await target.pending
+        ?.amend({ verification: 'rejected' })
+        .catch((err: unknown) =>
+          r.report.warn(`could not mark the pending key as rejected: ${(err as Error).message}; the next rotation verifies it again`),
+        );
     }
     throw verificationFailed(r, identity, candidate.role, result.rejected, result.reason ?? 'not accepted');
   },
@@ -65,7 +74,10 @@ export const verify: Step = {
     if (!r.spec.options.verify) return 'skipped (--no-verify)';
     const { config } = need(r.resolved, 'target');
     const ctx = r.ctx ?? (await verificationContext(config, r.spec.options.profile, r.io, r.report));
-    const what = r.spec.access === 'read' ? 'accepts the identity in service' : 'accepts the identity this run would put in service, before it is written';
+    const what =
+      r.spec.access === 'read'
+        ? 'accepts the identity in service'
+        : 'accepts the identity this run would put in service, before it is written';
     return `would prove with a signed health check at ${ctx.endpoint.baseUrl} that the server ${what}`;
   },
 };
@@ -75,7 +87,13 @@ export const verify: Step = {
  * verdict before --timeout): what was proven, what was written (nothing, for a rotation or a rollback)
  * and what to do.
  */
-function verificationFailed(r: Run, identity: DecodedIdentity, role: 'new' | 'previous' | 'in service', rejected: boolean, reason: string): VerificationError {
+function verificationFailed(
+  r: Run,
+  identity: DecodedIdentity,
+  role: 'new' | 'previous' | 'in service',
+  rejected: boolean,
+  reason: string,
+): VerificationError {
   const { target } = need(r.resolved, 'target');
   const urn = identity.record.urn;
   const code = rejected ? 'VERIFICATION_FAILED' : 'VERIFY_UNAVAILABLE';
@@ -100,7 +118,12 @@ function verificationFailed(r: Run, identity: DecodedIdentity, role: 'new' | 'pr
     const again = pending
       ? `Try again when Datadog answers: the next ${r.spec.command} verifies the same key again (kept pending in ${pending.where}) and writes it if Datadog accepts it, without enrolling another runner.`
       : `Its key is held nowhere (the Secret did not exist yet): remove ${urn} in Datadog, then try again.`;
-    return new VerificationError(`the new identity ${urn} is not proven: ${reason}; nothing was written to ${target.label}`, `Not proven, nothing written: the identity in service is unchanged.${rollout} ${again}`, details, code);
+    return new VerificationError(
+      `the new identity ${urn} is not proven: ${reason}; nothing was written to ${target.label}`,
+      `Not proven, nothing written: the identity in service is unchanged.${rollout} ${again}`,
+      details,
+      code,
+    );
   }
   const details = { urn, fingerprint: identity.key.kid, ...where, rollbackCommand };
   if (role === 'previous') {
@@ -119,6 +142,16 @@ function verificationFailed(r: Run, identity: DecodedIdentity, role: 'new' | 'pr
         );
   }
   return rejected
-    ? new VerificationError(`the server did not accept ${urn}: ${reason}`, `Rotate again, or roll back with \`${rollbackCommand}\` if the previous identity is the one that works.`, details, code)
-    : new VerificationError(`${urn} is not proven: ${reason}`, 'Nothing was changed. Run the check again when Datadog answers.', details, code);
+    ? new VerificationError(
+        `the server did not accept ${urn}: ${reason}`,
+        `Rotate again, or roll back with \`${rollbackCommand}\` if the previous identity is the one that works.`,
+        details,
+        code,
+      )
+    : new VerificationError(
+        `${urn} is not proven: ${reason}`,
+        'Nothing was changed. Run the check again when Datadog answers.',
+        details,
+        code,
+      );
 }

@@ -16,14 +16,21 @@ export const write: Step = {
       if (err instanceof ParError && err.code === 'OUTCOME_UNKNOWN') throw err;
       const { pending } = target;
       if (pending) {
-        r.report.warn(`${next.urn} was enrolled but not written: its key stays pending in ${pending.where}, unless the change that beat this write removed it (fingerprint ${next.key.kid}); remove that runner in Datadog, or rotate again (the next run reports it)`);
+        r.report.warn(
+          `${next.urn} was enrolled but not written: its key stays pending in ${pending.where}, unless the change that beat this write removed it (fingerprint ${next.key.kid}); remove that runner in Datadog, or rotate again (the next run reports it)`,
+        );
         // The same facts in --json (the error's details), not on stderr only.
-        if (err instanceof ParError) Object.assign(err.details, { orphanedUrn: next.urn, orphanedFingerprint: next.key.kid, pendingKey: pending.where });
+        if (err instanceof ParError)
+          Object.assign(err.details, { orphanedUrn: next.urn, orphanedFingerprint: next.key.kid, pendingKey: pending.where });
       }
       throw err;
     });
     // The identity now holds the key: it is pending no more (docs/identity-lifecycle.md §3).
-    await target.pending?.clear().catch((err: unknown) => r.report.warn(`could not remove the pending key: ${(err as Error).message}; it is the key now in service, delete it by hand`));
+    await target.pending
+      ?.clear()
+      .catch((err: unknown) =>
+        r.report.warn(`could not remove the pending key: ${(err as Error).message}; it is the key now in service, delete it by hand`),
+      );
     for (const note of r.written.notes) r.report.info(note);
     for (const warning of r.written.warnings) r.report.warn(warning);
   },

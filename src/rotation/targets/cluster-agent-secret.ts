@@ -3,7 +3,19 @@ import { programName } from '../../single-executable.js';
 import { type AgentConfig, requireRunnerEnabled } from '../../config/index.js';
 import { ConfigError, KubernetesError } from '../../errors.js';
 import type { Io } from '../../io.js';
-import { CLUSTER_AGENT_LAYOUT, CLUSTER_ID_CONFIGMAP, type ClusterId, HELM_SECRET_NAME, type IdentitySecretState, type ResolvedSecretTarget, resolveClusterId, SECRET_KEYS, type SecretRef, secretExists, storeClusterId } from '../../kube/index.js';
+import {
+  CLUSTER_AGENT_LAYOUT,
+  CLUSTER_ID_CONFIGMAP,
+  type ClusterId,
+  HELM_SECRET_NAME,
+  type IdentitySecretState,
+  type ResolvedSecretTarget,
+  resolveClusterId,
+  SECRET_KEYS,
+  type SecretRef,
+  secretExists,
+  storeClusterId,
+} from '../../kube/index.js';
 import type { ClusterAgentReport } from '../../results/identity.js';
 import type { ClusterSession } from '../../kube/cluster-session.js';
 import { commandLine } from '../../command-line.js';
@@ -76,7 +88,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       this.agentRead = agent.deployment;
       Object.assign(this.where, { clusterAgent: agent });
       this.noteDeployment([agent.deployment]);
-      if (agent.version) this.noteAgentVersion(agent.version, `image of deployment/${agent.deployment.slice(agent.deployment.indexOf('/') + 1)}`);
+      if (agent.version)
+        this.noteAgentVersion(agent.version, `image of deployment/${agent.deployment.slice(agent.deployment.indexOf('/') + 1)}`);
     }
     this.selector = ['--secret', ...selectors.config, '-n', resolved.namespace, '--secret-name', resolved.name, ...selectors.kube];
     this.kubeFlags = selectors.kube;
@@ -91,7 +104,12 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
         `Nothing was changed. Pass --secret-name ${HELM_SECRET_NAME} (or set private_action_runner.identity_secret_name) so the agent and this tool use the same Secret.`,
       );
     }
-    if (this.create) return { state: 'missing', notes: [`the Secret does not exist yet: it will be created (${await this.whyCreateHere()})`], warnings: [] };
+    if (this.create)
+      return {
+        state: 'missing',
+        notes: [`the Secret does not exist yet: it will be created (${await this.whyCreateHere()})`],
+        warnings: [],
+      };
     return { state: 'missing', notes: ['the Secret does not exist'], warnings: [] };
   }
 
@@ -126,7 +144,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     if (inPod && !this.agentRead) return { namespace: inPod, source: 'service-account namespace file' };
     // The agent whose settings the run took (src/session): its Deployment's namespace is its Pod's, with
     // no list at all (the shipped Role names that Deployment only; deploy/rotation-cronjob.yaml).
-    if (this.agentRead) return { namespace: this.agentRead.slice(0, this.agentRead.indexOf('/')), source: `namespace of cluster agent ${this.agentRead}` };
+    if (this.agentRead)
+      return { namespace: this.agentRead.slice(0, this.agentRead.indexOf('/')), source: `namespace of cluster agent ${this.agentRead}` };
     // The Secret's namespace first: a namespaced Role can list there, where a cluster-wide list is often forbidden.
     const beside = await findClusterAgentWorkloads(this.session.conn.apps(), this.ref.namespace);
     this.noteDeployment(beside.found);
@@ -135,7 +154,11 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     const namespaces = namespacesOf(seen);
     const ns = namespaces.includes(this.ref.namespace) ? this.ref.namespace : namespaces.length === 1 ? namespaces[0] : undefined;
     if (ns) return { namespace: ns, source: `namespace of cluster agent ${seen.found.filter((f) => f.startsWith(`${ns}/`)).join(', ')}` };
-    if (namespaces.length === 0 && !this.resolved.configNamespace) return { namespace: this.ref.namespace, source: "the Secret's namespace (no kube_resources_namespace, no cluster-agent Deployment found)" };
+    if (namespaces.length === 0 && !this.resolved.configNamespace)
+      return {
+        namespace: this.ref.namespace,
+        source: "the Secret's namespace (no kube_resources_namespace, no cluster-agent Deployment found)",
+      };
     throw new KubernetesError(
       'NAMESPACE_UNKNOWN',
       `the namespace of ConfigMap ${CLUSTER_ID_CONFIGMAP} is unknown: the agent reads it in its own Pod's namespace, which kube_resources_namespace does not give; looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`,
@@ -166,14 +189,20 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
    */
   noteAgentVersion(version: string, source: string): void {
     const fromImage = (s: string) => s.startsWith('image of') || s === 'cluster agent image';
-    const rank = (s: string, v: string) => (s === 'agent IPC' ? 3 : fromImage(s) && isReleaseVersion(v) ? 2 : s === '--agent-version' ? 1 : 0);
-    if (!this.agentVersion || rank(source, version) > rank(this.agentVersion.source, this.agentVersion.version)) this.agentVersion = { version, source };
+    const rank = (s: string, v: string) =>
+      s === 'agent IPC' ? 3 : fromImage(s) && isReleaseVersion(v) ? 2 : s === '--agent-version' ? 1 : 0;
+    if (!this.agentVersion || rank(source, version) > rank(this.agentVersion.source, this.agentVersion.version))
+      this.agentVersion = { version, source };
   }
 
   /** What the running agent does with the written Secret (docs/protocol.md §6d). */
   reload(): AgentReload {
     const b = reloadBehaviour(this.agentVersion?.version);
-    return { ...b, agentVersion: this.agentVersion ? sanitizeServerString(this.agentVersion.version, 64) : null, versionSource: this.agentVersion?.source ?? null };
+    return {
+      ...b,
+      agentVersion: this.agentVersion ? sanitizeServerString(this.agentVersion.version, 64) : null,
+      versionSource: this.agentVersion?.source ?? null,
+    };
   }
 
   override async write(...args: Parameters<SecretTargetBase['write']>): ReturnType<SecretTargetBase['write']> {
@@ -230,9 +259,19 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       const stored = await storeClusterId(this.core, namespace, wanted, { dryRun: false });
       if (stored.createdByUs) return { notes: [`cluster id ${shownId(wanted.id)} stored in new ${where}`], warnings: [] };
       if (stored.id === wanted.id) return { notes: [`cluster id: ${where} was created meanwhile, with the same id`], warnings: [] };
-      return { notes: [], warnings: [`${where} was created meanwhile with id ${shownId(stored.id)}, while this runner was enrolled with ${shownId(wanted.id)} (also stored as orch_cluster_id)`] };
+      return {
+        notes: [],
+        warnings: [
+          `${where} was created meanwhile with id ${shownId(stored.id)}, while this runner was enrolled with ${shownId(wanted.id)} (also stored as orch_cluster_id)`,
+        ],
+      };
     } catch (err) {
-      return { notes: [], warnings: [`${where} was not created (${(err as Error).message}); the agent creates it with the same kube-system UID when it starts`] };
+      return {
+        notes: [],
+        warnings: [
+          `${where} was not created (${(err as Error).message}); the agent creates it with the same kube-system UID when it starts`,
+        ],
+      };
     }
   }
 
@@ -251,9 +290,12 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     const b = this.reload();
     const agent = b.agentVersion ? `cluster agent ${b.agentVersion} (${b.versionSource})` : 'the cluster agent';
     const watch = `replicas running \`${programName()} watch\` reload it within seconds`;
-    if (b.reloads === 'urn-change' && !this.created) return `${agent} reloads the identity when the Secret's urn changes (${b.why}): no restart needed`;
-    if (b.reloads === 'urn-change') return `${agent} reloads only when an existing Secret is updated, and this run created it: restart it create-before-delete: ${restart}`;
-    if (b.reloads === 'none') return `${agent} reads the identity only at start (${b.why}): restart it create-before-delete: ${restart}; ${watch}`;
+    if (b.reloads === 'urn-change' && !this.created)
+      return `${agent} reloads the identity when the Secret's urn changes (${b.why}): no restart needed`;
+    if (b.reloads === 'urn-change')
+      return `${agent} reloads only when an existing Secret is updated, and this run created it: restart it create-before-delete: ${restart}`;
+    if (b.reloads === 'none')
+      return `${agent} reads the identity only at start (${b.why}): restart it create-before-delete: ${restart}; ${watch}`;
     return `${b.why}; so nothing is promised: restart it create-before-delete to be sure: ${restart}; ${watch}`;
   }
 
@@ -264,6 +306,13 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
 
   restartCommand(): string {
     // Our rollout, not a bare `kubectl rollout restart`: it checks room first and restarts without a gap.
-    return commandLine([programName(), 'rollout', `deployment/${this.agentDeployment ?? 'datadog-cluster-agent'}`, '-n', this.ref.namespace, ...this.kubeFlags]);
+    return commandLine([
+      programName(),
+      'rollout',
+      `deployment/${this.agentDeployment ?? 'datadog-cluster-agent'}`,
+      '-n',
+      this.ref.namespace,
+      ...this.kubeFlags,
+    ]);
   }
 }

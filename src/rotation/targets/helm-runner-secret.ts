@@ -38,13 +38,19 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   }
 
   protected async whenMissing(): Promise<CurrentIdentity> {
-    throw new KubernetesError('SECRET_MISSING', `${this.label} does not exist`, 'Nothing was changed. Pass the name set as runner.runnerIdentitySecret in the Helm values, and -n for its namespace.');
+    throw new KubernetesError(
+      'SECRET_MISSING',
+      `${this.label} does not exist`,
+      'Nothing was changed. Pass the name set as runner.runnerIdentitySecret in the Helm values, and -n for its namespace.',
+    );
   }
 
   override async read(): Promise<CurrentIdentity> {
     const current = await super.read();
     if (this.state?.state === 'present' && this.state.data[this.layout.urn] === undefined) {
-      current.warnings.push('the Secret has no RUNNER_URN: the chart takes the URN from its values, which must be updated to the new URN as well');
+      current.warnings.push(
+        'the Secret has no RUNNER_URN: the chart takes the URN from its values, which must be updated to the new URN as well',
+      );
     }
     return current;
   }
@@ -52,7 +58,11 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   protected async naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
     const prefix = this.workloadName ?? (await resolveHost(this.config, { env: this.env })).hostname;
     const readsIt = await this.workloadReadsSecret();
-    return { naming: { flavor: this.flavor, runnerNamePrefix: prefix, hostname: prefix }, notes: [`runner name prefix: ${prefix}`, ...readsIt.notes], warnings: readsIt.warnings };
+    return {
+      naming: { flavor: this.flavor, runnerNamePrefix: prefix, hostname: prefix },
+      notes: [`runner name prefix: ${prefix}`, ...readsIt.notes],
+      warnings: readsIt.warnings,
+    };
   }
 
   /**
@@ -73,7 +83,12 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
       containers = [...(object.spec?.template.spec?.initContainers ?? []), ...(object.spec?.template.spec?.containers ?? [])];
     } catch (err) {
       const { code } = apiStatus(err);
-      return { notes: [], warnings: [`not compared: whether ${what} reads ${this.label} (${code === 403 ? `get ${w.kind} ${this.ref.namespace}/${w.name} is forbidden to this user` : `it could not be read (${code ?? 'no answer'})`})`] };
+      return {
+        notes: [],
+        warnings: [
+          `not compared: whether ${what} reads ${this.label} (${code === 403 ? `get ${w.kind} ${this.ref.namespace}/${w.name} is forbidden to this user` : `it could not be read (${code ?? 'no answer'})`})`,
+        ],
+      };
     }
     const named = new Set<string>();
     for (const c of containers) {
@@ -104,6 +119,13 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
 
   /** The runner's Deployment is the Helm release's: named when --rollout named it, else NAME to fill in. */
   restartCommand(): string {
-    return commandLine([programName(), 'rollout', `deployment/${this.workloadName ?? 'NAME'}`, '-n', this.ref.namespace, ...this.kubeFlags]);
+    return commandLine([
+      programName(),
+      'rollout',
+      `deployment/${this.workloadName ?? 'NAME'}`,
+      '-n',
+      this.ref.namespace,
+      ...this.kubeFlags,
+    ]);
   }
 }

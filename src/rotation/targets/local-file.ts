@@ -25,9 +25,27 @@ import {
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
 import { isNoSpace, noSpaceError } from '../../storage/file-primitives.js';
-import { amendPendingKey, listPossibleOrphans, readPendingKey, removePendingKey, setAsidePendingKey, writePendingKey } from '../../storage/pending-key.js';
+import {
+  amendPendingKey,
+  listPossibleOrphans,
+  readPendingKey,
+  removePendingKey,
+  setAsidePendingKey,
+  writePendingKey,
+} from '../../storage/pending-key.js';
 import { verifiedMarkOf } from '../verified-mark.js';
-import type { CurrentIdentity, IdentityTarget, NewIdentity, PendingKeys, Preflight, RestoreOutcome, TargetFacts, TargetLock, VerifiedMark, WriteOutcome } from '../target.js';
+import type {
+  CurrentIdentity,
+  IdentityTarget,
+  NewIdentity,
+  PendingKeys,
+  Preflight,
+  RestoreOutcome,
+  TargetFacts,
+  TargetLock,
+  VerifiedMark,
+  WriteOutcome,
+} from '../target.js';
 import { isoString } from '../../time/index.js';
 import { sanitizeServerString } from '../../sanitize.js';
 import { splitPending } from '../orphans.js';
@@ -36,7 +54,12 @@ import { splitPending } from '../orphans.js';
 // content kept as <file>.bak.
 
 function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerified: VerifiedMark | undefined): CurrentIdentity {
-  const current: CurrentIdentity = { state: live.state === 'ok' ? 'ok' : live.state, notes: [], warnings: [], ...(lastVerified ? { lastVerified } : {}) };
+  const current: CurrentIdentity = {
+    state: live.state === 'ok' ? 'ok' : live.state,
+    notes: [],
+    warnings: [],
+    ...(lastVerified ? { lastVerified } : {}),
+  };
   if (live.state !== 'missing') {
     current.rotatedAt = isoString(live.stats.mtime);
     current.rotatedAtSource = 'file modification time';
@@ -46,7 +69,9 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
     current.notes.push(`current: ${live.identity.record.urn} (fingerprint ${live.identity.key.kid})`);
   } else if (live.state === 'corrupt') {
     current.problem = live.error;
-    current.warnings.push(`the current file does not decode (${live.error.message}); it will be kept aside as ${live.path}.corrupt-<UTC time> and ${backupPathOf(live.path)} left as it is`);
+    current.warnings.push(
+      `the current file does not decode (${live.error.message}); it will be kept aside as ${live.path}.corrupt-<UTC time> and ${backupPathOf(live.path)} left as it is`,
+    );
   } else {
     current.notes.push('no identity yet: this enrolls a first one');
   }
@@ -56,11 +81,17 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
   return current;
 }
 
-const LEFTOVER_LABEL: Record<Leftover['kind'], string> = { 'stale-lock': 'stale lock', 'invalid-lock': 'lock that is not one par-identity wrote', takeover: 'takeover file of a dead taker', temp: 'temporary file of an interrupted write' };
+const LEFTOVER_LABEL: Record<Leftover['kind'], string> = {
+  'stale-lock': 'stale lock',
+  'invalid-lock': 'lock that is not one par-identity wrote',
+  takeover: 'takeover file of a dead taker',
+  temp: 'temporary file of an interrupted write',
+};
 const LEFTOVER_ADVICE: Record<Leftover['kind'], string> = {
   'stale-lock': 'the next rotate-identity or rollback takes it over',
   'invalid-lock': 'never taken over: while it is there, rotate-identity and rollback refuse (LOCKED); check who wrote it, then remove it',
-  takeover: 'removed by the next takeover of that lock, or by the next lock after an hour; safe to delete while no par-identity run is active',
+  takeover:
+    'removed by the next takeover of that lock, or by the next lock after an hour; safe to delete while no par-identity run is active',
   temp: 'the next rotate-identity or rollback deletes it, or keeps an identity found nowhere else as .restore-*',
 };
 
@@ -88,7 +119,11 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   async lock(waitSeconds: number, options: { takeOver?: boolean; signal?: AbortSignal } = {}): Promise<TargetLock> {
-    const held = await acquireIdentityLock(this.path, { waitSeconds, ...(options.takeOver === false ? { takeOver: false } : {}), ...(options.signal ? { signal: options.signal } : {}) }).catch(async (err: unknown) => {
+    const held = await acquireIdentityLock(this.path, {
+      waitSeconds,
+      ...(options.takeOver === false ? { takeOver: false } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    }).catch(async (err: unknown) => {
       // A reading run leaves a stale lock in place (status lists it) and still finishes the crashed
       // run's sweep: no live process holds the lock, and the sweep never touches a live pid's temp.
       if (err instanceof ParError && err.code === 'LOCKED' && typeof err.details.stale === 'string') return undefined;
@@ -96,18 +131,33 @@ export class LocalFileTarget implements IdentityTarget {
       // The lock file lives beside the identity: a missing or read-only directory is named as such.
       if (isNoSpace(err)) throw noSpaceError(err, lockPathOf(this.path), 'the lock', 'Nothing was changed.');
       await preflightIdentityDirectory(this.path);
-      throw new StorageError('WRITE_FAILED', `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'Nothing was changed. Check the permissions of the directory, then run again.', { path: this.path });
+      throw new StorageError(
+        'WRITE_FAILED',
+        `cannot create the lock ${lockPathOf(this.path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        'Nothing was changed. Check the permissions of the directory, then run again.',
+        { path: this.path },
+      );
     });
-    const notes = [held ? `lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})` : `lock: ${lockPathOf(this.path)} is stale and left in place (the next rotation or rollback takes it over)`];
+    const notes = [
+      held
+        ? `lock: ${lockPathOf(this.path)} (pid ${held.holder.pid})`
+        : `lock: ${lockPathOf(this.path)} is stale and left in place (the next rotation or rollback takes it over)`,
+    ];
     const warnings: string[] = [];
     try {
       // Under the lock, so no live run's temp file is mistaken for a crashed one's.
       const swept = await sweepInterruptedWrites(this.path);
-      if (swept.removed.length) warnings.push(`removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.map((name) => sanitizeServerString(name, 120)).join(', ')}`);
-      for (const kept of swept.recovered) warnings.push(`an interrupted run left an identity found nowhere else; kept as ${kept} (see \`par-identity status\`)`);
+      if (swept.removed.length)
+        warnings.push(
+          `removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.map((name) => sanitizeServerString(name, 120)).join(', ')}`,
+        );
+      for (const kept of swept.recovered)
+        warnings.push(`an interrupted run left an identity found nowhere else; kept as ${kept} (see \`par-identity status\`)`);
       // Names chosen by whoever could write the directory: shown through the sanitizer.
       for (const left of swept.leftAlone) {
-        warnings.push(`left alone ${sanitizeServerString(left.name, 120)} beside the identity (${left.why}): not created by this user, so never chmod'ed, moved or removed; check it and remove it if it is not yours`);
+        warnings.push(
+          `left alone ${sanitizeServerString(left.name, 120)} beside the identity (${left.why}): not created by this user, so never chmod'ed, moved or removed; check it and remove it if it is not yours`,
+        );
       }
     } catch (err) {
       await held?.release();
@@ -122,7 +172,13 @@ export class LocalFileTarget implements IdentityTarget {
     return {
       where: `${path}.pending`,
       keep: (key, meta) =>
-        writePendingKey(path, { privateKey: encodePrivateJwk(key), createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl, ...(meta.holder ? { holder: meta.holder } : {}) }),
+        writePendingKey(path, {
+          privateKey: encodePrivateJwk(key),
+          createdAt: isoString(meta.createdAt),
+          runnerName: meta.runnerName,
+          enrollmentUrl: meta.enrollmentUrl,
+          ...(meta.holder ? { holder: meta.holder } : {}),
+        }),
       amend: (change) => amendPendingKey(path, change),
       read: () => readPendingKey(path),
       clear: () => removePendingKey(path),
@@ -134,14 +190,19 @@ export class LocalFileTarget implements IdentityTarget {
   /** The keys the live file, the backup and the recovery files hold: a pending key equal to one of them is no orphan. */
   private async heldFingerprints(): Promise<string[]> {
     const held: string[] = [];
-    for (const state of [await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path))]) if (state.state === 'ok') held.push(state.identity.key.kid);
+    for (const state of [await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path))])
+      if (state.state === 'ok') held.push(state.identity.key.kid);
     for (const kept of await listRecoverableIdentities(this.path)) if (kept.fingerprint) held.push(kept.fingerprint);
     return held;
   }
 
   async read(): Promise<CurrentIdentity> {
     const mark = await readVerifiedRecord(this.path);
-    const current = fromFile(await readIdentityFile(this.path), await readIdentityFile(backupPathOf(this.path)), mark && !('refused' in mark) ? mark : undefined);
+    const current = fromFile(
+      await readIdentityFile(this.path),
+      await readIdentityFile(backupPathOf(this.path)),
+      mark && !('refused' in mark) ? mark : undefined,
+    );
     if (mark && 'refused' in mark) current.warnings.push(mark.refused);
     return current;
   }
@@ -165,7 +226,11 @@ export class LocalFileTarget implements IdentityTarget {
     const why = host.source !== 'agent IPC' && host.source !== '--hostname' && host.notes[0] ? [`  ${host.notes[0]}`] : [];
     return {
       naming: { flavor: this.flavor, runnerNamePrefix: host.hostname, hostname: host.hostname, hostnameSource: host.source },
-      notes: [`hostname: ${host.hostname} (${host.source})`, ...why, `directory ${this.path.replace(/\/[^/]*$/, '') || '/'}: a temporary file can be created`],
+      notes: [
+        `hostname: ${host.hostname} (${host.source})`,
+        ...why,
+        `directory ${this.path.replace(/\/[^/]*$/, '') || '/'}: a temporary file can be created`,
+      ],
       warnings,
     };
   }
@@ -183,34 +248,57 @@ export class LocalFileTarget implements IdentityTarget {
     const backupFile = written.backupPath ?? null;
     // Proven before the write, the new identity is the verified one; written unproven (--no-verify), it
     // is the one a later rotation must not keep (docs/identity-lifecycle.md §2).
-    const mark = next.verifiedAt ? verifiedMarkOf(next, next.verifiedAt) : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
+    const mark = next.verifiedAt
+      ? verifiedMarkOf(next, next.verifiedAt)
+      : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
     const markWarnings = mark
       ? await writeVerifiedRecord(this.path, mark).then(
           () => [],
-          (err: unknown) => [next.verifiedAt ? `could not record ${next.urn} as the last verified identity: ${(err as Error).message}` : `could not note ${next.urn} as not yet verified: ${(err as Error).message}`],
+          (err: unknown) => [
+            next.verifiedAt
+              ? `could not record ${next.urn} as the last verified identity: ${(err as Error).message}`
+              : `could not note ${next.urn} as not yet verified: ${(err as Error).message}`,
+          ],
         )
       : [];
     const dropped = unverifiedDropped
-      ? [`${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${backupPathOf(this.path)} keeps ${current.previous?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`]
+      ? [
+          `${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${backupPathOf(this.path)} keeps ${current.previous?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`,
+        ]
       : [];
     return {
       previousKept: Boolean(backupFile) || Boolean(current.previous),
       notes: [],
-      warnings: [...written.warnings, ...markWarnings, ...dropped, ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : [])],
+      warnings: [
+        ...written.warnings,
+        ...markWarnings,
+        ...dropped,
+        ...(written.keptAsidePath ? [`the corrupt previous file is kept as ${written.keptAsidePath}`] : []),
+      ],
       data: { backupFile: backupFile ?? (current.previous ? backupPathOf(this.path) : null), keptAside: written.keptAsidePath ?? null },
       lines: [`  file:         ${this.path} (0600)`, `  backup:       ${backupFile ?? '(none: no previous file)'}`],
     };
   }
 
   private serialize(next: NewIdentity): string {
-    const record: IdentityRecord = { privateKey: encodePrivateJwk(next.key), urn: next.urn, ...(next.hostname ? { hostname: next.hostname } : {}), apiKeyHash: next.apiKeyHash };
+    const record: IdentityRecord = {
+      privateKey: encodePrivateJwk(next.key),
+      urn: next.urn,
+      ...(next.hostname ? { hostname: next.hostname } : {}),
+      apiKeyHash: next.apiKeyHash,
+    };
     return serializeIdentityFile(record);
   }
 
   async readBack(next: NewIdentity): Promise<DecodedIdentity> {
     const readBack = await readIdentityFile(this.path);
     if (readBack.state !== 'ok' || readBack.text !== this.serialize(next)) {
-      throw new StorageError('READ_BACK_MISMATCH', `${this.path} does not read back as written`, `Run \`par-identity status --identity-file ${this.path}\`; restore with \`par-identity rollback --identity-file ${this.path}\` if needed.`, { path: this.path });
+      throw new StorageError(
+        'READ_BACK_MISMATCH',
+        `${this.path} does not read back as written`,
+        `Run \`par-identity status --identity-file ${this.path}\`; restore with \`par-identity rollback --identity-file ${this.path}\` if needed.`,
+        { path: this.path },
+      );
     }
     return readBack.identity;
   }
@@ -220,10 +308,20 @@ export class LocalFileTarget implements IdentityTarget {
     const backupPath = backupPathOf(this.path);
     const backup = await readIdentityFile(backupPath);
     if (backup.state === 'missing') {
-      throw new StorageError('NO_BACKUP', `there is no backup ${backupPath} to roll back to`, 'Nothing was changed. A backup exists only after a rotation replaced an identity.', { path: backupPath });
+      throw new StorageError(
+        'NO_BACKUP',
+        `there is no backup ${backupPath} to roll back to`,
+        'Nothing was changed. A backup exists only after a rotation replaced an identity.',
+        { path: backupPath },
+      );
     }
     if (backup.state === 'corrupt') {
-      throw new StorageError('BACKUP_CORRUPT', `the backup ${backupPath} does not decode (${backup.error.message})`, 'Nothing was changed. Rotate again instead of rolling back.', { path: backupPath });
+      throw new StorageError(
+        'BACKUP_CORRUPT',
+        `the backup ${backupPath} does not decode (${backup.error.message})`,
+        'Nothing was changed. Rotate again instead of rolling back.',
+        { path: backupPath },
+      );
     }
     return backup;
   }
@@ -244,7 +342,9 @@ export class LocalFileTarget implements IdentityTarget {
     const written = await swapIntoService(path, { liveCorrupt: live.state === 'corrupt' });
     const readBack = await readIdentityFile(path);
     if (readBack.state !== 'ok' || readBack.text !== backup.text) {
-      throw new StorageError('READ_BACK_MISMATCH', `${path} does not read back as restored`, `Inspect ${path} and ${backupPath} by hand.`, { path });
+      throw new StorageError('READ_BACK_MISMATCH', `${path} does not read back as restored`, `Inspect ${path} and ${backupPath} by hand.`, {
+        path,
+      });
     }
     const replacedUrn = live.state === 'ok' ? live.identity.record.urn : null;
     return {
@@ -281,10 +381,19 @@ export class LocalFileTarget implements IdentityTarget {
     }
     const reEnroll = current.identity ? predictReenroll(current.identity.record, host.hostname, agentKey) : [];
     // Where a rotation would take its API key from, in resolution order (never the value).
-    const apiKeySource = agentKey ? this.config.sourceOf('api_key') : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
+    const apiKeySource = agentKey
+      ? this.config.sourceOf('api_key')
+      : 'not in env or config: --api-key-file/stdin or the keychain profile at rotation time';
     const backupInfo =
       backup.state === 'ok'
-        ? { path: backup.path, urn: backup.identity.record.urn, orgId: backup.identity.urn.orgId, runnerId: backup.identity.urn.runnerId, region: backup.identity.urn.region, fingerprint: backup.identity.key.kid }
+        ? {
+            path: backup.path,
+            urn: backup.identity.record.urn,
+            orgId: backup.identity.urn.orgId,
+            runnerId: backup.identity.urn.runnerId,
+            region: backup.identity.urn.region,
+            fingerprint: backup.identity.key.kid,
+          }
         : backup.state === 'corrupt'
           ? { path: backup.path, corrupt: true as const }
           : null;
@@ -295,13 +404,27 @@ export class LocalFileTarget implements IdentityTarget {
     const lockHolder = await liveLockHolder(this.path);
     return {
       ...splitPending(await this.pending.list(), lockHolder && { pid: lockHolder.pid, host: lockHolder.host, path: lockPathOf(this.path) }),
-      data: { recoverable, leftovers, source: this.identityPath.source, hostname: host.hostname, hostnameSource: host.source, file, backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null, apiKeySource, agentWouldReEnroll: reEnroll.length > 0, reEnrollReasons: reEnroll },
+      data: {
+        recoverable,
+        leftovers,
+        source: this.identityPath.source,
+        hostname: host.hostname,
+        hostnameSource: host.source,
+        file,
+        backup: backupInfo ? { ...backupInfo, writtenAt: backupWrittenAt } : null,
+        apiKeySource,
+        agentWouldReEnroll: reEnroll.length > 0,
+        reEnrollReasons: reEnroll,
+      },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
         `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}, written ${backupWrittenAt}` : '(none)'}`,
         `  hostname:     ${host.hostname || '""'} (${host.source})`,
         `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
-        ...recoverable.map((r) => `  recoverable:  ${r.path} (${r.urn ?? `does not decode: ${r.error}`}${r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : ''})`),
+        ...recoverable.map(
+          (r) =>
+            `  recoverable:  ${r.path} (${r.urn ?? `does not decode: ${r.error}`}${r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : ''})`,
+        ),
         ...leftovers.map((l) => `  leftover:     ${l.path} (${LEFTOVER_LABEL[l.kind]}: ${l.detail}; ${LEFTOVER_ADVICE[l.kind]})`),
         `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
       ],

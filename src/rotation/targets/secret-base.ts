@@ -6,11 +6,35 @@ import { ConflictError, KubernetesError, ParError, StorageError } from '../../er
 import { failpoint } from '../../failpoint.js';
 import { type DecodedIdentity, encodePrivateJwk, unknownNames } from '../../identity/index.js';
 import { type IdentitySummary, recordEvent, secretIdentityEvent } from '../../kube/events.js';
-import { apiStatus, buildIdentitySecret, type IdentitySecretState, kubeFailure, readIdentitySecret, SECRET_KEYS, type SecretLayout, type SecretRef, writeIdentitySecret } from '../../kube/index.js';
+import {
+  apiStatus,
+  buildIdentitySecret,
+  type IdentitySecretState,
+  kubeFailure,
+  readIdentitySecret,
+  SECRET_KEYS,
+  type SecretLayout,
+  type SecretRef,
+  writeIdentitySecret,
+} from '../../kube/index.js';
 import type { SecretWhere } from '../../results/identity.js';
 import type { ClusterSession } from '../../kube/cluster-session.js';
 import { commandLine } from '../../command-line.js';
-import { type CurrentIdentity, type EnrollmentNaming, type IdentityTarget, type NewIdentity, type PendingKeys, type Preflight, type RestoreOutcome, summaryOf, type TargetFacts, type TargetKind, type TargetLock, type VerifiedMark, type WriteOutcome } from '../target.js';
+import {
+  type CurrentIdentity,
+  type EnrollmentNaming,
+  type IdentityTarget,
+  type NewIdentity,
+  type PendingKeys,
+  type Preflight,
+  type RestoreOutcome,
+  summaryOf,
+  type TargetFacts,
+  type TargetKind,
+  type TargetLock,
+  type VerifiedMark,
+  type WriteOutcome,
+} from '../target.js';
 import { Deadline, isoString, isRfc3339 } from '../../time/index.js';
 import { parseVerifiedRecord, previousToKeep } from '../../storage/index.js';
 import { utcStamp } from '../../storage/recovery-files.js';
@@ -24,11 +48,14 @@ import { splitPending } from '../orphans.js';
 // a read that remembers the resourceVersion, the server-side dry run of the very write, the guarded
 // write, the read back, and the swap with the previous identity.
 
-
 function orphanedRunner(err: ParError, urn: string): ParError {
   const hint = `${err.hint} The new runner ${urn} was enrolled but is not stored anywhere: remove it in Datadog.`;
   if (err instanceof ConflictError) {
-    return new ConflictError(`${err.message} — someone else changed the Secret between our read and our write; it was not overwritten`, hint, { ...err.details, orphanedUrn: urn });
+    return new ConflictError(
+      `${err.message} — someone else changed the Secret between our read and our write; it was not overwritten`,
+      hint,
+      { ...err.details, orphanedUrn: urn },
+    );
   }
   if (err instanceof KubernetesError) return new KubernetesError(err.code, err.message, hint, { ...err.details, orphanedUrn: urn });
   return err;
@@ -67,7 +94,9 @@ function rfc3339(date: Date): string {
 export function rotatedAtOf(secret: V1Secret): { at: string; source: string } | undefined {
   const annotated = secret.metadata?.annotations?.[ROTATED_AT_ANNOTATION];
   if (annotated && isRfc3339(annotated)) return { at: annotated, source: `annotation ${ROTATED_AT_ANNOTATION}` };
-  const times = (secret.metadata?.managedFields ?? []).map((f) => (f.time ? new Date(f.time as unknown as string).getTime() : Number.NaN)).filter((t) => !Number.isNaN(t));
+  const times = (secret.metadata?.managedFields ?? [])
+    .map((f) => (f.time ? new Date(f.time as unknown as string).getTime() : Number.NaN))
+    .filter((t) => !Number.isNaN(t));
   if (times.length) return { at: rfc3339(new Date(Math.max(...times))), source: 'managedFields (last write by any manager)' };
   const created = secret.metadata?.creationTimestamp;
   return created ? { at: rfc3339(new Date(created as unknown as string)), source: 'creationTimestamp' } : undefined;
@@ -75,7 +104,10 @@ export function rotatedAtOf(secret: V1Secret): { at: string; source: string } | 
 
 /** The Secret to write, stamped with the time the identity goes in service. */
 function stamped(secret: V1Secret, now: Date): V1Secret {
-  return { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [ROTATED_AT_ANNOTATION]: rfc3339(now) } } };
+  return {
+    ...secret,
+    metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [ROTATED_AT_ANNOTATION]: rfc3339(now) } },
+  };
 }
 
 /** Read-backs after a write of unknown outcome: at most this many, each on a new connection, within the deadline. */
@@ -128,7 +160,12 @@ export abstract class SecretTargetBase implements IdentityTarget {
   }
 
   /** The audit trail in the cluster: an Event on the Secret; a token without the right gets a warning, never a failure. */
-  protected async audit(change: 'rotated' | 'rolled back', secret: V1Secret, current: IdentitySummary, previous: DecodedIdentity | undefined): Promise<string[]> {
+  protected async audit(
+    change: 'rotated' | 'rolled back',
+    secret: V1Secret,
+    current: IdentitySummary,
+    previous: DecodedIdentity | undefined,
+  ): Promise<string[]> {
     const subject = { ...this.ref, ...(secret.metadata?.uid ? { uid: secret.metadata.uid } : {}) };
     const before = previous ? { urn: previous.record.urn, fingerprint: previous.key.kid } : {};
     const result = await recordEvent(this.session.conn, secretIdentityEvent(change, subject, current, before));
@@ -136,7 +173,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
   }
 
   async lock(): Promise<TargetLock> {
-    return { release: async () => undefined, notes: ['no lock file: the resourceVersion read now guards the write (a concurrent writer gets 409)'], warnings: [] };
+    return {
+      release: async () => undefined,
+      notes: ['no lock file: the resourceVersion read now guards the write (a concurrent writer gets 409)'],
+      warnings: [],
+    };
   }
 
   /**
@@ -155,7 +196,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
         }),
       amend: async (change) => {
         const now = this.state;
-        const amended = now?.state === 'present' && PENDING_KEY in now.data ? amendPendingRecord(now.data[PENDING_KEY] ?? '', change) : undefined;
+        const amended =
+          now?.state === 'present' && PENDING_KEY in now.data ? amendPendingRecord(now.data[PENDING_KEY] ?? '', change) : undefined;
         if (amended) {
           await this.rewrite(
             'recording what the run learnt of the pending key in',
@@ -200,7 +242,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
   }
 
   /** A guarded update of the data alone (no rotated-at stamp); this run's later write is guarded by its result. */
-  private async rewrite(what: string, change: (data: Record<string, string>) => void, hint = 'Nothing was enrolled; the identity in the Secret is unchanged.'): Promise<void> {
+  private async rewrite(
+    what: string,
+    change: (data: Record<string, string>) => void,
+    hint = 'Nothing was enrolled; the identity in the Secret is unchanged.',
+  ): Promise<void> {
     const state = this.secretState();
     if (state.state !== 'present') return;
     const data = { ...state.data };
@@ -208,7 +254,12 @@ export abstract class SecretTargetBase implements IdentityTarget {
     let written: V1Secret;
     try {
       // `data` is the whole of it: nothing of the old data is merged back (the key removed stays removed).
-      written = await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, state.secret, data, { ...this.layout, keepOtherKeys: false }), { create: false, dryRun: false });
+      written = await writeIdentitySecret(
+        this.core,
+        this.ref,
+        buildIdentitySecret(this.ref, state.secret, data, { ...this.layout, keepOtherKeys: false }),
+        { create: false, dryRun: false },
+      );
     } catch (err) {
       throw kubeFailure(err, `${what} ${this.label}`, hint);
     }
@@ -227,10 +278,14 @@ export abstract class SecretTargetBase implements IdentityTarget {
     }
     if (state.identity) {
       current.identity = state.identity;
-      current.notes.push(`current: ${state.identity.record.urn} (fingerprint ${state.identity.key.kid}, resourceVersion ${state.resourceVersion})`);
+      current.notes.push(
+        `current: ${state.identity.record.urn} (fingerprint ${state.identity.key.kid}, resourceVersion ${state.resourceVersion})`,
+      );
     } else {
       if (state.error) current.problem = state.error;
-      current.warnings.push(`the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}${state.previous ? ', and the valid previous identity already there stays' : ''}`);
+      current.warnings.push(
+        `the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}${state.previous ? ', and the valid previous identity already there stays' : ''}`,
+      );
     }
     if (state.previous) current.previous = state.previous;
     // A Secret that keeps the keys it does not own (the Helm runner's: every key is an env var) loses none.
@@ -255,12 +310,25 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const existing = state.state === 'present' ? state.secret : undefined;
     // The apiserver checks RBAC and admission for the exact write, before a runner exists in Datadog.
     try {
-      await writeIdentitySecret(this.core, this.ref, buildIdentitySecret(this.ref, existing, state.state === 'present' ? state.data : {}, this.layout), { create, dryRun: true });
+      await writeIdentitySecret(
+        this.core,
+        this.ref,
+        buildIdentitySecret(this.ref, existing, state.state === 'present' ? state.data : {}, this.layout),
+        { create, dryRun: true },
+      );
     } catch (err) {
-      throw kubeFailure(err, `server-side dry run of the ${create ? 'create' : 'update'} of ${this.label}`, 'Nothing was enrolled and nothing was changed.');
+      throw kubeFailure(
+        err,
+        `server-side dry run of the ${create ? 'create' : 'update'} of ${this.label}`,
+        'Nothing was enrolled and nothing was changed.',
+      );
     }
     failpoint('after-secret-read');
-    return { naming: named.naming, notes: [...named.notes, `server-side dry run of the ${create ? 'create' : 'update'}: allowed`], warnings: named.warnings };
+    return {
+      naming: named.naming,
+      notes: [...named.notes, `server-side dry run of the ${create ? 'create' : 'update'}: allowed`],
+      warnings: named.warnings,
+    };
   }
 
   describeWrite(): string {
@@ -276,7 +344,12 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const { layout } = this;
     // Keys set aside by earlier runs stay until the operator removes them; the pending key goes with this write.
     const aside = state.state === 'present' ? asideEntries(state.data) : {};
-    const values: Record<string, string> = { ...aside, [layout.privateKey]: encodePrivateJwk(next.key), [layout.urn]: next.urn, ...this.extraValues(next) };
+    const values: Record<string, string> = {
+      ...aside,
+      [layout.privateKey]: encodePrivateJwk(next.key),
+      [layout.urn]: next.urn,
+      ...this.extraValues(next),
+    };
     // The identity in service becomes the previous one; when it is corrupt, or never passed
     // verification while the previous one did, the previous identity stays (docs/identity-lifecycle.md §2).
     const { kept, unverifiedDropped } = previousToKeep(current, current.lastVerified);
@@ -291,7 +364,9 @@ export abstract class SecretTargetBase implements IdentityTarget {
       const body = stamped(buildIdentitySecret(this.ref, state.state === 'present' ? state.secret : undefined, values, layout), this.now());
       // In the same write: the new identity is the one a later rotation must not keep until its check passes.
       // Proven before the write, the new identity is the verified one, in the same write (docs/identity-lifecycle.md §1).
-      const mark = next.verifiedAt ? verifiedMarkOf(next, next.verifiedAt) : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
+      const mark = next.verifiedAt
+        ? verifiedMarkOf(next, next.verifiedAt)
+        : current.lastVerified && { ...current.lastVerified, unverified: next.key.kid };
       if (mark && body.metadata?.annotations) body.metadata.annotations[LAST_VERIFIED_ANNOTATION] = JSON.stringify(mark);
       // A Secret that keeps other keys (Helm) would carry over previous keys that hold no valid identity
       // (the chart's placeholder): only an identity kept above is ever a previous one.
@@ -305,10 +380,18 @@ export abstract class SecretTargetBase implements IdentityTarget {
       const failure = kubeFailure(err, `${created ? 'creating' : 'updating'} ${this.label}`, 'The Secret was not changed.');
       if (!outcomeUnknown(err)) throw orphanedRunner(failure, next.urn);
       // The request may have been applied: read the Secret back and decide, never guess.
-      const settled = await this.settle(state, { urn: next.urn, fingerprint: next.key.kid }, failure, `the rotation to ${next.urn}`, next.urn);
+      const settled = await this.settle(
+        state,
+        { urn: next.urn, fingerprint: next.key.kid },
+        failure,
+        `the rotation to ${next.urn}`,
+        next.urn,
+      );
       if (!settled) throw orphanedRunner(failure, next.urn);
       written = settled;
-      outcomeWarnings.push(`the ${created ? 'create' : 'update'} answered "${failure.message}", but reading the Secret back shows the new identity: it was applied`);
+      outcomeWarnings.push(
+        `the ${created ? 'create' : 'update'} answered "${failure.message}", but reading the Secret back shows the new identity: it was applied`,
+      );
     }
     const resourceVersion = written.metadata?.resourceVersion ?? '';
     if (state.state === 'present') {
@@ -324,10 +407,18 @@ export abstract class SecretTargetBase implements IdentityTarget {
         ...outcomeWarnings,
         ...(previousKept && unverifiedDropped ? [unverifiedNotKeptWarning(unverifiedDropped.record.urn, layout, kept?.record.urn)] : []),
         ...after.warnings,
-        ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity))],
+        ...(await this.audit('rotated', written, { urn: next.urn, fingerprint: next.key.kid }, current.identity)),
+      ],
       data: { resourceVersion, action: created ? 'created' : 'updated', previousKept },
       lines: [
-        ...(previousKept ? [keptPreviousLine(kept?.record.urn, layout, { currentDecodes: current.identity !== undefined, unverifiedDropped: unverifiedDropped !== undefined })] : []),
+        ...(previousKept
+          ? [
+              keptPreviousLine(kept?.record.urn, layout, {
+                currentDecodes: current.identity !== undefined,
+                unverifiedDropped: unverifiedDropped !== undefined,
+              }),
+            ]
+          : []),
         `  secret:       ${this.ref.namespace}/${this.ref.name} ${created ? 'created' : 'updated'} (resourceVersion ${resourceVersion})`,
       ],
     };
@@ -338,13 +429,32 @@ export abstract class SecretTargetBase implements IdentityTarget {
    * Returns the Secret when it holds `wanted` (applied), undefined when it is as we read it (not
    * applied), and throws OUTCOME_UNKNOWN when it is neither or cannot be read.
    */
-  private async settle(before: IdentitySecretState, wanted: IdentitySummary, failure: ParError, what: string, enrolledUrn?: string): Promise<V1Secret | undefined> {
+  private async settle(
+    before: IdentitySecretState,
+    wanted: IdentitySummary,
+    failure: ParError,
+    what: string,
+    enrolledUrn?: string,
+  ): Promise<V1Secret | undefined> {
     const after = await this.readOnNewConnections().catch(() => undefined);
-    if (after?.state === 'present' && after.identity?.record.urn === wanted.urn && after.identity?.key.kid === wanted.fingerprint) return after.secret;
-    const unchanged = after !== undefined && (after.state === 'missing' ? before.state === 'missing' : before.state === 'present' && after.resourceVersion === before.resourceVersion);
+    if (after?.state === 'present' && after.identity?.record.urn === wanted.urn && after.identity?.key.kid === wanted.fingerprint)
+      return after.secret;
+    const unchanged =
+      after !== undefined &&
+      (after.state === 'missing'
+        ? before.state === 'missing'
+        : before.state === 'present' && after.resourceVersion === before.resourceVersion);
     if (unchanged) return undefined;
     const check = commandLine([programName(), 'status', ...this.selector]);
-    throw secretWriteOutcomeUnknown({ what, label: this.label, apiAnswer: failure.message, readBack: after !== undefined, check, ref: this.ref, enrolledUrn });
+    throw secretWriteOutcomeUnknown({
+      what,
+      label: this.label,
+      apiAnswer: failure.message,
+      readBack: after !== undefined,
+      check,
+      ref: this.ref,
+      enrolledUrn,
+    });
   }
 
   /**
@@ -375,17 +485,35 @@ export abstract class SecretTargetBase implements IdentityTarget {
 
   async readBack(next: NewIdentity): Promise<DecodedIdentity> {
     const readBack = await this.readOnNewConnections();
-    if (readBack.state !== 'present' || !readBack.identity || readBack.identity.record.urn !== next.urn || readBack.identity.key.kid !== next.key.kid) {
-      throw new StorageError('READ_BACK_MISMATCH', `${this.label} does not read back as written (someone changed it after our write?)`, `Inspect it with \`kubectl -n ${this.ref.namespace} get secret ${this.ref.name}\`.`, { urn: next.urn });
+    if (
+      readBack.state !== 'present' ||
+      !readBack.identity ||
+      readBack.identity.record.urn !== next.urn ||
+      readBack.identity.key.kid !== next.key.kid
+    ) {
+      throw new StorageError(
+        'READ_BACK_MISMATCH',
+        `${this.label} does not read back as written (someone changed it after our write?)`,
+        `Inspect it with \`kubectl -n ${this.ref.namespace} get secret ${this.ref.name}\`.`,
+        { urn: next.urn },
+      );
     }
     return readBack.identity;
   }
 
   /** The Secret's data with the previous identity in service and the current one as the previous; NO_BACKUP when there is none. */
-  private swapped(state: IdentitySecretState): { state: Extract<IdentitySecretState, { state: 'present' }>; previous: DecodedIdentity; values: Record<string, string> } {
+  private swapped(state: IdentitySecretState): {
+    state: Extract<IdentitySecretState, { state: 'present' }>;
+    previous: DecodedIdentity;
+    values: Record<string, string>;
+  } {
     const { layout } = this;
     if (state.state === 'missing' || !state.previous) {
-      throw new StorageError('NO_BACKUP', `${this.label} keeps no previous identity to roll back to`, `Nothing was changed. A previous identity (${layout.previousUrn} / ${layout.previousPrivateKey}) is kept only by a rotation without --no-keep-previous.`);
+      throw new StorageError(
+        'NO_BACKUP',
+        `${this.label} keeps no previous identity to roll back to`,
+        `Nothing was changed. A previous identity (${layout.previousUrn} / ${layout.previousPrivateKey}) is kept only by a rotation without --no-keep-previous.`,
+      );
     }
     const values: Record<string, string> = { ...state.data };
     values[layout.privateKey] = state.previous.record.privateKey;
@@ -403,11 +531,18 @@ export abstract class SecretTargetBase implements IdentityTarget {
   async planRestore(): Promise<string> {
     const { state, previous, values } = this.swapped(this.secretState());
     try {
-      await writeIdentitySecret(this.core, this.ref, stamped(buildIdentitySecret(this.ref, state.secret, values, this.layout), this.now()), { create: false, dryRun: true });
+      await writeIdentitySecret(
+        this.core,
+        this.ref,
+        stamped(buildIdentitySecret(this.ref, state.secret, values, this.layout), this.now()),
+        { create: false, dryRun: true },
+      );
     } catch (err) {
       throw kubeFailure(err, `server-side dry run of the update of ${this.label}`, 'Nothing was changed.');
     }
-    const replaced = state.identity ? `${state.identity.record.urn} kept as ${this.layout.previousUrn}` : `the current identity (it does not decode) dropped`;
+    const replaced = state.identity
+      ? `${state.identity.record.urn} kept as ${this.layout.previousUrn}`
+      : `the current identity (it does not decode) dropped`;
     return `update ${this.label} guarded by resourceVersion ${state.resourceVersion}: ${previous.record.urn} back in service, ${replaced} (server-side dry run: allowed)`;
   }
 
@@ -416,11 +551,25 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const { layout } = this;
     let written: V1Secret;
     try {
-      written = await writeIdentitySecret(this.core, this.ref, stamped(buildIdentitySecret(this.ref, state.secret, values, layout), this.now()), { create: false, dryRun: false });
+      written = await writeIdentitySecret(
+        this.core,
+        this.ref,
+        stamped(buildIdentitySecret(this.ref, state.secret, values, layout), this.now()),
+        { create: false, dryRun: false },
+      );
     } catch (err) {
-      const failure = kubeFailure(err, `updating ${this.label}`, 'The Secret was not changed; read it again with `par-identity status` and retry.');
+      const failure = kubeFailure(
+        err,
+        `updating ${this.label}`,
+        'The Secret was not changed; read it again with `par-identity status` and retry.',
+      );
       if (!outcomeUnknown(err)) throw failure;
-      const settled = await this.settle(state, { urn: previous.record.urn, fingerprint: previous.key.kid }, failure, `the rollback to ${previous.record.urn}`);
+      const settled = await this.settle(
+        state,
+        { urn: previous.record.urn, fingerprint: previous.key.kid },
+        failure,
+        `the rollback to ${previous.record.urn}`,
+      );
       if (!settled) throw failure;
       written = settled;
     }
@@ -437,10 +586,17 @@ export abstract class SecretTargetBase implements IdentityTarget {
   async recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }> {
     const state = await readIdentitySecret(this.core, this.ref, this.layout);
     // Only the identity that passed is marked: a Secret changed since is left alone.
-    if (state.state !== 'present' || state.identity?.key.kid !== identity.key.kid) throw new Error(`${this.label} no longer holds ${identity.record.urn}`);
+    if (state.state !== 'present' || state.identity?.key.kid !== identity.key.kid)
+      throw new Error(`${this.label} no longer holds ${identity.record.urn}`);
     const record: VerifiedMark = { fingerprint: identity.key.kid, urn: identity.record.urn, verifiedAt: isoString(at) };
     const { secret } = state;
-    const body: V1Secret = { ...secret, metadata: { ...secret.metadata, annotations: { ...(secret.metadata?.annotations ?? {}), [LAST_VERIFIED_ANNOTATION]: JSON.stringify(record) } } };
+    const body: V1Secret = {
+      ...secret,
+      metadata: {
+        ...secret.metadata,
+        annotations: { ...(secret.metadata?.annotations ?? {}), [LAST_VERIFIED_ANNOTATION]: JSON.stringify(record) },
+      },
+    };
     const written = await writeIdentitySecret(this.core, this.ref, body, { create: false, dryRun: false });
     return written.metadata?.resourceVersion ? { resourceVersion: written.metadata.resourceVersion } : {};
   }

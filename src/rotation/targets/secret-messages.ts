@@ -11,10 +11,20 @@ const CHECK_BEFORE_REMOVING = 'Do not remove any runner in Datadog until you hav
  * identity (`readBack`) or cannot be read at all; `enrolledUrn` when a rotation enrolled a runner
  * that may now be stored nowhere (docs/safety.md).
  */
-export function secretWriteOutcomeUnknown(input: { what: string; label: string; apiAnswer: string; readBack: boolean; check: string; ref: SecretRef; enrolledUrn?: string | undefined }): ParError<'OUTCOME_UNKNOWN'> {
+export function secretWriteOutcomeUnknown(input: {
+  what: string;
+  label: string;
+  apiAnswer: string;
+  readBack: boolean;
+  check: string;
+  ref: SecretRef;
+  enrolledUrn?: string | undefined;
+}): ParError<'OUTCOME_UNKNOWN'> {
   const { ref, enrolledUrn } = input;
   const seen = input.readBack ? 'the Secret now holds neither the identity we read nor the one we wrote' : 'the Secret cannot be read back';
-  const ifRotated = enrolledUrn ? `If it shows ${enrolledUrn}, the rotation is in place; if not, ${enrolledUrn} is enrolled but stored nowhere. ` : '';
+  const ifRotated = enrolledUrn
+    ? `If it shows ${enrolledUrn}, the rotation is in place; if not, ${enrolledUrn} is enrolled but stored nowhere. `
+    : '';
   return new ParError(
     'OUTCOME_UNKNOWN',
     `${input.what} in ${input.label} may or may not have been applied: the API answered "${input.apiAnswer}" and ${seen}`,
@@ -24,8 +34,16 @@ export function secretWriteOutcomeUnknown(input: { what: string; label: string; 
 }
 
 /** The summary line of the identity a rotation kept as the previous one, and why that one. */
-export function keptPreviousLine(keptUrn: string | undefined, layout: SecretLayout, why: { currentDecodes: boolean; unverifiedDropped: boolean }): string {
-  const reason = !why.currentDecodes ? ' (the current one did not decode; the previous is kept)' : why.unverifiedDropped ? ' (the last verified one; the current one never passed verification)' : '';
+export function keptPreviousLine(
+  keptUrn: string | undefined,
+  layout: SecretLayout,
+  why: { currentDecodes: boolean; unverifiedDropped: boolean },
+): string {
+  const reason = !why.currentDecodes
+    ? ' (the current one did not decode; the previous is kept)'
+    : why.unverifiedDropped
+      ? ' (the last verified one; the current one never passed verification)'
+      : '';
   return `  kept:         ${keptUrn} as ${layout.previousUrn} / ${layout.previousPrivateKey}${reason}`;
 }
 

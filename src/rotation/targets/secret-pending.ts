@@ -16,7 +16,13 @@ const ASIDE_PREFIX = 'orphan_private_key.';
 
 /** The same JSON record as the file target's `<identity>.pending`. */
 export function pendingRecord(privateKey: string, meta: PendingMeta): string {
-  return encodePendingRecord({ privateKey, createdAt: isoString(meta.createdAt), runnerName: meta.runnerName, enrollmentUrl: meta.enrollmentUrl, ...(meta.holder ? { holder: meta.holder } : {}) });
+  return encodePendingRecord({
+    privateKey,
+    createdAt: isoString(meta.createdAt),
+    runnerName: meta.runnerName,
+    enrollmentUrl: meta.enrollmentUrl,
+    ...(meta.holder ? { holder: meta.holder } : {}),
+  });
 }
 
 export function asideKeyOf(stamp: string, taken: Record<string, string>): string {
@@ -33,7 +39,12 @@ export function secretKeyLabel(ref: SecretRef, key: string): string {
 }
 
 /** The pending key (with its holder), then those set aside (oldest first); a key `held` (current or previous identity) is no orphan. */
-export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, held: readonly string[], nowMs = Date.now()): PossibleOrphan[] {
+export function listSecretOrphans(
+  ref: SecretRef,
+  data: Record<string, string>,
+  held: readonly string[],
+  nowMs = Date.now(),
+): PossibleOrphan[] {
   const entries: Array<[string, PossibleOrphan['state']]> = [
     ...(PENDING_KEY in data ? [[PENDING_KEY, 'pending'] as [string, PossibleOrphan['state']]] : []),
     ...Object.keys(data)
@@ -41,7 +52,9 @@ export function listSecretOrphans(ref: SecretRef, data: Record<string, string>, 
       .sort()
       .map((k) => [k, 'set aside'] as [string, PossibleOrphan['state']]),
   ];
-  return entries.map(([key, state]) => describePendingRecord(data[key] ?? '', secretKeyLabel(ref, key), state, nowMs)).filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
+  return entries
+    .map(([key, state]) => describePendingRecord(data[key] ?? '', secretKeyLabel(ref, key), state, nowMs))
+    .filter((o) => !(o.fingerprint && held.includes(o.fingerprint)));
 }
 
 /** A data key of a set-aside key (`orphan_private_key.<stamp>`). */
