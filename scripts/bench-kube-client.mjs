@@ -65,7 +65,8 @@ try {
       `app_key: ${APP_KEY}`,
       `dd_url: ${info.enrollmentUrl}`,
       'kube_resources_namespace: datadog',
-      'cluster_name: bench',
+      // The lab's cluster agent runs with DD_CLUSTER_NAME par-lab (emulators/lab.ts): another name is refused (issue 30).
+      'cluster_name: par-lab',
       'private_action_runner:',
       '  enabled: true',
       '',

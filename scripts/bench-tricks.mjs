@@ -84,7 +84,8 @@ try {
     const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
     await writeFile(
       join(cluster, 'datadog-cluster.yaml'),
-      [...creds, 'kube_resources_namespace: datadog', 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+      // The lab's cluster agent runs with DD_CLUSTER_NAME par-lab (emulators/lab.ts): another name is refused (issue 30).
+      [...creds, 'kube_resources_namespace: datadog', 'cluster_name: par-lab', 'private_action_runner:', '  enabled: true', ''].join('\n'),
     );
     const runEnv = { ...env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' };
     const made = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig], {

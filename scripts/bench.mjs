@@ -125,7 +125,10 @@ try {
   await writeFile(join(local, 'datadog.yaml'), [...creds, 'private_action_runner:', '  enabled: true', ''].join('\n'));
   await writeFile(
     join(cluster, 'datadog-cluster.yaml'),
-    [...creds, `kube_resources_namespace: ${NAMESPACE}`, 'cluster_name: bench', 'private_action_runner:', '  enabled: true', ''].join('\n'),
+    // The lab's cluster agent runs with DD_CLUSTER_NAME par-lab (emulators/lab.ts): another name is refused (issue 30).
+    [...creds, `kube_resources_namespace: ${NAMESPACE}`, 'cluster_name: par-lab', 'private_action_runner:', '  enabled: true', ''].join(
+      '\n',
+    ),
   );
   // Nothing from the caller's environment that could point elsewhere (proxies, DD_*, KUBECONFIG).
   const env = {
