@@ -4,8 +4,8 @@
 // --dry-run`), `watch` until its first identity, and the size of every module in dist/.
 //   BENCH_RUNS (10): runs per timing, after 2 warm-ups; the idle RSS is the median of 5.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,22 +56,9 @@ const dir = await mkdtemp(join(tmpdir(), 'par-bench-kube-'));
 const kubeconfig = join(dir, 'kubeconfig');
 const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeconfig]);
 try {
-  const cluster = join(dir, 'cluster');
-  mkdirSync(cluster);
-  await writeFile(
-    join(cluster, 'datadog-cluster.yaml'),
-    [
-      `api_key: ${API_KEY}`,
-      `app_key: ${APP_KEY}`,
-      `dd_url: ${info.enrollmentUrl}`,
-      'kube_resources_namespace: datadog',
-      // The lab's cluster agent runs with DD_CLUSTER_NAME par-lab (emulators/lab.ts): another name is refused (issue 30).
-      'cluster_name: par-lab',
-      'private_action_runner:',
-      '  enabled: true',
-      '',
-    ].join('\n'),
-  );
+  // The lab's own cluster config (emulators/lab.ts): the settings of the cluster agent the emulator seeds, so issue 30's
+  // comparison with that agent agrees.
+  const cluster = info.lab.clusterConfig;
   const env = {
     PATH: process.env.PATH,
     HOME: dir,

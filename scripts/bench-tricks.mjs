@@ -13,7 +13,7 @@
 // Nothing here reaches a non-loopback address (the emulators, a closed metadata port).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,6 @@ import { resetPageCache } from './bench/page-cache.mjs';
 process.env.PAR_IDENTITY_CLOUD_METADATA_URL = 'http://127.0.0.1:9';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
-const API_KEY = '00000000000000000000000000emu0ak';
-const APP_KEY = '0000000000000000000000000000000000emu0pk';
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Peak RSS (MiB) of one run, from getrusage(RUSAGE_CHILDREN) (python3), and its wall time (ms). */
@@ -79,14 +77,9 @@ try {
   const kubeconfig = join(dir, 'kubeconfig');
   const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeconfig]);
   try {
-    const cluster = join(dir, 'cluster');
-    mkdirSync(cluster);
-    const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
-    await writeFile(
-      join(cluster, 'datadog-cluster.yaml'),
-      // The lab's cluster agent runs with DD_CLUSTER_NAME par-lab (emulators/lab.ts): another name is refused (issue 30).
-      [...creds, 'kube_resources_namespace: datadog', 'cluster_name: par-lab', 'private_action_runner:', '  enabled: true', ''].join('\n'),
-    );
+    // The lab's own cluster config (emulators/lab.ts): the settings of the cluster agent the emulator seeds, so issue 30's
+    // comparison with that agent agrees.
+    const cluster = info.lab.clusterConfig;
     const runEnv = { ...env, DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS: 'true' };
     const made = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', cluster, '--kubeconfig', kubeconfig], {
       env: runEnv,

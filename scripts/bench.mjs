@@ -119,17 +119,12 @@ const { info, stop } = await startEmulator(['--kube', '--kubeconfig-out', kubeco
 const rows = [];
 try {
   const local = join(dir, 'local');
-  const cluster = join(dir, 'cluster');
-  for (const d of [local, cluster]) spawnSync('mkdir', ['-p', d]);
+  // The lab's own cluster config (emulators/lab.ts): the settings of the cluster agent the emulator seeds, so issue 30's
+  // comparison with that agent agrees.
+  const cluster = info.lab.clusterConfig;
+  spawnSync('mkdir', ['-p', local]);
   const creds = [`api_key: ${API_KEY}`, `app_key: ${APP_KEY}`, `dd_url: ${info.enrollmentUrl}`];
   await writeFile(join(local, 'datadog.yaml'), [...creds, 'private_action_runner:', '  enabled: true', ''].join('\n'));
-  await writeFile(
-    join(cluster, 'datadog-cluster.yaml'),
-    // The lab's cluster agent runs with DD_CLUSTER_NAME par-lab (emulators/lab.ts): another name is refused (issue 30).
-    [...creds, `kube_resources_namespace: ${NAMESPACE}`, 'cluster_name: par-lab', 'private_action_runner:', '  enabled: true', ''].join(
-      '\n',
-    ),
-  );
   // Nothing from the caller's environment that could point elsewhere (proxies, DD_*, KUBECONFIG).
   const env = {
     PATH: process.env.PATH,
