@@ -9,7 +9,8 @@ import { CLUSTER_KIND, eventually, startTestCluster, stoppedByFailpoint, type Te
 // `par-identity rollout` of a Deployment and a DaemonSet across Nodes whose Pods become Ready after
 // a delay (kwok on the real cluster, the simulation on the emulator), with the cluster's own
 // controllers and scheduler doing the surge; the capacity fallback on a Node whose allocatable CPU
-// leaves no room for a second Pod (the real scheduler: Insufficient cpu).
+// leaves no room for a second Pod (the real scheduler: Insufficient cpu), and its delete refused by
+// the apiserver when another writer replaced the old Pod under the same name.
 
 const FINGERPRINT = 'par-identity.datadoghq.com/identity-fingerprint';
 /** kwok's per-Pod delay before Ready (test/control-plane/kwok-stages.yaml). */
@@ -80,7 +81,7 @@ async function deployment(name: string, replicas: number) {
 
 interface PodList {
   items: Array<{
-    metadata: { name: string; annotations?: Record<string, string>; deletionTimestamp?: string };
+    metadata: { name: string; uid: string; annotations?: Record<string, string>; deletionTimestamp?: string };
     spec: { nodeName?: string };
     status?: { conditions?: Array<{ type: string; status: string }> };
   }>;
@@ -404,6 +405,70 @@ describe.skipIf(workloadsRun.skip)(`rollout on the ${CLUSTER_KIND} cluster ${wor
       } finally {
         await cluster.kubectl(['delete', 'pod', 'hog', '-n', w.ns, '--wait=false']);
         await cluster.removeNodes([mid]);
+      }
+    });
+
+    it('never deletes a Pod whose UID changed: the delete is refused (409 from the precondition), the same-named Pod stays', async () => {
+      // A node of its own with no room for a second 600m Pod, so the surge Pod stays Pending and the
+      // fallback is taken.
+      const swap = `${pool}-swap`;
+      const swapPool = `${pool}-w`;
+      await cluster.addNodes([{ name: swap, cpu: '1', memory: '4Gi', labels: { 'par-test-pool': swapPool } }]);
+      let cli: RunningCli | undefined;
+      let oldName: string | undefined;
+      try {
+        await daemonSet('swap', swapPool);
+        await allReady('swap', 1);
+        const old = (await podsOf('swap')).items[0]!;
+        oldName = old.metadata.name;
+        cli = await rolloutStoppedAt('rollout-before-fallback-delete', 'daemonset/swap', '--fallback', '--json');
+        // Stopped right before its delete of the old Pod (the UID it read in the precondition): another
+        // writer deletes that Pod and makes a new one of the same name, on the same node.
+        await cluster.kubectlOk(['delete', 'pod', oldName, '-n', w.ns, '--force', '--grace-period=0']);
+        // The substitute has the name only, not the DaemonSet's labels: with them the controller would
+        // adopt it (an orphan its selector matches) and delete it as a second Pod on the node, and the
+        // fallback's next step would take it for the old Pod. It requests nothing, so the surge Pod fits
+        // whether the scheduler binds it before or after the substitute exists: the run's end does not
+        // depend on that race.
+        await cluster.create({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: oldName, namespace: w.ns, labels: { 'par-test': 'substitute' } },
+          spec: {
+            nodeName: swap,
+            terminationGracePeriodSeconds: 0,
+            containers: [{ name: 'other', image: 'registry.example/other:1' }],
+          },
+        });
+        const substituteUid = (await cluster.getJson('pod', oldName, w.ns))!.metadata.uid as string;
+        expect(substituteUid).not.toBe(old.metadata.uid);
+        cli.child.kill('SIGCONT');
+        const { code } = await cli.exit;
+        const skipped = `Pod ${oldName} was replaced meanwhile (UID changed); not deleted`;
+        // The apiserver refused the delete (409, the UID precondition) and the run says so.
+        expect(cli.stderr()).toContain(skipped);
+        const substitute = await cluster.getJson('pod', oldName, w.ns);
+        expect(substitute?.metadata.uid).toBe(substituteUid);
+        expect(substitute?.metadata.deletionTimestamp).toBeUndefined();
+        // Then the run goes on (capacity-fallback.ts: a skipped step, the wait continues): with the old
+        // Pod gone the surge Pod schedules and becomes Ready, and the rollout completes, deleting nothing.
+        expect(code, cli.stderr()).toBe(0);
+        const out = JSON.parse(cli.stdout()) as {
+          strategyRestored: boolean;
+          fallbackSteps: { node: string; deletedPod?: string; skipped?: string }[];
+        };
+        expect(out.fallbackSteps).toContainEqual({ node: swap, skipped });
+        expect(out.fallbackSteps.filter((s) => s.deletedPod)).toEqual([]);
+        expect(out.strategyRestored).toBe(true);
+        const ds = (await cluster.getJson('daemonset', 'swap', w.ns))!;
+        expect(ds.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
+        expect((await auditEvents('DaemonSet', 'swap')).map((e) => e.reason)).toEqual(['RolloutStarted', 'RolloutCompleted']);
+        await allReady('swap', 1);
+        expect((await readyPods('swap'))[0]!.metadata.annotations?.[FINGERPRINT]).toBe(kid);
+      } finally {
+        killIfRunning(cli);
+        if (oldName) await cluster.kubectl(['delete', 'pod', oldName, '-n', w.ns, '--wait=false']);
+        await cluster.removeNodes([swap]);
       }
     });
   });
