@@ -22,8 +22,16 @@ export const FAILPOINTS = {
   ],
   sweep: ['keep-aside-before-chmod', 'sweep-after-keep'],
   secret: ['after-secret-read'],
-  // rollout: after the patch that changed the strategy (and recorded the original), once in the wait, before the restore.
-  rollout: ['rollout-before-check', 'rollout-before-patch', 'rollout-after-patch', 'rollout-during-wait', 'rollout-before-restore'],
+  // rollout: after the patch that changed the strategy (and recorded the original), once in the wait, right before
+  // the capacity fallback's delete of an old Pod (another writer replaces that Pod there), before the restore.
+  rollout: [
+    'rollout-before-check',
+    'rollout-before-patch',
+    'rollout-after-patch',
+    'rollout-during-wait',
+    'rollout-before-fallback-delete',
+    'rollout-before-restore',
+  ],
   // watch --pidfile: between the check of the process the pidfile names and the signal.
   signal: ['signal-after-check'],
   // The runner's boundary before each step, where a stop signal is honoured (src/rotation/runner.ts).

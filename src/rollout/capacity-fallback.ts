@@ -4,6 +4,7 @@ import { nodeStateProblems, untoleratedTaints } from './node-fit.js';
 import type { RolloutApi } from './rollout-api.js';
 import { isReady } from './rollout-status.js';
 import type { WorkloadRef } from './workload-ref.js';
+import { failpoint } from '../failpoint.js';
 import { isoString } from '../time/index.js';
 import type { FallbackStep } from '../results/rotation.js';
 
@@ -108,6 +109,9 @@ export async function fallbackStep(ctx: FallbackContext, pods: V1Pod[]): Promise
     [RESERVATION_ANNOTATION]: `${node} ${isoString(ctx.now())} replaces ${oldPod.metadata?.name}`,
   });
   try {
+    // A test stops here and replaces the old Pod by one of the same name (a new UID): on a real
+    // apiserver that is the only way to prove the precondition below refuses the delete (409).
+    failpoint('rollout-before-fallback-delete');
     await ctx.api.deletePod(ctx.ref.namespace, oldPod.metadata!.name!, oldPod.metadata!.uid!);
   } catch (err) {
     // 409 from the UID precondition: a new Pod took that name meanwhile, and it is never deleted.
