@@ -3,7 +3,7 @@
 // `par-identity rotate-par-identity` in the middle. Every replica switches; no call fails.
 //   DEMO_REPLICAS (5)
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -11,8 +11,6 @@ import { bundleSources, until } from './dev-bundle.mjs';
 import { BIN, startEmulator } from './start-emulator.mjs';
 
 const REPLICAS = Number(process.env.DEMO_REPLICAS ?? 5);
-const API_KEY = '00000000000000000000000000emu0ak';
-const APP_KEY = '0000000000000000000000000000000000emu0pk';
 const bold = (s) => (process.stdout.isTTY ? `\u001b[1m${s}\u001b[0m` : s);
 const short = (fp) => fp.slice(0, 10);
 
@@ -32,7 +30,7 @@ let replicas;
 let failed = false;
 
 function rotate() {
-  const run = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', dir, '--kubeconfig', kubeconfig, '--json'], {
+  const run = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', info.lab.clusterConfig, '--kubeconfig', kubeconfig, '--json'], {
     env,
     encoding: 'utf8',
   });
@@ -43,19 +41,6 @@ function rotate() {
 }
 
 try {
-  await writeFile(
-    join(dir, 'datadog-cluster.yaml'),
-    [
-      `api_key: ${API_KEY}`,
-      `app_key: ${APP_KEY}`,
-      `dd_url: ${info.enrollmentUrl}`,
-      'cluster_name: par-lab',
-      'kube_resources_namespace: datadog',
-      'private_action_runner:',
-      '  enabled: true',
-      '',
-    ].join('\n'),
-  );
   console.log(bold(`Kubernetes API emulator ${info.kubeUrl}, enrollment API emulator ${info.enrollmentUrl}`));
   const first = rotate();
 

@@ -80,28 +80,17 @@ try {
   await showFile();
 
   console.log(bold(`\nCluster agent: the shared identity Secret on the Kubernetes API emulator (${info.kubeUrl})`));
-  // The same settings as the cluster agent `emulator --kube` seeds (Helm layout, deployment/datadog-cluster-agent).
-  await writeFile(
-    join(dir, 'datadog-cluster.yaml'),
-    [
-      `api_key: ${API_KEY}`,
-      `app_key: ${APP_KEY}`,
-      `dd_url: ${info.enrollmentUrl}`,
-      'cluster_name: par-lab',
-      'kube_resources_namespace: datadog',
-      'private_action_runner:',
-      '  enabled: true',
-      '',
-    ].join('\n'),
-  );
-  par('rotate-par-identity', '-c', dir, '--kubeconfig', info.kubeconfig);
+  // The lab's own cluster config (emulators/lab.ts): the settings of the cluster agent `emulator --kube`
+  // seeds (Helm layout, deployment/datadog-cluster-agent), so the running agent and the config agree.
+  const clusterConfig = info.lab.clusterConfig;
+  par('rotate-par-identity', '-c', clusterConfig, '--kubeconfig', info.kubeconfig);
   // No local config: the settings the cluster agent runs with, read from its Deployment (where --agent exists).
   const agentFlag = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '--help'], { env, encoding: 'utf8' }).stdout.includes(
     '--agent ',
   );
   if (agentFlag)
     par('rotate-par-identity', '--agent', 'deployment/datadog-cluster-agent', '-n', 'datadog', '--kubeconfig', info.kubeconfig);
-  else par('rotate-par-identity', '-c', dir, '--kubeconfig', info.kubeconfig);
+  else par('rotate-par-identity', '-c', clusterConfig, '--kubeconfig', info.kubeconfig);
   // Key names and the URN only: the demo never prints key material, even base64-encoded.
   kubectl(
     '-n',
@@ -112,7 +101,7 @@ try {
     '-o',
     'go-template=resourceVersion {{.metadata.resourceVersion}}, keys:{{range $k, $v := .data}} {{$k}}{{end}}{{"\\n"}}urn {{index .data "urn" | base64decode}}{{"\\n"}}',
   );
-  par('status', '--secret', '-c', dir, '--kubeconfig', info.kubeconfig);
+  par('status', '--secret', '-c', clusterConfig, '--kubeconfig', info.kubeconfig);
 
   // The emulator is a fake of the API, not a cluster: it stores the restart patch, runs no controller.
   // What the tool would patch, judged by the API server (server-side dry run); the surge rollout itself

@@ -1,5 +1,6 @@
 import { ExitCode, InterruptedError, ParError, stopSignalOf, stoppedBy } from '../errors.js';
-import type { Io } from '../io.js';
+import { type Io, ioClock } from '../io.js';
+import { Deadline } from '../time/index.js';
 import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import { describeRef, parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
@@ -8,7 +9,9 @@ import { commandLine, kubeSelector } from '../command-line.js';
 import { type RolloutRequest, rolloutWorkload } from '../rollout/rollout-workload.js';
 import { programName } from '../single-executable.js';
 
-export interface RolloutCommandOptions extends OutputOptions, RolloutRequest {
+export interface RolloutCommandOptions extends OutputOptions, Omit<RolloutRequest, 'deadline' | 'onRestartBegins'> {
+  /** --timeout: the whole command, from its start (the check, the restart and its wait). */
+  timeoutSeconds: number;
   target: string;
   namespace?: string;
   kubeconfig?: string;
@@ -124,6 +127,7 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   // A stop cuts the reads until the restart begins; from then on the rollout stops itself at its next
   // poll and undoes its restart, whose requests must not be cut (src/rollout/run-rollout.ts).
   const reads = new AbortController();
+  const deadline = Deadline.after(options.timeoutSeconds * 1000, ioClock(io));
   let restartBegan = false;
   const onStop = () => {
     if (!restartBegan) reads.abort(options.signal?.reason);
@@ -133,10 +137,11 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   let ref: WorkloadRef | undefined;
   let outcome: RolloutOutcome;
   try {
-    // The rollout keeps its own deadline, and must still restore the strategy after it: no request deadline here.
-    const session = await clusterAccess({ ...options, signal: reads.signal }, {}, io, report)();
+    // --timeout counts from the command's start; the rollout cuts its requests by it until its restart
+    // begins, and none after (its undo must run to its end: src/rollout/rollout-workload.ts).
+    const session = await clusterAccess({ ...options, signal: reads.signal, deadline }, {}, io, report)();
     ref = parseWorkloadRef(options.target, session.namespace);
-    outcome = await rolloutWorkload(session, ref, { ...options, onRestartBegins: () => (restartBegan = true) }, io, report);
+    outcome = await rolloutWorkload(session, ref, { ...options, deadline, onRestartBegins: () => (restartBegan = true) }, io, report);
   } catch (err) {
     throw options.signal?.aborted ? stopped(options, ref, restartBegan, err) : err;
   } finally {

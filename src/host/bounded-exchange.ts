@@ -1,5 +1,6 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { readBoundedBody } from '../http-body.js';
+import { lookupBudget } from './lookup-scope.js';
 
 // One small local exchange (agent IPC, cloud metadata, kubelet, docker daemon): a body cap and a hard
 // deadline over the whole exchange (a request's own `timeout` only covers socket idleness).
@@ -19,11 +20,14 @@ export function boundedExchange(
   what: string,
   maxBytes = MAX_SMALL_BODY,
 ): Promise<SmallAnswer> {
+  // Its own cap, cut to what is left of the command's --timeout inside a lookup (lookup-scope.ts).
+  const capMs = lookupBudget(timeoutMs);
+  const limitedBy = capMs < timeoutMs ? ' (command deadline)' : '';
   return new Promise((resolve, reject) => {
     // Past the deadline, whatever breaks (the request, the body) is reported as the deadline.
     let expired: Error | undefined;
     const expire = () => {
-      expired = new Error(`no answer within ${timeoutMs} ms`);
+      expired = new Error(`no answer within ${capMs} ms${limitedBy}`);
       req.destroy(expired);
     };
     const fail = (err: unknown) => {
@@ -39,7 +43,7 @@ export function boundedExchange(
         },
       );
     });
-    const timer = setTimeout(expire, timeoutMs);
+    const timer = setTimeout(expire, capMs);
     req.on('close', () => clearTimeout(timer));
     req.on('timeout', expire);
     req.on('error', fail);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { access, readFile, stat } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { hostname as osHostname } from 'node:os';
+import { lookupBudget } from './lookup-scope.js';
 
 // What the hostname chain reads from the machine itself, behind one interface so unit tests can
 // play any host. PAR_IDENTITY_OS_HOSTNAME (test/debug only) replaces the OS hostname, so the e2e
@@ -31,7 +32,7 @@ function connectsWithin(path: string, timeoutMs: number): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
+    const timer = setTimeout(() => done(false), lookupBudget(timeoutMs));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
   });
@@ -42,7 +43,9 @@ export function systemProbes(env: NodeJS.ProcessEnv): HostProbes {
     osHostname: () => env.PAR_IDENTITY_OS_HOSTNAME?.trim() || osHostname(),
     fqdn: () =>
       new Promise((resolve, reject) => {
-        execFile('hostname', ['-f'], { timeout: 1000 }, (err, stdout) => (err ? reject(err) : resolve(stdout.trim())));
+        execFile('hostname', ['-f'], { timeout: Math.max(1, lookupBudget(1000)) }, (err, stdout) =>
+          err ? reject(err) : resolve(stdout.trim()),
+        );
       }),
     async inHostUtsNamespace() {
       if (env.PAR_IDENTITY_OS_HOSTNAME?.trim()) return true;

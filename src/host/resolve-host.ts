@@ -1,11 +1,13 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../errors.js';
+import type { Deadline } from '../time/index.js';
 import { agentHostname, agentVersion, type IpcOptions, ipcSetup } from './agent-ipc.js';
 import type { AgentVersionHint } from './cluster-name.js';
 import type { ContainerLimits } from './container-hostname.js';
 import { runHostnameChain } from './hostname-chain.js';
 import { type HostProbes, systemProbes } from './host-probes.js';
 import { hostnameProblem } from './hostname-validation.js';
+import { underDeadline } from './lookup-scope.js';
 import { metadataBaseUrl } from './metadata-http.js';
 
 // The hostname the runner will compare with the identity at its next start (docs/protocol.md §4): an
@@ -31,6 +33,8 @@ interface ResolveHostOptions {
   containerLimits?: ContainerLimits;
   /** --agent-version: chooses the chain's cluster_name rule when the agent does not say its version. */
   agentVersion?: string;
+  /** The command's deadline (--timeout): every step of the lookup is cut to what is left of it (lookup-scope.ts). */
+  deadline?: Deadline;
 }
 
 /** private_action_runner.enabled and .split_enabled (the agent's launch gate of par-control). */
@@ -39,6 +43,25 @@ function splitMode(config: AgentConfig): boolean {
 }
 
 export async function resolveHost(config: AgentConfig, options: ResolveHostOptions): Promise<HostResolution> {
+  const { deadline } = options;
+  if (options.override !== undefined || !deadline) return lookUp(config, options);
+  const found = await underDeadline(deadline, () => lookUp(config, options));
+  // A step cut by the deadline looks like a provider that did not answer, and the chain would go on to
+  // the next one: a hostname found that way may not be the agent's. Past the deadline, none is taken.
+  if (deadline.expired()) throw lookupOutOfTime(deadline, found);
+  return found;
+}
+
+function lookupOutOfTime(deadline: Deadline, found: HostResolution): ConfigError {
+  return new ConfigError(
+    'HOSTNAME_UNRESOLVED',
+    `the hostname lookup did not finish before --timeout (${deadline.describeLength()}): a step cut short could make it another hostname than the agent's`,
+    'Nothing was enrolled or changed. Run again with a longer --timeout, or pass --hostname with what `datadog-agent hostname` prints.',
+    { tried: found.notes },
+  );
+}
+
+async function lookUp(config: AgentConfig, options: ResolveHostOptions): Promise<HostResolution> {
   if (options.override !== undefined) {
     const problem = hostnameProblem(options.override);
     if (problem) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { KubernetesError } from '../errors.js';
 import { holdSecret } from '../secrets-held.js';
-import type { Deadline } from '../time/index.js';
+import type { RequestLimits } from './kube-clients.js';
 import { type ExecCredentialResult, runExecPlugin } from './kube-exec-plugin.js';
 import type { KubeCluster, KubeUser } from './kubeconfig.js';
 import { KubeconfigError } from './kubeconfig.js';
@@ -49,8 +49,8 @@ interface KubeAuthOptions {
   env: NodeJS.ProcessEnv;
   /** Our stdin is a terminal (an exec plugin may then be interactive). */
   stdinIsTerminal?: boolean;
-  /** The command's deadline, when it has one. */
-  deadline?: Deadline;
+  /** The connection's limits: their deadline, when there is one, is read when a plugin runs (a rollout hands it over, src/kube/kube-clients.ts). */
+  limits?: Pick<RequestLimits, 'deadline'>;
   now?: () => number;
 }
 
@@ -217,7 +217,7 @@ export class KubeAuth {
     this.execRun ??= runExecPlugin(this.user!.exec!, this.cluster, this.caData, {
       env: this.options.env,
       stdinIsTerminal: this.options.stdinIsTerminal ?? false,
-      ...(this.options.deadline ? { deadline: this.options.deadline } : {}),
+      ...(this.options.limits?.deadline ? { deadline: this.options.limits.deadline } : {}),
     }).finally(() => {
       this.execRun = undefined;
     });

@@ -12,10 +12,24 @@ export const DEFAULT_KUBE_REQUEST_TIMEOUT_MS = 30_000;
 export interface RequestLimits {
   /** Per-request timeout; default 30 s. */
   requestTimeoutMs?: number;
-  /** The command's own deadline (--timeout), on the run's clock; a request never outlives it. */
+  /**
+   * The command's own deadline (--timeout), on the run's clock; a request never outlives it. Read at
+   * each request: a rollout replaces it with its own (handOverDeadline).
+   */
   deadline?: Deadline;
   /** Aborts every request of the command at once (a run stopped by SIGINT/SIGTERM). */
   signal?: AbortSignal;
+}
+
+/**
+ * From now on the connection's requests (and exec plugins) are cut by `deadline` instead of the
+ * command's, or by none but their own timeout when it is undefined. A rotation's --timeout ends where
+ * its rollout begins, which has --rollout-timeout; and once a rollout has changed the workload, the
+ * requests that undo its change must not be cut short by any deadline (docs/rollout.md).
+ */
+export function handOverDeadline(limits: RequestLimits, deadline: Deadline | undefined): void {
+  if (deadline) limits.deadline = deadline;
+  else delete limits.deadline;
 }
 
 /** The reason a request was aborted for taking too long; kubeFailure turns it into KUBE_TIMEOUT. */

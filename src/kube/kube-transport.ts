@@ -147,7 +147,7 @@ export class KubeTransport {
     this.auth = new KubeAuth(options.cluster, options.user, {
       env: options.env,
       ...(options.stdinIsTerminal !== undefined ? { stdinIsTerminal: options.stdinIsTerminal } : {}),
-      ...(options.limits.deadline ? { deadline: options.limits.deadline } : {}),
+      limits: options.limits,
     });
     this.proxy = proxyFor(this.server, options.cluster.proxyUrl, options.env);
     // TCP keep-alive probes after 30 s, as client-go's dialer.

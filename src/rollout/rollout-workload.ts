@@ -1,6 +1,7 @@
 import { decodePrivateJwk } from '../identity/index.js';
-import { type Io, ioClock } from '../io.js';
+import type { Io } from '../io.js';
 import { DEFAULT_SECRET_NAME, HELM_SECRET_NAME, readIdentitySecret } from '../kube/index.js';
+import { handOverDeadline } from '../kube/kube-clients.js';
 import type { Reporter } from '../output.js';
 import {
   describeRef,
@@ -13,6 +14,7 @@ import {
   type WorkloadRef,
 } from './index.js';
 import type { ClusterSession } from '../kube/cluster-session.js';
+import type { Deadline } from '../time/index.js';
 
 // Restarting a workload so every Pod runs the identity in service, on the run's one cluster
 // connection: used by `rollout` and by the roll-out step of every rotation.
@@ -22,7 +24,8 @@ export interface RolloutRequest {
   surge: boolean | 'auto';
   fallback: boolean;
   identitySecret?: string;
-  timeoutSeconds: number;
+  /** When the rollout must be complete, on the run's clock (src/time/deadline.ts): its waits and its "now" follow it. */
+  deadline: Deadline;
   pollMs: number;
   dryRun: boolean;
   /** Set by a rotation that already knows the new fingerprint. */
@@ -108,6 +111,9 @@ export async function rolloutWorkload(
   io: Io,
   report: Reporter,
 ): Promise<RolloutOutcome> {
+  // The rollout's deadline replaces the command's from here: a rotation's --timeout ends where its rollout
+  // begins. Once the restart begins, no deadline cuts the requests that may have to undo it.
+  handOverDeadline(session.conn.limits, request.deadline);
   const secretNames = [request.identitySecret ?? DEFAULT_SECRET_NAME, HELM_SECRET_NAME].filter((n, i, all) => all.indexOf(n) === i);
   const fingerprint = request.fingerprint ?? (await secretFingerprint(session, ref.namespace, secretNames));
   report.step(
@@ -120,13 +126,14 @@ export async function rolloutWorkload(
     fallback: request.fallback,
     ...(fingerprint ? { fingerprint } : {}),
     identitySecretNames: secretNames,
-    timeoutMs: request.timeoutSeconds * 1000,
+    deadline: request.deadline,
     pollMs: request.pollMs,
     dryRun: request.dryRun,
     ...(request.signal ? { signal: request.signal } : {}),
-    ...(request.onRestartBegins ? { onRestartBegins: request.onRestartBegins } : {}),
-    now: () => io.now(),
-    sleep: ioClock(io).sleep,
+    onRestartBegins: () => {
+      handOverDeadline(session.conn.limits, undefined);
+      request.onRestartBegins?.();
+    },
     onProgress: progressPrinter(io, report),
     onWarning: (message) => report.warn(message),
     ...(request.eventInstance ? { eventInstance: request.eventInstance } : {}),

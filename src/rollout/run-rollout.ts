@@ -2,7 +2,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ConflictError, InterruptedError, ParError, RolloutError, stopSignalOf, stoppedBy } from '../errors.js';
 import { failpoint } from '../failpoint.js';
 import { EventReason, type EventReasonName, isNotFound } from '../kube/index.js';
-import { type Clock, Deadline, systemClock } from '../time/index.js';
+import type { Deadline } from '../time/index.js';
 import { type FallbackStep, fallbackStep } from './capacity-fallback.js';
 import { checkRollout, type RolloutCheck, type Workload } from './eligibility.js';
 import type { RolloutApi } from './rollout-api.js';
@@ -48,22 +48,28 @@ interface RolloutOptions {
   /** Non-secret identity fingerprint written on the Pod template; same fingerprint + complete = no-op. */
   fingerprint?: string;
   identitySecretNames: string[];
-  timeoutMs: number;
+  /**
+   * When the rollout must be complete, on the run's clock (its now and its waits: a test's fake clock
+   * drives both). The caller starts it: `rollout` at the command's start, a rotation at its roll-out step.
+   */
+  deadline: Deadline;
   pollMs: number;
   dryRun: boolean;
   /** Stops the rollout: before the restart, nothing is changed; during its wait, the restart is undone (interruptedRollout). */
   signal?: AbortSignal;
   /** Called once, right before the first change (the restart patch): from then on the undo's requests must not be cut. */
   onRestartBegins?: () => void;
-  now: () => Date;
-  /** How the wait between polls sleeps: the run's clock's (ioClock), so a test's fake clock drives it; default real time. */
-  sleep?: Clock['sleep'];
   /** Every poll, with the time waited so far (the caller prints a heartbeat from it). */
   onProgress?: (rows: NodeProgress[], note: string | undefined, elapsedMs: number) => void;
   /** Warnings the caller prints (an audit Event that could not be recorded). */
   onWarning?: (message: string) => void;
   /** reportingInstance of the audit Events (the resolved hostname); the OS hostname when unset. */
   eventInstance?: string;
+}
+
+/** "now" on the rollout's clock (its deadline's): the restart annotation, the strategy record, the leftover's age. */
+function nowOf(options: Pick<RolloutOptions, 'deadline'>): Date {
+  return new Date(options.deadline.clock.now());
 }
 
 export interface RolloutOutcome {
@@ -145,10 +151,10 @@ export async function readWorkloadOrMissing(
  */
 async function inspect(
   api: RolloutApi,
-  options: Pick<RolloutOptions, 'ref' | 'identitySecretNames' | 'now'>,
+  options: Pick<RolloutOptions, 'ref' | 'identitySecretNames' | 'deadline'>,
 ): Promise<{ check: RolloutCheck; workload: Workload; leftover: Leftover }> {
   const workload = await readWorkloadOrMissing(api, options.ref, 'rollout names', 'Nothing was changed.');
-  const leftover = assessLeftover(options.ref.kind, workload, { now: options.now() });
+  const leftover = assessLeftover(options.ref.kind, workload, { now: nowOf(options) });
   const pods = await api.podsOf(options.ref, workload);
   const capacity = await capacityView(api, options.ref, pods);
   const own =
@@ -360,7 +366,7 @@ async function recoverLeftover(
       if (!(err instanceof ConflictError) || attempt >= GUARDED_ATTEMPTS) throw err;
     }
     w = await api.readWorkload(options.ref);
-    l = assessLeftover(options.ref.kind, w, { now: options.now() });
+    l = assessLeftover(options.ref.kind, w, { now: nowOf(options) });
   }
 }
 
@@ -385,7 +391,7 @@ async function applyFirst(
       if (!(err instanceof ConflictError) || attempt >= GUARDED_ATTEMPTS) throw err;
     }
     const live = await api.readWorkload(options.ref);
-    const leftover = assessLeftover(options.ref.kind, live, { now: options.now() });
+    const leftover = assessLeftover(options.ref.kind, live, { now: nowOf(options) });
     if (leftover.state === 'in-progress') throw stillRunning(options, leftover);
     if (leftover.state !== 'none' || !sameStrategy(strategyOf(options.ref.kind, live), original)) {
       throw new ConflictError(
@@ -436,7 +442,9 @@ async function restoreOwnChange(
 }
 
 export async function runRollout(api: RolloutApi, options: RolloutOptions): Promise<RolloutOutcome> {
-  const started = options.now().getTime();
+  const { deadline } = options;
+  const now = () => nowOf(options);
+  const started = deadline.clock.now();
   failpoint('rollout-before-check');
   let { check, workload, leftover: found } = await inspect(api, options);
   const events = { recorded: [] as EventReasonName[], warnings: [] as string[] };
@@ -449,7 +457,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     events,
   };
   const audit = auditTrail(api, options, workload, events);
-  const elapsed = () => options.now().getTime() - started;
+  const elapsed = () => deadline.clock.now() - started;
   if (options.checkOnly)
     return {
       ...base,
@@ -509,7 +517,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
   }
   const surged = mode === 'surge';
   const strategyChanged = mode !== 'own';
-  const restart = restartPatch(options.now(), options.fingerprint);
+  const restart = restartPatch(now(), options.fingerprint);
   const strategy = surged
     ? surgePatch(options.ref.kind, original, check.budget)
     : mode === 'delete-first'
@@ -517,7 +525,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       : undefined;
   // The record of the original goes in the very patch that changes the strategy (docs/rollout.md).
   const record = strategy
-    ? newRecord(options.ref.kind, original, strategyOfPatch(options.ref.kind, strategy), options.now(), started + options.timeoutMs)
+    ? newRecord(options.ref.kind, original, strategyOfPatch(options.ref.kind, strategy), now(), deadline.atMs)
     : undefined;
   const recordText = record ? JSON.stringify(record) : '';
   const firstWith = (rv: string | undefined) =>
@@ -553,11 +561,6 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
     applied = true;
     failpoint('rollout-after-patch');
     await audit(EventReason.RolloutStarted, 'Normal', `restart with ${how}; ${identity}`);
-    // The deadline runs on the caller's clock (tests pin it), its waits too, capped by it.
-    const deadline = Deadline.at(started + options.timeoutMs, {
-      now: () => options.now().getTime(),
-      sleep: options.sleep ?? systemClock.sleep,
-    });
     const pollMs = options.pollMs > 0 && Number.isFinite(options.pollMs) ? options.pollMs : DEFAULT_POLL_MS;
     let polls = 0;
     for (;;) {
@@ -575,7 +578,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
         const newRevision = pods.map(revisionOf).find((r) => r && !oldRevisions.has(r));
         if (newRevision) {
           const step = await fallbackStep(
-            { api, ref: options.ref, uid: workload.metadata?.uid ?? '', newRevision, budget: check.budget, now: options.now },
+            { api, ref: options.ref, uid: workload.metadata?.uid ?? '', newRevision, budget: check.budget, now },
             pods,
           );
           if (step) {
@@ -602,7 +605,7 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       if (deadline.expired()) {
         throw new RolloutError(
           'ROLLOUT_TIMEOUT',
-          `${describeRef(options.ref)} did not finish rolling out within ${Math.round(options.timeoutMs / 1000)} s (${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
+          `${describeRef(options.ref)} did not finish rolling out within ${deadline.describeLength()} (${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
           'The restart was undone and the original strategy restored: Pods not yet replaced keep running with the identity they have. Check why the new Pods are not Ready (kubectl describe pod), then run the rollout again.',
         );
       }

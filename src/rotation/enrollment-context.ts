@@ -157,14 +157,23 @@ export async function enrollKey(
  * After a successful enrollment and write: the runner's connections, as the agent creates them.
  * Best effort: a failure is a warning and never changes the exit code.
  */
+/** The longest one connection request may take, within the run's deadline. */
+const CONNECTION_REQUEST_MS = 10_000;
+
 export async function createRunnerConnections(
   ctx: EnrollmentContext,
   flavor: AgentFlavor,
   enrolled: { runnerId: string; runnerName: string },
   hostname: string,
   report: Reporter,
+  /** The run's deadline: the requests are cut to what is left of --timeout, and none is sent once it has passed. */
+  deadline: Deadline,
 ): Promise<ConnectionsOutcome> {
-  report.step('create connections');
+  if (deadline.expired()) {
+    const skipped = "the command's --timeout had passed";
+    report.info(`connections: not created (${skipped}); the identity is fine, create them in Datadog if needed`);
+    return { skipped, created: [], failed: [] };
+  }
   const config = ctx.config;
   const configured = configList(config, 'private_action_runner.actions_allowlist');
   const defaults =
@@ -184,7 +193,7 @@ export async function createRunnerConnections(
     configDir: config.file ? dirname(config.file) : '/etc/datadog-agent',
     version: ctx.version.version,
     network: ctx.network,
-    timeoutMs: 10_000,
+    timeoutMs: Math.min(CONNECTION_REQUEST_MS, Math.floor(deadline.remainingMs())),
   });
   if (outcome.skipped) report.info(`connections: not created (${outcome.skipped})`);
   for (const created of outcome.created) report.info(`connections: created ${created} (${enrolled.runnerName})`);

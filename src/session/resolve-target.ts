@@ -88,6 +88,7 @@ export async function resolveTarget(
             hostname: options.hostname !== undefined,
             identityFile: options.identityFile !== undefined,
             ...(options.agentVersion ? { agentVersion: options.agentVersion } : {}),
+            ...(checks.deadline ? { deadline: checks.deadline } : {}),
           },
         );
         for (const warning of settleDifferences(outcomes, runner.found, {
@@ -127,7 +128,11 @@ export async function resolveTarget(
     const path = resolveIdentityPath(config, options.identityFile);
     report.info(`identity file: ${path.path} (${path.source})`);
     const { LocalFileTarget } = await import('../rotation/targets/local-file.js');
-    return { config, cluster, target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion) };
+    return {
+      config,
+      cluster,
+      target: new LocalFileTarget(config, path, selectors.config, io, options.hostname, options.agentVersion, checks.deadline),
+    };
   }
   if (kind === 'cluster-secret') {
     const { ClusterAgentSecretTarget, requireSecretStorage } = await import('../rotation/targets/cluster-agent-secret.js');

@@ -1,3 +1,4 @@
+import type { Deadline } from '../time/index.js';
 import { type AgentConfig, resolveEndpoint, resolveIdentityPath } from '../config/index.js';
 import { readAgentApiKey } from '../config/credentials.js';
 import { ConfigError, ParError } from '../errors.js';
@@ -98,7 +99,7 @@ const same = (a: AgentConfig, b: AgentConfig, key: string) => JSON.stringify(a.g
  */
 export async function outcomeDifferences(
   sides: Sides,
-  explicit: { hostname?: boolean; identityFile?: boolean; agentVersion?: string },
+  explicit: { hostname?: boolean; identityFile?: boolean; agentVersion?: string; deadline?: Deadline },
 ): Promise<OutcomeDifference[]> {
   const { here, runner } = sides;
   const out: OutcomeDifference[] = [];
@@ -109,7 +110,10 @@ export async function outcomeDifferences(
   push('API key the runner hashes', apiKeyOf(here.config), apiKeyOf(runner.config));
   if (!explicit.identityFile) push('identity file', identityPathOf(here.config), identityPathOf(runner.config));
   if (!explicit.hostname && !HOSTNAME_INPUTS.every((key) => same(here.config, runner.config, key))) {
-    const version = explicit.agentVersion === undefined ? {} : { agentVersion: explicit.agentVersion };
+    const version = {
+      ...(explicit.agentVersion === undefined ? {} : { agentVersion: explicit.agentVersion }),
+      ...(explicit.deadline ? { deadline: explicit.deadline } : {}),
+    };
     const resolve = async (side: Sides['here']): Promise<Outcome> => {
       try {
         const host = await resolveHost(side.config, { env: side.env, ...version });

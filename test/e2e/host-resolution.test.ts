@@ -79,6 +79,19 @@ describe('hostname on a simulated EC2 host (OS name ip-10-0-0-1)', () => {
     });
   });
 
+  it('--timeout cuts a metadata service that does not answer: HOSTNAME_UNRESOLVED, nothing enrolled, nothing written', async () => {
+    // ec2_metadata_timeout of a minute: only --timeout can end the wait.
+    await agentConfig('ec2_metadata_timeout: 60000');
+    cloud.set({ ec2: { instanceId: INSTANCE_ID, imdsv2: 'required' }, delayMs: { ec2: 120_000 } });
+    const run = await fx.run(['rotate-identity', '-c', fx.dir, '--timeout', '2s', '--json'], { env: ec2Host() });
+    expect(run.code, run.stderr).toBe(3);
+    const out = JSON.parse(run.stdout);
+    expect(out).toMatchObject({ code: 'HOSTNAME_UNRESOLVED', exitCode: 3 });
+    expect(out.message).toContain('the hostname lookup did not finish before --timeout (2 s)');
+    expect(fx.emulator.requests.filter((r) => r.route === 'enroll' || r.route === 'enroll_api_key_only')).toHaveLength(0);
+    await expect(fx.read()).rejects.toThrow();
+  });
+
   it('status says plainly that an identity holding the OS hostname will be discarded', async () => {
     await agentConfig();
     // What an older par-identity wrote there: the OS hostname.

@@ -278,7 +278,8 @@ describe('rollout of a Deployment', () => {
       .map((p) => p.metadata.name)
       .sort();
     rollouts.newPodsReady = false;
-    const run = await rollout('deployment/par', '--timeout', '1s');
+    // --timeout counts from the command's start: the check before the wait must fit in it.
+    const run = await rollout('deployment/par', '--timeout', '3s');
     expect(run.code, run.stderr).toBe(10);
     expect(run.stderr).toContain('error[ROLLOUT_TIMEOUT]');
     expect(
@@ -373,6 +374,21 @@ describe('rollout of a Deployment', () => {
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toContain('[CAPACITY_UNCHECKED]');
     expect(check.stdout).toContain('no list on nodes');
+  });
+
+  it('an apiserver that stops answering during the check: --timeout cuts it (KUBE_TIMEOUT, the command deadline), nothing changed', async () => {
+    createDeployment(2);
+    await allReady(2);
+    const generation = deploy().metadata.generation;
+    emu.faults.hang({ verb: 'list', resource: 'pods' });
+    const run = await rollout('deployment/par', '--timeout', '2s', '--json');
+    emu.faults.clear();
+    expect(run.code, run.stderr).toBe(9);
+    const out = JSON.parse(run.stdout);
+    expect(out).toMatchObject({ code: 'KUBE_TIMEOUT', exitCode: 9 });
+    expect(out.message).toContain('command deadline');
+    expect(emu.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
+    expect(deploy().metadata.generation).toBe(generation);
   });
 
   it('a missing workload is WORKLOAD_MISSING, exit 10, in both modes', async () => {

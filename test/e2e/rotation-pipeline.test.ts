@@ -34,11 +34,13 @@ const clusters: KubeEmulator[] = [];
  * docs/configuration.md "The running agent's settings"): a local -c agrees with the running agent, so
  * these tests see the pipeline, not a refusal. `agentEnv` adds to (and overrides) the agent's env.
  */
-async function cluster(agentEnv: Record<string, unknown>[] = []): Promise<KubeEmulator> {
-  const kube = await clusterWithRunner([NS], NS, {
-    enrollmentUrl: enrollment.url,
-    env: [{ name: 'DD_CLUSTER_NAME', value: 'e2e' }, ...agentEnv],
-  });
+async function cluster(agentEnv: Record<string, unknown>[] = [], newPodsReady = true): Promise<KubeEmulator> {
+  const kube = await clusterWithRunner(
+    [NS],
+    NS,
+    { enrollmentUrl: enrollment.url, env: [{ name: 'DD_CLUSTER_NAME', value: 'e2e' }, ...agentEnv] },
+    newPodsReady,
+  );
   clusters.push(kube);
   return kube;
 }
@@ -124,6 +126,27 @@ describe('roll out only after a verification that passed', () => {
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).not.toMatch(/^next:/m);
     expect(human.stdout).toMatch(/^undo: par-identity rollback /m);
+  });
+});
+
+describe("--timeout ends where the rollout begins; --rollout-timeout is the rollout's", () => {
+  it('a rollout that outlasts --timeout is not cut by it: it runs to --rollout-timeout, then its restart is undone and the strategy restored', async () => {
+    const kube = await cluster([], false);
+    const kubeconfig = join(dir, 'kubeconfig');
+    await kube.writeKubeconfig(kubeconfig, { token: kube.adminToken, namespace: NS });
+    await writeConfig('datadog.yaml');
+    const strategy = (kube.getObject('apps/v1', 'Deployment', NS, 'par') as Obj).spec.strategy;
+    // The rollout waits for Pods that never become Ready: it outlasts --timeout (5 s) whatever the machine's speed.
+    const args = ['rotate-identity', '-c', dir, '--kubeconfig', kubeconfig, '--rollout', 'deployment/par', '--json'];
+    const result = await run([...args, '--timeout', '5s', '--rollout-timeout', '7s']);
+    expect(result.code, result.stderr).toBe(10);
+    const out = JSON.parse(result.stdout);
+    expect(out).toMatchObject({ code: 'ROLLOUT_TIMEOUT' });
+    expect(out.message).toContain('did not finish rolling out within 7 s');
+    const after = kube.getObject('apps/v1', 'Deployment', NS, 'par') as Obj;
+    expect(after.spec.strategy).toEqual(strategy);
+    expect(after.spec.template.metadata.annotations?.[FINGERPRINT_ANNOTATION]).toBeUndefined();
+    expect(Object.keys(after.metadata.annotations ?? {}).filter((k) => k.startsWith('par-identity'))).toEqual([]);
   });
 });
 

@@ -14,6 +14,8 @@ export async function clusterWithRunner(
   namespaces: string[],
   namespace: string,
   agent?: { enrollmentUrl: string; env?: Record<string, unknown>[] },
+  /** false: the replacement Pods of a restart never become Ready (a rollout that stalls). */
+  newPodsReady = true,
 ): Promise<KubeEmulator> {
   const kube = await startKubeEmulator();
   seedNamespaces(kube, namespaces);
@@ -45,6 +47,6 @@ export async function clusterWithRunner(
       },
     },
   } as KubeObject);
-  storedDeploymentRollouts(kube, namespace, 'par');
+  storedDeploymentRollouts(kube, namespace, 'par').newPodsReady = newPodsReady;
   return kube;
 }

@@ -11,6 +11,7 @@ import { formatAgentVersion } from '../../src/host/agent-ipc.js';
 import type { HostProbes } from '../../src/host/host-probes.js';
 import { hostnameProblem } from '../../src/host/hostname-validation.js';
 import { apiKeyHash } from '../../src/identity/api-key-hash.js';
+import { Deadline } from '../../src/time/index.js';
 
 let dir: string;
 let cloud: CloudMetadataEmulator;
@@ -49,7 +50,7 @@ function probes(over: Partial<HostProbes> = {}): HostProbes {
 
 async function resolve(
   yaml: string,
-  opts: { env?: NodeJS.ProcessEnv; probes?: Partial<HostProbes>; override?: string; metadataUrl?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; probes?: Partial<HostProbes>; override?: string; metadataUrl?: string; deadline?: Deadline } = {},
 ) {
   await writeFile(join(dir, 'datadog.yaml'), yaml);
   const env = { PAR_IDENTITY_CLOUD_METADATA_URL: opts.metadataUrl ?? cloud.url, ...opts.env };
@@ -59,6 +60,7 @@ async function resolve(
     probes: probes(opts.probes),
     ipc: { tries: 2, timeoutMs: 1000, pauseMs: 1 },
     ...(opts.override === undefined ? {} : { override: opts.override }),
+    ...(opts.deadline ? { deadline: opts.deadline } : {}),
   });
 }
 
@@ -124,6 +126,20 @@ describe('the agent chain: stop providers', () => {
     const r = await resolve('gce_metadata_timeout: 50\n');
     expect(r.source).toBe('OS hostname');
     expect(r.notes.join('\n')).toMatch(/GCE: no answer within 50 ms/);
+  });
+
+  it("--timeout cuts a provider's own longer cap, and a lookup cut short gives no hostname (the next provider's could be another than the agent's)", async () => {
+    cloud.set({ gce: { hostname: 'late' }, delayMs: { gce: 60_000 } });
+    const err = await resolve('gce_metadata_timeout: 60000\n', { deadline: Deadline.after(300) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'HOSTNAME_UNRESOLVED' });
+    expect((err as Error).message).toMatch(/^the hostname lookup did not finish before --timeout \(300 ms\)/);
+    expect(JSON.stringify((err as { details?: unknown }).details)).toMatch(/GCE: no answer within \d+ ms \(command deadline\)/);
+  });
+
+  it('a lookup that ends within --timeout is the same as without one', async () => {
+    cloud.set({ gce: { hostname: 'gce-host.c.project.internal' } });
+    const r = await resolve('', { deadline: Deadline.after(60_000) });
+    expect(r).toMatchObject({ source: 'GCE metadata' });
   });
 
   it('outside any cloud (connection refused) the chain ends on the OS hostname', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RolloutApi } from '../../src/rollout/rollout-api.js';
 import { runRollout } from '../../src/rollout/run-rollout.js';
 import { progressPrinter } from '../../src/rollout/rollout-workload.js';
+import { Deadline } from '../../src/time/index.js';
 
 // A rollout wait is never silent for more than 10 s (issue 23): driven by the injectable clock, so the
 // test neither sleeps nor depends on the machine's speed. The clock advances 1 s (the default poll) at
@@ -65,10 +66,10 @@ describe('rollout heartbeat', () => {
         surge: false,
         fallback: false,
         identitySecretNames: [],
-        timeoutMs: 60_000,
+        // The rollout's clock is the test's: a poll takes 1 s of it (readWorkload), a wait none.
+        deadline: Deadline.after(60_000, { now: () => clock.now().getTime(), sleep: () => Promise.resolve() }),
         pollMs: 1,
         dryRun: false,
-        now: clock.now,
         onProgress: progressPrinter({ isTTY }, report),
       }).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'ROLLOUT_TIMEOUT' });

@@ -5,6 +5,7 @@ import type { RecordEventInput } from '../../src/kube/index.js';
 import { checkRollout } from '../../src/rollout/eligibility.js';
 import type { RolloutApi } from '../../src/rollout/rollout-api.js';
 import { runRollout } from '../../src/rollout/run-rollout.js';
+import { Deadline } from '../../src/time/index.js';
 
 // What `rollout` does with a namespaced Role only: node capacity and PDBs are optional reads,
 // skipped with a finding; the capacity fallback refuses to run blind.
@@ -59,10 +60,12 @@ const options = {
   surge: 'auto' as const,
   fallback: false,
   identitySecretNames: ['private-action-runner-identity'],
-  timeoutMs: 1000,
+  // A fresh second at each run (read when the options are spread into it).
+  get deadline() {
+    return Deadline.after(1000);
+  },
   pollMs: 1,
   dryRun: false,
-  now: () => new Date(),
 };
 
 describe('rollout with a namespaced Role only', () => {

@@ -18,6 +18,7 @@ export const connections: Step<RotationOptions> = {
       need(r.enrolled, 'enrollment'),
       hostname,
       r.report,
+      r.deadline,
     );
   },
   async plan(r) {

@@ -11,9 +11,10 @@ export const rollout: Step<RotationOptions> = {
     if (!r.rollout) return;
     const o = r.spec.options;
     const { rolloutWorkload } = await import('../../rollout/rollout-workload.js');
-    // --timeout ends here: the rollout's wait has --rollout-timeout, and undoing its restart after a
-    // failure must not be cut short by a deadline already spent.
-    r.deadline = Deadline.never(r.deadline.clock);
+    // --timeout ends here: the rollout's wait has --rollout-timeout, from now on the run's clock, and
+    // undoing its restart after a failure must not be cut short by a deadline already spent.
+    const clock = r.deadline.clock;
+    r.deadline = Deadline.never(clock);
     r.rolledOut = await rolloutWorkload(
       r.rollout.session,
       r.rollout.ref,
@@ -21,7 +22,7 @@ export const rollout: Step<RotationOptions> = {
         checkOnly: false,
         surge: 'auto',
         fallback: o.fallback,
-        timeoutSeconds: o.rolloutTimeoutSeconds,
+        deadline: Deadline.after(o.rolloutTimeoutSeconds * 1000, clock),
         pollMs: Number(r.io.env.PAR_IDENTITY_ROLLOUT_POLL_MS ?? 1000),
         dryRun: false,
         fingerprint: need(r.next, 'new identity').key.kid,

@@ -56,7 +56,14 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   }
 
   protected async naming(): Promise<{ naming: EnrollmentNaming; notes: string[]; warnings: string[] }> {
-    const prefix = this.workloadName ?? (await resolveHost(this.config, { env: this.env })).hostname;
+    const prefix =
+      this.workloadName ??
+      (
+        await resolveHost(this.config, {
+          env: this.env,
+          ...(this.session.conn.limits.deadline ? { deadline: this.session.conn.limits.deadline } : {}),
+        })
+      ).hostname;
     const readsIt = await this.workloadReadsSecret();
     return {
       naming: { flavor: this.flavor, runnerNamePrefix: prefix, hostname: prefix },

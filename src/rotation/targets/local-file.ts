@@ -46,7 +46,7 @@ import type {
   VerifiedMark,
   WriteOutcome,
 } from '../target.js';
-import { isoString } from '../../time/index.js';
+import { type Deadline, isoString } from '../../time/index.js';
 import { sanitizeServerString } from '../../sanitize.js';
 import { splitPending } from '../orphans.js';
 
@@ -111,6 +111,8 @@ export class LocalFileTarget implements IdentityTarget {
     /** --hostname: overrides the agent's IPC answer and the hostname chain. */
     private readonly hostnameOverride?: string,
     private readonly agentVersion?: string,
+    /** The command's deadline: the hostname lookup is cut by it. */
+    private readonly deadline?: Deadline,
   ) {
     this.path = identityPath.path;
     this.label = `identity file ${this.path}`;
@@ -215,6 +217,7 @@ export class LocalFileTarget implements IdentityTarget {
       env: this.io.env,
       ...(this.hostnameOverride === undefined ? {} : { override: this.hostnameOverride }),
       ...(this.agentVersion === undefined ? {} : { agentVersion: this.agentVersion }),
+      ...(this.deadline ? { deadline: this.deadline } : {}),
     });
     return this.host;
   }
