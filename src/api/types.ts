@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import type { KeyObject } from 'node:crypto';
 import type { ParError } from '../errors.js';
 import type { WatchEvent } from '../reload/watch-events.js';
-import type { RotationOptions, StatusOptions as StatusCommandOptions } from '../command-options.js';
+import type { RotationInput, StatusOptions as StatusCommandOptions } from '../command-options.js';
 import type { WatchCounters } from '../results/watch.js';
 import type { WatchOptions } from '../watch/watch-options.js';
 
@@ -41,12 +41,12 @@ export interface CommonOptions {
 type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | 'cfgPathGiven' | NoFlag>>;
 
 /** `par-identity rotate-identity`: the local identity file, or with `k8sSecret` a Helm runner's Secret. */
-export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create' | 'agent'> {}
+export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationInput, 'secretName' | 'create' | 'agent'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
 export interface RotateParIdentityOptions
   extends CommonOptions,
-    OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
+    OptionsOf<RotationInput, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
 
 /** `par-identity status`. */
 export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOptions, 'keepPrevious' | 'rollout'> {}

@@ -1,4 +1,4 @@
-import type { RotationOptions } from '../command-options.js';
+import type { RotationInput } from '../command-options.js';
 import { switchFlag, withDefault } from './flag.js';
 import {
   AGENT_FLAGS,
@@ -68,7 +68,7 @@ export const rotateIdentity = defineCommand({
   ],
   run: {
     load: () => import('../commands/rotate-identity.js'),
-    toOptions: (v, io): RotationOptions => ({
+    toOptions: (v, io): RotationInput => ({
       ...localOptions(v),
       ...outputOptions(v, io),
       ...credentialOptions(v),
@@ -123,7 +123,7 @@ export const rotateParIdentity = defineCommand({
   ],
   run: {
     load: () => import('../commands/rotate-par-identity.js'),
-    toOptions: (v, io): RotationOptions => ({
+    toOptions: (v, io): RotationInput => ({
       ...configOptions(v),
       ...kubeOptions(v),
       ...agentOptions(v),
