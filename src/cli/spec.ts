@@ -11,6 +11,15 @@ interface CommandModule<O> {
   run(options: O, io: Io): Promise<CommandResult>;
 }
 
+/**
+ * The stop the boundary adds to the options of a command that stopsOnSignal: the CLI's SIGINT/SIGTERM
+ * (program.ts, stop-signals.ts) or the API caller's AbortSignal. A command's options type names it
+ * beside what its toOptions builds (`ReturnType<typeof rotateIdentityOptions> & Stoppable`).
+ */
+export interface Stoppable {
+  signal?: AbortSignal;
+}
+
 /** A positional argument; `V` its value's type. */
 export interface ArgumentSpec<V = unknown> {
   /** `<action>`, `[command...]`: how help shows it. */
