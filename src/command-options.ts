@@ -129,15 +129,3 @@ export interface RollbackInput extends RunOptions {
 
 /** status reads only: it has no dry run and never waits for a lock. */
 export type InspectInput = Omit<RunOptions, 'dryRun' | 'waitLockSeconds' | 'signal'>;
-
-/** `--secret`: the cluster agent's identity Secret instead of the file. */
-export interface SecretChoice {
-  secret?: boolean;
-}
-
-export interface StatusOptions extends InspectInput, SecretChoice {
-  /** Every identity Secret the token can list, one row each. */
-  allNamespaces?: boolean;
-  /** Which Pod of the workload runs which identity (`true`: the cluster agent's Deployment). */
-  pods?: string | true;
-}
