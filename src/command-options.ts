@@ -1,8 +1,10 @@
 import type { OutputOptions } from './output-options.js';
 
-// What the pipelines take: the options objects src/cli builds from the flags and src/api from a
-// program's call. Types only (and the one default path), so the command table, the API and its
-// shipped declarations read them without loading any of the pipeline.
+// What the pipelines NEED of a run (RotationInput, RollbackInput, InspectInput and the parts they are
+// made of), declared by the pipeline's side. A command's options type is not written here: it is
+// derived from its definition in src/cli (its flags and toOptions), and tsc checks at the call in
+// src/commands/<name>.ts that those options satisfy the input the pipeline declares here. Types only
+// (and the one default path), so the API's shipped declarations read them without loading the pipeline.
 
 /** The agent's config directory when -c / cfgPath is not given. */
 export const DEFAULT_CFGPATH = '/etc/datadog-agent';
@@ -101,7 +103,7 @@ export interface RunOptions extends OutputOptions, TargetOptions {
   profile?: string;
 }
 
-export interface RotationOptions extends RunOptions, CredentialFlags {
+export interface RotationInput extends RunOptions, CredentialFlags {
   dryRun: boolean;
   /** With `rollout`: allow the DaemonSet capacity fallback. */
   fallback: boolean;
@@ -119,23 +121,11 @@ export interface RotationOptions extends RunOptions, CredentialFlags {
   overrideAgentSettings?: boolean;
 }
 
-export interface RollbackOptions extends RunOptions {
+export interface RollbackInput extends RunOptions {
   dryRun: boolean;
   /** Restore even an identity holding fields a newer agent wrote, or where a local setting leads to another outcome than the running agent's. */
   overrideAgentSettings?: boolean;
 }
 
 /** status reads only: it has no dry run and never waits for a lock. */
-export type InspectOptions = Omit<RunOptions, 'dryRun' | 'waitLockSeconds' | 'signal'>;
-
-/** `--secret`: the cluster agent's identity Secret instead of the file. */
-export interface SecretChoice {
-  secret?: boolean;
-}
-
-export interface StatusOptions extends InspectOptions, SecretChoice {
-  /** Every identity Secret the token can list, one row each. */
-  allNamespaces?: boolean;
-  /** Which Pod of the workload runs which identity (`true`: the cluster agent's Deployment). */
-  pods?: string | true;
-}
+export type InspectInput = Omit<RunOptions, 'dryRun' | 'waitLockSeconds' | 'signal'>;

@@ -5,7 +5,6 @@ import { toParError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { Envelope } from '../results/envelope.js';
-import type { RotationOptions } from '../command-options.js';
 import { apiIo, inputOf, jsonResult } from './options.js';
 import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, StatusOptions, StatusResult } from './types.js';
 
@@ -14,7 +13,7 @@ import type { RotateIdentityOptions, RotateParIdentityOptions, RotationResult, S
 // prints nothing. Loaded by src/api.ts when first called.
 
 /** toOptions of the command, plus what only a program gives a rotation: the keys themselves and a signal. */
-function rotationOptions(spec: CommandSpec<RotationOptions>, o: RotateIdentityOptions & RotateParIdentityOptions, io: Io): RotationOptions {
+function rotationOptions<O extends object>(spec: CommandSpec<O>, o: RotateIdentityOptions & RotateParIdentityOptions, io: Io) {
   return {
     ...spec.run.toOptions(inputOf(spec, o), io),
     ...(o.apiKey !== undefined ? { apiKey: o.apiKey } : {}),

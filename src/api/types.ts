@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import type { KeyObject } from 'node:crypto';
 import type { ParError } from '../errors.js';
 import type { WatchEvent } from '../reload/watch-events.js';
-import type { RotationOptions, StatusOptions as StatusCommandOptions } from '../command-options.js';
+import type { InspectInput, RotationInput } from '../command-options.js';
 import type { WatchCounters } from '../results/watch.js';
 import type { WatchOptions } from '../watch/watch-options.js';
 
@@ -11,8 +11,10 @@ import type { WatchOptions } from '../watch/watch-options.js';
 // are shipped too (types-only files: errors, options, results, events) or from node:* —
 // scripts/build.mjs fails the build on any other import in the declarations it ships.
 //
-// Options are the commands' own options types (the CLI flags' values, camelCase, durations as
-// numbers in the unit their name says), with the flags' defaults. Results are the objects `--json`
+// Options are what the commands' flags fill (camelCase, durations as numbers in the unit their name
+// says), with the flags' defaults, written here from the pipeline's documented inputs
+// (src/command-options.ts) and held by tsc to the definitions' flags (src/api/options.ts), not derived
+// from them: docs/architecture.md, "Where the code still differs". Results are the objects `--json`
 // prints (schema version 1). Nothing here ever holds an API key, an application key or key
 // material, except LoadedIdentity, whose keys are node:crypto KeyObjects (they serialise to `{}`).
 
@@ -34,22 +36,29 @@ export interface CommonOptions {
 }
 
 /**
- * A command's own options (src/command-options.ts: what its flags fill, in the unit their name
- * says), every one optional with the flag's default, without the ones of the terminal (json, color)
- * and without those the command has no flag for.
+ * The pipeline's input for a command (src/command-options.ts: what its flags fill, in the unit their
+ * name says), every one optional with the flag's default, without the ones of the terminal (json,
+ * color) and without those the command has no flag for.
  */
 type OptionsOf<O, NoFlag extends keyof O> = Partial<Omit<O, 'json' | 'color' | 'cfgPathGiven' | NoFlag>>;
 
 /** `par-identity rotate-identity`: the local identity file, or with `k8sSecret` a Helm runner's Secret. */
-export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationOptions, 'secretName' | 'create' | 'agent'> {}
+export interface RotateIdentityOptions extends CommonOptions, OptionsOf<RotationInput, 'secretName' | 'create' | 'agent'> {}
 
 /** `par-identity rotate-par-identity`: the cluster agent's identity Secret. */
 export interface RotateParIdentityOptions
   extends CommonOptions,
-    OptionsOf<RotationOptions, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
+    OptionsOf<RotationInput, 'identityFile' | 'k8sSecret' | 'hostname' | 'envFromRunner'> {}
 
 /** `par-identity status`. */
-export interface StatusOptions extends CommonOptions, OptionsOf<StatusCommandOptions, 'keepPrevious' | 'rollout'> {}
+export interface StatusOptions extends CommonOptions, OptionsOf<InspectInput, 'keepPrevious' | 'rollout'> {
+  /** The cluster agent's identity Secret (current and previous_*) instead of the identity file. */
+  secret?: boolean;
+  /** Every identity Secret the token can list, one row each. */
+  allNamespaces?: boolean;
+  /** Which Pod of the workload runs which identity (`true`: the cluster agent's Deployment). */
+  pods?: string | true;
+}
 
 // ---- results: the `--json` objects, the very types the commands' renderers build (src/results) ----
 

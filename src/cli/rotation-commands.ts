@@ -1,4 +1,4 @@
-import type { RotationOptions } from '../command-options.js';
+import type { Io } from '../io.js';
 import { switchFlag, withDefault } from './flag.js';
 import {
   AGENT_FLAGS,
@@ -29,32 +29,62 @@ import {
   rolloutOptions,
   TIMEOUT,
 } from './shared-flags.js';
-import { defineCommand } from './spec.js';
+import { type CommandInput, defineCommand, type Stoppable } from './spec.js';
 
 // The two rotate commands: a local identity file (or a Helm chart's Secret), and the cluster agent's Secret.
+// Each command's options type is what its toOptions builds from its flags (declared apart from the
+// defineCommand literal, so src/commands/<name>.ts names it with `import type` and tsc never goes round
+// through `load`); the command module hands it to the pipeline, whose RotationInput tsc checks it against.
+
+/** What only a program gives a rotation (src/api/commands.ts): the keys themselves, never a flag (argv is world-readable in /proc). */
+interface ProgramKeys {
+  apiKey?: string;
+  appKey?: string;
+}
+
+const rotateIdentityFlags = {
+  ...CONFIG_FLAGS,
+  ...CREDENTIAL_FLAGS,
+  timeoutSeconds: withDefault(TIMEOUT, 120),
+  dryRun: DRY_RUN,
+  verify: NO_VERIFY,
+  k8sSecret: K8S_SECRET,
+  namespace: NAMESPACE,
+  kubeconfig: KUBECONFIG,
+  context: CONTEXT,
+  keepPrevious: NO_KEEP_PREVIOUS,
+  hostname: HOSTNAME,
+  envFromRunner: ENV_FROM_RUNNER,
+  overrideAgentSettings: OVERRIDE_AGENT_SETTINGS,
+  allowRegionChange: ALLOW_REGION_CHANGE,
+  ...ROLLOUT_FLAGS,
+  ...OUTPUT_FLAGS,
+};
+
+function rotateIdentityOptions(v: CommandInput<typeof rotateIdentityFlags>, io: Io) {
+  return {
+    ...localOptions(v),
+    ...outputOptions(v, io),
+    ...credentialOptions(v),
+    ...kubeOptions(v),
+    ...rolloutOptions(v),
+    ...agentChoiceOptions(v),
+    ...(v.k8sSecret ? { k8sSecret: v.k8sSecret } : {}),
+    keepPrevious: v.keepPrevious,
+    timeoutSeconds: v.timeoutSeconds,
+    dryRun: v.dryRun,
+    verify: v.verify,
+  };
+}
+
+/** What src/commands/rotate-identity.ts takes: its flags' options, the stop, and a program's keys. */
+export type RotateIdentityOptions = ReturnType<typeof rotateIdentityOptions> & Stoppable & ProgramKeys;
 
 export const rotateIdentity = defineCommand({
   name: 'rotate-identity',
   stopsOnSignal: true,
   description: 'enroll a new runner identity and replace the local identity file atomically (standalone/node runner)',
-  flags: {
-    ...CONFIG_FLAGS,
-    ...CREDENTIAL_FLAGS,
-    timeoutSeconds: withDefault(TIMEOUT, 120),
-    dryRun: DRY_RUN,
-    verify: NO_VERIFY,
-    k8sSecret: K8S_SECRET,
-    namespace: NAMESPACE,
-    kubeconfig: KUBECONFIG,
-    context: CONTEXT,
-    keepPrevious: NO_KEEP_PREVIOUS,
-    hostname: HOSTNAME,
-    envFromRunner: ENV_FROM_RUNNER,
-    overrideAgentSettings: OVERRIDE_AGENT_SETTINGS,
-    allowRegionChange: ALLOW_REGION_CHANGE,
-    ...ROLLOUT_FLAGS,
-    ...OUTPUT_FLAGS,
-  },
+  flags: rotateIdentityFlags,
   examples: [
     {
       what: 'Rotate a node runner, verify it, and restart the service',
@@ -68,44 +98,54 @@ export const rotateIdentity = defineCommand({
   ],
   run: {
     load: () => import('../commands/rotate-identity.js'),
-    toOptions: (v, io): RotationOptions => ({
-      ...localOptions(v),
-      ...outputOptions(v, io),
-      ...credentialOptions(v),
-      ...kubeOptions(v),
-      ...rolloutOptions(v),
-      ...agentChoiceOptions(v),
-      ...(v.k8sSecret ? { k8sSecret: v.k8sSecret } : {}),
-      keepPrevious: v.keepPrevious,
-      timeoutSeconds: v.timeoutSeconds,
-      dryRun: v.dryRun,
-      verify: v.verify,
-    }),
+    toOptions: rotateIdentityOptions,
   },
 });
+
+const rotateParIdentityFlags = {
+  ...AGENT_CONFIG_FLAGS,
+  ...KUBE_FLAGS,
+  ...AGENT_FLAGS,
+  ...CREDENTIAL_FLAGS,
+  timeoutSeconds: withDefault(TIMEOUT, 120),
+  dryRun: DRY_RUN,
+  verify: NO_VERIFY,
+  create: switchFlag(
+    '--create',
+    "create the Secret when missing even where no cluster agent is found (off-cluster with -n): the namespace must be the agent's",
+  ),
+  keepPrevious: NO_KEEP_PREVIOUS,
+  allowRegionChange: ALLOW_REGION_CHANGE,
+  ...ROLLOUT_FLAGS,
+  ...OUTPUT_FLAGS,
+};
+
+function rotateParIdentityOptions(v: CommandInput<typeof rotateParIdentityFlags>, io: Io) {
+  return {
+    ...configOptions(v),
+    ...kubeOptions(v),
+    ...agentOptions(v),
+    ...credentialOptions(v),
+    ...outputOptions(v, io),
+    ...(v.create ? { create: true } : {}),
+    ...rolloutOptions(v),
+    ...agentChoiceOptions(v),
+    timeoutSeconds: v.timeoutSeconds,
+    dryRun: v.dryRun,
+    verify: v.verify,
+    keepPrevious: v.keepPrevious,
+  };
+}
+
+/** What src/commands/rotate-par-identity.ts takes: its flags' options, the stop, and a program's keys. */
+export type RotateParIdentityOptions = ReturnType<typeof rotateParIdentityOptions> & Stoppable & ProgramKeys;
 
 export const rotateParIdentity = defineCommand({
   name: 'rotate-par-identity',
   stopsOnSignal: true,
   description:
     'enroll a new identity for the cluster agent and update the shared Kubernetes Secret (resourceVersion-guarded, previous kept)',
-  flags: {
-    ...AGENT_CONFIG_FLAGS,
-    ...KUBE_FLAGS,
-    ...AGENT_FLAGS,
-    ...CREDENTIAL_FLAGS,
-    timeoutSeconds: withDefault(TIMEOUT, 120),
-    dryRun: DRY_RUN,
-    verify: NO_VERIFY,
-    create: switchFlag(
-      '--create',
-      "create the Secret when missing even where no cluster agent is found (off-cluster with -n): the namespace must be the agent's",
-    ),
-    keepPrevious: NO_KEEP_PREVIOUS,
-    allowRegionChange: ALLOW_REGION_CHANGE,
-    ...ROLLOUT_FLAGS,
-    ...OUTPUT_FLAGS,
-  },
+  flags: rotateParIdentityFlags,
   examples: [
     {
       what: "Rotate with the running cluster agent's own settings (no local config), checking RBAC first",
@@ -123,19 +163,6 @@ export const rotateParIdentity = defineCommand({
   ],
   run: {
     load: () => import('../commands/rotate-par-identity.js'),
-    toOptions: (v, io): RotationOptions => ({
-      ...configOptions(v),
-      ...kubeOptions(v),
-      ...agentOptions(v),
-      ...credentialOptions(v),
-      ...outputOptions(v, io),
-      ...(v.create ? { create: true } : {}),
-      ...rolloutOptions(v),
-      ...agentChoiceOptions(v),
-      timeoutSeconds: v.timeoutSeconds,
-      dryRun: v.dryRun,
-      verify: v.verify,
-      keepPrevious: v.keepPrevious,
-    }),
+    toOptions: rotateParIdentityOptions,
   },
 });

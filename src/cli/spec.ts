@@ -11,6 +11,15 @@ interface CommandModule<O> {
   run(options: O, io: Io): Promise<CommandResult>;
 }
 
+/**
+ * The stop the boundary adds to the options of a command that stopsOnSignal: the CLI's SIGINT/SIGTERM
+ * (program.ts, stop-signals.ts) or the API caller's AbortSignal. A command's options type names it
+ * beside what its toOptions builds (`ReturnType<typeof rotateIdentityOptions> & Stoppable`).
+ */
+export interface Stoppable {
+  signal?: AbortSignal;
+}
+
 /** A positional argument; `V` its value's type. */
 export interface ArgumentSpec<V = unknown> {
   /** `<action>`, `[command...]`: how help shows it. */
@@ -57,11 +66,24 @@ interface Example {
 interface CommandRun<O, F extends Flags, A extends Arguments> {
   /** Imports src/commands/<name>.js (or a variant chosen by a flag) only when the command runs. */
   load(input: CommandInput<F, A>): Promise<CommandModule<O>>;
-  /** The options object the module takes; tsc holds it to exactly that type (NoInfer: the module decides O). */
-  toOptions(input: CommandInput<F, A>, io: Io): NoInfer<O>;
+  /**
+   * The options object the module takes, from the flags' and arguments' values: O is what it returns.
+   * Declared beside the definition (`function rotateIdentityOptions(v: CommandInput<…>, io: Io)`), so
+   * the module can name its options type (`ReturnType<typeof rotateIdentityOptions>`) with
+   * `import type` without tsc going round through `load`.
+   */
+  toOptions(input: CommandInput<F, A>, io: Io): O;
 }
 
-/** `O`: the options type of the command's module; `F` its flags, `A` its arguments (tsc checks toOptions against all three). */
+/**
+ * What defineCommand checks: O comes from toOptions (NoInfer on load), and the module's `run` must
+ * take every object toOptions builds (a function type, not a method: checked one way, not both).
+ */
+interface DefinedRun<O, F extends Flags, A extends Arguments> extends CommandRun<O, F, A> {
+  load(input: CommandInput<F, A>): Promise<{ run: (options: NoInfer<O>, io: Io) => Promise<CommandResult> }>;
+}
+
+/** `O`: the options toOptions builds, which the command's module takes; `F` its flags, `A` its arguments. */
 export interface CommandSpec<O = unknown, F extends Flags = Flags, A extends Arguments = Arguments> {
   name: string;
   description: string;
@@ -80,9 +102,16 @@ export interface CommandSpec<O = unknown, F extends Flags = Flags, A extends Arg
   run: CommandRun<O, F, A>;
 }
 
-/** One typed definition of a command: tsc infers its flags' and arguments' types from the definitions and checks toOptions against the module's options. */
+interface DefinedCommand<O, F extends Flags, A extends Arguments> extends CommandSpec<O, F, A> {
+  run: DefinedRun<O, F, A>;
+}
+
+/**
+ * One typed definition of a command: tsc infers its flags' and arguments' types from their definitions,
+ * its options type from toOptions, and checks that the module loaded takes those options.
+ */
 export function defineCommand<O, F extends Flags, A extends Arguments = Record<never, never>>(
-  spec: CommandSpec<O, F, A>,
+  spec: DefinedCommand<O, F, A>,
 ): CommandSpec<O, F, A> {
   return spec;
 }

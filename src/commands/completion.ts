@@ -1,12 +1,7 @@
+import type { CompletionOptions } from '../cli/program-commands.js';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, resultJson } from '../output.js';
-
-export interface CompletionOptions {
-  shell: string;
-  /** The script for that shell, rendered from the command table by src/cli; undefined for a shell it does not know. */
-  script(shell: string): Promise<string | undefined>;
-}
 
 /**
  * Prints the script itself on stdout (no summary wrapping), so `source <(...)` works. `contexts` and

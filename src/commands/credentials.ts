@@ -1,3 +1,4 @@
+import type { CredentialsOptions } from '../cli/tool-commands.js';
 import { checkSite } from '../config/endpoint.js';
 import { loadAgentConfig } from '../config/index.js';
 import {
@@ -11,27 +12,18 @@ import {
 } from '../credentials/index.js';
 import { ConfigError, InterruptedError, stopSignalOf, stoppedBy, UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
+import { type CommandResult, createReporter, resultJson } from '../output.js';
 import { commandLine } from '../command-line.js';
 import { resolveSite } from '../config/datadog-site.js';
 import { DEFAULT_CFGPATH, DEFAULT_PROFILE } from '../command-options.js';
 import { programName } from '../single-executable.js';
 
-export interface CredentialsOptions extends OutputOptions {
-  action: 'set' | 'show' | 'delete';
-  profile: string;
-  site?: string;
-  cfgPath: string;
-  extraCfg: string[];
-  /**
-   * SIGINT/SIGTERM (src/cli/stop-signals.ts): the key prompt or the stdin read ends at once, and nothing
-   * is stored or deleted after it. The keychain writes of one profile are one synchronous sequence, so
-   * a signal, handled between event-loop turns, never lands between two fields.
-   */
-  signal?: AbortSignal;
-}
-
-/** What a stopped credentials command says: nothing was stored, deleted or half-done. */
+/**
+ * What a stopped credentials command says: nothing was stored, deleted or half-done. On SIGINT/SIGTERM
+ * (`options.signal`, src/cli/stop-signals.ts) the key prompt or the stdin read ends at once, and nothing
+ * is stored or deleted after it. The keychain writes of one profile are one synchronous sequence, so
+ * a signal, handled between event-loop turns, never lands between two fields.
+ */
 function stopped(options: CredentialsOptions, what: string): InterruptedError {
   const again = commandLine([
     programName(),

@@ -1,16 +1,10 @@
+import type { EmulatorOptions } from '../cli/tool-commands.js';
 import { ParError } from '../errors.js';
 import type { Io } from '../io.js';
 import { type CommandResult, type OutputOptions, resultJson } from '../output.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
 import { VERSION } from '../version.js';
 import { writePrivateFile } from '../storage/index.js';
-
-export interface EmulatorOptions extends OutputOptions {
-  port: number;
-  kube: boolean;
-  kubePort: number;
-  kubeconfigOut?: string;
-}
 
 /**
  * What this command needs of dist/emulators.js (emulators/run-emulators.ts implements it). Declared here

@@ -1,22 +1,14 @@
+import type { RolloutCommandOptions } from '../cli/cluster-commands.js';
 import { ExitCode, InterruptedError, ParError, stopSignalOf, stoppedBy } from '../errors.js';
 import { type Io, ioClock } from '../io.js';
 import { Deadline } from '../time/index.js';
-import { type CommandResult, createReporter, type OutputOptions, resultJson } from '../output.js';
+import { type CommandResult, createReporter, resultJson } from '../output.js';
 import type { RolloutOutcome } from '../rollout/run-rollout.js';
 import { describeRef, parseWorkloadRef, type WorkloadRef } from '../rollout/workload-ref.js';
 import { clusterAccess } from '../session/connection.js';
 import { commandLine, kubeSelector } from '../command-line.js';
-import { type RolloutRequest, rolloutWorkload } from '../rollout/rollout-workload.js';
+import { rolloutWorkload } from '../rollout/rollout-workload.js';
 import { programName } from '../single-executable.js';
-
-export interface RolloutCommandOptions extends OutputOptions, Omit<RolloutRequest, 'deadline' | 'onRestartBegins'> {
-  /** --timeout: the whole command, from its start (the check, the restart and its wait). */
-  timeoutSeconds: number;
-  target: string;
-  namespace?: string;
-  kubeconfig?: string;
-  context?: string;
-}
 
 /**
  * The check's verdict and findings. A blocker blocks the create-before-delete restart only: `--check`

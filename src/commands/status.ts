@@ -1,7 +1,7 @@
 import type { Io } from '../io.js';
 import type { CommandResult } from '../output.js';
 import type { AllNamespacesStatusResult, PodsStatusResult, StatusResult } from '../results/status.js';
-import type { StatusOptions } from '../command-options.js';
+import type { StatusOptions } from '../cli/inspection-commands.js';
 import { runStatus } from '../rotation/pipelines.js';
 import { resolveTarget, targetKindOf } from '../session/resolve-target.js';
 

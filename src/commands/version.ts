@@ -1,3 +1,4 @@
+import type { VersionOptions } from '../cli/program-commands.js';
 import type { Io } from '../io.js';
 import { type CommandResult, resultJson } from '../output.js';
 import { runningAsSingleExecutable } from '../single-executable.js';
@@ -26,10 +27,7 @@ function buildInfo(): BuildInfo {
   };
 }
 
-export async function run(
-  _options: Record<string, never>,
-  _io: Io,
-): Promise<CommandResult<ReturnType<typeof resultJson<'version', BuildInfo>>>> {
+export async function run(_options: VersionOptions, _io: Io): Promise<CommandResult<ReturnType<typeof resultJson<'version', BuildInfo>>>> {
   const info = buildInfo();
   return {
     json: resultJson('version', info),

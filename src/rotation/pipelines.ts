@@ -4,7 +4,7 @@ import { type CommandResult, createReporter } from '../output.js';
 import type { RollbackResult } from '../results/rollback.js';
 import type { RotationCommand, RotationResult } from '../results/rotation.js';
 import type { IdentityStatusResult } from '../results/status.js';
-import type { InspectOptions, RollbackOptions, RotationOptions } from '../command-options.js';
+import type { InspectInput, RollbackInput, RotationInput } from '../command-options.js';
 import { rollbackPlanResult, rollbackResult } from './renderers/rollback-result.js';
 import { rotationPlanResult, rotationResult, skippedResult } from './renderers/rotation-result.js';
 import { statusResult } from './renderers/status-result.js';
@@ -34,7 +34,7 @@ import type { TargetKind } from './target.js';
 // the write, so Pods only restart onto an identity the server accepted. With --dry-run every step
 // runs its plan instead.
 
-const ROTATION_STEPS: readonly Step<RotationOptions>[] = [
+const ROTATION_STEPS: readonly Step<RotationInput>[] = [
   resolve,
   lock,
   read,
@@ -47,9 +47,9 @@ const ROTATION_STEPS: readonly Step<RotationOptions>[] = [
   connections,
   rollout,
 ];
-const ROLLBACK_STEPS: readonly Step<RollbackOptions>[] = [resolve, lock, read, verify, restore];
+const ROLLBACK_STEPS: readonly Step<RollbackInput>[] = [resolve, lock, read, verify, restore];
 /** status reads only; without --verify it does not go online at all. */
-const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] => [
+const statusSteps = (options: InspectInput): readonly Step<InspectInput>[] => [
   resolve,
   lock,
   read,
@@ -57,7 +57,7 @@ const statusSteps = (options: InspectOptions): readonly Step<InspectOptions>[] =
   ...(options.verify ? [verify] : []),
 ];
 
-function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spec: RunSpec<O>, io: Io): Run<O> {
+function start<O extends RotationInput | RollbackInput | InspectInput>(spec: RunSpec<O>, io: Io): Run<O> {
   const startedMs = io.now().getTime();
   return {
     spec,
@@ -71,7 +71,7 @@ function start<O extends RotationOptions | RollbackOptions | InspectOptions>(spe
 export async function runRotation(
   command: RotationCommand,
   kind: TargetKind,
-  options: RotationOptions,
+  options: RotationInput,
   io: Io,
   resolveTarget: TargetResolver,
 ): Promise<CommandResult<RotationResult>> {
@@ -87,7 +87,7 @@ export async function runRotation(
 
 export async function runRollback(
   kind: TargetKind,
-  options: RollbackOptions,
+  options: RollbackInput,
   io: Io,
   resolveTarget: TargetResolver,
 ): Promise<CommandResult<RollbackResult>> {
@@ -98,7 +98,7 @@ export async function runRollback(
 
 export async function runStatus(
   kind: TargetKind,
-  options: InspectOptions,
+  options: InspectInput,
   io: Io,
   resolveTarget: TargetResolver,
 ): Promise<CommandResult<IdentityStatusResult>> {

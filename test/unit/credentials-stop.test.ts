@@ -29,7 +29,8 @@ function io(stdin: string, reads: { n: number }): Io {
   };
 }
 
-const base = { profile: 'p', cfgPath: '/nonexistent', extraCfg: [], json: false, color: false };
+// The options the command's definition builds (src/cli/tool-commands.ts): -c given or not included.
+const base = { profile: 'p', cfgPath: '/nonexistent', extraCfg: [], cfgPathGiven: true, json: false, color: false };
 
 describe('credentials stopped by a signal', () => {
   it('set: stopped while reading the keys → INTERRUPTED (143 for SIGTERM), nothing stored', async () => {

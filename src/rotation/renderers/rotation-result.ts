@@ -10,7 +10,7 @@ import type {
 } from '../../results/rotation.js';
 import type { RolloutOutcome } from '../../rollout/run-rollout.js';
 import { undoCommandOf } from '../../command-line.js';
-import type { RotationOptions } from '../../command-options.js';
+import type { RotationInput } from '../../command-options.js';
 import { elapsedMs, need, type Run } from '../run.js';
 import type { PlanEntry } from '../runner.js';
 import { describeCredentialCheck } from '../steps/enroll.js';
@@ -20,7 +20,7 @@ import { sanitizeServerString } from '../../sanitize.js';
 
 // What a rotation reports: the rotation, its plan (--dry-run), or why it was skipped (--if-older-than).
 
-type RotationRun = Run<RotationOptions>;
+type RotationRun = Run<RotationInput>;
 
 /**
  * The runner the rotation replaced (the identity in service before it), named by its URN and, when the

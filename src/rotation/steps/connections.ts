@@ -1,9 +1,9 @@
 import { createRunnerConnections } from '../enrollment-context.js';
-import type { RotationOptions } from '../../command-options.js';
+import type { RotationInput } from '../../command-options.js';
 import { need, type Step } from '../run.js';
 
 /** The runner's connections, as the agent creates them after enrolling: best effort, never fatal. */
-export const connections: Step<RotationOptions> = {
+export const connections: Step<RotationInput> = {
   name: 'connections',
   title: 'create connections',
   async run(r) {

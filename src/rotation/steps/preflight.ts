@@ -1,7 +1,7 @@
 import { parseWorkloadRef } from '../../rollout/workload-ref.js';
 import { resolveEnrollmentContext } from '../enrollment-context.js';
 import { checkRegionChange } from '../region-check.js';
-import type { RotationOptions } from '../../command-options.js';
+import type { RotationInput } from '../../command-options.js';
 import { need, type Step } from '../run.js';
 
 /**
@@ -9,7 +9,7 @@ import { need, type Step } from '../run.js';
  * the target's write checks (directory, server-side dry run of the Secret write), the runner's
  * naming, the credentials and endpoint, and with --rollout the workload and its restart patch.
  */
-export const preflight: Step<RotationOptions> = {
+export const preflight: Step<RotationInput> = {
   name: 'preflight',
   title: 'pre-flight',
   async run(r) {

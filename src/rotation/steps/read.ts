@@ -1,11 +1,11 @@
 import { ConfigError, KubernetesError } from '../../errors.js';
 import { rotationDue } from '../age.js';
-import type { RotationOptions, RunOptions } from '../../command-options.js';
+import type { RotationInput, RunOptions } from '../../command-options.js';
 import { need, type Run, type Step } from '../run.js';
 import type { CurrentIdentity } from '../target.js';
 
 /** What the target holds now, and the identity a rollback would restore; with --if-older-than, whether a rotation is due. */
-export const read: Step<RunOptions & Pick<RotationOptions, 'ifOlderThanSeconds'>> = {
+export const read: Step<RunOptions & Pick<RotationInput, 'ifOlderThanSeconds'>> = {
   name: 'read',
   title: 'read the current identity',
   async run(r) {

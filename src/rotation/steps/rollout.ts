@@ -1,9 +1,9 @@
 import { Deadline } from '../../time/index.js';
-import type { RotationOptions } from '../../command-options.js';
+import type { RotationInput } from '../../command-options.js';
 import { need, type Step } from '../run.js';
 
 /** After a verification that passed (or --no-verify): the --rollout workload restarted onto the new identity. */
-export const rollout: Step<RotationOptions> = {
+export const rollout: Step<RotationInput> = {
   name: 'rollout',
   title: 'roll out',
   atomic: true,
