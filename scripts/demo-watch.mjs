@@ -30,10 +30,14 @@ let replicas;
 let failed = false;
 
 function rotate() {
-  const run = spawnSync(process.execPath, [BIN, 'rotate-par-identity', '-c', info.lab.clusterConfig, '--kubeconfig', kubeconfig, '--json'], {
-    env,
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    [BIN, 'rotate-par-identity', '-c', info.lab.clusterConfig, '--kubeconfig', kubeconfig, '--json'],
+    {
+      env,
+      encoding: 'utf8',
+    },
+  );
   if (run.status !== 0) throw new Error(`rotate-par-identity failed (${run.status}): ${run.stderr}`);
   const result = JSON.parse(run.stdout);
   console.log(`  rotate-par-identity: ${result.action} Secret, new identity ${result.urn} (fingerprint ${short(result.fingerprint)}…)`);
