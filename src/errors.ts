@@ -192,7 +192,7 @@ export const ERROR_CODES = {
   HOSTNAME_UNRESOLVED: {
     family: 'ConfigError',
     exit: 'config',
-    meaning: 'neither the running agent nor the hostname chain gave a valid hostname',
+    meaning: 'neither the running agent nor the hostname chain gave a valid hostname, or the lookup did not finish before --timeout',
   },
   AGENT_VERSION_INVALID: {
     family: 'ConfigError',
