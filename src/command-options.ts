@@ -117,7 +117,10 @@ export interface RotationInput extends RunOptions, CredentialFlags {
   create?: boolean;
   /** Enroll even when the site's region is not the region of the URN replaced (docs/configuration.md, "Region"). */
   allowRegionChange?: boolean;
-  /** Go on where a local setting leads to another outcome than the running agent's, or the identity holds fields a newer agent wrote; the output lists what was overridden. */
+  /**
+   * Go on where a local setting leads to another outcome than the running agent's, or the identity holds
+   * fields a newer agent wrote; the output lists what was overridden.
+   */
   overrideAgentSettings?: boolean;
 }
 

@@ -67,7 +67,9 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
     {
       name: 'orphanPossible',
       meaning:
-        'status: the identity is readable, but a run was interrupted after sending a key for enrollment: a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; a key whose rotation is still under way is no orphan)',
+        'status: the identity is readable, but a run was interrupted after sending a key for enrollment: ' +
+        'a runner may be registered in Datadog that no identity holds (listed with its key fingerprint; exit 14 takes precedence; ' +
+        'a key whose rotation is still under way is no orphan)',
     },
     {
       name: 'verifyUnavailable',
@@ -77,7 +79,8 @@ export const EXIT_CODE_DOCS: { code: number; name: ExitCodeName; meaning: string
     {
       name: 'podsOnOtherIdentity',
       meaning:
-        'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): keep the previous runner; nothing was changed',
+        'status --pods: some Pods of the workload do not run the identity in service (another fingerprint, or none recorded): ' +
+        'keep the previous runner; nothing was changed',
     },
     { name: 'interrupted', meaning: 'interrupted by SIGINT (128 + 2): the run stopped at a safe point; the message says what is in place' },
     {

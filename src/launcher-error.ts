@@ -11,7 +11,9 @@ export function nodeUnsupported(
   json: boolean,
 ): { exitCode: number; stdout?: string; stderr: string } {
   const message = `par-identity needs Node.js ${neededMajor} or newer; this is Node.js ${version}. Nothing was changed.`;
-  const hint = `Put Node.js ${neededMajor}+ first on PATH, or use the single executable par-identity-linux-x64, which carries its own Node (built by npm run build:sea in a checkout).`;
+  const hint =
+    `Put Node.js ${neededMajor}+ first on PATH, or use the single executable par-identity-linux-x64, ` +
+    'which carries its own Node (built by npm run build:sea in a checkout).';
   const exitCode = ExitCode[ERROR_CODES.NODE_UNSUPPORTED.exit];
   return {
     exitCode,

@@ -42,7 +42,9 @@ export async function findClusterAgent(
     }
   }
   let seen: Sightings = await findClusterAgentWorkloads(apps, where.namespaceGiven ? where.namespace : undefined, true);
-  let looked = `cluster-agent Deployments (labels app.kubernetes.io/component=cluster-agent, agent.datadoghq.com/component=cluster-agent) ${where.namespaceGiven ? `in namespace ${where.namespace}` : 'in all namespaces'}`;
+  let looked =
+    'cluster-agent Deployments (labels app.kubernetes.io/component=cluster-agent, ' +
+    `agent.datadoghq.com/component=cluster-agent) ${where.namespaceGiven ? `in namespace ${where.namespace}` : 'in all namespaces'}`;
   if (!where.namespaceGiven && seen.found.length === 0 && seen.unlisted.length > 0) {
     const cut = seen.unlisted.join('; ');
     seen = await findClusterAgentWorkloads(apps, where.namespace, true);

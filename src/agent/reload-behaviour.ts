@@ -39,7 +39,9 @@ export const RELOAD_TABLE: readonly ReloadRule[] = [
     from: '7.81.0',
     below: '7.82.0',
     reloads: 'none',
-    why: '7.81.x reads the identity Secret only when it starts: its own rotate-par-identity ends with `kubectl rollout restart` (datadog-agent #52031); the watcher of #52006 was not merged',
+    why:
+      '7.81.x reads the identity Secret only when it starts: its own rotate-par-identity ends with `kubectl rollout restart` ' +
+      '(datadog-agent #52031); the watcher of #52006 was not merged',
   },
 ];
 

@@ -290,7 +290,8 @@ export function requireRunnerEnabled(config: AgentConfig, looked?: string): void
       throw new ConfigError(
         'CONFIG_NOT_FOUND',
         `no agent config found${looked ? ` (looked for ${looked})` : ''}, and DD_PRIVATE_ACTION_RUNNER_ENABLED is not set: nothing says this runner is enabled`,
-        "Nothing was changed. Point -c at the agent's config directory (or its .yaml file), or run where the agent's DD_* environment is set (--env-from-runner on the runner's host).",
+        "Nothing was changed. Point -c at the agent's config directory (or its .yaml file), " +
+          "or run where the agent's DD_* environment is set (--env-from-runner on the runner's host).",
         looked ? { looked } : {},
       );
     }
@@ -303,7 +304,8 @@ export function requireRunnerEnabled(config: AgentConfig, looked?: string): void
     throw new ConfigError(
       'RUNNER_DISABLED',
       `private_action_runner.enabled is ${read} (from ${config.sourceOf('private_action_runner.enabled')})`,
-      'Rotation is refused for a runner that is not enabled: set private_action_runner.enabled: true in the agent config (or DD_PRIVATE_ACTION_RUNNER_ENABLED=true), then run again.',
+      'Rotation is refused for a runner that is not enabled: set private_action_runner.enabled: ' +
+        'true in the agent config (or DD_PRIVATE_ACTION_RUNNER_ENABLED=true), then run again.',
     );
   }
 }

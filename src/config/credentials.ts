@@ -41,7 +41,9 @@ function checkNotHandle(name: string, cred: Credential): Credential {
     throw new ConfigError(
       'SECRET_HANDLE_UNSUPPORTED',
       `${name} from ${cred.source} is an ENC[...] secret handle, which par-identity cannot resolve there`,
-      `Configure secret_backend_command as the agent has it (handles in the agent config or DD_* are then resolved), or provide the key itself through --${name.replace('_', '-')}-file PATH (or - for stdin) or ${name === 'api_key' ? 'DD_API_KEY' : 'DD_APP_KEY'}; the handle was not sent anywhere.`,
+      'Configure secret_backend_command as the agent has it (handles in the agent config or DD_* are then resolved), ' +
+        `or provide the key itself through --${name.replace('_', '-')}-file PATH (or - for stdin) ` +
+        `or ${name === 'api_key' ? 'DD_API_KEY' : 'DD_APP_KEY'}; the handle was not sent anywhere.`,
     );
   }
   if (/\s/.test(cred.value)) {
@@ -91,7 +93,8 @@ async function fromFlag(
       throw new ConfigError(
         'CREDENTIAL_UNREADABLE',
         `the ${label} file given with ${flag} does not exist (the value, ${path.length} characters long, is not printed in case it is the key itself): ${code}`,
-        `Pass the path of a file holding the ${label}, or - to read it from stdin. If you passed the key itself, it is now in your shell history and process list: consider rotating it.`,
+        `Pass the path of a file holding the ${label}, or - to read it from stdin. ` +
+          'If you passed the key itself, it is now in your shell history and process list: consider rotating it.',
         { flag, valueLength: path.length },
       );
     }
@@ -176,7 +179,8 @@ export async function resolveCredentials(config: AgentConfig, sources: Credentia
     throw new ConfigError(
       'CREDENTIAL_MISSING',
       'no application key found (owned enrollment needs one)',
-      'Provide it with --app-key-file PATH (or - for stdin), DD_APP_KEY or app_key in the agent config, or set private_action_runner.api_key_only_enrollment: true.',
+      'Provide it with --app-key-file PATH (or - for stdin), DD_APP_KEY or app_key in the agent config, ' +
+        'or set private_action_runner.api_key_only_enrollment: true.',
     );
   }
   // Held from here on: a server repeating them in an answer gets them masked (docs/security.md).

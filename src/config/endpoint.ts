@@ -62,10 +62,12 @@ export function checkSite(site: string, source: string): void {
   const problem = siteProblem(site);
   if (!problem) return;
   const meant = meantSite(site);
+  const example = meant ? ` (${meant} for this value)` : ' (datadoghq.com, datadoghq.eu, us3.datadoghq.com, …)';
   throw new ConfigError(
     'SITE_INVALID',
-    `site ${JSON.stringify(sanitizeServerString(site, 200))} (from ${source}) is not a Datadog site name: ${problem}; the enrollment URL would be https://api.${sanitizeServerString(site, 200)}/…`,
-    `Nothing was changed. Set the site to the bare site name${meant ? ` (${meant} for this value)` : ' (datadoghq.com, datadoghq.eu, us3.datadoghq.com, …)'}; a full URL belongs in dd_url.`,
+    `site ${JSON.stringify(sanitizeServerString(site, 200))} (from ${source}) is not a Datadog site name: ${problem}; ` +
+      `the enrollment URL would be https://api.${sanitizeServerString(site, 200)}/…`,
+    `Nothing was changed. Set the site to the bare site name${example}; a full URL belongs in dd_url.`,
     { site: sanitizeServerString(site, 200), source },
   );
 }
@@ -105,11 +107,12 @@ export function resolveEndpoint(config: AgentConfig, env: NodeJS.ProcessEnv, sto
   const ddUrlSource = config.sourceOf('dd_url');
   if (env.DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS === 'true' && ddUrl) {
     hostOf(ddUrl, ddUrlSource);
+    const region = stored && !configuredSite ? `; site ${site} (${siteSource}) for the URN region` : '';
     return {
       baseUrl: ddUrl.replace(/\/+$/, ''),
       site,
       siteSource,
-      how: `dd_url itself (${config.sourceOf('dd_url')}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true${stored && !configuredSite ? `; site ${site} (${siteSource}) for the URN region` : ''}`,
+      how: `dd_url itself (${config.sourceOf('dd_url')}), because DD_INTERNAL_PAR_USE_DD_URL_FOR_OPMS=true${region}`,
     };
   }
   if (ddUrl) {

@@ -116,12 +116,14 @@ export function resolveNetworkSettings(config: AgentConfig, env: NodeJS.ProcessE
   const skip = config.getBool('skip_ssl_validation');
   if (skip) {
     warnings.push(
-      `TLS CERTIFICATES ARE NOT VERIFIED for Datadog calls: skip_ssl_validation is true (${config.sourceOf('skip_ssl_validation')}); anyone on the path can read the API key. Turn it off as soon as possible.`,
+      `TLS CERTIFICATES ARE NOT VERIFIED for Datadog calls: skip_ssl_validation is true (${config.sourceOf('skip_ssl_validation')}); ` +
+        'anyone on the path can read the API key. Turn it off as soon as possible.',
     );
   }
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
     warnings.push(
-      'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates are verified anyway (extra CAs: NODE_EXTRA_CA_CERTS; the agent setting skip_ssl_validation if you really must).',
+      'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates are verified anyway (extra CAs: NODE_EXTRA_CA_CERTS; ' +
+        'the agent setting skip_ssl_validation if you really must).',
     );
   }
   const rawMin = (config.getString('min_tls_version') ?? 'tlsv1.2').toLowerCase();
@@ -137,8 +139,9 @@ export function resolveNetworkSettings(config: AgentConfig, env: NodeJS.ProcessE
   if (http) proxy.http = parseProxyUrl(http.value, http.where);
   if (https) proxy.https = parseProxyUrl(https.value, https.where);
   const parts = [proxy.https ? `https via ${proxy.https.display}` : '', proxy.http ? `http via ${proxy.http.display}` : ''].filter(Boolean);
+  const entries = `${noProxy.length} entr${noProxy.length === 1 ? 'y' : 'ies'}`;
   const summary = parts.length
-    ? `proxy: ${parts.join(', ')} (no_proxy: ${noProxy.length} entr${noProxy.length === 1 ? 'y' : 'ies'}, ${proxy.nonExact ? 'suffix/CIDR' : 'exact host'} matching)`
+    ? `proxy: ${parts.join(', ')} (no_proxy: ${entries}, ${proxy.nonExact ? 'suffix/CIDR' : 'exact host'} matching)`
     : 'proxy: none';
   return { proxy, tls: { rejectUnauthorized: !skip, minVersion }, warnings, summary };
 }

@@ -190,11 +190,12 @@ export async function resolveSecretHandles(
   if (!settings.embedded) {
     const problem = await checkBackendRights(path, settings.allowGroupExec);
     if (problem) {
+      const modes = settings.allowGroupExec ? '700, or 750 with secret_backend_command_allow_group_exec_perm' : '700';
       fail(
         'SECRET_BACKEND_PERMISSIONS',
         `${problem} (needed for ${named})`,
         unique,
-        `The agent refuses it too: make it executable by its owner only (chmod 700${settings.allowGroupExec ? ', or 750 with secret_backend_command_allow_group_exec_perm' : ''}).`,
+        `The agent refuses it too: make it executable by its owner only (chmod ${modes}).`,
       );
     }
   }

@@ -14,7 +14,8 @@ type KeyringModule = typeof import('@napi-rs/keyring');
 let loaded: Promise<KeyringModule> | undefined;
 
 const NO_KEYCHAIN_HINT =
-  'Use --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY instead (containers usually have no Secret Service). On a Linux desktop, unlock GNOME Keyring or KWallet.';
+  'Use --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY instead ' +
+  '(containers usually have no Secret Service). On a Linux desktop, unlock GNOME Keyring or KWallet.';
 
 export class KeychainUnavailableError extends ParError {
   constructor(reason: string, hint = NO_KEYCHAIN_HINT) {
@@ -27,7 +28,10 @@ async function keyring(): Promise<KeyringModule> {
   if (runningAsSingleExecutable()) {
     throw new KeychainUnavailableError(
       'the single executable has no keychain (the native keychain module ships only with the npm package)',
-      `Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, or api_key/app_key in the agent config; or, where a keychain is needed, the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md).`,
+      'Give the keys with --api-key-file/--app-key-file (a path, or - for stdin) or DD_API_KEY/DD_APP_KEY, ' +
+        'or api_key/app_key in the agent config; or, where a keychain is needed, ' +
+        'the npm package installed from a checkout ' +
+        `(npm ci && npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md).`,
     );
   }
   loaded ??= import('@napi-rs/keyring').catch((err: Error) => {

@@ -98,7 +98,8 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
         throw new EnrollmentError(
           'ENROLL_HOST_UNKNOWN',
           `the host ${host}${via} does not resolve (ENOTFOUND)`,
-          `${NOTHING_WRITTEN} Not retried: check the site / dd_url setting that names ${host} (the run prints which setting it came from) and the DNS of this machine, then run again.`,
+          `${NOTHING_WRITTEN} Not retried: check the site / dd_url setting that names ${host} ` +
+            '(the run prints which setting it came from) and the DNS of this machine, then run again.',
           { host },
         );
       }
@@ -119,9 +120,11 @@ export async function enroll(input: EnrollmentInput, options: EnrollOptions): Pr
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
   if (outcome.value) return { ...outcome.value, attempts: outcome.attempts, endpoint, runnerName: request.runnerName };
+  const attempts = `${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}`;
   throw new EnrollmentError(
     'ENROLL_TIMEOUT',
-    `enrollment did not succeed within ${Math.round(budgetMs / 1000)} s (${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,
+    `enrollment did not succeed within ${Math.round(budgetMs / 1000)} s ` +
+      `(${attempts}; last: ${outcome.lastReason ?? 'none'}) at ${endpoint}`,
     `${NOTHING_WRITTEN} Check network access to the API (proxy: HTTPS_PROXY/NO_PROXY), or raise --timeout, then run again.`,
     { attempts: outcome.attempts, lastReason: outcome.lastReason ?? null },
   );

@@ -29,4 +29,5 @@ export function tlsCertificateErrorCode(err: unknown): string | undefined {
 }
 
 export const TLS_HINT =
-  'Not retried: the certificate is not trusted. If a TLS-inspecting proxy or a private CA is in the path, give its CA with NODE_EXTRA_CA_CERTS=/path/ca.pem; check the system clock for expiry errors.';
+  'Not retried: the certificate is not trusted. If a TLS-inspecting proxy or a private CA is in the path, ' +
+  'give its CA with NODE_EXTRA_CA_CERTS=/path/ca.pem; check the system clock for expiry errors.';

@@ -97,7 +97,8 @@ export async function validateAppKey(
     throw new ParError(
       'APP_KEY_INVALID',
       `the Datadog API does not accept the application key with this API key (HTTP ${res.status} from ${url}); the API key itself was accepted`,
-      'Nothing was enrolled and nothing was changed. Check the application key (DD_APP_KEY, app_key, --app-key-file or the keychain profile; it must belong to the same organization and site as the API key), then run again.',
+      'Nothing was enrolled and nothing was changed. Check the application key (DD_APP_KEY, app_key, ' +
+        '--app-key-file or the keychain profile; it must belong to the same organization and site as the API key), then run again.',
       { status: res.status, endpoint: url },
     );
   }

@@ -74,7 +74,8 @@ export function clusterNameFor(config: AgentConfig, nodeName: string, hint?: Age
   const judged = raw === undefined || raw === null || String(raw) === '' ? {} : { rule: rule.label };
   if (name === '') {
     notes.push(
-      'no usable cluster_name: the agent may still append a cluster name it discovers (cloud metadata, node labels), which this tool does not; set cluster_name to be sure',
+      'no usable cluster_name: the agent may still append a cluster name it discovers (cloud metadata, node labels), ' +
+        'which this tool does not; set cluster_name to be sure',
     );
   } else if (config.getString('kubernetes_node_label_as_cluster_name')) {
     notes.push(

@@ -37,7 +37,9 @@ export async function resolveClusterId(core: CoreV1Api, where: { namespace: stri
       throw new KubernetesError(
         'KUBE_FORBIDDEN',
         `reading ${label}: forbidden (namespace ${namespace} from ${where.source})`,
-        `Nothing was changed. If ${namespace} is the cluster agent's namespace, grant get on configmaps/${CLUSTER_ID_CONFIGMAP} there (the agent's own Role has it); if it is not, run inside the agent's Pod or pass -n with the agent's namespace.`,
+        `Nothing was changed. If ${namespace} is the cluster agent's namespace, ` +
+          `grant get on configmaps/${CLUSTER_ID_CONFIGMAP} there (the agent's own Role has it); ` +
+          `if it is not, run inside the agent's Pod or pass -n with the agent's namespace.`,
         { httpStatus: 403 },
       );
     }

@@ -189,7 +189,9 @@ export async function recordEvent(
         recorded: false,
         reason: input.reason,
         forbidden: true,
-        warning: `Event ${input.reason} not recorded on ${where}: forbidden. Grant create on events (API group events.k8s.io) in namespace ${input.regarding.namespace} to keep an audit trail in the cluster.`,
+        warning:
+          `Event ${input.reason} not recorded on ${where}: forbidden. Grant create on events (API group events.k8s.io) ` +
+          `in namespace ${input.regarding.namespace} to keep an audit trail in the cluster.`,
       };
     }
     const said = status?.message ?? (err instanceof Error ? err.message.split('\n')[0] : String(err));

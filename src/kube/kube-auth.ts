@@ -83,9 +83,14 @@ class RereadFile {
 }
 
 const REMOVED_PROVIDERS: Record<string, string> = {
-  gcp: 'The gcp auth plugin has been removed.\nPlease use the "gke-gcloud-auth-plugin" kubectl/client-go credential plugin instead.\nSee https://cloud.google.com/blog/products/containers-kubernetes/kubectl-auth-changes-in-gke for further details',
+  gcp:
+    'The gcp auth plugin has been removed.\n' +
+    'Please use the "gke-gcloud-auth-plugin" kubectl/client-go credential plugin instead.\n' +
+    'See https://cloud.google.com/blog/products/containers-kubernetes/kubectl-auth-changes-in-gke for further details',
   azure:
-    'The azure auth plugin has been removed.\nPlease use the https://github.com/Azure/kubelogin kubectl/client-go credential plugin instead.\nSee https://kubernetes.io/docs/reference/access-authn-authz/authentication/#client-go-credential-plugins for further details',
+    'The azure auth plugin has been removed.\n' +
+    'Please use the https://github.com/Azure/kubelogin kubectl/client-go credential plugin instead.\n' +
+    'See https://kubernetes.io/docs/reference/access-authn-authz/authentication/#client-go-credential-plugins for further details',
 };
 
 /** What a header value may hold (RFC 9110 field-value: visible ASCII, space, tab and obs-text). */
@@ -232,7 +237,9 @@ export class KubeAuth {
     if (!idToken || (expiresAt !== undefined && this.now() + OIDC_EXPIRY_DELTA_MS > expiresAt)) {
       throw credentialsError(
         `the kubeconfig user ${this.user!.name} uses the oidc auth-provider and its id-token ${idToken ? 'has expired' : 'is missing'}`,
-        'kubectl would refresh it from the identity provider and write it back into the kubeconfig; par-identity does not. Use the exec plugin kubelogin (`kubectl oidc-login get-token`, https://github.com/int128/kubelogin) in the kubeconfig instead, or refresh the token with kubectl first.',
+        'kubectl would refresh it from the identity provider and write it back into the kubeconfig; par-identity does not. ' +
+          'Use the exec plugin kubelogin (`kubectl oidc-login get-token`, https://github.com/int128/kubelogin) ' +
+          'in the kubeconfig instead, or refresh the token with kubectl first.',
       );
     }
     if (expiresAt === undefined)
@@ -263,8 +270,10 @@ export class KubeAuth {
               : 'bearer token'
             : `impersonation value (${name})`;
         throw credentialsError(
-          `the ${what} of the kubeconfig user ${this.user?.name ?? '(none)'} holds a control character that an HTTP header cannot carry; it was not sent (the value is not printed)`,
-          'Fix the token (the kubeconfig token or tokenFile, the service-account token, or what the exec plugin prints) or the impersonation setting; a stray escape sequence or line break is the usual cause.',
+          `the ${what} of the kubeconfig user ${this.user?.name ?? '(none)'} holds a control character ` +
+            'that an HTTP header cannot carry; it was not sent (the value is not printed)',
+          'Fix the token (the kubeconfig token or tokenFile, the service-account token, or what the exec plugin prints) ' +
+            'or the impersonation setting; a stray escape sequence or line break is the usual cause.',
         );
       }
     }

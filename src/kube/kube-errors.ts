@@ -159,7 +159,8 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
     return new KubernetesError(
       'KUBE_BAD_RESPONSE',
       `${action}: the Kubernetes API answered, but ${sanitizeServerString(bad, MAX_SERVER_TEXT)}`,
-      `${nextStep} The API server was reached: check that --kubeconfig/--context point at a Kubernetes API server and not a proxy or another service answering in its place, then run again.`,
+      `${nextStep} The API server was reached: check that --kubeconfig/--context point at a Kubernetes API server ` +
+        'and not a proxy or another service answering in its place, then run again.',
       {},
       err,
     );
@@ -176,7 +177,8 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
     return new KubernetesError(
       'KUBE_TIMEOUT',
       `${action}: no answer from the Kubernetes API${within}`,
-      `${nextStep} The API server did not answer in time; check its health and the network, then run again (the per-request timeout is 30 s, capped by --timeout).`,
+      `${nextStep} The API server did not answer in time; check its health and the network, ` +
+        'then run again (the per-request timeout is 30 s, capped by --timeout).',
       { timeoutMs: timeout.timeoutMs ?? null },
       err,
     );
@@ -186,7 +188,9 @@ export function kubeFailure(err: unknown, action: string, nextStep: string): Par
     return new KubernetesError(
       'KUBE_TLS_UNTRUSTED',
       `${action}: the Kubernetes API server's certificate is not trusted (${cert})`,
-      `${nextStep} Set certificate-authority or certificate-authority-data for the cluster in the kubeconfig, or add the CA with NODE_EXTRA_CA_CERTS=/path/ca.pem. NODE_TLS_REJECT_UNAUTHORIZED is ignored; only the kubeconfig's insecure-skip-tls-verify turns verification off.`,
+      `${nextStep} Set certificate-authority or certificate-authority-data for the cluster in the kubeconfig, ` +
+        'or add the CA with NODE_EXTRA_CA_CERTS=/path/ca.pem. NODE_TLS_REJECT_UNAUTHORIZED is ignored; ' +
+        "only the kubeconfig's insecure-skip-tls-verify turns verification off.",
       { tlsError: cert },
       err,
     );

@@ -84,9 +84,11 @@ export function namespaceUnknown(lookedFor = '', candidates: string[] = []): Kub
       : candidates.length > 1
         ? `Pass -n with the namespace of the cluster agent that runs this runner: one of ${candidates.join(', ')}`
         : "Pass -n with the cluster agent's namespace (kubectl get deploy -A -l app.kubernetes.io/component=cluster-agent finds it)";
+  const looked = lookedFor ? `; ${lookedFor}` : '';
   return new KubernetesError(
     'NAMESPACE_UNKNOWN',
-    `the cluster agent's namespace is unknown: no -n, no kube_resources_namespace, and not inside a Pod (a kubeconfig context's namespace is never taken for the identity Secret)${lookedFor ? `; ${lookedFor}` : ''}`,
+    "the cluster agent's namespace is unknown: no -n, no kube_resources_namespace, and not inside a Pod " +
+      `(a kubeconfig context's namespace is never taken for the identity Secret)${looked}`,
     `Nothing was enrolled and nothing was changed. ${pass}, or set kube_resources_namespace.`,
   );
 }

@@ -31,7 +31,9 @@ async function pidFromFile(file: string): Promise<number> {
     new ReloadApplyError(
       'PIDFILE_UNSAFE',
       `pidfile ${file} ${why}, so it is not trusted`,
-      'The identity was written but nobody was signalled. Make the pidfile a regular file owned by the user running par-identity (or root) and not writable by group or others (chmod 644); the signal is retried.',
+      'The identity was written but nobody was signalled. ' +
+        'Make the pidfile a regular file owned by the user running par-identity (or root) and not writable by group or others ' +
+        '(chmod 644); the signal is retried.',
       { pidfile: file, ...details },
     );
   let handle: FileHandle | undefined;
@@ -45,7 +47,8 @@ async function pidFromFile(file: string): Promise<number> {
     if (st.uid !== euid && st.uid !== 0) throw unsafe(`is owned by uid ${st.uid}, not by uid ${euid} or root`, { owner: st.uid });
     if (st.mode & 0o022)
       throw unsafe(
-        `is writable by ${st.mode & 0o020 ? (st.mode & 0o002 ? 'its group and others' : 'its group') : 'others'} (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`,
+        `is writable by ${st.mode & 0o020 ? (st.mode & 0o002 ? 'its group and others' : 'its group') : 'others'} ` +
+          `(mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`,
         { mode: (st.mode & 0o777).toString(8).padStart(4, '0') },
       );
     text = (await readHandleAtMost(handle, MAX_PIDFILE_BYTES)).toString('utf8');

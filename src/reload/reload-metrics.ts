@@ -145,7 +145,8 @@ export class ReloadMetrics {
     metric(
       'par_identity_info',
       'gauge',
-      'The identity in service (loaded, and handed on when watch hands it on; never one that failed to be written): fingerprint is the RFC 7638 thumbprint of its public key.',
+      'The identity in service (loaded, and handed on when watch hands it on; never one that failed to be written): ' +
+        'fingerprint is the RFC 7638 thumbprint of its public key.',
       this.fingerprint === undefined ? [] : [[{ ...base, fingerprint: this.fingerprint, urn: this.urn ?? '' }, 1]],
     );
     metric('par_identity_ready', 'gauge', '1 once an identity is in service.', [[base, this.fingerprint === undefined ? 0 : 1]]);

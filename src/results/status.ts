@@ -76,7 +76,10 @@ interface StatusVerdict {
 /** A file a crashed or interrupted run left beside the identity, found by reading only (src/storage/leftovers.ts). */
 interface LeftoverFile {
   path: string;
-  /** stale-lock: <file>.lock of a holder gone on this host; invalid-lock: <file>.lock that names no holder; takeover: <file>.lock.takeover-<nonce> of a dead taker; temp: a dead writer's temporary file. */
+  /**
+   * stale-lock: <file>.lock of a holder gone on this host; invalid-lock: <file>.lock that names no holder;
+   * takeover: <file>.lock.takeover-<nonce> of a dead taker; temp: a dead writer's temporary file.
+   */
   kind: 'stale-lock' | 'invalid-lock' | 'takeover' | 'temp';
   /** Why it is a leftover (the holder's pid and why it is gone), never its content. */
   detail: string;

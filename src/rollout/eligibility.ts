@@ -272,7 +272,9 @@ export function checkRollout(view: ClusterView): RolloutCheck {
     findings.push({
       severity: 'warning',
       code: 'CAPACITY_UNCHECKED',
-      message: `node capacity not checked (${view.capacityUnavailable}): a surge Pod that does not fit stays Pending until --timeout, then the restart is undone; bind the ClusterRole par-identity-rollout-capacity for this check and for --fallback`,
+      message:
+        `node capacity not checked (${view.capacityUnavailable}): a surge Pod that does not fit stays Pending until --timeout, ` +
+        'then the restart is undone; bind the ClusterRole par-identity-rollout-capacity for this check and for --fallback',
     });
   }
   const nodes = view.capacityUnavailable ? [] : nodeRooms(view);

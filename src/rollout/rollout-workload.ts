@@ -79,9 +79,8 @@ export function progressPrinter(io: Pick<Io, 'isTTY'>, report: Reporter) {
     else if (elapsedMs - lastPrintedMs >= HEARTBEAT_MS) {
       const ready = rows.reduce((n, r) => n + r.readyPods, 0);
       const total = rows.reduce((n, r) => n + r.pods, 0);
-      report.info(
-        `still waiting after ${Math.round(elapsedMs / 1000)} s: ${ready}/${total} Pods ready, ${rows.filter((r) => r.newReady).length}/${rows.length} ${rows.length === 1 ? 'workload' : 'nodes'} on the new template`,
-      );
+      const onNew = `${rows.filter((r) => r.newReady).length}/${rows.length} ${rows.length === 1 ? 'workload' : 'nodes'}`;
+      report.info(`still waiting after ${Math.round(elapsedMs / 1000)} s: ${ready}/${total} Pods ready, ${onNew} on the new template`);
       lastPrintedMs = elapsedMs;
     }
     last = line;

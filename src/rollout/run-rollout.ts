@@ -277,7 +277,8 @@ function interruptedRollout(
       : `${plural(replaced, 'new Pod')} (${progress.some((r) => r.newReady) ? 'some Ready' : 'none Ready yet'})`;
   return make(
     `during the rollout of ${what}, ${Math.round(elapsedMs / 1000)} s in`,
-    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, which the controller puts back onto the original template; not restarted: ${notRestarted(kept)}`,
+    `its restart was undone and the original strategy restored; restarted before the stop: ${restarted}, ` +
+      `which the controller puts back onto the original template; not restarted: ${notRestarted(kept)}`,
     { restartedPods: replaced, notRestartedPods: kept, elapsedMs },
   );
 }
@@ -505,7 +506,8 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       new RolloutError(
         'FALLBACK_UNAVAILABLE',
         '--fallback needs to read nodes (allocatable, taints, conditions) and the Pods on them in all namespaces, and this token may not list them',
-        'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) to this service account, or run without --fallback.',
+        'Nothing was changed. Bind the ClusterRole par-identity-rollout-capacity (deploy/rbac-rollout-capacity.yaml) ' +
+          'to this service account, or run without --fallback.',
       ),
     );
   }
@@ -605,8 +607,11 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       if (deadline.expired()) {
         throw new RolloutError(
           'ROLLOUT_TIMEOUT',
-          `${describeRef(options.ref)} did not finish rolling out within ${deadline.describeLength()} (${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
-          'The restart was undone and the original strategy restored: Pods not yet replaced keep running with the identity they have. Check why the new Pods are not Ready (kubectl describe pod), then run the rollout again.',
+          `${describeRef(options.ref)} did not finish rolling out within ${deadline.describeLength()} ` +
+            `(${base.progress.map((r) => `${r.node}: ${r.newReady ? 'new Ready' : 'waiting'}`).join(', ')})`,
+          'The restart was undone and the original strategy restored: ' +
+            'Pods not yet replaced keep running with the identity they have. ' +
+            'Check why the new Pods are not Ready (kubectl describe pod), then run the rollout again.',
         );
       }
       // An abort ends the wait early; the loop's first line turns it into InterruptedError.
@@ -631,7 +636,9 @@ export async function runRollout(api: RolloutApi, options: RolloutOptions): Prom
       strategyChangedMeanwhile = end.changedMeanwhile;
       if (end.changedMeanwhile) {
         options.onWarning?.(
-          `the strategy of ${describeRef(options.ref)} was changed by someone else during this rollout (now ${describeStrategy(end.changedMeanwhile)}; this run had set ${describeStrategy(record.changed)}): left as it is, not restored to ${describeStrategy(record.original)}`,
+          `the strategy of ${describeRef(options.ref)} was changed by someone else during this rollout ` +
+            `(now ${describeStrategy(end.changedMeanwhile)}; this run had set ${describeStrategy(record.changed)}): ` +
+            `left as it is, not restored to ${describeStrategy(record.original)}`,
         );
       }
     } else if (undo) await api.patchWorkload(options.ref, undo);

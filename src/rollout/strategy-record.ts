@@ -183,7 +183,9 @@ export function assessLeftover(kind: WorkloadKind, w: Workload, view: HolderView
       state: 'in-progress',
       record,
       current,
-      message: `strategy changed by a par-identity rollout in progress since ${record.at} (pid ${record.pid} on ${record.host}, its deadline ${record.until}; original: ${original}; now: ${describeStrategy(current)})`,
+      message:
+        `strategy changed by a par-identity rollout in progress since ${record.at} (pid ${record.pid} on ${record.host}, ` +
+        `its deadline ${record.until}; original: ${original}; now: ${describeStrategy(current)})`,
     };
   }
   const why = gone ?? `its deadline passed at ${record.until}`;
@@ -201,11 +203,16 @@ export function assessLeftover(kind: WorkloadKind, w: Workload, view: HolderView
     record,
     current,
     why,
-    message: `strategy was changed by an interrupted par-identity rollout at ${record.at} (original: ${original}) and changed since by someone else (now: ${describeStrategy(current)}): left as it is`,
+    message:
+      `strategy was changed by an interrupted par-identity rollout at ${record.at} (original: ${original}) ` +
+      `and changed since by someone else (now: ${describeStrategy(current)}): left as it is`,
   };
 }
 
-/** `{ metadata: { resourceVersion, annotations } }` merged into a strategic-merge patch: the write fails with 409 if the workload changed since `resourceVersion`. */
+/**
+ * `{ metadata: { resourceVersion, annotations } }` merged into a strategic-merge patch: the write fails
+ * with 409 if the workload changed since `resourceVersion`.
+ */
 export function guarded(patch: object, resourceVersion: string | undefined, annotations: Record<string, string | null>): object {
   return { ...patch, metadata: { ...(resourceVersion ? { resourceVersion } : {}), annotations } };
 }

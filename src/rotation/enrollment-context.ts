@@ -72,7 +72,8 @@ export async function resolveEnrollmentContext(
   const agentKey = credentials.agentApiKey ?? credentials.apiKey;
   if (credentials.agentApiKey && credentials.agentApiKey.value !== credentials.apiKey.value) {
     report.warn(
-      `enrolling with the API key from ${credentials.apiKey.source}, but the agent reads a different one (${credentials.agentApiKey.source}); the identity records the agent's key hash so it does not re-enroll`,
+      `enrolling with the API key from ${credentials.apiKey.source}, but the agent reads a different one ` +
+        `(${credentials.agentApiKey.source}); the identity records the agent's key hash so it does not re-enroll`,
     );
   }
   return {

@@ -57,15 +57,18 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
   if (step.name === 'rollout' && phase === 'during' && cause instanceof ParError && cause.code === 'INTERRUPTED') {
     const inPlace = typeof cause.details?.inPlace === 'string' ? cause.details.inPlace : cause.message;
     return make(
-      `the new identity ${r.next?.urn ?? ''} is written to ${label} and ${r.verify?.performed ? 'verified' : 'not verified (--no-verify)'}; the rollout was stopped: ${inPlace}`,
-      `Restart the workload when you want: \`${rolloutCommand ?? commandLine([programName(), 'rollout'])}\`. Undo the rotation with \`${target ? rollbackCommandOf(target) : 'par-identity rollback'}\`.`,
+      `the new identity ${r.next?.urn ?? ''} is written to ${label} ` +
+        `and ${r.verify?.performed ? 'verified' : 'not verified (--no-verify)'}; the rollout was stopped: ${inPlace}`,
+      `Restart the workload when you want: \`${rolloutCommand ?? commandLine([programName(), 'rollout'])}\`. ` +
+        `Undo the rotation with \`${target ? rollbackCommandOf(target) : 'par-identity rollback'}\`.`,
     );
   }
 
   if (r.restored) {
     const verified = r.verify?.performed && r.verify.ok ? 'and verified' : 'but not verified';
     return make(
-      `the previous identity ${r.restored.restored.record.urn} is back in service in ${label} ${verified}; the replaced one is kept as the previous identity; the runner was not restarted`,
+      `the previous identity ${r.restored.restored.record.urn} is back in service in ${label} ${verified}; ` +
+        'the replaced one is kept as the previous identity; the runner was not restarted',
       `${r.verify?.performed && r.verify.ok ? '' : `Verify it with \`${statusCommand(r)} --verify\`. `}${Restart}.`,
     );
   }
@@ -102,7 +105,9 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
           ? 'and its health check was cut off'
           : 'and not yet verified';
     return make(
-      `runner ${r.next.urn} was enrolled with Datadog ${proven} (key fingerprint ${r.next.key.kid}); nothing was written: its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
+      `runner ${r.next.urn} was enrolled with Datadog ${proven} (key fingerprint ${r.next.key.kid}); nothing was written: ` +
+        `its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, ` +
+        'the identity in service unchanged',
       `The next ${r.spec.command} verifies that same key again and writes it if Datadog accepts it, without enrolling another runner. ${runAgain}`,
     );
   }
@@ -112,22 +117,27 @@ export function interruptedAt(r: Run, step: Step, phase: 'before' | 'during', ca
         ? `runner ${r.next.urn} was enrolled with Datadog`
         : 'the enrollment request was cut off, so Datadog may or may not have registered a runner';
     return make(
-      `${registered} (key fingerprint ${r.key.kid}); its private key is kept pending in ${pending.where}, not in service: ${label} otherwise untouched, the identity in service unchanged`,
-      `\`${statusCommand(r)}\` lists it as a possible orphan (exit 15) and the next ${r.spec.command} sets it aside. ${removeRunnerAdvice(r)}, then remove the pending key as status says.`,
+      `${registered} (key fingerprint ${r.key.kid}); its private key is kept pending in ${pending.where}, ` +
+        `not in service: ${label} otherwise untouched, the identity in service unchanged`,
+      `\`${statusCommand(r)}\` lists it as a possible orphan (exit 15) ` +
+        `and the next ${r.spec.command} sets it aside. ${removeRunnerAdvice(r)}, then remove the pending key as status says.`,
     );
   }
 
   if (r.enrolled && r.next) {
     return make(
-      `runner ${r.next.urn} was enrolled with Datadog (key fingerprint ${r.next.key.kid}), but its private key was never stored and is discarded: ${label} untouched, the identity in service unchanged`,
+      `runner ${r.next.urn} was enrolled with Datadog (key fingerprint ${r.next.key.kid}), ` +
+        `but its private key was never stored and is discarded: ${label} untouched, the identity in service unchanged`,
       `That runner can never connect: remove ${r.next.urn} in Datadog (On-Prem Runners). ${runAgain}`,
     );
   }
 
   if (step.name === 'enroll' && phase === 'during' && r.key) {
     return make(
-      `the enrollment request was cut off, so Datadog may or may not have registered a runner for key fingerprint ${r.key.kid}, whose private key is discarded: ${label} untouched, the identity in service unchanged`,
-      `If Datadog now lists a runner named ${r.preflight?.naming.runnerNamePrefix ?? '<hostname>'}-<UTC time> created by this run, remove it there. ${runAgain}`,
+      `the enrollment request was cut off, so Datadog may or may not have registered a runner for key fingerprint ${r.key.kid}, ` +
+        `whose private key is discarded: ${label} untouched, the identity in service unchanged`,
+      `If Datadog now lists a runner named ${r.preflight?.naming.runnerNamePrefix ?? '<hostname>'}-<UTC time> created by this run, ` +
+        `remove it there. ${runAgain}`,
     );
   }
 

@@ -8,16 +8,27 @@ export function describeOrphan(o: PossibleOrphan): string {
   const runner = o.runnerName ? `runner "${o.runnerName}"` : 'a runner';
   if (o.urn) {
     const why = o.rejected ? ', which the signed health check rejected: it was never written' : '';
-    return `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path}: it is registered in Datadog as ${runner} ${o.urn}${why}, and no identity holds it (a possible orphan). Remove that runner in Datadog, then ${removal(o)}`;
+    return (
+      `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path}: ` +
+      `it is registered in Datadog as ${runner} ${o.urn}${why}, and no identity holds it (a possible orphan). ` +
+      `Remove that runner in Datadog, then ${removal(o)}`
+    );
   }
-  return `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path}: it may be registered in Datadog as ${runner} that no identity holds (a possible orphan). Remove that runner in Datadog if it exists, then ${removal(o)}`;
+  return (
+    `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path}: ` +
+    `it may be registered in Datadog as ${runner} that no identity holds (a possible orphan). ` +
+    `Remove that runner in Datadog if it exists, then ${removal(o)}`
+  );
 }
 
 /** A Secret's key is removed from the Secret (never the Secret itself); a file is deleted. */
 function removal(o: PossibleOrphan): string {
   const secret = /^Secret ([^/ ]+)\/(\S+) key (\S+)$/.exec(o.path);
   if (!secret) return `delete ${o.path}`;
-  return `remove only that data key from the Secret: kubectl -n ${secret[1]} patch secret ${secret[2]} --type json -p '[{"op":"remove","path":"/data/${secret[3]}"}]'`;
+  return (
+    `remove only that data key from the Secret: kubectl -n ${secret[1]} patch secret ${secret[2]} --type json -p ` +
+    `'[{"op":"remove","path":"/data/${secret[3]}"}]'`
+  );
 }
 
 /**
@@ -55,5 +66,9 @@ export function splitPending(
 /** A rotation under way, for status: the key it sent and who holds it. */
 export function describeInProgress(o: PossibleOrphan): string {
   const runner = o.runnerName ? `runner "${o.runnerName}"` : 'its runner';
-  return `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) in ${o.path} belongs to a rotation under way (${o.holder?.why ?? 'its holder lives'}): ${runner} is the one going into service, not an orphan. Nothing to do; run status again once it has ended`;
+  return (
+    `the key ${o.fingerprint} (created ${o.createdAt ?? 'at an unknown time'}) ` +
+    `in ${o.path} belongs to a rotation under way (${o.holder?.why ?? 'its holder lives'}): ${runner} is the one going into service, ` +
+    'not an orphan. Nothing to do; run status again once it has ended'
+  );
 }

@@ -42,7 +42,9 @@ export function checkRegionChange(
   throw new ConfigError(
     'REGION_CHANGE',
     `the rotation would move the identity from region ${found.identityRegion} to ${found.region}: ${what}`,
-    `Nothing was enrolled and nothing was changed. If the site is wrong, correct or unset it (${found.source}) so that it is the site of region ${found.identityRegion}; if the runner really moves to ${found.region}, run again with --allow-region-change.`,
+    `Nothing was enrolled and nothing was changed. If the site is wrong, correct or unset it (${found.source}) ` +
+      `so that it is the site of region ${found.identityRegion}; if the runner really moves to ${found.region}, ` +
+      'run again with --allow-region-change.',
     { site: found.site, siteSource: found.source, siteRegion: found.region, identityRegion: found.identityRegion },
   );
 }

@@ -177,7 +177,10 @@ export interface IdentityTarget {
   restore(current: CurrentIdentity): Promise<RestoreOutcome>;
   /** restore()'s checks with no side effect (the previous identity decodes, the write is allowed), as a plan line. */
   planRestore(current: CurrentIdentity): Promise<string>;
-  /** Records that `identity`, now in service, passed the signed health check; throws on failure (the caller warns). A Secret returns its new resourceVersion. */
+  /**
+   * Records that `identity`, now in service, passed the signed health check; throws on failure (the
+   * caller warns). A Secret returns its new resourceVersion.
+   */
   recordVerified(identity: DecodedIdentity, at: Date): Promise<{ resourceVersion?: string }>;
   /** Facts for `status` besides the identities themselves. */
   facts(current: CurrentIdentity): Promise<TargetFacts>;

@@ -147,7 +147,9 @@ function settingsMismatch(agentLabel: string, mismatches: SettingComparison[]): 
   return new ConfigError(
     'AGENT_SETTINGS_MISMATCH',
     `local settings lead to another outcome than the running cluster agent's (${agentLabel}): ${each.join('; ')}`,
-    `Nothing was enrolled and nothing was changed. Drop the local setting (the -c/-E file's key, or unset the DD_* variable in this shell) to use the agent's, correct it, or pass --override-agent-settings to go on with the local one.`,
+    `Nothing was enrolled and nothing was changed. Drop the local setting (the -c/-E file's key, ` +
+      `or unset the DD_* variable in this shell) to use the agent's, correct it, ` +
+      'or pass --override-agent-settings to go on with the local one.',
     {
       agent: agentLabel,
       mismatches: mismatches.map((m) => `${m.setting}: ${m.local} (${m.localSource}) vs ${m.agent} (${m.agentSource})`),

@@ -41,7 +41,8 @@ function agentNotFound(looked: string): ConfigError {
   return new ConfigError(
     'AGENT_NOT_FOUND',
     `no cluster agent to take the settings from: looked for ${looked}; no -c was given (the default config path of this host is not the cluster agent's)`,
-    "Nothing was enrolled and nothing was changed. Pass --agent deployment/NAME -n NAMESPACE (the cluster agent's Deployment), or -c with the cluster agent's config, or run inside the cluster agent's Pod.",
+    "Nothing was enrolled and nothing was changed. Pass --agent deployment/NAME -n NAMESPACE (the cluster agent's Deployment), " +
+      "or -c with the cluster agent's config, or run inside the cluster agent's Pod.",
     { looked },
   );
 }
@@ -68,7 +69,8 @@ export async function resolveAgentSettings(
     const namedOutright = Boolean(flags.readOnly && flags.secretName && flags.namespace);
     if (!flags.cfgPathGiven && !namedOutright) throw agentNotFound(looked);
     report.warn(
-      `cluster agent not found (${looked}): going on with the local settings (${flags.cfgPathGiven ? '-c' : '--secret-name and -n'}), which nothing could be compared with`,
+      `cluster agent not found (${looked}): going on with the local settings ` +
+        `(${flags.cfgPathGiven ? '-c' : '--secret-name and -n'}), which nothing could be compared with`,
     );
     return { config: local.config, env: local.env, ...(lookup.seen ? { sightings: lookup.seen } : {}) };
   }
@@ -76,7 +78,8 @@ export async function resolveAgentSettings(
   const agent: AgentSettings = { read, config: await agentConfigOf(read), how: lookup.how };
   const merged = mergeAgentSettings(local, agent, Boolean(flags.overrideAgentSettings));
   report.info(
-    `cluster agent: ${read.label} (${agent.how}; layout ${read.layout}${read.version ? `, version ${read.version}` : ''}; container ${read.container || 'none'})`,
+    `cluster agent: ${read.label} (${agent.how}; layout ${read.layout}${read.version ? `, version ${read.version}` : ''}; ` +
+      `container ${read.container || 'none'})`,
   );
   for (const file of read.files) report.info(`  ${file}`);
   for (const c of merged.compared) {

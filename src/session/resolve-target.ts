@@ -37,9 +37,8 @@ export async function loadTargetConfig(kind: TargetKind, options: TargetOptions,
   // read. Nor in another Pod (the shipped CronJob's) when --agent names the agent whose settings to take.
   if (kind === 'cluster-secret' && !configPathGiven(options) && (!serviceAccountNamespace(io.env) || options.agent !== undefined)) {
     const config = await loadAgentConfig({ extraFiles: options.extraCfg, env: io.env });
-    report.info(
-      `config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : ''}`,
-    );
+    const over = options.extraCfg.length ? `, with ${options.extraCfg.join(', ')} over them` : '';
+    report.info(`config: no -c given, so ${options.cfgPath} is not read: the running cluster agent's settings${over}`);
     return config;
   }
   const config = await loadConfigWith(kind, options, io.env);
@@ -98,7 +97,8 @@ export async function resolveTarget(
           report.warn(warning);
         if (!outcomes.length)
           report.info(
-            `the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`,
+            `the running runner (pid ${runner.found.pid}) has another DD_* environment than this one, ` +
+              `with the same outcome (endpoint, API key hash, hostname, identity file): ${differences.join('; ')}`,
           );
       }
     }
@@ -239,7 +239,11 @@ export async function locateClusterSecret<S extends { namespace: string; namespa
 /** identityFromExistingSecret: the user's Secret is rotated, and env vars reach the agent only with a rollout of its Deployment. */
 function envIdentityNeedsRollout(secret: { namespace: string; name: string }, deployment: { namespace: string; name: string }): string {
   const restart = `kubectl rollout restart deployment/${deployment.name} -n ${deployment.namespace}, or --rollout deployment/${deployment.name}`;
-  return `the agent runs with its identity as env vars from Secret ${secret.namespace}/${secret.name} (identityFromExistingSecret): that Secret is rotated; env vars never change in a running container, so the agent takes the new identity only after a rollout (${restart})`;
+  return (
+    `the agent runs with its identity as env vars from Secret ${secret.namespace}/${secret.name} (identityFromExistingSecret): ` +
+    'that Secret is rotated; env vars never change in a running container, ' +
+    `so the agent takes the new identity only after a rollout (${restart})`
+  );
 }
 
 export async function existingSecretLayout(
@@ -254,7 +258,8 @@ export async function existingSecretLayout(
   const { secretExists } = await import('../kube/index.js');
   if (await secretExists(session.core, { namespace: resolved.namespace, name: resolved.name })) {
     report.info(
-      `identity: Secret ${resolved.namespace}/${resolved.name} exists, and the agent takes it before its DD_PRIVATE_ACTION_RUNNER_URN env (identityFromExistingSecret)`,
+      `identity: Secret ${resolved.namespace}/${resolved.name} exists, ` +
+        'and the agent takes it before its DD_PRIVATE_ACTION_RUNNER_URN env (identityFromExistingSecret)',
     );
     return resolved;
   }
@@ -262,7 +267,8 @@ export async function existingSecretLayout(
   if (user.key !== 'urn' || (env.privateKey && (env.privateKey.name !== user.name || env.privateKey.key !== 'private_key'))) {
     throw new ConfigError(
       'AGENT_SETTINGS_MISMATCH',
-      `the agent reads its identity from env DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY of ${agent.read.label}, from Secret keys other than urn and private_key of one Secret`,
+      `the agent reads its identity from env DD_PRIVATE_ACTION_RUNNER_URN / _PRIVATE_KEY of ${agent.read.label}, ` +
+        'from Secret keys other than urn and private_key of one Secret',
       'Nothing was enrolled and nothing was changed. Rotate that identity by hand, or let the agent keep it in its own Secret (selfEnroll).',
     );
   }

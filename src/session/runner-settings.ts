@@ -147,12 +147,15 @@ export function settleDifferences(
   if (!how.stop)
     return lines.map(
       (line) =>
-        `the running runner reads other settings than this run, with another outcome: ${line}. A rotation stops on it (--env-from-runner takes the runner's, --override-agent-settings this run's)`,
+        `the running runner reads other settings than this run, with another outcome: ${line}. ` +
+        `A rotation stops on it (--env-from-runner takes the runner's, --override-agent-settings this run's)`,
     );
   throw new ConfigError(
     'AGENT_SETTINGS_MISMATCH',
     `the running runner (pid ${runner.pid}, ${runner.exe}) reads other DD_* settings than this run, and they lead elsewhere: ${lines.join('; ')}`,
-    "Nothing was enrolled and nothing was changed. Take the runner's values with --env-from-runner, or keep this shell's and -c's with --override-agent-settings (the output lists what it overrides); or unset the DD_* variables here that the runner does not share.",
+    "Nothing was enrolled and nothing was changed. Take the runner's values with --env-from-runner, " +
+      "or keep this shell's and -c's with --override-agent-settings (the output lists what it overrides); " +
+      'or unset the DD_* variables here that the runner does not share.',
     { outcomes: differences.map((d) => d.outcome), pid: runner.pid },
   );
 }

@@ -21,7 +21,9 @@ const IDENTITY_COLUMN: Record<PodRow['identity'], string> = { current: 'current 
 /** One Pod of `status --pods`: name, readiness, whose identity it runs, its fingerprint and age, where and which agent. */
 function podLine(p: PodRow): string {
   const where = `${p.node ? `  node ${p.node}` : ''}${p.agentVersion ? `  agent ${p.agentVersion}` : ''}`;
-  return `  ${p.name.padEnd(40)} ${p.ready ? 'Ready   ' : 'NotReady'} ${IDENTITY_COLUMN[p.identity]} ${p.fingerprint ?? '(no fingerprint annotation)'}  age ${age(p.ageSeconds)}${where}`;
+  const fingerprint = p.fingerprint ?? '(no fingerprint annotation)';
+  const ready = p.ready ? 'Ready   ' : 'NotReady';
+  return `  ${p.name.padEnd(40)} ${ready} ${IDENTITY_COLUMN[p.identity]} ${fingerprint}  age ${age(p.ageSeconds)}${where}`;
 }
 
 /** --timeout bounds the whole view, as it bounds a run (docs/architecture.md §Deadlines). */
@@ -93,6 +95,8 @@ export async function runPodsStatus(
     ? [{ kind: 'pods-on-another-identity', exitCode: ExitCode.podsOnOtherIdentity, message: view.reason }]
     : [];
   const exitCode = findings[0]?.exitCode ?? ExitCode.ok;
+  const interrupted = view.interruptedRollout;
+  const restores = interrupted?.state === 'interrupted' ? ': `par-identity rollout` restores it' : '';
   return {
     ...(exitCode === ExitCode.ok ? {} : { exitCode }),
     json: {
@@ -114,11 +118,7 @@ export async function runPodsStatus(
       `identity in service: ${current.identity?.record.urn ?? '(none)'} fingerprint ${fingerprint ?? '-'} (${target.label})`,
       ...view.pods.map(podLine),
       view.reason,
-      ...(view.interruptedRollout
-        ? [
-            `${describeRef(ref)}: ${view.interruptedRollout.message}${view.interruptedRollout.state === 'interrupted' ? ': `par-identity rollout` restores it' : ''}`,
-          ]
-        : []),
+      ...(interrupted ? [`${describeRef(ref)}: ${interrupted.message}${restores}`] : []),
     ],
   };
 }

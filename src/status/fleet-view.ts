@@ -161,7 +161,8 @@ export async function podsOfWorkload(
       : previous.length
         ? `${previous.length} of ${pods.length} Pods do not run the identity in service (${names(previous)}): keep the previous runner in Datadog`
         : unknown.length
-          ? `${unknown.length} of ${pods.length} Pods may still run the previous identity (${names(unknown)}; ${unknown[0]!.how}): keep the previous runner in Datadog until they restart`
+          ? `${unknown.length} of ${pods.length} Pods may still run the previous identity (${names(unknown)}; ${unknown[0]!.how}): ` +
+            'keep the previous runner in Datadog until they restart'
           : pods.every((p) => p.ready)
             ? 'every Pod runs the identity in service and is Ready: the previous runner can be removed in Datadog'
             : 'every Pod runs the identity in service, but not all are Ready yet';

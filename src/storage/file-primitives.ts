@@ -124,7 +124,8 @@ export function storageFailure(err: unknown, path: string): StorageError {
     return new StorageError(
       'SINGLE_FILE_MOUNT',
       `${path} is a single-file mount (rename gave ${code}), so it cannot be replaced atomically`,
-      'The live file was not changed. Mount the whole directory instead of the file (Kubernetes: no subPath), or write elsewhere with --identity-file and point the agent at it.',
+      'The live file was not changed. Mount the whole directory instead of the file (Kubernetes: no subPath), ' +
+        'or write elsewhere with --identity-file and point the agent at it.',
       { path, errno: code },
       err,
     );

@@ -107,7 +107,8 @@ async function readOnlyMount(dir: string): Promise<StorageError> {
   return new StorageError(
     'READ_ONLY_FILESYSTEM',
     `${dir} is on a read-only mount${named}: the identity file cannot be replaced there (no user can, sudo does not help)`,
-    'Nothing was enrolled. Keep the identity on a writable volume (private_action_runner.identity_file_path, or --identity-file), or in a Secret for the cluster agent; `status` only reads and works here.',
+    'Nothing was enrolled. Keep the identity on a writable volume (private_action_runner.identity_file_path, or --identity-file), ' +
+      'or in a Secret for the cluster agent; `status` only reads and works here.',
     { dir, ...(mount ? { mountPoint: sanitizeServerString(mount.mountPoint) } : {}) },
   );
 }
@@ -181,7 +182,8 @@ export async function preflightIdentityDirectory(path: string): Promise<{ warnin
       throw new StorageError(
         'SINGLE_FILE_MOUNT',
         `${path} is a single-file mount, so it cannot be replaced atomically (rename would fail with EBUSY)`,
-        'Nothing was enrolled. Mount the whole directory instead of the file (Kubernetes: no subPath), or write elsewhere with --identity-file and point the agent at it.',
+        'Nothing was enrolled. Mount the whole directory instead of the file (Kubernetes: no subPath), ' +
+          'or write elsewhere with --identity-file and point the agent at it.',
         { path },
       );
     }

@@ -216,8 +216,13 @@ function lockedError(
   }
   const sameHost = holder.host === hostname();
   const hint = sameHost
-    ? `Nothing was changed: ${identityPath} and its backup are untouched. Wait for pid ${holder.pid} to finish (or pass --wait-lock with a duration, e.g. --wait-lock 2m); if that process is not a par-identity run, remove ${lockPath} and run again.`
-    : `Nothing was changed: ${identityPath} and its backup are untouched. The lock was taken on host ${holder.host}, so its process cannot be checked from here and the lock is never treated as stale automatically. Make sure no par-identity run is active on ${holder.host}, then remove ${lockPath} and run again.`;
+    ? `Nothing was changed: ${identityPath} and its backup are untouched. ` +
+      `Wait for pid ${holder.pid} to finish (or pass --wait-lock with a duration, e.g. --wait-lock 2m); ` +
+      `if that process is not a par-identity run, remove ${lockPath} and run again.`
+    : `Nothing was changed: ${identityPath} and its backup are untouched. ` +
+      `The lock was taken on host ${holder.host}, so its process cannot be checked from here ` +
+      'and the lock is never treated as stale automatically. ' +
+      `Make sure no par-identity run is active on ${holder.host}, then remove ${lockPath} and run again.`;
   return new ParError(
     'LOCKED',
     `${identityPath} is locked by pid ${holder.pid} on host ${holder.host} since ${holder.since}${waited}`,

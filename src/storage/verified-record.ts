@@ -54,7 +54,10 @@ export async function readVerifiedRecord(path: string): Promise<VerifiedRecord |
   const dirOwner = (await stat(dirname(file)).catch(() => undefined))?.uid;
   if (![0, process.geteuid?.() ?? 0, dirOwner].includes(read.uid)) {
     return {
-      refused: `${file} belongs to uid ${read.uid}, not to root, this user or the owner of its directory, so it is not believed (it may have been planted): which identity last passed verification is taken as unknown. Remove it if it is not yours`,
+      refused:
+        `${file} belongs to uid ${read.uid}, not to root, this user or the owner of its directory, ` +
+        'so it is not believed (it may have been planted): which identity last passed verification is taken as unknown. ' +
+        'Remove it if it is not yours',
     };
   }
   try {

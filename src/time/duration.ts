@@ -86,7 +86,8 @@ export function parseDurationFlag(text: string, spec: DurationFlag, shown = `a $
     );
   if (spec.minMs === undefined ? ms <= 0 : ms < minMs) {
     throw new UsageError(
-      `${spec.flag} must be ${spec.minMs === undefined ? 'more than 0' : `at least ${formatDuration(minMs)}`}, got ${shown}; for example: ${spec.flag} ${formatDuration(Math.max(minMs, 1000))}`,
+      `${spec.flag} must be ${spec.minMs === undefined ? 'more than 0' : `at least ${formatDuration(minMs)}`}, got ${shown}; ` +
+        `for example: ${spec.flag} ${formatDuration(Math.max(minMs, 1000))}`,
     );
   }
   return spec.unit === 's' ? ms / SECOND_MS : ms;

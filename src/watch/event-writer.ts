@@ -22,7 +22,9 @@ export function eventWriter(io: Io, options: OutputOptions, report: Reporter, se
           ? { level: 'info', text: `loaded identity ${e.urn} (fingerprint ${e.fingerprint}, resourceVersion ${e.resourceVersion})` }
           : {
               level: 'info',
-              text: `reloaded: ${e.changed.join(' and ')} changed → ${e.urn} (fingerprint ${e.fingerprint}, was ${e.previousFingerprint}; resourceVersion ${e.resourceVersion}${e.splayMs ? `, after ${e.splayMs} ms splay` : ''})`,
+              text:
+                `reloaded: ${e.changed.join(' and ')} changed → ${e.urn} (fingerprint ${e.fingerprint}, was ${e.previousFingerprint}; ` +
+                `resourceVersion ${e.resourceVersion}${e.splayMs ? `, after ${e.splayMs} ms splay` : ''})`,
             };
       case 'rejected':
         return {

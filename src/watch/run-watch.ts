@@ -101,9 +101,8 @@ export async function runWatch(options: WatchOptions, io: Io, signals: SignalSou
       if (e.type === 'loaded') q.push(w.current()!);
       else memory.request();
     });
-    report.step(
-      `watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${options.splayMs ? `, splay 0…${options.splayMs} ms` : ''})`,
-    );
+    const splay = options.splayMs ? `, splay 0…${options.splayMs} ms` : '';
+    report.step(`watch Secret ${cluster.ref.namespace}/${cluster.ref.name} (re-list every ${p.relistIntervalMs / 1000} s${splay})`);
     if (p.listen) {
       health = await startHealthServer(p.listen, {
         metrics: w.metrics,
@@ -173,10 +172,6 @@ function result(
     );
   }
   const by = stoppedBy ? `stopped by ${stoppedBy}` : `the supervised command exited with status ${childExit?.status}`;
-  return {
-    json: resultJson('watch', data),
-    summary: [
-      `watch ${by} after ${w.metrics.reloads} reload(s)${identity ? `; last identity ${identity.record.urn} (fingerprint ${identity.key.kid})` : '; no identity was loaded'}`,
-    ],
-  };
+  const last = identity ? `; last identity ${identity.record.urn} (fingerprint ${identity.key.kid})` : '; no identity was loaded';
+  return { json: resultJson('watch', data), summary: [`watch ${by} after ${w.metrics.reloads} reload(s)${last}`] };
 }

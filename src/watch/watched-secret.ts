@@ -19,7 +19,8 @@ function requireWatchEnabled(config: { getBool(key: string): boolean; sourceOf(k
       throw new ConfigError(
         'WATCH_DISABLED',
         `${key} is false (from ${config.sourceOf(key)}): this runner does not take its identity from a Secret`,
-        'Nothing is watched. Set private_action_runner.enabled and private_action_runner.identity_use_k8s_secret to true (or DD_PRIVATE_ACTION_RUNNER_ENABLED=true), then run again.',
+        'Nothing is watched. Set private_action_runner.enabled and private_action_runner.identity_use_k8s_secret to true ' +
+          '(or DD_PRIVATE_ACTION_RUNNER_ENABLED=true), then run again.',
       );
     }
   }

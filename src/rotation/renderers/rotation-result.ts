@@ -46,7 +46,10 @@ function describePreviousRunner(p: PreviousRunner, safeToRemove: boolean): strin
       ? 'Datadog deletes it by itself after 35 days without contact (a node-agent runner enrolled API-key-only)'
       : "Datadog never removes it by itself (an owned runner, or the cluster agent's)";
   if (safeToRemove) return `previous runner: ${runner}: every Pod runs the new identity, it is now safe to remove in Datadog; ${fate}.`;
-  return `previous runner: ${runner} stays registered in Datadog (and keeps working) until the runner restarts onto the new identity; ${fate}. Remove it there once nothing uses it.`;
+  return (
+    `previous runner: ${runner} stays registered in Datadog (and keeps working) ` +
+    `until the runner restarts onto the new identity; ${fate}. Remove it there once nothing uses it.`
+  );
 }
 
 function naming(r: RotationRun): RunnerNaming {

@@ -95,7 +95,8 @@ export const enroll: Step = {
           await target.pending.clear().catch(() => undefined);
         else
           r.report.warn(
-            `the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; the next rotation reports it as a possible orphan, \`par-identity status\` lists it`,
+            `the key sent for enrollment (fingerprint ${key.kid}) is kept: the server may have registered it; ` +
+              `the next rotation reports it as a possible orphan, \`par-identity status\` lists it`,
           );
       }
       throw err;
@@ -107,7 +108,8 @@ export const enroll: Step = {
       const { urn } = r.next;
       await target.pending.amend({ urn }).catch((err: unknown) => {
         r.report.warn(
-          `could not record ${urn} with the pending key: ${(err as Error).message}; if this run cannot prove it, the next one sets the key aside instead of verifying it again`,
+          `could not record ${urn} with the pending key: ${(err as Error).message}; ` +
+            'if this run cannot prove it, the next one sets the key aside instead of verifying it again',
         );
       });
     }
@@ -122,6 +124,10 @@ export const enroll: Step = {
     for (const note of check.unproven) r.report.info(`not proven: ${note}`);
     const store = need(r.resolved, 'target').target.pending;
     const pending = store ? `; the key is kept as pending in ${store.where} until it is written` : '';
-    return `${keyNote}; not proven: ${check.unproven.length ? check.unproven.join('; ') : 'nothing'}; would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key${pending}`;
+    return (
+      `${keyNote}; not proven: ${check.unproven.length ? check.unproven.join('; ') : 'nothing'}; ` +
+      `would POST ${ctx.endpoint.baseUrl}${enrollmentPath(ctx.apiKeyOnly)} (flavor ${naming.flavor}, ` +
+      `runner name ${naming.runnerNamePrefix}-<UTC time>), retrying within --timeout with the same key${pending}`
+    );
   },
 };

@@ -21,7 +21,8 @@ async function refuseLiveRotation(target: IdentityTarget): Promise<void> {
   throw new ParError(
     'LOCKED',
     `${target.label} is being rotated by another run: ${live.holder.why}; it keeps the key ${live.fingerprint} pending in ${live.path}`,
-    `Nothing was changed: ${target.label} is untouched and nothing was enrolled. Wait for that run to end${until}, then run again; \`par-identity status\` says when it is over.`,
+    `Nothing was changed: ${target.label} is untouched and nothing was enrolled. Wait for that run to end${until}, then run again; ` +
+      `\`par-identity status\` says when it is over.`,
     {
       pending: live.path,
       pid: live.holder.pid,
@@ -78,7 +79,9 @@ export const generate: Step = {
       };
       r.resumed = true;
       r.report.info(
-        `an earlier run enrolled ${resume.urn}${runnerName ? ` ("${runnerName}")` : ''} and could not prove it: its key (fingerprint ${key.kid}) is kept pending in ${pending?.where}; this run verifies that key again and writes it if Datadog accepts it, without enrolling another runner`,
+        `an earlier run enrolled ${resume.urn}${runnerName ? ` ("${runnerName}")` : ''} and could not prove it: ` +
+          `its key (fingerprint ${key.kid}) is kept pending in ${pending?.where}; ` +
+          'this run verifies that key again and writes it if Datadog accepts it, without enrolling another runner',
       );
       return;
     }
@@ -86,10 +89,10 @@ export const generate: Step = {
     // or it registered a runner that the health check rejected. It is kept aside and reported
     // (docs/identity-lifecycle.md §3).
     const aside = await pending?.setAside(r.io.now());
-    if (aside)
-      r.report.warn(
-        `${aside.rejected ? 'a run whose new key the health check rejected' : 'a run interrupted after sending a key for enrollment'} left ${describeOrphan(aside)}`,
-      );
+    if (aside) {
+      const run = aside.rejected ? 'a run whose new key the health check rejected' : 'a run interrupted after sending a key for enrollment';
+      r.report.warn(`${run} left ${describeOrphan(aside)}`);
+    }
     r.key = generateIdentityKey();
   },
   async plan(r) {
@@ -100,9 +103,13 @@ export const generate: Step = {
     const record = await pending?.read();
     const resume = resumable(r, record);
     if (resume)
-      return `would verify again the pending key of an earlier run (${resume.urn}, fingerprint ${resume.fingerprint}) and write it if Datadog accepts it, without enrolling another runner`;
+      return (
+        `would verify again the pending key of an earlier run (${resume.urn}, fingerprint ${resume.fingerprint}) ` +
+        'and write it if Datadog accepts it, without enrolling another runner'
+      );
     const found = (await pending?.list())?.find((o) => o.state === 'pending');
     const aside = found ? `; would first keep the pending key of an earlier run aside (${describeOrphan(found)})` : '';
-    return `would generate a fresh ECDSA P-256 key with node:crypto (kept in memory${pending ? `, and as pending in ${pending.where} while it is enrolled and verified` : ' only'})${aside}`;
+    const kept = pending ? `memory, and as pending in ${pending.where} while it is enrolled and verified` : 'memory only';
+    return `would generate a fresh ECDSA P-256 key with node:crypto (kept in ${kept})${aside}`;
   },
 };

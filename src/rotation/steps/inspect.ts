@@ -40,11 +40,13 @@ export const inspect: Step = {
     r.siteRegion = siteRegionOf(resolveEndpoint(need(r.resolved, 'target').config, r.io.env), current.identity);
     if (!r.siteRegion.matchesIdentity)
       r.report.warn(
-        `${describeRegionChange(r.siteRegion, current.identity.record.urn)}: a rotation with this site would move the runner (it stops unless --allow-region-change)`,
+        `${describeRegionChange(r.siteRegion, current.identity.record.urn)}: ` +
+          'a rotation with this site would move the runner (it stops unless --allow-region-change)',
       );
     if (current.unknownFields?.length)
       r.report.warn(
-        `${target.label} holds fields this tool does not know (a newer agent's): ${current.unknownFields.join(', ')}; a rotation or rollback stops unless --override-agent-settings`,
+        `${target.label} holds fields this tool does not know (a newer agent's): ${current.unknownFields.join(', ')}; ` +
+          'a rotation or rollback stops unless --override-agent-settings',
       );
     r.inService = current.identity;
   },

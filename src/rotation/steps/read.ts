@@ -69,8 +69,11 @@ function refuseUnknownFields(r: Run, current: CurrentIdentity): void {
   }
   throw new ConfigError(
     'IDENTITY_FIELDS_UNKNOWN',
-    `${what}. A newer agent wrote them (workload-identity enrollment adds such fields, datadog-agent #56545); ${rollback ? 'a rollback' : 'a rotation'} would drop them and leave a key-enrolled identity`,
-    `Nothing was ${rollback ? 'restored' : 'enrolled'} and nothing was changed. See what the agent that wrote them expects (\`par-identity status\` lists them); to rewrite the identity without them, run again with --override-agent-settings.`,
+    `${what}. A newer agent wrote them (workload-identity enrollment adds such fields, ` +
+      `datadog-agent #56545); ${rollback ? 'a rollback' : 'a rotation'} would drop them and leave a key-enrolled identity`,
+    `Nothing was ${rollback ? 'restored' : 'enrolled'} and nothing was changed. ` +
+      `See what the agent that wrote them expects (\`par-identity status\` lists them); ` +
+      'to rewrite the identity without them, run again with --override-agent-settings.',
     { fields: found },
   );
 }

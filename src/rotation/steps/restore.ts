@@ -22,7 +22,8 @@ export const restore: Step = {
     if (proven !== restored.key.kid) {
       r.verify = { performed: false };
       return r.report.warn(
-        `the identity restored (${restored.record.urn}) is not the one verified: the target changed during the run; prove it with \`par-identity status --verify\` before restarting the runner`,
+        `the identity restored (${restored.record.urn}) is not the one verified: the target changed during the run; ` +
+          `prove it with \`par-identity status --verify\` before restarting the runner`,
       );
     }
     // The durable mark that keeps this identity as the previous one until another passes (docs/identity-lifecycle.md §1);

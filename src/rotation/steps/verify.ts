@@ -106,7 +106,10 @@ function verificationFailed(
     const details = { urn, fingerprint: identity.key.kid, ...where, pendingKey: pending?.where ?? null };
     if (rejected) {
       const record = pending
-        ? `Datadog registered that runner but does not accept its key: the key stays pending in ${pending.where} as the record of the runner to remove. Remove ${urn} in Datadog; \`${commandLine([programName(), 'status', ...target.selector])}\` lists it as a possible orphan, and the next ${r.spec.command} sets the key aside.`
+        ? 'Datadog registered that runner but does not accept its key: ' +
+          `the key stays pending in ${pending.where} as the record of the runner to remove. Remove ${urn} in Datadog; ` +
+          `\`${commandLine([programName(), 'status', ...target.selector])}\` lists it as a possible orphan, ` +
+          `and the next ${r.spec.command} sets the key aside.`
         : `Its key is held nowhere: remove ${urn} in Datadog.`;
       return new VerificationError(
         `the server rejected the new identity ${urn}: ${reason}; nothing was written to ${target.label}`,
@@ -116,7 +119,8 @@ function verificationFailed(
       );
     }
     const again = pending
-      ? `Try again when Datadog answers: the next ${r.spec.command} verifies the same key again (kept pending in ${pending.where}) and writes it if Datadog accepts it, without enrolling another runner.`
+      ? `Try again when Datadog answers: the next ${r.spec.command} verifies the same key again (kept pending in ${pending.where}) ` +
+        'and writes it if Datadog accepts it, without enrolling another runner.'
       : `Its key is held nowhere (the Secret did not exist yet): remove ${urn} in Datadog, then try again.`;
     return new VerificationError(
       `the new identity ${urn} is not proven: ${reason}; nothing was written to ${target.label}`,
@@ -130,7 +134,8 @@ function verificationFailed(
     return rejected
       ? new VerificationError(
           `the server rejected the previous identity ${urn}: ${reason}; ${target.label} was not changed`,
-          'Nothing was written: the identity in service is unchanged. The previous runner may have been removed in Datadog; rotate anew rather than roll back to it.',
+          'Nothing was written: the identity in service is unchanged. The previous runner may have been removed in Datadog; ' +
+            'rotate anew rather than roll back to it.',
           details,
           code,
         )

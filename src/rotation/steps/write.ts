@@ -17,7 +17,9 @@ export const write: Step = {
       const { pending } = target;
       if (pending) {
         r.report.warn(
-          `${next.urn} was enrolled but not written: its key stays pending in ${pending.where}, unless the change that beat this write removed it (fingerprint ${next.key.kid}); remove that runner in Datadog, or rotate again (the next run reports it)`,
+          `${next.urn} was enrolled but not written: its key stays pending in ${pending.where}, ` +
+            `unless the change that beat this write removed it (fingerprint ${next.key.kid}); ` +
+            'remove that runner in Datadog, or rotate again (the next run reports it)',
         );
         // The same facts in --json (the error's details), not on stderr only.
         if (err instanceof ParError)

@@ -51,7 +51,11 @@ function shownId(id: string): string {
 
 /** Why a missing Secret is not created: nothing says its namespace is the cluster agent's. */
 function namespaceNotTheAgents(ref: SecretRef, namespaceSource: string): string {
-  return `Secret ${ref.namespace}/${ref.name} does not exist, and namespace ${ref.namespace} (from ${namespaceSource}) is not known to be the cluster agent's: no cluster-agent Deployment (Helm/Operator labels) there, no kube_resources_namespace, not inside its Pod.`;
+  return (
+    `Secret ${ref.namespace}/${ref.name} does not exist, and namespace ${ref.namespace} (from ${namespaceSource}) ` +
+    `is not known to be the cluster agent's: no cluster-agent Deployment (Helm/Operator labels) there, no kube_resources_namespace, ` +
+    'not inside its Pod.'
+  );
 }
 
 export class ClusterAgentSecretTarget extends SecretTargetBase {
@@ -101,7 +105,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       throw new KubernetesError(
         'SECRET_NAME_MISMATCH',
         `Secret ${ref.namespace}/${ref.name} does not exist, but ${ref.namespace}/${HELM_SECRET_NAME} (the Helm/Operator name) does`,
-        `Nothing was changed. Pass --secret-name ${HELM_SECRET_NAME} (or set private_action_runner.identity_secret_name) so the agent and this tool use the same Secret.`,
+        `Nothing was changed. Pass --secret-name ${HELM_SECRET_NAME} (or set private_action_runner.identity_secret_name) ` +
+          'so the agent and this tool use the same Secret.',
       );
     }
     if (this.create)
@@ -126,10 +131,13 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
     if (this.create?.confirmed) return `--create, though no cluster-agent Deployment was found in namespace ${ref.namespace}`;
     const workloads = await findClusterAgentWorkloads(this.session.conn.apps());
     const secrets = await findSecretsNamed(this.core, ref.name);
+    const agents = describeSightings('cluster-agent Deployments', workloads);
+    const sightings = `${agents}; ${describeSightings(`identity Secrets named ${ref.name}`, secrets)}`;
     throw new KubernetesError(
       'SECRET_CREATE_UNCERTAIN',
-      `${namespaceNotTheAgents(ref, resolved.namespaceSource)} ${describeSightings('cluster-agent Deployments', workloads)}; ${describeSightings(`identity Secrets named ${ref.name}`, secrets)}`,
-      `Nothing was enrolled and nothing was changed. Pass -n <the namespace the cluster agent runs in>; or, if ${ref.namespace} is where the agent reads its Secret, add --create.`,
+      `${namespaceNotTheAgents(ref, resolved.namespaceSource)} ${sightings}`,
+      'Nothing was enrolled and nothing was changed. Pass -n <the namespace the cluster agent runs in>; ' +
+        `or, if ${ref.namespace} is where the agent reads its Secret, add --create.`,
       { namespace: ref.namespace, clusterAgents: workloads.found, identitySecrets: secrets.found },
     );
   }
@@ -161,7 +169,9 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       };
     throw new KubernetesError(
       'NAMESPACE_UNKNOWN',
-      `the namespace of ConfigMap ${CLUSTER_ID_CONFIGMAP} is unknown: the agent reads it in its own Pod's namespace, which kube_resources_namespace does not give; looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`,
+      `the namespace of ConfigMap ${CLUSTER_ID_CONFIGMAP} is unknown: the agent reads it in its own Pod's namespace, ` +
+        'which kube_resources_namespace does not give; ' +
+        `looked for ${describeSightings('cluster-agent Deployments (Helm/Operator labels)', seen)}`,
       'Nothing was enrolled and nothing was changed. Run inside the cluster agent Pod, or allow listing Deployments so its namespace can be found.',
     );
   }
@@ -262,7 +272,8 @@ export class ClusterAgentSecretTarget extends SecretTargetBase {
       return {
         notes: [],
         warnings: [
-          `${where} was created meanwhile with id ${shownId(stored.id)}, while this runner was enrolled with ${shownId(wanted.id)} (also stored as orch_cluster_id)`,
+          `${where} was created meanwhile with id ${shownId(stored.id)}, ` +
+            `while this runner was enrolled with ${shownId(wanted.id)} (also stored as orch_cluster_id)`,
         ],
       };
     } catch (err) {

@@ -90,12 +90,11 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
       containers = [...(object.spec?.template.spec?.initContainers ?? []), ...(object.spec?.template.spec?.containers ?? [])];
     } catch (err) {
       const { code } = apiStatus(err);
-      return {
-        notes: [],
-        warnings: [
-          `not compared: whether ${what} reads ${this.label} (${code === 403 ? `get ${w.kind} ${this.ref.namespace}/${w.name} is forbidden to this user` : `it could not be read (${code ?? 'no answer'})`})`,
-        ],
-      };
+      const why =
+        code === 403
+          ? `get ${w.kind} ${this.ref.namespace}/${w.name} is forbidden to this user`
+          : `it could not be read (${code ?? 'no answer'})`;
+      return { notes: [], warnings: [`not compared: whether ${what} reads ${this.label} (${why})`] };
     }
     const named = new Set<string>();
     for (const c of containers) {
@@ -109,7 +108,9 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
     throw new ConfigError(
       'AGENT_SETTINGS_MISMATCH',
       message,
-      `Nothing was enrolled and nothing was changed. Pass the Secret the runner reads (runner.runnerIdentitySecret in the Helm values) with --k8s-secret, or the runner's own workload with --rollout; --override-agent-settings rotates this Secret anyway.`,
+      'Nothing was enrolled and nothing was changed. ' +
+        'Pass the Secret the runner reads (runner.runnerIdentitySecret in the Helm values) with --k8s-secret, ' +
+        "or the runner's own workload with --rollout; --override-agent-settings rotates this Secret anyway.",
       { workload: what, secret: this.label, readsSecrets: [...named] },
     );
   }
@@ -121,7 +122,10 @@ export class HelmRunnerSecretTarget extends SecretTargetBase {
   restartAdvice(): string {
     // Our rollout, not a bare `kubectl rollout restart`: it checks room first and restarts without a gap.
     const next = this.workloadName ? '' : ' (next time, --rollout deployment/NAME does it in the same run)';
-    return `the chart reads this Secret as environment variables: restart the runner's Deployment create-before-delete so its Pods load the new identity: ${this.restartCommand()}${next}`;
+    return (
+      'the chart reads this Secret as environment variables: ' +
+      `restart the runner's Deployment create-before-delete so its Pods load the new identity: ${this.restartCommand()}${next}`
+    );
   }
 
   /** The runner's Deployment is the Helm release's: named when --rollout named it, else NAME to fill in. */

@@ -24,6 +24,7 @@ import {
   type Leftover,
 } from '../../storage/index.js';
 import type { FileWhere } from '../../results/identity.js';
+import type { RecoverableIdentity } from '../../results/status.js';
 import { isNoSpace, noSpaceError } from '../../storage/file-primitives.js';
 import {
   amendPendingKey,
@@ -70,7 +71,8 @@ function fromFile(live: IdentityFileState, backup: IdentityFileState, lastVerifi
   } else if (live.state === 'corrupt') {
     current.problem = live.error;
     current.warnings.push(
-      `the current file does not decode (${live.error.message}); it will be kept aside as ${live.path}.corrupt-<UTC time> and ${backupPathOf(live.path)} left as it is`,
+      `the current file does not decode (${live.error.message}); it will be kept aside as ${live.path}.corrupt-<UTC time> ` +
+        `and ${backupPathOf(live.path)} left as it is`,
     );
   } else {
     current.notes.push('no identity yet: this enrolls a first one');
@@ -149,16 +151,15 @@ export class LocalFileTarget implements IdentityTarget {
     try {
       // Under the lock, so no live run's temp file is mistaken for a crashed one's.
       const swept = await sweepInterruptedWrites(this.path);
-      if (swept.removed.length)
-        warnings.push(
-          `removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${swept.removed.map((name) => sanitizeServerString(name, 120)).join(', ')}`,
-        );
+      const removed = swept.removed.map((name) => sanitizeServerString(name, 120)).join(', ');
+      if (swept.removed.length) warnings.push(`removed ${swept.removed.length} temporary file(s) left by an interrupted run: ${removed}`);
       for (const kept of swept.recovered)
         warnings.push(`an interrupted run left an identity found nowhere else; kept as ${kept} (see \`par-identity status\`)`);
       // Names chosen by whoever could write the directory: shown through the sanitizer.
       for (const left of swept.leftAlone) {
         warnings.push(
-          `left alone ${sanitizeServerString(left.name, 120)} beside the identity (${left.why}): not created by this user, so never chmod'ed, moved or removed; check it and remove it if it is not yours`,
+          `left alone ${sanitizeServerString(left.name, 120)} beside the identity (${left.why}): ` +
+            `not created by this user, so never chmod'ed, moved or removed; check it and remove it if it is not yours`,
         );
       }
     } catch (err) {
@@ -239,7 +240,8 @@ export class LocalFileTarget implements IdentityTarget {
   }
 
   describeWrite(current: CurrentIdentity): string {
-    return `write ${this.path} atomically (temp file, fsync, rename, 0600)${current.state !== 'missing' ? `; keep the current file as ${backupPathOf(this.path)}` : ''}`;
+    const keep = current.state !== 'missing' ? `; keep the current file as ${backupPathOf(this.path)}` : '';
+    return `write ${this.path} atomically (temp file, fsync, rename, 0600)${keep}`;
   }
 
   async write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
@@ -266,7 +268,9 @@ export class LocalFileTarget implements IdentityTarget {
       : [];
     const dropped = unverifiedDropped
       ? [
-          `${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${backupPathOf(this.path)} keeps ${current.previous?.record.urn}, the last verified identity. Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`,
+          `${unverifiedDropped.record.urn} (in service, never verified) is replaced and not kept; ${backupPathOf(this.path)} ` +
+            `keeps ${current.previous?.record.urn}, the last verified identity. ` +
+            `Remove ${unverifiedDropped.record.urn} in Datadog if it is not used elsewhere`,
         ]
       : [];
     return {
@@ -421,13 +425,10 @@ export class LocalFileTarget implements IdentityTarget {
       },
       lines: [
         `  file:         ${this.path} (mode ${file?.mode}, uid ${file?.uid}, gid ${file?.gid})`,
-        `  backup:       ${backupInfo ? `${backupInfo.path}${'urn' in backupInfo ? ` (${backupInfo.urn})` : ' (does not decode)'}, written ${backupWrittenAt}` : '(none)'}`,
+        `  backup:       ${describeBackup(backupInfo, backupWrittenAt)}`,
         `  hostname:     ${host.hostname || '""'} (${host.source})`,
         `  API key:      ${apiKeySource} (order: --api-key-file, DD_API_KEY, config, keychain)`,
-        ...recoverable.map(
-          (r) =>
-            `  recoverable:  ${r.path} (${r.urn ?? `does not decode: ${r.error}`}${r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : ''})`,
-        ),
+        ...recoverable.map((r) => `  recoverable:  ${describeRecoverable(r)}`),
         ...leftovers.map((l) => `  leftover:     ${l.path} (${LEFTOVER_LABEL[l.kind]}: ${l.detail}; ${LEFTOVER_ADVICE[l.kind]})`),
         `  re-enroll:    ${reEnroll.length ? `YES on next agent start: ${reEnroll.join('; ')}` : 'no (hostname and api_key_hash match the agent)'}`,
       ],
@@ -443,4 +444,18 @@ export class LocalFileTarget implements IdentityTarget {
     const hint = restartHint(this.io.env);
     return hint.command ?? hint.text;
   }
+}
+
+// Builders of two status lines of inspect(), kept out of the line list so each reads on one line.
+
+/** The backup: its path, its URN (or that it does not decode) and when it was written; '(none)' without one. */
+function describeBackup(backup: { path: string; urn?: string } | null, writtenAt: string | null): string {
+  if (!backup) return '(none)';
+  return `${backup.path}${'urn' in backup ? ` (${backup.urn})` : ' (does not decode)'}, written ${writtenAt}`;
+}
+
+/** A recoverable identity file: its path, its URN (or why it does not decode), and whether it duplicates the live file or the backup. */
+function describeRecoverable(r: RecoverableIdentity): string {
+  const same = r.sameAs ? `; same as the ${r.sameAs === 'live' ? 'live file' : 'backup'}, safe to delete` : '';
+  return `${r.path} (${r.urn ?? `does not decode: ${r.error}`}${same})`;
 }

@@ -72,7 +72,10 @@ const knownAgentSecretKey = (key: string) => KNOWN_AGENT_SECRET_KEYS.has(key) ||
 /** Written with every rotation and rollback: when the identity in service was put there. */
 const ROTATED_AT_ANNOTATION = 'par-identity.datadoghq.com/rotated-at';
 
-/** The identity that last passed the signed health check, as JSON {fingerprint, urn, verifiedAt} (docs/identity-lifecycle.md §1); the agent reads data keys only. */
+/**
+ * The identity that last passed the signed health check, as JSON {fingerprint, urn, verifiedAt}
+ * (docs/identity-lifecycle.md §1); the agent reads data keys only.
+ */
 const LAST_VERIFIED_ANNOTATION = 'par-identity.datadoghq.com/last-verified';
 
 function lastVerifiedOf(secret: V1Secret): VerifiedMark | undefined {
@@ -283,8 +286,10 @@ export abstract class SecretTargetBase implements IdentityTarget {
       );
     } else {
       if (state.error) current.problem = state.error;
+      const stays = state.previous ? ', and the valid previous identity already there stays' : '';
       current.warnings.push(
-        `the Secret's current identity does not decode (${state.error?.message}); it is not kept as ${this.layout.previousPrivateKey}${state.previous ? ', and the valid previous identity already there stays' : ''}`,
+        `the Secret's current identity does not decode (${state.error?.message}); ` +
+          `it is not kept as ${this.layout.previousPrivateKey}${stays}`,
       );
     }
     if (state.previous) current.previous = state.previous;
@@ -333,9 +338,11 @@ export abstract class SecretTargetBase implements IdentityTarget {
 
   describeWrite(): string {
     const state = this.secretState();
-    return state.state === 'missing'
-      ? `create ${this.label}`
-      : `update ${this.label} guarded by resourceVersion ${state.resourceVersion}${this.keepPrevious ? `, keeping the current identity as ${this.layout.previousUrn} / ${this.layout.previousPrivateKey}` : ''}`;
+    if (state.state === 'missing') return `create ${this.label}`;
+    const keeping = this.keepPrevious
+      ? `, keeping the current identity as ${this.layout.previousUrn} / ${this.layout.previousPrivateKey}`
+      : '';
+    return `update ${this.label} guarded by resourceVersion ${state.resourceVersion}${keeping}`;
   }
 
   async write(current: CurrentIdentity, next: NewIdentity): Promise<WriteOutcome> {
@@ -512,7 +519,8 @@ export abstract class SecretTargetBase implements IdentityTarget {
       throw new StorageError(
         'NO_BACKUP',
         `${this.label} keeps no previous identity to roll back to`,
-        `Nothing was changed. A previous identity (${layout.previousUrn} / ${layout.previousPrivateKey}) is kept only by a rotation without --no-keep-previous.`,
+        `Nothing was changed. A previous identity (${layout.previousUrn} / ${layout.previousPrivateKey}) ` +
+          'is kept only by a rotation without --no-keep-previous.',
       );
     }
     const values: Record<string, string> = { ...state.data };
@@ -543,7 +551,10 @@ export abstract class SecretTargetBase implements IdentityTarget {
     const replaced = state.identity
       ? `${state.identity.record.urn} kept as ${this.layout.previousUrn}`
       : `the current identity (it does not decode) dropped`;
-    return `update ${this.label} guarded by resourceVersion ${state.resourceVersion}: ${previous.record.urn} back in service, ${replaced} (server-side dry run: allowed)`;
+    return (
+      `update ${this.label} guarded by resourceVersion ${state.resourceVersion}: ${previous.record.urn} back in service, ${replaced} ` +
+      '(server-side dry run: allowed)'
+    );
   }
 
   async restore(): Promise<RestoreOutcome> {

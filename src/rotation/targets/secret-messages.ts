@@ -49,5 +49,8 @@ export function keptPreviousLine(
 
 /** The warning when the identity in service never passed verification: it is replaced and not kept. */
 export function unverifiedNotKeptWarning(droppedUrn: string, layout: SecretLayout, keptUrn: string | undefined): string {
-  return `${droppedUrn} (in service, never verified) is replaced and not kept; ${layout.previousUrn} keeps ${keptUrn}, the last verified identity. Remove ${droppedUrn} in Datadog if it is not used elsewhere`;
+  return (
+    `${droppedUrn} (in service, never verified) is replaced and not kept; ${layout.previousUrn} keeps ${keptUrn}, ` +
+    `the last verified identity. Remove ${droppedUrn} in Datadog if it is not used elsewhere`
+  );
 }
