@@ -124,7 +124,8 @@ export const rollback = defineCommand({
   name: 'rollback',
   stopsOnSignal: true,
   description:
-    "swap the previous identity back in atomically (the file's <file>.bak; with --secret or --k8s-secret, the Secret's previous keys); the replaced one becomes the previous",
+    "swap the previous identity back in atomically (the file's <file>.bak; with --secret or --k8s-secret, the Secret's previous " +
+    'keys); the replaced one becomes the previous',
   flags: rollbackFlags,
   examples: [
     { what: 'Undo the last rotation', command: 'par-identity rollback' },

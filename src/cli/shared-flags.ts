@@ -71,7 +71,9 @@ export const CONTEXT = textFlag('--context', 'name', 'kubeconfig context', { com
 export const NAMESPACE = textFlag(
   '--namespace',
   'ns',
-  "namespace of the identity Secret and of the workload (rollout's, --rollout's, --agent's); else the cluster agent's Secret is where the running agent reads it (its kube_resources_namespace, else its Pod's), never the context's, and anything else is in the kubeconfig context's namespace as kubectl picks it (the context's, the service account's, default)",
+  "namespace of the identity Secret and of the workload (rollout's, --rollout's, --agent's); else the cluster agent's Secret is " +
+    "where the running agent reads it (its kube_resources_namespace, else its Pod's), never the context's, and anything else is in the " +
+    "kubeconfig context's namespace as kubectl picks it (the context's, the service account's, default)",
   { short: '-n', completes: 'namespace' },
 );
 const SECRET_NAME = textFlag(
@@ -108,7 +110,8 @@ export const PROFILE = withDefault(
   textFlag(
     '--profile',
     'name',
-    'OS keychain profile (what `credentials` stores, shows and deletes): the last source of the keys, and of the site when the environment and the config set neither a site nor an API key',
+    'OS keychain profile (what `credentials` stores, shows and deletes): the last source of the keys, and of the site when the ' +
+      'environment and the config set neither a site nor an API key',
   ),
   DEFAULT_PROFILE,
 );
@@ -136,12 +139,14 @@ export const TIMEOUT = durationFlag(
 );
 export const DRY_RUN = switchFlag(
   '--dry-run',
-  'every read and check, with the server-side dry run of a Kubernetes write (RBAC, admission), printing every step and what it would change; no enrollment, no write',
+  'every read and check, with the server-side dry run of a Kubernetes write (RBAC, admission), printing every step and what it would ' +
+    'change; no enrollment, no write',
 );
 export const NO_VERIFY = negationFlag('--no-verify', 'put the identity in service without proving it first (no signed health check)');
 export const NO_KEEP_PREVIOUS = negationFlag(
   '--no-keep-previous',
-  "in a Secret, do not keep the replaced identity (the cluster agent's previous_urn / previous_private_key, a Helm runner's PREVIOUS_RUNNER_URN / PREVIOUS_RUNNER_PRIVATE_KEY); a file always keeps <file>.bak",
+  "in a Secret, do not keep the replaced identity (the cluster agent's previous_urn / previous_private_key, a Helm runner's " +
+    'PREVIOUS_RUNNER_URN / PREVIOUS_RUNNER_PRIVATE_KEY); a file always keeps <file>.bak',
 );
 export const FALLBACK = switchFlag(
   '--fallback',
@@ -150,7 +155,8 @@ export const FALLBACK = switchFlag(
 
 export const WAIT_LOCK = durationFlag(
   '--wait-lock',
-  "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11); a Secret takes no lock file: a concurrent change to it is a CONFLICT",
+  "wait up to this long for another run's lock on the identity file (default 0: fail at once with LOCKED, exit 11); a Secret takes " +
+    'no lock file: a concurrent change to it is a CONFLICT',
   DURATIONS.waitLock,
 );
 

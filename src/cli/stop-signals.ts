@@ -34,8 +34,12 @@ export function stopOnSignals(
     }
     onSecond(
       new InterruptedError('cleanup', {
-        message: `stopped by ${first}, then ${name} while the run was ending: it ended at once; what was in place at the first signal may not all be reported here`,
-        hint: 'The identity is never half-written (the write is atomic). Run `par-identity status` to see what is in place; a temporary file the run left is swept by the next rotation or rollback.',
+        message:
+          `stopped by ${first}, then ${name} while the run was ending: it ended at once; what was in place at the first signal may not ` +
+          `all be reported here`,
+        hint:
+          'The identity is never half-written (the write is atomic). Run `par-identity status` to see what is in place; a temporary ' +
+          'file the run left is swept by the next rotation or rollback.',
         signal: name,
       }),
     );

@@ -37,7 +37,9 @@ async function loadEmulators(): Promise<EmulatorBundle> {
     throw new ParError(
       'EMULATOR_UNAVAILABLE',
       'the single executable does not contain the emulators',
-      `Run \`par-identity emulator\` from the npm package installed from a checkout (npm ci && npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md), or in the checkout itself (npm run build, then bin/par-identity.js emulator).`,
+      'Run `par-identity emulator` from the npm package installed from a checkout ' +
+        `(npm ci && npm pack, then npm install -g ./par-identity-${VERSION}.tgz: docs/install.md), ` +
+        'or in the checkout itself (npm run build, then bin/par-identity.js emulator).',
     );
   }
   const bundle = new URL('./emulators.js', import.meta.url).href;

@@ -159,7 +159,8 @@ export async function run(options: RolloutCommandOptions, io: Io): Promise<Comma
   const blocked = outcome.action === 'checked' && outcome.check.verdict === 'blocked';
   if (blocked)
     summary.push(
-      `exit ${ExitCode.rolloutFailed} (SURGE_BLOCKED): a create-before-delete restart is not safe; fix the BLOCKED conditions, or restart with the workload's own strategy (--no-surge)`,
+      `exit ${ExitCode.rolloutFailed} (SURGE_BLOCKED): a create-before-delete restart is not safe; fix the BLOCKED conditions, or ` +
+        `restart with the workload's own strategy (--no-surge)`,
     );
   const exitCode = blocked ? ExitCode.rolloutFailed : ExitCode.ok;
   const json = {

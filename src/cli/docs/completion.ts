@@ -54,7 +54,8 @@ function bash(all: Spec[]): string {
   const cases = all
     .map(
       (s) =>
-        `    ${s.name}) opts=${quote(s.flags.join(' '))}; args=${quote(s.choices.join(' '))}; files=${quote(` ${namesOf(s, 'file').join(' ')} `)}; values=${quote(` ${namesOf(s, 'other').join(' ')} `)} ;;`,
+        `    ${s.name}) opts=${quote(s.flags.join(' '))}; args=${quote(s.choices.join(' '))}; ` +
+        `files=${quote(` ${namesOf(s, 'file').join(' ')} `)}; values=${quote(` ${namesOf(s, 'other').join(' ')} `)} ;;`,
     )
     .join('\n');
   return `# bash completion for par-identity; load with: source <(par-identity completion bash)
@@ -106,7 +107,8 @@ function zsh(all: Spec[]): string {
   const cases = all
     .map(
       (s) =>
-        `    ${s.name}) _arguments ${s.flags.map((f) => zshFlag(s, f)).join(' ')} ${s.choices.length ? quote(`1:argument:(${s.choices.join(' ')})`) : "'*:file:_files'"} ;;`,
+        `    ${s.name}) _arguments ${s.flags.map((f) => zshFlag(s, f)).join(' ')} ` +
+        `${s.choices.length ? quote(`1:argument:(${s.choices.join(' ')})`) : "'*:file:_files'"} ;;`,
     )
     .join('\n');
   return `#compdef par-identity

@@ -52,7 +52,9 @@ const API_FUNCTIONS = [
   { signature: 'status(options)', what: 'status: resolves with the --json result (StatusResult).' },
   {
     signature: 'watchIdentity(options)',
-    what: 'watch without the supervision: resolves with a handle (ready, current(), events, onLoaded/onWritten/onError callbacks, metrics, stop()) that keeps the last valid identity of the Secret, and with output the identity file, up to date.',
+    what:
+      'watch without the supervision: resolves with a handle (ready, current(), events, onLoaded/onWritten/onError callbacks, metrics, ' +
+      'stop()) that keeps the last valid identity of the Secret, and with output the identity file, up to date.',
   },
 ];
 
@@ -70,13 +72,16 @@ export function renderManPage(program: ProgramSpec, version: string): string {
     '[options]',
     '.SH DESCRIPTION',
     esc(
-      'par-identity generates a new ECDSA P-256 key, enrolls it with the Datadog API, stores it where the Datadog agent reads it (atomically, mode 0600, keeping the previous identity as a backup), and proves online that the server accepts it. Keys are never taken from flag values and never printed.',
+      'par-identity generates a new ECDSA P-256 key, enrolls it with the Datadog API, stores it where the Datadog agent reads it ' +
+        '(atomically, mode 0600, keeping the previous identity as a backup), and proves online that the server accepts it. Keys are ' +
+        'never taken from flag values and never printed.',
     ),
     '.SH COMMANDS',
     ...program.commands.flatMap(commandSection),
     '.SH CONFIGURATION',
     esc(
-      'Keys read from datadog.yaml (in the -c directory) and the -E files; the environment variable DD_<KEY> (upper case, dots as underscores) overrides the files.',
+      'Keys read from datadog.yaml (in the -c directory) and the -E files; the environment variable DD_<KEY> (upper case, dots as ' +
+        'underscores) overrides the files.',
     ),
     ...CONFIG_KEYS.flatMap((k) => [
       '.TP',
@@ -87,15 +92,31 @@ export function renderManPage(program: ProgramSpec, version: string): string {
     ]),
     '.SH HOSTNAME',
     esc(
-      "A local identity stores the hostname the agent resolves; when they differ at its next start the runner silently enrolls again. The hostname written is --hostname, else what the running agent answers on its IPC API (GET /agent/hostname on cmd_host:cmd_port), else the result of the agent's own chain, in its order: config hostname; hostname_file; none at all for sidecars (ECS or EKS Fargate, ECS managed instances in sidecar mode); GCE metadata; Azure metadata (azure_hostname_style); the FQDN with hostname_fqdn; the container provider; the OS hostname when nothing was found and in the host UTS namespace; the EC2 instance id.",
+      'A local identity stores the hostname the agent resolves; when they differ at its next start the runner silently enrolls ' +
+        'again. The hostname written is --hostname, else what the running agent answers on its IPC API (GET /agent/hostname on ' +
+        "cmd_host:cmd_port), else the result of the agent's own chain, in its order: config hostname; hostname_file; none at all for " +
+        'sidecars (ECS or EKS Fargate, ECS managed instances in sidecar mode); GCE metadata; Azure metadata (azure_hostname_style); ' +
+        'the FQDN with hostname_fqdn; the container provider; the OS hostname when nothing was found and in the host UTS namespace; ' +
+        'the EC2 instance id.',
     ),
     '.PP',
     esc(
-      "The container provider runs only when the agent is containerized (DOCKER_DD_AGENT): the docker daemon's Name (DOCKER_HOST, else a reachable /var/run/docker.sock or /host/var/run/docker.sock), else, in Kubernetes (KUBERNETES_SERVICE_PORT or KUBERNETES), the node name the kubelet reports (kubernetes_kubelet_host, HTTPS kubernetes_https_kubelet_port then HTTP kubernetes_http_kubelet_port, kubelet_tls_verify, kubelet_client_ca, kubelet_auth_token_path, kubelet_client_crt/kubelet_client_key; GET /spec then /pods, or /stats/summary with kubelet_use_api_server) followed by -cluster_name when cluster_name is a valid lower-case name (any other value is ignored, as by the agent). kubernetes_kubelet_nodename is not used.",
+      "The container provider runs only when the agent is containerized (DOCKER_DD_AGENT): the docker daemon's Name (DOCKER_HOST, " +
+        'else a reachable /var/run/docker.sock or /host/var/run/docker.sock), else, in Kubernetes (KUBERNETES_SERVICE_PORT or ' +
+        'KUBERNETES), the node name the kubelet reports (kubernetes_kubelet_host, HTTPS kubernetes_https_kubelet_port then HTTP ' +
+        'kubernetes_http_kubelet_port, kubelet_tls_verify, kubelet_client_ca, kubelet_auth_token_path, ' +
+        'kubelet_client_crt/kubelet_client_key; GET /spec then /pods, or /stats/summary with kubelet_use_api_server) followed by ' +
+        '-cluster_name when cluster_name is a valid lower-case name (any other value is ignored, as by the agent). ' +
+        'kubernetes_kubelet_nodename is not used.',
     ),
     '.PP',
     esc(
-      'The EC2 instance id (IMDS, IMDSv2 first; else DMI board_asset_tag on a Nitro instance unless ec2_use_dmi is false) replaces the name on ECS on EC2 (AWS_EXECUTION_ENV=AWS_ECS_EC2, ECS_CONTAINER_METADATA_URI(_V4), AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or /etc/ecs/ecs.config), on ECS managed instances in daemon mode, when the name starts with ip- or domu (ec2amaz- with ec2_use_windows_prefix_detection), or with ec2_prioritize_instance_id_as_hostname. Features can be removed with autoconfig_exclude_features or added with autoconfig_include_features. Every rotation and status prints the hostname and where it came from.',
+      'The EC2 instance id (IMDS, IMDSv2 first; else DMI board_asset_tag on a Nitro instance unless ec2_use_dmi is false) replaces ' +
+        'the name on ECS on EC2 (AWS_EXECUTION_ENV=AWS_ECS_EC2, ECS_CONTAINER_METADATA_URI(_V4), ' +
+        'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or /etc/ecs/ecs.config), on ECS managed instances in daemon mode, when the name starts ' +
+        'with ip- or domu (ec2amaz- with ec2_use_windows_prefix_detection), or with ec2_prioritize_instance_id_as_hostname. Features ' +
+        'can be removed with autoconfig_exclude_features or added with autoconfig_include_features. Every rotation and status prints ' +
+        'the hostname and where it came from.',
     ),
     '.SH ENVIRONMENT',
     '.TP',
@@ -116,12 +137,15 @@ export function renderManPage(program: ProgramSpec, version: string): string {
     '.TP',
     '.B KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT',
     esc(
-      'set in a Pod: selects the in-cluster service account (token, CA and namespace under /var/run/secrets/kubernetes.io/serviceaccount); KUBERNETES_SERVICE_PORT (or KUBERNETES) also lets the hostname chain ask the kubelet, see HOSTNAME.',
+      'set in a Pod: selects the in-cluster service account (token, CA and namespace under ' +
+        '/var/run/secrets/kubernetes.io/serviceaccount); KUBERNETES_SERVICE_PORT (or KUBERNETES) also lets the hostname chain ask the ' +
+        'kubelet, see HOSTNAME.',
     ),
     '.TP',
     '.B DOCKER_DD_AGENT, DOCKER_HOST',
     esc(
-      "DOCKER_DD_AGENT (set by the agent's image) marks the agent as containerized, which enables the container provider of the hostname chain; DOCKER_HOST names the docker daemon it asks (unix:// or tcp://).",
+      "DOCKER_DD_AGENT (set by the agent's image) marks the agent as containerized, which enables the container provider of the " +
+        'hostname chain; DOCKER_HOST names the docker daemon it asks (unix:// or tcp://).',
     ),
     '.TP',
     '.B AWS_EXECUTION_ENV, ECS_CONTAINER_METADATA_URI_V4, ECS_FARGATE',
@@ -149,12 +173,17 @@ export function renderManPage(program: ProgramSpec, version: string): string {
     ]),
     '.SH NODE.JS API',
     esc(
-      "The package is also a library: import { rotateIdentity, rotateParIdentity, status, watchIdentity, ParError } from 'par-identity' (ESM, TypeScript declarations included).",
+      'The package is also a library: import { rotateIdentity, rotateParIdentity, status, watchIdentity, ParError } from ' +
+        "'par-identity' (ESM, TypeScript declarations included).",
     ),
     ...API_FUNCTIONS.flatMap((f) => ['.TP', `.B ${esc(f.signature)}`, esc(f.what)]),
     '.PP',
     esc(
-      'Options are the flags above in camelCase, with the same defaults; durations are numbers in the unit their name says (timeoutSeconds, splayMs). The keys may be passed as values (apiKey, appKey) or files (apiKeyFile, appKeyFile); env (default process.env) is only read. The functions print nothing, install no signal handlers and never set the exit status: they resolve with the object --json prints and reject with a ParError whose code is one of those under EXIT STATUS. An AbortSignal (signal) stops a rotation before it enrolls, a rollout, or a watch. See README.md, "Use from Node".',
+      'Options are the flags above in camelCase, with the same defaults; durations are numbers in the unit their name says ' +
+        '(timeoutSeconds, splayMs). The keys may be passed as values (apiKey, appKey) or files (apiKeyFile, appKeyFile); env (default ' +
+        'process.env) is only read. The functions print nothing, install no signal handlers and never set the exit status: they ' +
+        'resolve with the object --json prints and reject with a ParError whose code is one of those under EXIT STATUS. An AbortSignal ' +
+        '(signal) stops a rotation before it enrolls, a rollout, or a watch. See README.md, "Use from Node".',
     ),
     '.SH EXAMPLES',
     ...program.commands.flatMap(exampleLines),
