@@ -54,12 +54,23 @@ const statusFlags = {
   ...OUTPUT_FLAGS,
 };
 
-function statusOptions(v: CommandInput<typeof statusFlags>, io: Io) {
+/** What status and rollback both read: which identity (file or Secret), where, and how it is proven. */
+function identityReadOptions(
+  v: Parameters<typeof localOptions>[0] &
+    Parameters<typeof kubeOptions>[0] &
+    Parameters<typeof agentOptions>[0] &
+    Parameters<typeof outputOptions>[0] & {
+      secret: boolean;
+      k8sSecret: string | undefined;
+      verify: boolean;
+      profile: string | undefined;
+      timeoutSeconds: number;
+    },
+  io: Io,
+) {
   return {
     secret: v.secret,
     ...(v.k8sSecret ? { k8sSecret: v.k8sSecret } : {}),
-    ...(v.allNamespaces ? { allNamespaces: true } : {}),
-    ...(v.pods ? { pods: v.pods } : {}),
     ...localOptions(v),
     ...kubeOptions(v),
     ...agentOptions(v),
@@ -67,6 +78,14 @@ function statusOptions(v: CommandInput<typeof statusFlags>, io: Io) {
     verify: v.verify,
     profile: v.profile,
     timeoutSeconds: v.timeoutSeconds,
+  };
+}
+
+function statusOptions(v: CommandInput<typeof statusFlags>, io: Io) {
+  return {
+    ...identityReadOptions(v, io),
+    ...(v.allNamespaces ? { allNamespaces: true } : {}),
+    ...(v.pods ? { pods: v.pods } : {}),
   };
 }
 
@@ -102,19 +121,7 @@ const rollbackFlags = {
 };
 
 function rollbackOptions(v: CommandInput<typeof rollbackFlags>, io: Io) {
-  return {
-    secret: v.secret,
-    ...(v.k8sSecret ? { k8sSecret: v.k8sSecret } : {}),
-    ...waitLockOptions(v),
-    ...localOptions(v),
-    ...kubeOptions(v),
-    ...agentOptions(v),
-    ...outputOptions(v, io),
-    verify: v.verify,
-    profile: v.profile,
-    timeoutSeconds: v.timeoutSeconds,
-    dryRun: v.dryRun,
-  };
+  return { ...identityReadOptions(v, io), ...waitLockOptions(v), dryRun: v.dryRun };
 }
 
 /** What src/commands/rollback.ts takes: its flags' options and the stop (the pipeline's RollbackInput). */
